@@ -1,0 +1,3 @@
+from graphsafe.cli import main
+
+raise SystemExit(main())

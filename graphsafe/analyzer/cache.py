@@ -1,0 +1,75 @@
+"""On-disk cache of per-file facts, keyed by content hash, graphsafe version and rule set.
+
+Facts do not depend on settings (select/ignore/regions/noqa are applied later), so one entry
+serves every configuration. Entries are written atomically; a corrupt entry is a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from pathlib import Path
+
+from graphsafe import __version__
+
+# Bump when the facts' shape or the analysis changes without a version bump (development).
+CACHE_SCHEMA = "1"
+
+
+def rules_fingerprint() -> str:
+    from graphsafe.rules import ALL_RULES
+
+    text = ",".join(r.code for r in ALL_RULES)
+    return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
+
+
+class FactsCache:
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory / f"v{__version__}-{CACHE_SCHEMA}-{rules_fingerprint()}"
+        self.enabled = True
+
+    @staticmethod
+    def key(path: str, module: str, content: bytes) -> str:
+        h = hashlib.blake2b(digest_size=16)
+        h.update(path.encode("utf-8", "surrogateescape"))
+        h.update(b"\0")
+        h.update(module.encode())
+        h.update(b"\0")
+        h.update(content)
+        return h.hexdigest()
+
+    def _file(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.pickle"
+
+    def get(self, key: str):
+        if not self.enabled:
+            return None
+        try:
+            with open(self._file(key), "rb") as handle:
+                return pickle.load(handle)
+        except FileNotFoundError:
+            return None
+        except Exception:  # a truncated or foreign entry is a miss, never an error
+            return None
+
+    def put(self, key: str, facts) -> None:
+        if not self.enabled:
+            return
+        target = self._file(key)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+            with os.fdopen(fd, "wb") as handle:
+                pickle.dump(facts, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, target)
+        except OSError:
+            self.enabled = False  # read-only tree: run without a cache rather than fail
+        tag = self.directory.parent / "CACHEDIR.TAG"
+        if self.enabled and not tag.exists():
+            try:
+                tag.write_text("Signature: 8a477f597d28d172789f06886806bc55\n# graphsafe cache\n")
+                (self.directory.parent / ".gitignore").write_text("*\n")
+            except OSError:
+                pass

@@ -1,0 +1,254 @@
+"""Project level: resolve calls across files, find region roots, walk from them to hazards.
+
+Every diagnostic says why its code is in a captured region: the region root and the shortest
+call chain from it (`train_step → GPT.forward → Block.forward`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, Unit
+from graphsafe.model import Confidence, Diagnostic, Region, RegionKind
+
+_MAX_ALIAS_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class _Located:
+    unit: Unit
+    path: str
+
+
+class Project:
+    def __init__(self, files: list[FileFacts]) -> None:
+        self.files = files
+        self.units: dict[str, _Located] = {}
+        self.classes: dict[str, ClassInfo] = {}
+        self.aliases: dict[str, dict[str, str]] = {}
+        self._by_suffix: dict[str, list[str]] | None = None
+        for facts in files:
+            self.aliases[facts.module] = dict(facts.aliases)
+            for unit in facts.units:
+                self.units.setdefault(unit.key, _Located(unit, facts.path))
+            for info in facts.classes:
+                self.classes.setdefault(info.key, info)
+        self._resolved: dict[str, str | None] = {}
+        self._methods: dict[tuple[str, str], str | None] = {}
+
+    # ---------------------------------------------------------------- symbols
+    def resolve_symbol(self, name: str, depth: int = 0) -> str | None:
+        """A dotted name → the key of a unit or class defined in the project, or None."""
+        if name in self.units or name in self.classes:
+            return name
+        if name in self._resolved:
+            return self._resolved[name]
+        self._resolved[name] = None  # guards cycles
+        result = None
+        parts = name.split(".")
+        # Re-exports: `pkg.GPT` where pkg/__init__.py does `from .model import GPT`.
+        if depth < _MAX_ALIAS_DEPTH:
+            for i in range(len(parts) - 1, 0, -1):
+                module = ".".join(parts[:i])
+                target = self.aliases.get(module, {}).get(parts[i])
+                if target is not None and target != name:
+                    result = self.resolve_symbol(".".join([target, *parts[i + 1 :]]), depth + 1)
+                    if result is not None:
+                        break
+        if result is None and len(parts) >= 2:
+            # The analysed root may differ from the import root: `mypkg.model.GPT` ↔ `model.GPT`.
+            candidates = self._suffix_index().get(".".join(parts[-2:]), [])
+            matching = [c for c in candidates if name.endswith(c) or c.endswith(name)]
+            if len(matching) == 1:
+                result = matching[0]
+        self._resolved[name] = result
+        return result
+
+    def _suffix_index(self) -> dict[str, list[str]]:
+        if self._by_suffix is None:
+            index: dict[str, list[str]] = {}
+            for key in list(self.units) + list(self.classes):
+                parts = key.split(".")
+                if len(parts) >= 2:
+                    index.setdefault(".".join(parts[-2:]), []).append(key)
+            self._by_suffix = index
+        return self._by_suffix
+
+    def lookup_method(self, class_key: str, name: str, seen: frozenset = frozenset()) -> str | None:
+        """`Class.name` through the base classes (depth-first, like a simple MRO)."""
+        cache_key = (class_key, name)
+        if cache_key in self._methods:
+            return self._methods[cache_key]
+        result = None
+        key = f"{class_key}.{name}"
+        if key in self.units:
+            result = key
+        else:
+            info = self.classes.get(class_key)
+            if info is not None and class_key not in seen:
+                for base in info.bases:
+                    base_key = self.resolve_symbol(base)
+                    if base_key in self.classes:
+                        result = self.lookup_method(base_key, name, seen | {class_key})
+                        if result:
+                            break
+        self._methods[cache_key] = result
+        return result
+
+    def attr_classes(self, class_key: str, attr: str, seen: frozenset = frozenset()) -> tuple[str, ...]:
+        info = self.classes.get(class_key)
+        if info is None or class_key in seen:
+            return ()
+        for name, classes in info.attr_classes:
+            if name == attr:
+                return classes
+        for base in info.bases:
+            base_key = self.resolve_symbol(base)
+            if base_key in self.classes:
+                found = self.attr_classes(base_key, attr, seen | {class_key})
+                if found:
+                    return found
+        return ()
+
+    def _call_targets_of_instance(self, class_name: str, method: str) -> list[str]:
+        class_key = self.resolve_symbol(class_name)
+        if class_key not in self.classes:
+            return []
+        if method == "__call__":
+            found = self.lookup_method(class_key, "__call__") or self.lookup_method(class_key, "forward")
+        else:
+            found = self.lookup_method(class_key, method)
+        return [found] if found else []
+
+    def callees(self, ref: CallRef, class_key: str | None) -> list[str]:
+        if ref.kind == "global":
+            key = self.resolve_symbol(ref.target)
+            if key is None:
+                return []
+            if key in self.classes:  # a constructor call runs __init__
+                init = self.lookup_method(key, "__init__")
+                return [init] if init else []
+            return [key]
+        if ref.kind == "method":
+            class_name, _, method = ref.target.partition("::")
+            return self._call_targets_of_instance(class_name, method)
+        if class_key is None:
+            return []
+        if ref.kind == "self":
+            method = self.lookup_method(class_key, ref.target)
+            if method:
+                return [method]
+            targets: list[str] = []
+            for cls in self.attr_classes(class_key, ref.target):
+                targets.extend(self._call_targets_of_instance(cls, "__call__"))
+            return targets
+        if ref.kind == "super":
+            info = self.classes.get(class_key)
+            for base in info.bases if info else ():
+                base_key = self.resolve_symbol(base)
+                if base_key in self.classes:
+                    found = self.lookup_method(base_key, ref.target)
+                    if found:
+                        return [found]
+        return []
+
+    # ---------------------------------------------------------------- regions
+    def regions(self, patterns: tuple[str, ...] = (), root: Path | None = None) -> list[Region]:
+        found: dict[str, Region] = {}
+
+        def add(region: Region) -> None:
+            current = found.get(region.function)
+            if current is None or (current.confidence is not Confidence.CERTAIN and region.confidence is Confidence.CERTAIN):
+                found[region.function] = region
+
+        for key, located in self.units.items():
+            for mark in located.unit.marks:
+                add(Region(key, located.unit.display, mark.kind, mark.confidence, located.path, mark.line))
+        for facts in self.files:
+            for ref in facts.region_refs:
+                for target in ref.targets:
+                    for key in self.callees(target, ref.class_key):
+                        unit = self.units[key].unit
+                        add(Region(key, unit.display, ref.kind, ref.confidence, facts.path, ref.line))
+        if patterns:
+            for key, located in self.units.items():
+                unit = located.unit
+                if unit.is_function and _matches(patterns, unit.display, located.path, root):
+                    kind = RegionKind.CLI
+                    add(Region(key, unit.display, kind, Confidence.CERTAIN, located.path, unit.line))
+        return sorted(found.values(), key=lambda r: (r.confidence is not Confidence.CERTAIN, r.path, r.line, r.function))
+
+    # ---------------------------------------------------------------- reachability
+    def reachable_diagnostics(self, regions: list[Region]) -> list[Diagnostic]:
+        """Hazards in units reachable from any region, each with its shortest chain.
+
+        One breadth-first walk from all roots at once: O(units + calls) even with `--region '*'`.
+        """
+        parent: dict[str, str | None] = {}
+        root_of: dict[str, Region] = {}
+        queue: deque[str] = deque()
+        for region in regions:
+            if region.function not in parent:
+                parent[region.function] = None
+                root_of[region.function] = region
+                queue.append(region.function)
+        order: list[str] = []
+        while queue:
+            key = queue.popleft()
+            order.append(key)
+            unit = self.units[key].unit
+            for ref in unit.calls:
+                for callee in self.callees(ref, unit.class_key):
+                    if callee not in parent:
+                        parent[callee] = key
+                        root_of[callee] = root_of[key]
+                        queue.append(callee)
+        diagnostics: dict[tuple, Diagnostic] = {}
+        for key in order:
+            located = self.units[key]
+            if not located.unit.hits:
+                continue
+            chain = self._chain(key, parent)
+            for hit in located.unit.hits:
+                ident = (located.path, hit.start, hit.code)
+                if ident in diagnostics:
+                    continue
+                diagnostics[ident] = Diagnostic(
+                    hit.code, hit.message, located.path, hit.start, hit.end, root_of[key], chain, hit.fix
+                )
+        return list(diagnostics.values())
+
+    def _chain(self, key: str, parent: dict[str, str | None]) -> tuple[str, ...]:
+        names = []
+        current: str | None = key
+        while current is not None:
+            names.append(self.units[current].unit.display)
+            current = parent[current]
+        return tuple(reversed(names))
+
+
+def _matches(patterns: tuple[str, ...], display: str, path: str, root: Path | None) -> bool:
+    for pattern in patterns:
+        if "::" in pattern:
+            file_pattern, _, name_pattern = pattern.partition("::")
+            rel = _relative(path, root)
+            if not (fnmatch.fnmatch(rel, file_pattern) or rel.endswith(file_pattern.lstrip("./"))):
+                continue
+            if fnmatch.fnmatchcase(display, name_pattern):
+                return True
+        elif fnmatch.fnmatchcase(display, pattern):
+            return True
+    return False
+
+
+def _relative(path: str, root: Path | None) -> str:
+    p = Path(path)
+    if root is not None:
+        try:
+            return p.absolute().relative_to(root).as_posix()
+        except ValueError:
+            pass
+    return p.as_posix()

@@ -1,0 +1,182 @@
+"""Which files to analyse: walk the given paths, skip excluded and git-ignored ones.
+
+Paths named explicitly on the command line are always analysed (ruff's behaviour); default
+and configured excludes apply to what the walk finds.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
+    ".ruff_cache", ".graphsafe_cache", "__pycache__", "node_modules", "build", "dist",
+    "site-packages", "__pypackages__", ".eggs", "*.egg-info",
+)
+
+
+@dataclass(frozen=True)
+class Source:
+    path: Path  # as given or found (for display)
+    module: str  # dotted module name from the package layout
+    is_package: bool  # an __init__.py
+
+
+def module_name(path: Path) -> tuple[str, bool]:
+    """`pkg/sub/mod.py` → ("pkg.sub.mod", False), walking up while __init__.py exists."""
+    path = path.absolute()
+    is_package = path.name == "__init__.py"
+    parts = [] if is_package else [path.stem]
+    directory = path.parent
+    while (directory / "__init__.py").is_file() and directory != directory.parent:
+        parts.append(directory.name)
+        directory = directory.parent
+    if not parts:  # a bare __init__.py outside any package
+        parts = [path.parent.name]
+    return ".".join(reversed(parts)), is_package
+
+
+def _glob_regex(pattern: str) -> str:
+    """A gitignore glob as a regex body: `*` and `?` stay within a path segment, `**` crosses."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 1 :]:
+            j = pattern.index("]", i + 1)
+            body = pattern[i + 1 : j]
+            out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+            i = j + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return "".join(out)
+
+
+class _GitIgnore:
+    """The common subset of .gitignore: globs, `dir/`, `/anchored`, `**`, `!negation`."""
+
+    def __init__(self, base: Path, lines: list[str]) -> None:
+        self.base = base
+        self.rules: list[tuple[re.Pattern, bool, bool]] = []  # (regex, negate, dir_only)
+        for raw in lines:
+            line = raw.rstrip("\n").rstrip()
+            if not line or line.startswith("#"):
+                continue
+            negate = line.startswith("!")
+            if negate:
+                line = line[1:]
+            dir_only = line.endswith("/")
+            line = line.strip("/") if dir_only else line
+            anchored = "/" in line.lstrip("/")
+            body = _glob_regex(line.lstrip("/"))
+            pattern = ("^" if anchored else "^(?:.*/)?") + body + "$"
+            self.rules.append((re.compile(pattern), negate, dir_only))
+
+    def ignored(self, path: Path, is_dir: bool) -> bool | None:
+        try:
+            rel = path.relative_to(self.base).as_posix()
+        except ValueError:
+            return None
+        verdict = None
+        for regex, negate, dir_only in self.rules:
+            if dir_only and not is_dir:
+                continue
+            if regex.match(rel):
+                verdict = not negate
+        return verdict
+
+
+def _load_gitignores(directory: Path, stack: list[_GitIgnore]) -> list[_GitIgnore]:
+    ignore_file = directory / ".gitignore"
+    if ignore_file.is_file():
+        try:
+            lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return stack
+        return [*stack, _GitIgnore(directory, lines)]
+    return stack
+
+
+def _excluded(path: Path, root: Path, patterns: tuple[str, ...]) -> bool:
+    name = path.name
+    try:
+        rel = path.absolute().relative_to(root).as_posix()
+    except ValueError:
+        rel = path.as_posix()
+    for pattern in patterns:
+        if fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, pattern.rstrip("/") + "/*"):
+            return True
+    return False
+
+
+def discover(paths: list[Path], *, root: Path, exclude: tuple[str, ...] = (), respect_gitignore: bool = True) -> list[Path]:
+    """Python files under `paths`, sorted, without duplicates."""
+    patterns = tuple(exclude) or ()
+    patterns = DEFAULT_EXCLUDE + patterns
+    found: dict[str, Path] = {}
+    for given in paths:
+        if given.is_file() or given.is_symlink() or not given.exists():
+            found.setdefault(str(given), given)  # named explicitly: always analysed (or reported)
+            continue
+        base_ignores = _parent_gitignores(given) if respect_gitignore else []
+        ignores_of: dict[Path, list[_GitIgnore]] = {}
+        for directory, dirnames, filenames in os.walk(given, followlinks=False):
+            current = Path(directory)
+            inherited = ignores_of.get(current.parent, base_ignores) if current != given else base_ignores
+            ignores = _load_gitignores(current, inherited) if respect_gitignore else []
+            ignores_of[current] = ignores
+            keep = []
+            for d in sorted(dirnames):
+                sub = current / d
+                if _excluded(sub, root, patterns) or _is_ignored(ignores, sub, True):
+                    continue
+                keep.append(d)
+            dirnames[:] = keep
+            for f in sorted(filenames):
+                if not f.endswith(".py"):
+                    continue
+                path = current / f
+                if _excluded(path, root, patterns) or _is_ignored(ignores, path, False):
+                    continue
+                found.setdefault(str(path), path)
+    return [found[k] for k in sorted(found)]
+
+
+def _parent_gitignores(directory: Path) -> list[_GitIgnore]:
+    """.gitignore files from the repository root down to (excluding) `directory`."""
+    directory = directory.absolute()
+    chain = []
+    for parent in [directory, *directory.parents]:
+        chain.append(parent)
+        if (parent / ".git").exists():
+            break
+    else:
+        return []
+    stack: list[_GitIgnore] = []
+    for parent in reversed(chain[1:]):
+        stack = _load_gitignores(parent, stack)
+    return stack
+
+
+def _is_ignored(ignores: list[_GitIgnore], path: Path, is_dir: bool) -> bool:
+    verdict = False
+    for ignore in ignores:
+        result = ignore.ignored(path, is_dir)
+        if result is not None:
+            verdict = result
+    return verdict

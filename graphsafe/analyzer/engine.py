@@ -1,0 +1,195 @@
+"""The analysis engine: paths → per-file facts (pool + cache) → regions → filtered diagnostics.
+
+No printing here: front-ends (cli, lsp) format the result.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import multiprocessing
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from graphsafe.analyzer.cache import FactsCache
+from graphsafe.analyzer.callgraph import Project
+from graphsafe.analyzer.discovery import discover, module_name
+from graphsafe.analyzer.facts import FileFacts
+from graphsafe.analyzer.noqa import suppressed
+from graphsafe.analyzer.parsing import analyze_bytes, analyze_text, error_facts
+from graphsafe.config import Settings
+from graphsafe.model import Diagnostic, Region
+from graphsafe.rules import CHECK_RULES, selected
+
+# Below this many uncached files a process pool costs more than it saves.
+_POOL_THRESHOLD = 8
+
+
+@dataclass
+class CheckResult:
+    diagnostics: list[Diagnostic]
+    regions: list[Region]
+    files: int
+    cached: int = 0
+    seconds: float = 0.0
+    facts: list[FileFacts] = field(default_factory=list, repr=False)
+
+
+def _display_path(path: Path, root: Path) -> str:
+    """Paths as the user gave them, relative to the cwd when inside it (ruff prints relative)."""
+    try:
+        return os.path.relpath(path, Path.cwd()) if path.is_absolute() else str(path)
+    except ValueError:
+        return str(path)
+
+
+def _read(path: Path) -> bytes | str:
+    """The file's bytes, or the reason it cannot be read."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        if path.is_symlink():
+            return f"broken symbolic link to {os.readlink(path)}"
+        return "file not found"
+    except IsADirectoryError:
+        return "is a directory"
+    except PermissionError:
+        return "permission denied"
+    except OSError as error:
+        return f"cannot read file: {error.strerror or error}"
+
+
+def _analyze_job(job: tuple[str, str, bool, bytes]) -> FileFacts:
+    path, module, is_package, content = job
+    return analyze_bytes(path, module, is_package, content, CHECK_RULES)
+
+
+def _pool_context():
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else methods[0])
+
+
+def collect_facts(
+    files: list[Path],
+    root: Path,
+    *,
+    jobs: int | None = None,
+    cache: FactsCache | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[list[FileFacts], int]:
+    """Facts for every file, from the cache where possible; returns (facts, cache hits)."""
+    results: dict[int, FileFacts] = {}
+    pending: list[tuple[int, str, tuple[str, str, bool, bytes]]] = []
+    hits = 0
+    for index, path in enumerate(files):
+        shown = _display_path(path, root)
+        module, is_package = module_name(path)
+        content = _read(path)
+        if isinstance(content, str):
+            results[index] = error_facts(shown, module, content)
+            continue
+        key = FactsCache.key(shown, module, content) if cache else ""
+        cached = cache.get(key) if cache else None
+        if cached is not None:
+            results[index] = cached
+            hits += 1
+            continue
+        pending.append((index, key, (shown, module, is_package, content)))
+    total, done = len(files), len(files) - len(pending)
+    jobs = jobs or os.cpu_count() or 1
+    if len(pending) >= _POOL_THRESHOLD and jobs > 1:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context()) as pool:
+            chunk = max(1, min(16, len(pending) // (jobs * 8)))
+            outputs = pool.map(_analyze_job, [job for _, _, job in pending], chunksize=chunk)
+            for (index, key, _), facts in zip(pending, outputs):
+                results[index] = facts
+                if cache:
+                    cache.put(key, facts)
+                done += 1
+                if progress:
+                    progress(done, total)
+    else:
+        for index, key, job in pending:
+            facts = _analyze_job(job)
+            results[index] = facts
+            if cache:
+                cache.put(key, facts)
+            done += 1
+            if progress:
+                progress(done, total)
+    return [results[i] for i in range(len(files))], hits
+
+
+def filter_diagnostics(diagnostics: Iterable[Diagnostic], facts: list[FileFacts], settings: Settings) -> list[Diagnostic]:
+    """Apply --select/--ignore, per-file-ignores and `# noqa`."""
+    codes = selected(list(settings.select), list(settings.ignore))
+    noqa = {f.path: dict(f.noqa) for f in facts}
+    kept = []
+    for d in diagnostics:
+        if d.code not in codes:
+            continue
+        if _per_file_ignored(d, settings):
+            continue
+        if d.code != "GS000" and suppressed(d.code, d.start.line, noqa.get(d.path, {})):
+            continue
+        kept.append(d)
+    return sorted(kept, key=lambda d: d.sort_key)
+
+
+def _per_file_ignored(d: Diagnostic, settings: Settings) -> bool:
+    if not settings.per_file_ignores:
+        return False
+    try:
+        rel = Path(d.path).absolute().relative_to(settings.root).as_posix()
+    except ValueError:
+        rel = Path(d.path).as_posix()
+    for pattern, codes in settings.per_file_ignores:
+        if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(Path(rel).name, pattern):
+            if any(d.code.startswith(c) for c in codes):
+                return True
+    return False
+
+
+def diagnose(facts: list[FileFacts], settings: Settings) -> tuple[list[Diagnostic], list[Region]]:
+    project = Project(facts)
+    regions = project.regions(settings.regions, settings.root)
+    found = project.reachable_diagnostics(regions)
+    found.extend(e for f in facts for e in f.errors)
+    return filter_diagnostics(found, facts, settings), regions
+
+
+def check_paths(
+    paths: list[Path],
+    settings: Settings,
+    *,
+    jobs: int | None = None,
+    use_cache: bool = True,
+    cache_dir: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> CheckResult:
+    started = time.perf_counter()
+    exclude = tuple(settings.exclude) + tuple(settings.extend_exclude)
+    files = discover(paths, root=settings.root, exclude=exclude, respect_gitignore=settings.respect_gitignore)
+    cache = FactsCache(cache_dir or settings.root / ".graphsafe_cache") if use_cache else None
+    facts, hits = collect_facts(files, settings.root, jobs=jobs, cache=cache, progress=progress)
+    diagnostics, regions = diagnose(facts, settings)
+    return CheckResult(diagnostics, regions, len(files), hits, time.perf_counter() - started, facts)
+
+
+def check_source(source: str, filename: str, settings: Settings | None = None, others: list[FileFacts] = ()) -> CheckResult:
+    """Analyse one in-memory buffer as if it were `filename` (stdin mode, editors).
+
+    `others` are facts of the rest of the project (e.g. an editor's workspace index), so
+    regions and chains that cross files stay correct.
+    """
+    started = time.perf_counter()
+    settings = settings or Settings()
+    module, is_package = module_name(Path(filename))
+    facts = analyze_text(filename, module, is_package, source, CHECK_RULES)
+    all_facts = [facts, *(f for f in others if f.path != filename)]
+    diagnostics, regions = diagnose(all_facts, settings)
+    diagnostics = [d for d in diagnostics if d.path == filename]
+    return CheckResult(diagnostics, regions, 1, 0, time.perf_counter() - started, [facts])

@@ -1,0 +1,78 @@
+"""Per-file facts: what one file defines, calls and contains, before any cross-file reasoning.
+
+These are plain, picklable dataclasses: they cross the process pool and live in the on-disk
+cache, so nothing here refers to a syntax tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graphsafe.model import Confidence, Diagnostic, Hit, RegionKind
+
+
+@dataclass(frozen=True)
+class CallRef:
+    """A call seen in a unit, unresolved.
+
+    kind:
+      "global"  target is a dotted name (`pkg.mod.func`, `pkg.mod.Class`) after import aliasing;
+      "self"    target is a method or attribute name on the unit's own class (`self.x(...)`);
+      "super"   target is a method name looked up on the unit's base classes;
+      "method"  target is `dotted.Class::name` (a method of an instance of a known class).
+    """
+
+    kind: str
+    target: str
+
+
+@dataclass(frozen=True)
+class RegionMark:
+    kind: RegionKind
+    confidence: Confidence
+    line: int
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A function, method, module body or capture block: the nodes of the call graph."""
+
+    key: str  # module-qualified: "pkg.mod.Class.method", "pkg.mod.main.<graph@12>"
+    display: str  # "Class.method", "torch.cuda.graph block in main (line 12)"
+    class_key: str | None  # the class `self` refers to, for methods
+    line: int
+    calls: tuple[CallRef, ...]
+    hits: tuple[Hit, ...]
+    marks: tuple[RegionMark, ...]  # this unit is itself a region root
+    is_function: bool  # a def (matched by --region patterns), not a module body or block
+
+
+@dataclass(frozen=True)
+class RegionRef:
+    """A capture API applied to something defined elsewhere: make_graphed_callables(model, ...)."""
+
+    kind: RegionKind
+    confidence: Confidence
+    targets: tuple[CallRef, ...]
+    class_key: str | None  # for "self" targets
+    line: int
+
+
+@dataclass(frozen=True)
+class ClassInfo:
+    key: str
+    bases: tuple[str, ...]  # dotted, through import aliases
+    # attribute name → classes of the module(s) it holds (from `self.x = Cls(...)` in methods)
+    attr_classes: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True)
+class FileFacts:
+    path: str
+    module: str
+    units: tuple[Unit, ...]
+    classes: tuple[ClassInfo, ...]
+    region_refs: tuple[RegionRef, ...]
+    aliases: tuple[tuple[str, str], ...]  # module-level imports, for re-exports
+    noqa: tuple[tuple[int, tuple[str, ...] | None], ...]  # line → codes (None: every code)
+    errors: tuple[Diagnostic, ...] = ()  # GS000: the file could not be analysed

@@ -1,0 +1,95 @@
+"""Import-alias resolution: `th.cuda.synchronize` → `torch.cuda.synchronize`.
+
+We resolve names ourselves instead of using libcst's QualifiedNameProvider (which costs
+several times the parse): a file's imports are a small table from local name to dotted path.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def dotted(expr: cst.BaseExpression) -> str | None:
+    """`a.b.c` as a string, or None when the expression is not a plain attribute chain."""
+    parts: list[str] = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if isinstance(expr, cst.Name):
+        parts.append(expr.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def module_of_relative(module: str, is_package: bool, level: int, name: str | None) -> str:
+    """Absolute module for `from ..x import y` seen in `module`."""
+    parts = module.split(".") if module else []
+    if not is_package:
+        parts = parts[:-1]
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
+    if name:
+        parts.append(name)
+    return ".".join(parts)
+
+
+class ImportTable:
+    """Local name → dotted target, for one scope (module-level, extended inside functions)."""
+
+    __slots__ = ("aliases", "module", "is_package")
+
+    def __init__(self, module: str, is_package: bool, aliases: dict[str, str] | None = None) -> None:
+        self.module = module
+        self.is_package = is_package
+        self.aliases: dict[str, str] = dict(aliases or {})
+
+    def child(self) -> "ImportTable":
+        return ImportTable(self.module, self.is_package, self.aliases)
+
+    def add(self, node: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted(alias.name)
+                if full is None:
+                    continue
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    self.aliases[alias.asname.name.value] = full
+                else:
+                    # `import torch.nn` binds `torch`
+                    head = full.split(".", 1)[0]
+                    self.aliases.setdefault(head, head)
+            return
+        if node.module is None:
+            base = ""
+        else:
+            base = dotted(node.module) or ""
+        level = len(node.relative)
+        if level:
+            base = module_of_relative(self.module, self.is_package, level, base or None)
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            name = alias.name.value if isinstance(alias.name, cst.Name) else dotted(alias.name)
+            if name is None:
+                continue
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.aliases[local] = f"{base}.{name}" if base else name
+
+    def resolve_dotted(self, name: str) -> str:
+        head, sep, rest = name.partition(".")
+        target = self.aliases.get(head)
+        if target is None:
+            return name
+        return target + sep + rest
+
+    def resolve(self, expr: cst.BaseExpression) -> str | None:
+        """The dotted path an expression names, through import aliases; None if not a name."""
+        name = dotted(expr)
+        if name is None:
+            return None
+        return self.resolve_dotted(name)
+
+    def is_imported(self, local: str) -> bool:
+        return local in self.aliases

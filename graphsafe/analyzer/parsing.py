@@ -1,0 +1,94 @@
+"""Bytes → FileFacts for one file, turning every kind of bad input into one GS000 diagnostic."""
+
+from __future__ import annotations
+
+import io
+import signal
+import threading
+import tokenize
+from contextlib import contextmanager
+
+import libcst as cst
+
+from graphsafe.analyzer.facts import FileFacts
+from graphsafe.analyzer.noqa import noqa_lines
+from graphsafe.analyzer.walker import FileWalker
+from graphsafe.model import Diagnostic, Position
+from graphsafe.rules.parse_error import ParseError
+
+# Files this large without any definition or capture call are data, not code: skip parsing
+# them (libcst's cost grows with tokens; a 1 MB literal takes minutes).
+LARGE_FILE_BYTES = 512 * 1024
+RELEVANT_TOKENS = (b"def ", b"graph", b"capture", b"compile", b"import")
+TIME_LIMIT_S = 120
+
+
+class _TimeLimit(Exception):
+    pass
+
+
+@contextmanager
+def _time_limit(seconds: int):
+    """Stop pathological files; signals only work in a process's main thread."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def expire(signum, frame):
+        raise _TimeLimit()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def error_facts(path: str, module: str, detail: str, line: int = 1, column: int = 0) -> FileFacts:
+    start = Position(max(line, 1), max(column, 0))
+    diagnostic = Diagnostic(ParseError.code, detail, path, start, start)
+    return FileFacts(path, module, (), (), (), (), (), errors=(diagnostic,))
+
+
+def decode(content: bytes) -> str:
+    """Source text per PEP 263 (coding cookie, BOM); raises UnicodeDecodeError/SyntaxError."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(content).readline)
+    return content.decode(encoding)
+
+
+def analyze_bytes(path: str, module: str, is_package: bool, content: bytes, rules) -> FileFacts:
+    try:
+        text = decode(content)
+    except UnicodeDecodeError as error:
+        line = content[: error.start].count(b"\n") + 1
+        column = error.start - (content.rfind(b"\n", 0, error.start) + 1)
+        return error_facts(path, module, f"cannot decode file as {error.encoding}: byte {content[error.start]:#04x} is invalid", line, column)
+    except SyntaxError as error:  # a bad coding cookie
+        return error_facts(path, module, f"bad encoding declaration: {error.msg if hasattr(error, 'msg') else error}")
+    return analyze_text(path, module, is_package, text, rules)
+
+
+def analyze_text(path: str, module: str, is_package: bool, text: str, rules) -> FileFacts:
+    if len(text) > LARGE_FILE_BYTES:
+        encoded = text.encode("utf-8", "surrogateescape")
+        if not any(token in encoded for token in RELEVANT_TOKENS):
+            return FileFacts(path, module, (), (), (), (), ())
+    try:
+        with _time_limit(TIME_LIMIT_S):
+            module_node = cst.parse_module(text)
+            walker = FileWalker(path, module, is_package, rules)
+            return walker.run(module_node, text.splitlines())
+    except cst.ParserSyntaxError as error:
+        return error_facts(path, module, f"syntax error: {error.message}", error.raw_line, error.raw_column)
+    except _TimeLimit:
+        return error_facts(path, module, f"analysis took longer than {TIME_LIMIT_S} s; file skipped")
+    except RecursionError:
+        return error_facts(path, module, "expression nesting too deep to analyse; file skipped")
+    except Exception as error:  # an analyzer bug must not take the run down; report it in place
+        return error_facts(path, module, f"internal error while analysing this file: {type(error).__name__}: {error}")
+
+
+def noqa_of(text: str):
+    return noqa_lines(text.splitlines())

@@ -1,0 +1,207 @@
+"""Tensor-ness inference: is this expression a tensor, surely not a tensor, or unknown?
+
+Rules that fire on a truth test (`if t:`) or a conversion (`float(t)`) must only fire when the
+value is known to be a tensor; shape checks, `is None`, `self.training`, dtype/device checks and
+config flags are known not to be. Inference is local and cheap: annotations, torch factories
+and ops, tensor methods and attributes, module calls, arithmetic, and the kinds of names
+assigned earlier in the same function (in source order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from graphsafe.analyzer.names import dotted
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """What a value is. `tag` is one of the constants below; `refs` names classes for objects."""
+
+    tag: str
+    refs: tuple[str, ...] = ()
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.tag in (_TENSOR, _BOOL)
+
+    @property
+    def is_bool_tensor(self) -> bool:
+        return self.tag == _BOOL
+
+    @property
+    def not_tensor(self) -> bool:
+        return self.tag in (_SCALAR, _TUPLE, _STREAM, _OBJ, _MODULES, _CONFIG)
+
+
+_TENSOR, _BOOL, _TUPLE, _SCALAR, _UNKNOWN, _STREAM, _OBJ, _MODULES, _CONFIG = (
+    "tensor", "bool-tensor", "tensor-tuple", "scalar", "unknown", "stream-or-event", "object",
+    "modules", "config",
+)
+TENSOR = Kind(_TENSOR)
+BOOL_TENSOR = Kind(_BOOL)
+TENSOR_TUPLE = Kind(_TUPLE)  # a tuple/list of tensors: truthiness is a length check
+SCALAR = Kind(_SCALAR)  # any non-tensor Python value (number, str, bool, None, shape, dtype)
+UNKNOWN = Kind(_UNKNOWN)
+STREAM_OR_EVENT = Kind(_STREAM)
+CONFIG = Kind(_CONFIG)
+
+
+def instance_of(*classes: str) -> Kind:
+    """A value made by calling `classes` (an nn.Module instance, an optimizer, ...)."""
+    return Kind(_OBJ, tuple(classes))
+
+
+def module_set(*classes: str) -> Kind:
+    """A ModuleList/Sequential whose elements are instances of `classes`."""
+    return Kind(_MODULES, tuple(classes))
+
+
+def merge(a: Kind, b: Kind) -> Kind:
+    """A name assigned twice with different kinds: keep what both agree on."""
+    if a == b:
+        return a
+    if a.is_tensor and b.is_tensor:
+        return TENSOR
+    if a.not_tensor and b.not_tensor:
+        return SCALAR
+    return UNKNOWN
+
+
+# --- what torch's API returns -------------------------------------------------------------
+
+TENSOR_NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")
+
+# Functions in those namespaces that do not return a tensor.
+TORCH_NON_TENSOR = frozenset(
+    """is_tensor is_storage is_floating_point is_complex is_nonzero numel get_default_dtype
+    set_default_dtype manual_seed seed initial_seed set_grad_enabled no_grad enable_grad
+    inference_mode is_grad_enabled is_inference_mode_enabled compile device dtype Size
+    Generator use_deterministic_algorithms are_deterministic_algorithms_enabled equal allclose
+    typename result_type promote_types can_cast broadcast_shapes save load finfo iinfo
+    get_rng_state set_rng_state set_printoptions autocast set_float32_matmul_precision
+    get_float32_matmul_precision is_autocast_enabled cond vmap jit onnx export
+    get_num_threads set_num_threads is_same_size""".split()
+)
+
+TORCH_TUPLE = frozenset(
+    """split chunk unbind meshgrid tensor_split hsplit vsplit dsplit sort topk kthvalue mode
+    median_with_indices aminmax frexp histogram lu qr svd eig eigh slogdet lstsq unique
+    unique_consecutive std_mean var_mean broadcast_tensors atleast_1d atleast_2d atleast_3d
+    cummax cummin""".split()
+)
+
+# Tensor methods/attributes that do not give a tensor.
+TENSOR_NON_TENSOR_METHODS = frozenset(
+    """item tolist size dim ndimension numel nelement element_size stride data_ptr
+    storage_offset is_contiguous is_floating_point is_complex is_signed get_device
+    untyped_storage numpy equal allclose is_set_to type __len__ is_pinned is_shared
+    has_names""".split()
+)
+TENSOR_NON_TENSOR_ATTRS = frozenset(
+    """shape ndim dtype device is_cuda is_cpu is_meta is_sparse is_quantized requires_grad
+    grad_fn layout names is_leaf itemsize nbytes output_nr _version""".split()
+)
+TENSOR_TENSOR_ATTRS = frozenset("T mT H mH real imag grad data".split())
+TENSOR_TUPLE_METHODS = TORCH_TUPLE
+
+# Tensor methods common enough that a call `x.m(...)` is a tensor op even on an unknown `x`.
+TENSOR_ONLY_METHODS = frozenset(
+    """float half bfloat16 double int long bool contiguous detach clone view view_as reshape
+    permute transpose unsqueeze squeeze flatten unflatten expand expand_as masked_fill
+    masked_fill_ softmax log_softmax sigmoid tanh relu exp log sqrt rsqrt abs neg clamp
+    clamp_ clamp_min clamp_max sum mean std var amax amin argmax argmin cumsum cumprod
+    matmul mm bmm addmm baddbmm norm pow square logsumexp zero_ fill_ copy_ add_ mul_ div_
+    sub_ lerp_ addcmul_ addcdiv_ narrow index_select gather scatter scatter_ scatter_add
+    scatter_add_ index_add_ index_copy_ roll flip tril triu new_zeros new_ones new_full
+    new_empty new_tensor type_as isnan isinf isfinite nan_to_num any all lt gt le ge eq ne
+    logical_and logical_or logical_not logical_xor sign floor ceil round trunc frac
+    reciprocal""".split()
+)
+
+BOOL_RESULT_METHODS = frozenset(
+    "bool isnan isinf isfinite isneginf isposinf isreal signbit logical_and logical_or logical_not logical_xor lt gt le ge eq ne any all isin".split()
+)
+
+STREAM_FACTORIES = frozenset(
+    """torch.cuda.Event torch.cuda.Stream torch.cuda.current_stream torch.cuda.default_stream
+    torch.cuda.ExternalStream torch.Event torch.Stream torch.accelerator.current_stream
+    torch.cuda.streams.Event torch.cuda.streams.Stream""".split()
+)
+
+CONFIG_NAMES = frozenset(
+    "config cfg conf args opt opts hparams hp settings options flags training".split()
+)
+
+TENSOR_ANNOTATIONS = frozenset(
+    "Tensor torch.Tensor torch.FloatTensor torch.LongTensor torch.BoolTensor torch.nn.Parameter Parameter nn.Parameter".split()
+)
+
+
+def annotation_kind(annotation: cst.BaseExpression, resolve) -> Kind:
+    """Kind from a parameter annotation: Tensor, Optional[Tensor], Tensor | None, float, ..."""
+    expr = annotation
+    if isinstance(expr, cst.SimpleString):
+        text = expr.evaluated_value if isinstance(expr.evaluated_value, str) else ""
+        return TENSOR if text.replace("torch.", "") in ("Tensor", "Optional[Tensor]", "Tensor | None") else UNKNOWN
+    if isinstance(expr, cst.Subscript):
+        name = resolve(expr.value) or ""
+        if name.endswith("Optional") and len(expr.slice) == 1:
+            inner = expr.slice[0].slice
+            if isinstance(inner, cst.Index):
+                return annotation_kind(inner.value, resolve)
+        return UNKNOWN
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
+        left, right = annotation_kind(expr.left, resolve), annotation_kind(expr.right, resolve)
+        if left.is_tensor or right.is_tensor:
+            return TENSOR
+        return SCALAR if left.not_tensor and right.not_tensor else UNKNOWN
+    if isinstance(expr, cst.Name) and expr.value == "None":
+        return SCALAR
+    name = resolve(expr)
+    if name is None:
+        return UNKNOWN
+    if name in TENSOR_ANNOTATIONS or name in ("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+        return TENSOR
+    if name in ("int", "float", "bool", "str", "bytes", "torch.dtype", "torch.device", "torch.Size"):
+        return SCALAR
+    return UNKNOWN
+
+
+def torch_call_kind(name: str, call: cst.Call) -> Kind | None:
+    """Kind of `torch.xxx(...)` for a resolved dotted name; None if not a torch function."""
+    if name in STREAM_FACTORIES:
+        return STREAM_OR_EVENT
+    namespace, _, func = name.rpartition(".")
+    if namespace not in TENSOR_NAMESPACES:
+        if name.startswith("torch.nn.") and func[:1].isupper():
+            return instance_of(name)  # a torch module constructor, e.g. nn.Linear(...)
+        if name.startswith("torch.optim.") and func[:1].isupper():
+            return instance_of(name)
+        if name.startswith("torch."):
+            return UNKNOWN
+        return None
+    if func in TORCH_NON_TENSOR or func[:1].isupper():
+        return SCALAR if func not in ("Generator",) else instance_of(name)
+    if func in TORCH_TUPLE:
+        return TENSOR_TUPLE
+    if func in ("max", "min") and (len(call.args) > 1 or any(a.keyword and a.keyword.value == "dim" for a in call.args)):
+        return TENSOR_TUPLE
+    if func == "where" and len(call.args) == 1:
+        return TENSOR_TUPLE
+    if func in BOOL_RESULT_METHODS or func in ("isclose", "isin", "eq", "ne", "gt", "lt", "ge", "le"):
+        return BOOL_TENSOR
+    return TENSOR
+
+
+def looks_like_config(expr: cst.BaseExpression) -> bool:
+    """`self.config.x`, `cfg.flag`, `args.debug`, `self.training`: settings, not tensors."""
+    name = dotted(expr)
+    if name is None:
+        return False
+    parts = name.split(".")
+    if parts[0] == "self":
+        parts = parts[1:]
+    return any(p in CONFIG_NAMES for p in parts)

@@ -1,0 +1,864 @@
+"""One pass over one file: units, calls, region roots and hazard hits → FileFacts.
+
+The walker visits each node once, keeps the kinds of local names in source order, and hands
+each node to the rules that asked for its type (`visit_Call`, `visit_If`, ...). Rules see the
+walker through its `Context` methods: `kind`, `resolve`, `report`, `is_store`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import libcst as cst
+
+from graphsafe.analyzer import tensorness as T
+from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
+from graphsafe.analyzer.names import ImportTable, dotted
+from graphsafe.analyzer.noqa import noqa_lines
+from graphsafe.analyzer.positions import node_ranges
+from graphsafe.model import Applicability, Confidence, Edit, Fix, Hit, Position, RegionKind
+from graphsafe.rules.base import Rule
+
+GRAPH_CONTEXTS = frozenset({"torch.cuda.graph", "torch.cuda.graphs.graph"})
+GRAPHED_CALLABLES = {
+    "torch.cuda.make_graphed_callables": RegionKind.GRAPHED_CALLABLE,
+    "torch.cuda.graphs.make_graphed_callables": RegionKind.GRAPHED_CALLABLE,
+    "transformer_engine.pytorch.make_graphed_callables": RegionKind.TE_GRAPHED_CALLABLE,
+    "transformer_engine.pytorch.graph.make_graphed_callables": RegionKind.TE_GRAPHED_CALLABLE,
+}
+COMPILE = frozenset({"torch.compile"})
+REGION_DECORATORS = frozenset({"graphsafe.region", "graphsafe.api.region"})
+REGION_COMMENT = "graphsafe: region"
+CONTAINER_MODULES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"})
+SCALAR_BUILTINS = frozenset(
+    "len int float bool str repr isinstance issubclass hasattr callable id hash type range format ord chr".split()
+)
+
+# Fields that never hold code we analyse (whitespace, punctuation).
+_SKIP_FIELD = frozenset(
+    """comma lpar rpar semicolon header footer leading_lines lines_after_decorators newline
+    colon dot equal star operator lbracket rbracket lbrace rbrace indent default_indent
+    default_newline encoding has_trailing_newline trailing_whitespace first_line empty_lines
+    last_line asynchronous""".split()
+)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(tp: type) -> tuple[str, ...]:
+    names = _FIELDS.get(tp)
+    if names is None:
+        names = tuple(
+            f.name for f in dataclasses.fields(tp) if not f.name.startswith("whitespace") and f.name not in _SKIP_FIELD
+        )
+        _FIELDS[tp] = names
+    return names
+
+
+def _children(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+    for name in _fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif type(value) in (tuple, list):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
+
+
+@dataclass
+class _FixSpec:
+    title: str
+    replacements: list[tuple[cst.CSTNode, str]]
+    applicability: Applicability
+
+
+@dataclass
+class _PendingHit:
+    rule: type[Rule]
+    node: cst.CSTNode
+    message: str
+    fix: _FixSpec | None
+
+
+@dataclass
+class _UnitBuilder:
+    key: str
+    display: str
+    class_key: str | None
+    node: cst.CSTNode
+    is_function: bool
+    calls: dict[CallRef, None] = field(default_factory=dict)  # ordered set
+    hits: list[_PendingHit] = field(default_factory=list)
+    marks: list[tuple[RegionKind, Confidence]] = field(default_factory=list)
+
+
+@dataclass
+class _Scope:
+    """Per-function state: local kinds, imports, nested defs, the class `self` belongs to."""
+
+    imports: ImportTable
+    env: dict[str, T.Kind]
+    local_defs: dict[str, str]  # name → unit key of a def nested in this function
+    class_key: str | None
+    self_name: str | None
+    qual: str  # display prefix for nested defs
+    units: list[_UnitBuilder]  # the units collecting what this code does (innermost last)
+    is_function: bool = False
+
+
+class FileWalker:
+    """Analyse one parsed module. Rules are instantiated once per walker."""
+
+    def __init__(self, path: str, module: str, is_package: bool, rules: Iterable[type[Rule]]) -> None:
+        self.path = path
+        self.module = module
+        self.is_package = is_package
+        self.rules = [r() for r in rules]
+        self.handlers: dict[type, list[Callable]] = {}
+        for rule in self.rules:
+            for attr in dir(rule):
+                if attr.startswith("visit_"):
+                    node_type = getattr(cst, attr[6:])
+                    self.handlers.setdefault(node_type, []).append(getattr(rule, attr))
+        self.units: list[_UnitBuilder] = []
+        self.region_refs: list[tuple[RegionKind, Confidence, tuple[CallRef, ...], str | None, cst.CSTNode]] = []
+        self.classes: dict[str, ClassInfo] = {}
+        self.class_attr_kinds: dict[str, dict[str, T.Kind]] = {}
+        self.module_defs: dict[str, str] = {}
+        self.globals: dict[str, T.Kind] = {}
+        self.stores: set[int] = set()
+        self.reported: set[tuple[str, int]] = set()
+        self.scope: _Scope | None = None
+        self._kinds: dict[int, T.Kind] = {}
+        self.cst_module: cst.Module | None = None
+
+    # ------------------------------------------------------------------ Context for rules
+    def kind(self, expr: cst.BaseExpression) -> T.Kind:
+        key = id(expr)
+        known = self._kinds.get(key)
+        if known is None:
+            known = self._infer(expr)
+            self._kinds[key] = known
+        return known
+
+    def resolve(self, expr: cst.BaseExpression) -> str | None:
+        """Dotted name through imports (`th.cuda.synchronize` → `torch.cuda.synchronize`)."""
+        assert self.scope is not None
+        return self.scope.imports.resolve(expr)
+
+    def is_store(self, node: cst.CSTNode) -> bool:
+        return id(node) in self.stores
+
+    def first_report(self, code: str, node: cst.CSTNode) -> bool:
+        """True the first time a rule reports a node (rules may see a node from two parents)."""
+        key = (code, id(node))
+        if key in self.reported:
+            return False
+        self.reported.add(key)
+        return True
+
+    def report(
+        self,
+        rule: Rule,
+        node: cst.CSTNode,
+        fix: tuple[str, list[tuple[cst.CSTNode, str]], Applicability] | None = None,
+        **fields: str,
+    ) -> None:
+        if not self.first_report(rule.code, node):
+            return
+        spec = _FixSpec(fix[0], fix[1], fix[2]) if fix else None
+        hit = _PendingHit(type(rule), node, rule.format_message(**fields), spec)
+        assert self.scope is not None
+        for unit in self.scope.units:
+            unit.hits.append(hit)
+
+    def code_for(self, node: cst.CSTNode) -> str:
+        assert self.cst_module is not None
+        return self.cst_module.code_for_node(node)
+
+    # ------------------------------------------------------------------ inference
+    def _infer(self, expr: cst.BaseExpression) -> T.Kind:
+        scope = self.scope
+        assert scope is not None
+        tp = type(expr)
+        if tp is cst.Name:
+            name = expr.value
+            if name in ("True", "False", "None"):
+                return T.SCALAR
+            if name in scope.env:
+                return scope.env[name]
+            if name in self.globals:
+                return self.globals[name]
+            if scope.imports.is_imported(name) or name in self.module_defs or name in scope.local_defs:
+                return T.SCALAR
+            return T.UNKNOWN
+        if tp in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+                  cst.FormattedString, cst.Lambda, cst.Dict, cst.Set, cst.DictComp, cst.SetComp):
+            return T.SCALAR
+        if tp in (cst.List, cst.Tuple):
+            elements = [self.kind(e.value) for e in expr.elements if not isinstance(e, cst.StarredElement)]
+            return T.TENSOR_TUPLE if any(k.is_tensor for k in elements) else T.SCALAR
+        if tp in (cst.ListComp, cst.GeneratorExp):
+            return T.TENSOR_TUPLE
+        if tp is cst.Attribute:
+            return self._infer_attribute(expr)
+        if tp is cst.Subscript:
+            base = self.kind(expr.value)
+            if base.is_tensor:
+                return T.TENSOR
+            if base.tag == "tensor-tuple":
+                single = len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
+                return T.TENSOR if single else T.TENSOR_TUPLE
+            if base == T.CONFIG:
+                return T.CONFIG
+            if base.not_tensor and base.tag == "scalar":
+                return T.SCALAR
+            return T.UNKNOWN
+        if tp is cst.Call:
+            return self._infer_call(expr)
+        if tp is cst.BinaryOperation:
+            left, right = self.kind(expr.left), self.kind(expr.right)
+            if isinstance(expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+                if left.is_bool_tensor or right.is_bool_tensor:
+                    return T.BOOL_TENSOR
+            if left.is_tensor or right.is_tensor:
+                if isinstance(expr.operator, cst.Modulo) and isinstance(expr.left, (cst.SimpleString, cst.FormattedString)):
+                    return T.SCALAR
+                return T.TENSOR
+            if left.not_tensor and right.not_tensor:
+                return T.SCALAR
+            return T.UNKNOWN
+        if tp is cst.UnaryOperation:
+            if isinstance(expr.operator, cst.Not):
+                return T.SCALAR
+            return self.kind(expr.expression)
+        if tp is cst.Comparison:
+            ops = [c.operator for c in expr.comparisons]
+            if all(isinstance(op, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for op in ops):
+                return T.SCALAR
+            kinds = [self.kind(expr.left)] + [self.kind(c.comparator) for c in expr.comparisons]
+            if any(k.is_tensor for k in kinds):
+                return T.BOOL_TENSOR
+            if all(k.not_tensor for k in kinds):
+                return T.SCALAR
+            return T.UNKNOWN
+        if tp is cst.BooleanOperation:
+            left, right = self.kind(expr.left), self.kind(expr.right)
+            if left.is_tensor or right.is_tensor:
+                return T.TENSOR
+            return T.SCALAR if left.not_tensor and right.not_tensor else T.UNKNOWN
+        if tp is cst.IfExp:
+            return T.merge(self.kind(expr.body), self.kind(expr.orelse))
+        if tp is cst.NamedExpr:
+            return self.kind(expr.value)
+        return T.UNKNOWN
+
+    def _infer_attribute(self, expr: cst.Attribute) -> T.Kind:
+        attr = expr.attr.value
+        if attr in T.TENSOR_NON_TENSOR_ATTRS or attr == "training":
+            return T.SCALAR
+        scope = self.scope
+        assert scope is not None
+        if isinstance(expr.value, cst.Name) and expr.value.value == scope.self_name and scope.class_key:
+            kind = self._self_attr_kind(scope.class_key, attr)
+            if kind is not None:
+                return kind
+        if T.looks_like_config(expr):
+            return T.CONFIG
+        base = self.kind(expr.value)
+        if base.is_tensor:
+            return T.TENSOR if attr in T.TENSOR_TENSOR_ATTRS else T.UNKNOWN
+        name = scope.imports.resolve(expr)
+        if name is not None and name.startswith("torch.") and not name.startswith("torch.Tensor"):
+            return T.SCALAR  # torch.float16, torch.cuda, ...: constants and modules
+        return T.UNKNOWN
+
+    def _self_attr_kind(self, class_key: str, attr: str) -> T.Kind | None:
+        return self.class_attr_kinds.get(class_key, {}).get(attr)
+
+    def _infer_call(self, call: cst.Call) -> T.Kind:
+        scope = self.scope
+        assert scope is not None
+        func = call.func
+        if isinstance(func, cst.Name):
+            name = func.value
+            if name in SCALAR_BUILTINS and not scope.imports.is_imported(name) and name not in scope.env:
+                return T.SCALAR
+            local = scope.env.get(name) or self.globals.get(name)
+            if local is not None and local.tag in ("object", "modules"):
+                return self._call_instance_kind(local)
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            receiver = self.kind(func.value)
+            if receiver.tag in ("object", "modules"):
+                return T.UNKNOWN
+            if receiver.is_tensor:
+                if method in T.TENSOR_NON_TENSOR_METHODS:
+                    return T.SCALAR
+                if method in T.TENSOR_TUPLE_METHODS or (method in ("max", "min") and call.args):
+                    return T.TENSOR_TUPLE
+                if method in T.BOOL_RESULT_METHODS:
+                    return T.BOOL_TENSOR
+                return T.TENSOR
+            if receiver.tag == "stream-or-event":
+                return T.SCALAR
+            name = scope.imports.resolve(func)
+            if name is not None:
+                kind = self._named_call_kind(name, call)
+                if kind is not None:
+                    return kind
+            if receiver == T.UNKNOWN:
+                if method in T.TENSOR_NON_TENSOR_METHODS:
+                    return T.SCALAR
+                if method in T.BOOL_RESULT_METHODS:
+                    return T.BOOL_TENSOR
+                if method in T.TENSOR_ONLY_METHODS:
+                    return T.TENSOR
+            if isinstance(func.value, cst.Name) and func.value.value == scope.self_name and scope.class_key:
+                kind = self._self_attr_kind(scope.class_key, method)
+                if kind is not None and kind.tag in ("object", "modules"):
+                    return self._call_instance_kind(kind)
+            return T.UNKNOWN
+        name = scope.imports.resolve(func)
+        if name is not None:
+            kind = self._named_call_kind(name, call)
+            if kind is not None:
+                return kind
+        return T.UNKNOWN
+
+    def _named_call_kind(self, name: str, call: cst.Call) -> T.Kind | None:
+        if name.startswith("torch."):
+            if name in CONTAINER_MODULES:
+                return T.module_set(*self._module_classes_in(call))
+            return T.torch_call_kind(name, call)
+        tail = name.rpartition(".")[2]
+        if tail[:1].isupper():
+            qualified = self._qualify(name)
+            return T.instance_of(qualified)
+        return None
+
+    def _call_instance_kind(self, kind: T.Kind) -> T.Kind:
+        # Calling a torch module (nn.Linear, ...) gives a tensor; a project module: unknown.
+        if kind.refs and all(r.startswith("torch.nn.") for r in kind.refs):
+            return T.TENSOR
+        return T.UNKNOWN
+
+    def _qualify(self, name: str) -> str:
+        """A name as written in this module → its project-wide dotted key."""
+        head = name.partition(".")[0]
+        if head in self.module_defs and not self.scope_imports_has(head):
+            return f"{self.module}.{name}" if self.module else name
+        return name
+
+    def scope_imports_has(self, head: str) -> bool:
+        return self.scope is not None and self.scope.imports.is_imported(head)
+
+    def _module_classes_in(self, call: cst.Call) -> list[str]:
+        """Classes constructed inside nn.ModuleList([...]) / nn.Sequential(...)."""
+        found: list[str] = []
+        stack: list[cst.CSTNode] = [a.value for a in call.args]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Call):
+                kind = self.kind(node)
+                if kind.tag == "object":
+                    found.extend(kind.refs)
+                    continue
+                if kind.tag == "modules":
+                    found.extend(kind.refs)
+                    continue
+            stack.extend(_children(node))
+        return found
+
+    # ------------------------------------------------------------------ binding
+    def _bind(self, target: cst.BaseExpression, kind: T.Kind, value: cst.BaseExpression | None = None) -> None:
+        scope = self.scope
+        assert scope is not None
+        if isinstance(target, cst.Name):
+            scope.env[target.value] = kind
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            values = None
+            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):
+                values = [e.value for e in value.elements]
+            for i, element in enumerate(target.elements):
+                if values is not None:
+                    self._bind(element.value, self.kind(values[i]), values[i])
+                elif kind.tag == "tensor-tuple":
+                    self._bind(element.value, T.TENSOR)
+                else:
+                    self._bind(element.value, T.UNKNOWN)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value, T.UNKNOWN)
+
+    # ------------------------------------------------------------------ walking
+    def run(self, module: cst.Module, source_lines: list[str]) -> FileFacts:
+        self.cst_module = module
+        imports = ImportTable(self.module, self.is_package)
+        self._collect_module_level(module, imports)
+        module_unit = _UnitBuilder(f"{self.module}.<module>", "<module>", None, module, False)
+        self.units.append(module_unit)
+        self.scope = _Scope(imports, self.globals, {}, None, None, "", [module_unit])
+        self._walk_statements(module.body)
+        return self._finish(imports, source_lines)
+
+    def _collect_module_level(self, module: cst.Module, imports: ImportTable) -> None:
+        """Imports, top-level defs and classes (with their attribute kinds) before walking."""
+        pending_classes: list[tuple[cst.ClassDef, str]] = []
+
+        def scan(statements, prefix: str) -> None:
+            for stmt in statements:
+                if isinstance(stmt, cst.SimpleStatementLine):
+                    for small in stmt.body:
+                        if isinstance(small, (cst.Import, cst.ImportFrom)) and not prefix:
+                            imports.add(small)
+                elif isinstance(stmt, cst.FunctionDef) and not prefix:
+                    self.module_defs[stmt.name.value] = f"{self.module}.{stmt.name.value}"
+                elif isinstance(stmt, cst.ClassDef):
+                    key = f"{self.module}.{prefix}{stmt.name.value}"
+                    if not prefix:
+                        self.module_defs[stmt.name.value] = key
+                    pending_classes.append((stmt, key))
+                    scan(stmt.body.body, f"{prefix}{stmt.name.value}.")
+                elif isinstance(stmt, (cst.If, cst.Try)) and not prefix:
+                    scan(stmt.body.body, prefix)
+                    for handler in getattr(stmt, "handlers", ()):
+                        scan(handler.body.body, prefix)
+                    orelse = stmt.orelse
+                    while orelse is not None:
+                        scan(orelse.body.body, prefix)
+                        orelse = getattr(orelse, "orelse", None)
+
+        scan(module.body, "")
+        self.scope = _Scope(imports, self.globals, {}, None, None, "", [])
+        for node, key in pending_classes:
+            bases = tuple(b for b in (imports.resolve(arg.value) for arg in node.bases) if b)
+            bases = tuple(self._qualify(b) for b in bases)
+            attrs = self._class_attr_kinds(node, key, imports)
+            self.class_attr_kinds[key] = attrs
+            attr_classes = tuple(
+                (name, kind.refs) for name, kind in attrs.items() if kind.tag in ("object", "modules") and kind.refs
+            )
+            self.classes[key] = ClassInfo(key, bases, attr_classes)
+        self.scope = None
+
+    def _class_attr_kinds(self, node: cst.ClassDef, key: str, imports: ImportTable) -> dict[str, T.Kind]:
+        """Kinds of `self.x` from assignments and register_buffer calls in the class's methods."""
+        kinds: dict[str, T.Kind] = {}
+        for stmt in node.body.body:
+            if not isinstance(stmt, cst.FunctionDef) or not stmt.params.params:
+                continue
+            self_name = stmt.params.params[0].name.value
+            self.scope = _Scope(imports, {}, {}, key, self_name, "", [])
+            self.class_attr_kinds[key] = kinds
+            self._kinds = {}
+            stack: list[cst.CSTNode] = [stmt.body]
+            while stack:
+                n = stack.pop()
+                if isinstance(n, cst.Assign):
+                    for t in n.targets:
+                        tgt = t.target
+                        if isinstance(tgt, cst.Attribute) and isinstance(tgt.value, cst.Name) and tgt.value.value == self_name:
+                            kind = self.kind(n.value)
+                            name = tgt.attr.value
+                            kinds[name] = T.merge(kinds[name], kind) if name in kinds else kind
+                        elif isinstance(tgt, cst.Name):
+                            self.scope.env[tgt.value] = self.kind(n.value)
+                elif isinstance(n, cst.AnnAssign) and n.value is not None and isinstance(n.target, cst.Attribute):
+                    if isinstance(n.target.value, cst.Name) and n.target.value.value == self_name:
+                        kinds[n.target.attr.value] = self.kind(n.value)
+                elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
+                    if n.func.attr.value in ("register_buffer", "register_parameter") and n.args:
+                        first = n.args[0].value
+                        if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
+                            kinds[first.evaluated_value] = T.TENSOR
+                if not isinstance(n, (cst.FunctionDef, cst.ClassDef)):
+                    stack.extend(_children(n))
+        self._kinds = {}
+        return kinds
+
+    def _walk_statements(self, statements) -> None:
+        """Walk a statement list, opening a capture unit between capture_begin and capture_end."""
+        segment: _UnitBuilder | None = None
+        for stmt in statements:
+            call = _expression_call(stmt)
+            attr = call.func.attr.value if call is not None and isinstance(call.func, cst.Attribute) else None
+            if attr == "capture_end" and segment is not None:
+                self.scope.units.remove(segment)
+                segment = None
+            self._visit(stmt)
+            if attr == "capture_begin" and segment is None:
+                segment = self._open_block_unit(stmt, "capture", "capture_begin block", RegionKind.CAPTURE_BEGIN)
+        if segment is not None:
+            self.scope.units.remove(segment)
+
+    def _open_block_unit(self, node: cst.CSTNode, tag: str, label: str, kind: RegionKind) -> _UnitBuilder:
+        scope = self.scope
+        assert scope is not None
+        outer = scope.units[-1]
+        index = sum(1 for u in self.units if u.key.startswith(outer.key + ".<"))
+        unit = _UnitBuilder(f"{outer.key}.<{tag}#{index + 1}>", label, scope.class_key, node, False)
+        unit.marks.append((kind, Confidence.CERTAIN))
+        unit.display = f"{label} in {outer.display}"
+        self.units.append(unit)
+        scope.units.append(unit)
+        return unit
+
+    def _visit(self, node: cst.CSTNode) -> None:
+        tp = type(node)
+        handlers = self.handlers.get(tp)
+        if handlers:
+            for handler in handlers:
+                handler(node, self)
+        method = _SPECIAL.get(tp)
+        if method is not None:
+            method(self, node)
+            return
+        for child in _children(node):
+            self._visit(child)
+
+    # --- special nodes
+    def _visit_function(self, node: cst.FunctionDef) -> None:
+        outer = self.scope
+        assert outer is not None
+        qual = f"{outer.qual}{node.name.value}"
+        key = f"{self.module}.{qual}"
+        if outer.is_function:
+            outer.local_defs[node.name.value] = key
+        unit = _UnitBuilder(key, qual, outer.class_key, node, True)
+        self.units.append(unit)
+        for decorator in node.decorators:
+            self._visit(decorator.decorator)
+            mark = self._decorator_region(decorator.decorator)
+            if mark is not None:
+                unit.marks.append(mark)
+        if _has_region_comment(node):
+            unit.marks.append((RegionKind.COMMENT, Confidence.CERTAIN))
+        params = node.params
+        env: dict[str, T.Kind] = {}
+        self_name = None
+        inner = _Scope(outer.imports.child(), env, dict(outer.local_defs), outer.class_key, None, qual + ".", [unit], True)
+        self.scope = inner
+        all_params = list(params.posonly_params) + list(params.params)
+        if outer.class_key and all_params and not _is_staticmethod(node):
+            self_name = all_params[0].name.value
+            inner.self_name = self_name
+        for param in all_params + list(params.kwonly_params):
+            if param.name.value == self_name:
+                continue
+            kind = T.UNKNOWN
+            if param.annotation is not None:
+                kind = T.annotation_kind(param.annotation.annotation, inner.imports.resolve)
+            elif param.default is not None and isinstance(param.default, (cst.Integer, cst.Float)):
+                kind = T.SCALAR
+            env[param.name.value] = kind
+            if param.default is not None:
+                self.scope = outer
+                self._visit(param.default)
+                self.scope = inner
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                env[star.name.value] = T.UNKNOWN
+        saved_kinds = self._kinds
+        self._kinds = {}
+        body = node.body
+        self._walk_statements(body.body if isinstance(body, cst.IndentedBlock) else body.body)
+        self._kinds = saved_kinds
+        self.scope = outer
+
+    def _visit_class(self, node: cst.ClassDef) -> None:
+        outer = self.scope
+        assert outer is not None
+        for decorator in node.decorators:
+            self._visit(decorator.decorator)
+        qual = f"{outer.qual}{node.name.value}"
+        key = f"{self.module}.{qual}"
+        inner = _Scope(outer.imports, {}, dict(outer.local_defs), key, None, qual + ".", outer.units)
+        self.scope = inner
+        self._walk_statements(node.body.body)
+        self.scope = outer
+
+    def _visit_assign(self, node: cst.Assign) -> None:
+        self._visit(node.value)
+        kind = self.kind(node.value)
+        for target in node.targets:
+            self._visit_target(target.target)
+            self._bind(target.target, kind, node.value)
+
+    def _visit_annassign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._visit(node.value)
+        kind = T.annotation_kind(node.annotation.annotation, self.scope.imports.resolve)
+        if kind == T.UNKNOWN and node.value is not None:
+            kind = self.kind(node.value)
+        self._visit_target(node.target)
+        self._bind(node.target, kind)
+
+    def _visit_augassign(self, node: cst.AugAssign) -> None:
+        self._visit(node.value)
+        self._visit(node.target)  # `x[m] += 1` reads x[m]: not a pure store
+
+    def _visit_target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._visit_target(element.value)
+            return
+        self.stores.add(id(target))
+        self._visit(target)
+
+    def _visit_for(self, node: cst.For) -> None:
+        self._visit(node.iter)
+        iter_kind = self.kind(node.iter)
+        if iter_kind.tag == "modules":
+            element = T.instance_of(*iter_kind.refs)
+        elif iter_kind.is_tensor:
+            element = T.TENSOR
+        elif isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name) and node.iter.func.value == "range":
+            element = T.SCALAR
+        elif iter_kind.tag == "tensor-tuple":
+            element = T.TENSOR
+        else:
+            element = T.UNKNOWN
+        self._visit_target(node.target)
+        self._bind(node.target, element)
+        self._walk_statements(node.body.body)
+        if node.orelse is not None:
+            self._walk_statements(node.orelse.body.body)
+
+    def _visit_with(self, node: cst.With) -> None:
+        block = None
+        for item in node.items:
+            self._visit(item.item)
+            if isinstance(item.item, cst.Call) and self.resolve(item.item.func) in GRAPH_CONTEXTS:
+                block = item
+            if item.asname is not None:
+                self._visit_target(item.asname.name)
+                self._bind(item.asname.name, self.kind(item.item))
+        unit = None
+        if block is not None:
+            unit = self._open_block_unit(node, "graph", "torch.cuda.graph block", RegionKind.GRAPH_BLOCK)
+        body = node.body
+        self._walk_statements(body.body)
+        if unit is not None:
+            self.scope.units.remove(unit)
+
+    def _visit_block(self, node: cst.BaseSuite) -> None:
+        self._walk_statements(node.body)
+
+    def _visit_import(self, node) -> None:
+        self.scope.imports.add(node)
+
+    def _visit_call(self, node: cst.Call) -> None:
+        for ref in self._call_refs(node.func):
+            for unit in self.scope.units:
+                unit.calls[ref] = None
+        self._region_ref(node)
+        self._visit(node.func)
+        for arg in node.args:
+            self._visit(arg.value)
+
+    def _visit_comprehension(self, node: cst.CompFor) -> None:
+        self._visit(node.iter)
+        iter_kind = self.kind(node.iter)
+        self._bind(node.target, T.TENSOR if iter_kind.is_tensor or iter_kind.tag == "tensor-tuple" else T.UNKNOWN)
+        for cond in node.ifs:
+            self._visit(cond)
+        if node.inner_for_in is not None:
+            self._visit(node.inner_for_in)
+
+    def _visit_listcomp(self, node) -> None:
+        self._visit(node.for_in)
+        self._visit(node.elt)
+
+    # --- calls and regions
+    def _call_refs(self, func: cst.BaseExpression) -> list[CallRef]:
+        scope = self.scope
+        assert scope is not None
+        if isinstance(func, cst.Name):
+            name = func.value
+            if name in scope.local_defs:
+                return [CallRef("global", scope.local_defs[name])]
+            kind = scope.env.get(name) or self.globals.get(name)
+            if kind is not None and kind.tag in ("object", "modules"):
+                return [CallRef("method", f"{ref}::__call__") for ref in kind.refs]
+            if scope.imports.is_imported(name):
+                return [CallRef("global", scope.imports.resolve_dotted(name))]
+            if name in self.module_defs:
+                return [CallRef("global", self.module_defs[name])]
+            return []
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            base = func.value
+            if isinstance(base, cst.Name) and base.value == scope.self_name and scope.class_key:
+                return [CallRef("self", method)]
+            if isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super":
+                return [CallRef("super", method)] if scope.class_key else []
+            kind = self.kind(base)
+            if kind.tag in ("object", "modules") and kind.refs:
+                return [CallRef("method", f"{ref}::{method}") for ref in kind.refs]
+            name = dotted(func)
+            if name is None:
+                return []
+            head = name.partition(".")[0]
+            if scope.imports.is_imported(head):
+                return [CallRef("global", scope.imports.resolve_dotted(name))]
+            if head in self.module_defs and head not in scope.env:
+                return [CallRef("global", f"{self.module}.{name}")]
+        return []
+
+    def _region_ref(self, call: cst.Call) -> None:
+        name = self.resolve(call.func)
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        if name is None or not positional:
+            return
+        if name in GRAPHED_CALLABLES:
+            kind = GRAPHED_CALLABLES[name]
+        elif name in COMPILE and _is_reduce_overhead(call):
+            kind = RegionKind.COMPILE_REDUCE_OVERHEAD
+        else:
+            return
+        first = positional[0].value
+        elements = [e.value for e in first.elements] if isinstance(first, (cst.Tuple, cst.List)) else [first]
+        targets: list[CallRef] = []
+        for element in elements:
+            targets.extend(self._callable_refs(element))
+        if targets:
+            self.region_refs.append((kind, Confidence.LIKELY, tuple(targets), self.scope.class_key, call))
+
+    def _callable_refs(self, expr: cst.BaseExpression) -> list[CallRef]:
+        """What calling `expr` runs: a function, or a module instance's forward."""
+        kind = self.kind(expr)
+        if kind.tag in ("object", "modules") and kind.refs:
+            return [CallRef("method", f"{ref}::__call__") for ref in kind.refs]
+        scope = self.scope
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == scope.self_name:
+            return [CallRef("self", expr.attr.value)]
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "forward":
+            return [CallRef(r.kind, r.target.replace("::__call__", "::forward")) for r in self._callable_refs(expr.value)]
+        return self._call_refs(expr)
+
+    def _decorator_region(self, decorator: cst.BaseExpression) -> tuple[RegionKind, Confidence] | None:
+        target = decorator.func if isinstance(decorator, cst.Call) else decorator
+        name = self.resolve(target)
+        if name in REGION_DECORATORS:
+            return (RegionKind.DECORATOR, Confidence.CERTAIN)
+        if name in COMPILE and isinstance(decorator, cst.Call) and _is_reduce_overhead(decorator):
+            return (RegionKind.COMPILE_REDUCE_OVERHEAD, Confidence.CERTAIN)
+        return None
+
+    # ------------------------------------------------------------------ results
+    def _finish(self, imports: ImportTable, source_lines: list[str]) -> FileFacts:
+        nodes: list[cst.CSTNode] = []
+        for unit in self.units:
+            if not unit.is_function and unit.marks:
+                nodes.append(unit.node)
+            elif unit.marks:
+                nodes.append(unit.node.name)
+            for hit in unit.hits:
+                nodes.append(hit.node)
+                if hit.fix:
+                    nodes.extend(n for n, _ in hit.fix.replacements)
+        nodes.extend(ref[4] for ref in self.region_refs)
+        ranges = node_ranges(self.cst_module, nodes) if nodes else {}
+
+        def line_of(node) -> int:
+            r = ranges.get(id(node))
+            return r[0].line if r else 0
+
+        built_hits: dict[int, Hit] = {}
+        units: list[Unit] = []
+        for unit in self.units:
+            hits = []
+            for pending in unit.hits:
+                hit = built_hits.get(id(pending))
+                if hit is None:
+                    start, end = ranges.get(id(pending.node), (Position(0, 0), Position(0, 0)))
+                    fix = None
+                    if pending.fix is not None:
+                        edits = tuple(
+                            Edit(*ranges[id(n)], text) for n, text in pending.fix.replacements if id(n) in ranges
+                        )
+                        fix = Fix(pending.fix.title, edits, pending.fix.applicability)
+                    hit = Hit(pending.rule.code, pending.message, start, end, fix)
+                    built_hits[id(pending)] = hit
+                hits.append(hit)
+            line = line_of(unit.node.name) if unit.is_function and unit.marks else line_of(unit.node)
+            display = unit.display
+            if not unit.is_function and unit.marks:
+                display = f"{display} (line {line})"
+            marks = tuple(RegionMark(kind, conf, line) for kind, conf in unit.marks)
+            units.append(Unit(unit.key, display, unit.class_key, line, tuple(unit.calls), tuple(hits), marks, unit.is_function))
+        refs = tuple(
+            RegionRef(kind, conf, targets, class_key, line_of(node))
+            for kind, conf, targets, class_key, node in self.region_refs
+        )
+        return FileFacts(
+            path=self.path,
+            module=self.module,
+            units=tuple(units),
+            classes=tuple(self.classes.values()),
+            region_refs=refs,
+            aliases=tuple(sorted(imports.aliases.items())),
+            noqa=noqa_lines(source_lines),
+        )
+
+
+def _expression_call(stmt: cst.CSTNode) -> cst.Call | None:
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        expr = stmt.body[0]
+        if isinstance(expr, cst.Expr) and isinstance(expr.value, cst.Call):
+            return expr.value
+    return None
+
+
+def _is_reduce_overhead(call: cst.Call) -> bool:
+    for arg in call.args:
+        if arg.keyword is None:
+            continue
+        key = arg.keyword.value
+        if key == "mode" and isinstance(arg.value, cst.SimpleString):
+            if arg.value.evaluated_value in ("reduce-overhead", "max-autotune"):
+                return True
+        if key == "options" and isinstance(arg.value, cst.Dict):
+            for element in arg.value.elements:
+                if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString):
+                    if element.key.evaluated_value == "triton.cudagraphs":
+                        return isinstance(element.value, cst.Name) and element.value.value == "True"
+    return False
+
+
+def _has_region_comment(node: cst.FunctionDef) -> bool:
+    body = node.body
+    comment = None
+    if isinstance(body, cst.IndentedBlock):
+        comment = body.header.comment
+    elif isinstance(body, cst.SimpleStatementSuite):
+        comment = body.trailing_whitespace.comment
+    if comment is not None and REGION_COMMENT in comment.value:
+        return True
+    for line in list(node.leading_lines[-1:]) + list(node.lines_after_decorators[-1:]):
+        if line.comment is not None and REGION_COMMENT in line.comment.value:
+            return True
+    return False
+
+
+def _is_staticmethod(node: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
+
+
+_SPECIAL: dict[type, Callable] = {
+    cst.FunctionDef: FileWalker._visit_function,
+    cst.ClassDef: FileWalker._visit_class,
+    cst.Assign: FileWalker._visit_assign,
+    cst.AnnAssign: FileWalker._visit_annassign,
+    cst.AugAssign: FileWalker._visit_augassign,
+    cst.For: FileWalker._visit_for,
+    cst.With: FileWalker._visit_with,
+    cst.IndentedBlock: FileWalker._visit_block,
+    cst.SimpleStatementSuite: FileWalker._visit_block,
+    cst.Import: FileWalker._visit_import,
+    cst.ImportFrom: FileWalker._visit_import,
+    cst.Call: FileWalker._visit_call,
+    cst.CompFor: FileWalker._visit_comprehension,
+}

@@ -1,0 +1,215 @@
+"""The `graphsafe` command line: parse arguments, call the engine, format. No rule logic here.
+
+This module must never import torch: `check`, `fix` and `lsp` run where torch is absent.
+Run-time subcommands import their torch-side modules lazily.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from graphsafe import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    pass
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="graphsafe",
+        description="Find and fix what breaks CUDA-graph capture in PyTorch code.",
+    )
+    parser.add_argument("--version", action="version", version=f"graphsafe {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser("check", help="report capture hazards reachable from capture regions")
+    check.add_argument("paths", nargs="*", type=str, help="files or directories (default: .); `-` reads stdin")
+    check.add_argument("--select", action="append", default=[], metavar="CODES",
+                       help="only these codes or prefixes, comma-separated (e.g. GS1,GS201)")
+    check.add_argument("--ignore", action="append", default=[], metavar="CODES", help="skip these codes or prefixes")
+    check.add_argument("--region", action="append", default=[], metavar="PATTERN",
+                       help="treat matching functions as capture regions: fnmatch on `Class.method` or "
+                            "`path/file.py::Class.method`; `*` audits every function")
+    check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
+    check.add_argument("--no-cache", action="store_true", help="do not read or write .graphsafe_cache/")
+    check.add_argument("--cache-dir", type=Path, help="cache location (default: <project root>/.graphsafe_cache)")
+    check.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)")
+    check.add_argument("--stdin-filename", metavar="PATH", help="the path of the buffer read from stdin (`-`)")
+    check.add_argument("--config", type=Path, help="pyproject.toml to read [tool.graphsafe] from")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when hazards are found")
+    check.add_argument("--extend-exclude", action="append", default=[], metavar="PATTERN")
+    check.add_argument("--quiet", "-q", action="store_true", help="print diagnostics only, no summary")
+    check.add_argument("--show-regions", action="store_true", help="list the capture regions found, then the diagnostics")
+
+    rule = sub.add_parser("rule", help="show a rule's documentation")
+    rule.add_argument("code", help="rule code or name, e.g. GS101 or item-sync")
+    sub.add_parser("rules", help="list all rules")
+
+    trace = sub.add_parser("trace", help="run a step and report the hazards it hits at run time (needs torch)")
+    try:
+        from graphsafe.runtime.trace_cli import add_trace_arguments
+    except ImportError:  # the tracer is optional until its module exists
+        add_trace_arguments = None
+    if add_trace_arguments is not None:
+        add_trace_arguments(trace)
+    return parser
+
+
+def _split_codes(values: list[str]) -> list[str]:
+    return [c.strip() for v in values for c in v.split(",") if c.strip()]
+
+
+def _load_settings(args, paths: list[Path]):
+    from graphsafe.config import find_config, load_settings
+
+    config_file = args.config
+    if config_file is None:
+        start = paths[0] if paths else Path.cwd()
+        config_file = find_config(start if start.exists() else Path.cwd())
+    elif not config_file.is_file():
+        raise UsageError(f"config file not found: {config_file}")
+    settings = load_settings(config_file)
+    return settings.with_cli(
+        select=_split_codes(args.select),
+        ignore=_split_codes(args.ignore),
+        regions=args.region,
+        extend_exclude=args.extend_exclude,
+    )
+
+
+def _validate_codes(codes: list[str]) -> None:
+    from graphsafe.rules import BY_CODE
+
+    for code in codes:
+        if code.upper() != "ALL" and not any(c.startswith(code.upper()) for c in BY_CODE):
+            raise UsageError(f"unknown rule code or prefix: {code} (see `graphsafe rules`)")
+
+
+def _progress_printer():
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        if total < 100:
+            return
+        end = "\n" if done == total else ""
+        sys.stderr.write(f"\rgraphsafe: analysed {done}/{total} files{end}")
+        sys.stderr.flush()
+
+    return show
+
+
+def run_check(args) -> int:
+    from graphsafe.analyzer.engine import check_paths, check_source
+    from graphsafe.report.formats import FORMATTERS, format_text
+
+    _validate_codes(_split_codes(args.select) + _split_codes(args.ignore))
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    raw_paths = args.paths or ["."]
+    if "-" in raw_paths:
+        if raw_paths != ["-"]:
+            raise UsageError("`-` (stdin) cannot be combined with other paths")
+        filename = args.stdin_filename or "<stdin>"
+        settings = _load_settings(args, [Path(filename)])
+        source = sys.stdin.buffer.read()
+        from graphsafe.analyzer.parsing import decode
+
+        try:
+            text = decode(source)
+        except (UnicodeDecodeError, SyntaxError) as error:
+            raise UsageError(f"stdin is not valid source text: {error}") from None
+        result = check_source(text, filename, settings)
+    else:
+        if args.stdin_filename:
+            raise UsageError("--stdin-filename needs `-` as the path")
+        paths = [Path(p) for p in raw_paths]
+        for p in paths:
+            if not p.exists() and not p.is_symlink():
+                raise UsageError(f"path does not exist: {p}")
+        settings = _load_settings(args, paths)
+        result = check_paths(
+            paths, settings, jobs=args.jobs, use_cache=not args.no_cache, cache_dir=args.cache_dir,
+            progress=_progress_printer(),
+        )
+    out = sys.stdout
+    if args.show_regions and args.format == "text":
+        for region in result.regions:
+            out.write(f"region {region.display} ({region.kind.value}, {region.confidence.value}) at {region.path}:{region.line}\n")
+    if args.format == "text":
+        text = format_text(result.diagnostics)
+        if args.quiet:
+            text = "".join(line + "\n" for line in text.splitlines() if not line.startswith(("Found ", "[*] ", "All checks")))
+        out.write(text)
+    else:
+        out.write(FORMATTERS[args.format](result.diagnostics))
+    if result.diagnostics and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def run_rule(args) -> int:
+    from graphsafe.rules import lookup
+
+    rule = lookup(args.code)
+    if rule is None:
+        raise UsageError(f"unknown rule: {args.code} (see `graphsafe rules`)")
+    from graphsafe.docs import rule_markdown
+
+    sys.stdout.write(rule_markdown(rule))
+    return EXIT_CLEAN
+
+
+def run_rules(args) -> int:
+    from graphsafe.rules import ALL_RULES
+
+    for rule in ALL_RULES:
+        sys.stdout.write(f"{rule.code}  {rule.name:<26} {rule.severity().value:<8} {rule.summary}\n")
+    return EXIT_CLEAN
+
+
+COMMANDS = {"check": run_check, "rule": run_rule, "rules": run_rules}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_ERROR
+    try:
+        if args.command == "trace":
+            from graphsafe.runtime.trace_cli import run_trace  # imports torch only when run
+
+            return run_trace(args)
+        return COMMANDS[args.command](args)
+    except UsageError as error:
+        sys.stderr.write(f"graphsafe: error: {error}\n")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        sys.stderr.write("graphsafe: interrupted\n")
+        return EXIT_ERROR
+    except Exception as error:  # never a traceback to the user, unless asked for
+        from graphsafe.config import ConfigError
+
+        if isinstance(error, ConfigError):
+            sys.stderr.write(f"graphsafe: error: {error}\n")
+            return EXIT_ERROR
+        if os.environ.get("GRAPHSAFE_DEBUG"):
+            traceback.print_exc()
+        sys.stderr.write(
+            f"graphsafe: internal error: {type(error).__name__}: {error}\n"
+            "Please report it; set GRAPHSAFE_DEBUG=1 for the traceback.\n"
+        )
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

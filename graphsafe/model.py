@@ -1,0 +1,144 @@
+"""The plain data every face of graphsafe shares: rules, regions, diagnostics and fixes.
+
+Everything here is a frozen dataclass of strings and numbers, so it pickles (process pool,
+on-disk cache), serialises (json, sarif, LSP) and compares without reference to a syntax tree.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Principle(enum.Enum):
+    """Which of the CUDA-graph principles a hazard breaks (DESIGN.md)."""
+
+    SYNC_FREE = "sync-free"
+    STATIC = "static"
+    GPU_ONLY = "gpu-only"
+    CONFIG = "config"
+    INPUT = "input"  # the file itself could not be analysed
+
+
+class Severity(enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+class Consequence(enum.Enum):
+    """What happens on capture/replay, in the words a diagnostic uses."""
+
+    CAPTURE_FAILS = "capture fails"
+    SILENTLY_WRONG = "replay is silently wrong"
+    SLOWER = "slower or risky"
+    NOT_ANALYSED = "not analysed"
+
+    @property
+    def severity(self) -> Severity:
+        return Severity.WARNING if self is Consequence.SLOWER else Severity.ERROR
+
+
+class Applicability(enum.Enum):
+    SAFE = "safe"  # same eager semantics: applied by `graphsafe fix`
+    UNSAFE = "unsafe"  # may change behaviour: only with --unsafe-fixes
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """1-based line, 0-based character column (libcst's convention); output layers convert."""
+
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Edit:
+    start: Position
+    end: Position
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    edits: tuple[Edit, ...]
+    applicability: Applicability = Applicability.SAFE
+
+
+class RegionKind(enum.Enum):
+    GRAPH_BLOCK = "torch.cuda.graph block"
+    CAPTURE_BEGIN = "CUDAGraph.capture_begin/capture_end"
+    GRAPHED_CALLABLE = "make_graphed_callables argument"
+    TE_GRAPHED_CALLABLE = "Transformer Engine make_graphed_callables argument"
+    COMPILE_REDUCE_OVERHEAD = 'torch.compile(mode="reduce-overhead")'
+    COMMENT = "# graphsafe: region comment"
+    DECORATOR = "@graphsafe.region decorator"
+    CONFIG = "regions in [tool.graphsafe]"
+    CLI = "--region on the command line"
+
+
+class Confidence(enum.Enum):
+    CERTAIN = "certain"  # the user or the capture API names it directly
+    LIKELY = "likely"  # resolved through a variable or attribute binding
+
+
+@dataclass(frozen=True)
+class Region:
+    """A capture-region root: the function (or block) whose execution is captured."""
+
+    function: str  # the unit key, e.g. "train.train_step" or "train.main.<graph@40>"
+    display: str  # what users see: "train_step", "capture block in main (line 40)"
+    kind: RegionKind
+    confidence: Confidence
+    path: str  # file that marks it
+    line: int
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    message: str
+    path: str
+    start: Position
+    end: Position
+    region: Region | None = None
+    chain: tuple[str, ...] = ()  # display names, region root first
+    fix: Fix | None = None
+
+    @property
+    def sort_key(self) -> tuple:
+        return (self.path, self.start.line, self.start.column, self.code)
+
+
+@dataclass(frozen=True)
+class Example:
+    """A rule example that doubles as a unit test.
+
+    `code` is a snippet; unless `region` is False it is wrapped into a function marked as a
+    capture region, so the snippet is reachable. `fixed` is the expected fix output, if any.
+    """
+
+    code: str
+    region: bool = True
+    fixed: str | None = None
+    expect: int = 1  # how many diagnostics of the rule the snippet produces (INVALID only)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A hazard candidate found in one function, before reachability is known."""
+
+    code: str
+    message: str
+    start: Position
+    end: Position
+    fix: Fix | None = None
+
+
+@dataclass
+class Stats:
+    files: int = 0
+    cached: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+    extra: dict = field(default_factory=dict)

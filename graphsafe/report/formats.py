@@ -1,0 +1,229 @@
+"""Output formats for diagnostics: text (ruff-like), json (ruff's schema), sarif, github."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from graphsafe import __version__
+from graphsafe.model import Applicability, Diagnostic, Position, RegionKind
+from graphsafe.rules import BY_CODE
+
+
+def _loc(position: Position) -> dict:
+    # ruff: 1-based rows and columns
+    return {"row": position.line, "column": position.column + 1}
+
+
+def _region_text(d: Diagnostic) -> str | None:
+    if d.region is None:
+        return None
+    region = d.region
+    if region.kind in (RegionKind.GRAPH_BLOCK, RegionKind.CAPTURE_BEGIN):
+        return region.display  # "torch.cuda.graph block in main (line 36)" says it all
+    return f"{region.display} ({region.kind.value}, {region.path}:{region.line})"
+
+
+def severity_of(code: str) -> str:
+    rule = BY_CODE.get(code)
+    return rule.severity().value if rule else "error"
+
+
+def format_text(diagnostics: list[Diagnostic], *, show_fixes: bool = True, files: int | None = None) -> str:
+    lines: list[str] = []
+    fixable = 0
+    for d in diagnostics:
+        marker = " [*]" if d.fix and d.fix.applicability is Applicability.SAFE else ""
+        lines.append(f"{d.path}:{d.start.line}:{d.start.column + 1}: {d.code}{marker} {d.message}")
+        if d.chain:
+            lines.append(f"  in capture region: {_region_text(d)}")
+            if len(d.chain) > 1:
+                lines.append(f"  call chain: {' → '.join(d.chain)}")
+        if d.fix is not None:
+            fixable += d.fix.applicability is Applicability.SAFE
+            if show_fixes:
+                unsafe = " (unsafe)" if d.fix.applicability is Applicability.UNSAFE else ""
+                lines.append(f"  help: {d.fix.title}{unsafe}")
+    if diagnostics:
+        noun = "error" if len(diagnostics) == 1 else "errors"
+        lines.append(f"Found {len(diagnostics)} {noun}.")
+        if fixable:
+            lines.append(f"[*] {fixable} fixable with `graphsafe fix`.")
+    else:
+        lines.append("All checks passed!")
+    return "\n".join(lines) + "\n"
+
+
+def _fix_json(d: Diagnostic) -> dict | None:
+    if d.fix is None:
+        return None
+    return {
+        "applicability": d.fix.applicability.value,
+        "message": d.fix.title,
+        "edits": [
+            {"content": e.content, "location": _loc(e.start), "end_location": _loc(e.end)} for e in d.fix.edits
+        ],
+    }
+
+
+def to_json_objects(diagnostics: list[Diagnostic]) -> list[dict]:
+    out = []
+    for d in diagnostics:
+        rule = BY_CODE.get(d.code)
+        out.append(
+            {
+                "cell": None,
+                "code": d.code,
+                "end_location": _loc(d.end),
+                "filename": d.path,
+                "fix": _fix_json(d),
+                "location": _loc(d.start),
+                "message": d.message,
+                "noqa_row": d.start.line,
+                "url": rule.url() if rule else None,
+                "severity": severity_of(d.code),
+                "region": None
+                if d.region is None
+                else {
+                    "name": d.region.display,
+                    "kind": d.region.kind.value,
+                    "confidence": d.region.confidence.value,
+                    "filename": d.region.path,
+                    "row": d.region.line,
+                },
+                "chain": list(d.chain),
+            }
+        )
+    return out
+
+
+def format_json(diagnostics: list[Diagnostic]) -> str:
+    return json.dumps(to_json_objects(diagnostics), indent=2, ensure_ascii=False) + "\n"
+
+
+def _sarif_region(start: Position, end: Position) -> dict:
+    region = {"startLine": max(start.line, 1), "startColumn": start.column + 1}
+    if end.line >= start.line and end.line > 0:
+        region["endLine"] = end.line
+        region["endColumn"] = end.column + 1
+    return region
+
+
+def _uri(path: str) -> str:
+    return Path(path).as_posix()
+
+
+def format_sarif(diagnostics: list[Diagnostic]) -> str:
+    codes = sorted({d.code for d in diagnostics} | set())
+    rule_index = {code: i for i, code in enumerate(codes)}
+    rules = []
+    for code in codes:
+        rule = BY_CODE.get(code)
+        if rule is None:
+            rules.append({"id": code})
+            continue
+        rules.append(
+            {
+                "id": code,
+                "name": rule.name,
+                "shortDescription": {"text": rule.summary},
+                "fullDescription": {"text": rule.docs()},
+                "help": {"text": rule.docs(), "markdown": rule.docs()},
+                "helpUri": rule.url(),
+                "defaultConfiguration": {"level": "warning" if rule.severity().value == "warning" else "error"},
+                "properties": {"principle": rule.principle.value, "consequence": rule.consequence.value},
+            }
+        )
+    results = []
+    for d in diagnostics:
+        text = d.message
+        if d.chain:
+            text += f" (region {_region_text(d)}; chain: {' → '.join(d.chain)})"
+        result = {
+            "ruleId": d.code,
+            "ruleIndex": rule_index[d.code],
+            "level": "warning" if severity_of(d.code) == "warning" else "error",
+            "message": {"text": text},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": _uri(d.path), "uriBaseId": "%SRCROOT%"},
+                        "region": _sarif_region(d.start, d.end),
+                    }
+                }
+            ],
+        }
+        if d.region is not None and d.region.path and d.region.line:
+            result["relatedLocations"] = [
+                {
+                    "id": 0,
+                    "message": {"text": f"capture region: {d.region.display}"},
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": _uri(d.region.path), "uriBaseId": "%SRCROOT%"},
+                        "region": {"startLine": d.region.line},
+                    },
+                }
+            ]
+        if d.fix is not None:
+            result["fixes"] = [
+                {
+                    "description": {"text": d.fix.title},
+                    "artifactChanges": [
+                        {
+                            "artifactLocation": {"uri": _uri(d.path), "uriBaseId": "%SRCROOT%"},
+                            "replacements": [
+                                {
+                                    "deletedRegion": _sarif_region(e.start, e.end),
+                                    "insertedContent": {"text": e.content},
+                                }
+                                for e in d.fix.edits
+                            ],
+                        }
+                    ],
+                }
+            ]
+        results.append(result)
+    log = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "graphsafe",
+                        "version": __version__,
+                        "informationUri": "https://github.com/graphsafe/graphsafe",
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+
+def _escape_property(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A").replace(":", "%3A").replace(",", "%2C")
+
+
+def _escape_data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def format_github(diagnostics: list[Diagnostic]) -> str:
+    lines = []
+    for d in diagnostics:
+        level = "warning" if severity_of(d.code) == "warning" else "error"
+        message = f"{d.code} {d.message}"
+        if d.chain:
+            message += f" (chain: {' → '.join(d.chain)})"
+        props = (
+            f"title={_escape_property('graphsafe (' + d.code + ')')},file={_escape_property(d.path)},"
+            f"line={d.start.line},col={d.start.column + 1},endLine={d.end.line},endColumn={d.end.column + 1}"
+        )
+        lines.append(f"::{level} {props}::{_escape_data(message)}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+FORMATTERS = {"text": format_text, "json": format_json, "sarif": format_sarif, "github": format_github}

@@ -1,0 +1,29 @@
+"""The rule registry: every rule, keyed by code, selectable by code prefix (ruff's convention)."""
+
+from __future__ import annotations
+
+from graphsafe.rules import branch, sync
+from graphsafe.rules.base import Rule
+from graphsafe.rules.parse_error import ParseError
+
+ALL_RULES: tuple[type[Rule], ...] = (ParseError, *sync.RULES, *branch.RULES)
+BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
+BY_NAME: dict[str, type[Rule]] = {rule.name: rule for rule in ALL_RULES}
+
+# Rules the walker runs (GS000 is produced by the engine when a file cannot be parsed).
+CHECK_RULES = tuple(rule for rule in ALL_RULES if rule is not ParseError)
+
+
+def lookup(code_or_name: str) -> type[Rule] | None:
+    return BY_CODE.get(code_or_name.upper()) or BY_NAME.get(code_or_name.lower())
+
+
+def selected(select: list[str] | None, ignore: list[str] | None) -> set[str]:
+    """Codes enabled by --select/--ignore prefixes; GS000 is always on."""
+    codes = set(BY_CODE)
+    if select:
+        codes = {c for c in codes if any(c.startswith(p.upper()) or p.upper() == "ALL" for p in select)}
+    if ignore:
+        codes = {c for c in codes if not any(c.startswith(p.upper()) for p in ignore)}
+    codes.add(ParseError.code)
+    return codes

@@ -1,0 +1,104 @@
+"""Data-dependent control flow (GS2xx): Python branching on tensor values."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphsafe.model import Consequence, Principle
+from graphsafe.rules.base import Rule
+
+
+def truth_tested(expr: cst.BaseExpression):
+    """The operands whose truth value Python evaluates when `expr` is used as a condition."""
+    if isinstance(expr, cst.BooleanOperation):
+        yield from truth_tested(expr.left)
+        yield from truth_tested(expr.right)
+    elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        yield from truth_tested(expr.expression)
+    else:
+        yield expr
+
+
+class TensorBranch(Rule):
+    """## What it does
+    Flags Python control flow on a tensor value inside a captured region: `if t:`,
+    `while t:`, `assert t`, `a if t else b`, `t and u`, `t or u`, `not t`, including
+    `if (x > 0).any():`.
+
+    ## Why is this bad?
+    Python needs the tensor's truth value on the host, which waits for the GPU: capture fails.
+    And a graph records one path: even if the value were known, replay would always take the
+    branch seen at capture.
+
+    ## Example
+    ```python
+    if loss > 10.0:
+        loss = loss * 0.1
+    ```
+
+    ## Use instead
+    ```python
+    loss = torch.where(loss > 10.0, loss * 0.1, loss)
+    ```
+
+    ## Fix safety
+    Both arms are computed by `torch.where`; the fix is offered only when the arms are pure
+    expressions of the same names (safe).
+    """
+
+    code = "GS201"
+    name = "tensor-branch"
+    principle = Principle.STATIC
+    consequence = Consequence.CAPTURE_FAILS
+    summary = "Python `if`/`while`/`assert`/`and`/`or`/`not` on a tensor value"
+    message = "{what} on a tensor value needs it on the host and records one branch: {consequence}"
+    valid = (
+        "if x.shape[0] > 1:\n    pass",
+        "if y is None:\n    pass",
+        "if x.dtype == torch.float16:\n    pass",
+        "if n > 0:\n    pass",
+        "z = torch.where(x > 0, x, y)",
+        "if self.training:\n    pass",
+        "if len(x) > 2:\n    pass",
+        "if isinstance(x, torch.Tensor):\n    pass",
+    )
+    invalid = (
+        "if x.sum() > 0:\n    pass",
+        "if (x > 0).any():\n    pass",
+        "while x.max() > 1:\n    x = x / 2",
+        "assert (x >= 0).all()",
+        "z = x if (x > 0).all() else y",
+        "ok = not (x > 0).all()",
+        "z = x.any() and y",
+    )
+
+    def _check(self, test: cst.BaseExpression, ctx, what: str) -> None:
+        for operand in truth_tested(test):
+            if ctx.kind(operand).is_tensor:
+                ctx.report(self, operand, what=what)
+
+    def visit_If(self, node: cst.If, ctx) -> None:
+        self._check(node.test, ctx, "`if`")
+
+    def visit_While(self, node: cst.While, ctx) -> None:
+        self._check(node.test, ctx, "`while`")
+
+    def visit_Assert(self, node: cst.Assert, ctx) -> None:
+        self._check(node.test, ctx, "`assert`")
+
+    def visit_IfExp(self, node: cst.IfExp, ctx) -> None:
+        self._check(node.test, ctx, "a conditional expression")
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation, ctx) -> None:
+        # The left operand's truth decides whether the right one is evaluated.
+        what = "`and`" if isinstance(node.operator, cst.And) else "`or`"
+        for operand in truth_tested(node.left):
+            if ctx.kind(operand).is_tensor:
+                ctx.report(self, operand, what=what)
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation, ctx) -> None:
+        if isinstance(node.operator, cst.Not):
+            self._check(node.expression, ctx, "`not`")
+
+
+RULES = (TensorBranch,)

@@ -1,0 +1,37 @@
+"""GS000: the file could not be analysed (syntax error, undecodable bytes, unreadable)."""
+
+from __future__ import annotations
+
+from graphsafe.model import Consequence, Principle
+from graphsafe.rules.base import Rule
+
+
+class ParseError(Rule):
+    """## What it does
+    Reports a file graphsafe could not analyse: a syntax error, bytes that are not valid in
+    the file's encoding, a file that cannot be read (permissions, a broken symlink), or a file
+    too large to analyse in the time allowed.
+
+    ## Why is this bad?
+    Hazards in that file, and calls through it, cannot be seen: the rest of the project is
+    still checked, but this file is a blind spot.
+
+    ## Example
+    ```python
+    def step(x)
+        return x
+    ```
+
+    ## Use instead
+    Fix the syntax error (or exclude the file in `[tool.graphsafe] exclude`).
+
+    ## Fix safety
+    No fix.
+    """
+
+    code = "GS000"
+    name = "parse-error"
+    principle = Principle.INPUT
+    consequence = Consequence.NOT_ANALYSED
+    summary = "the file could not be parsed or read"
+    message = "{detail}"

@@ -1,0 +1,480 @@
+"""Sync-free rules (GS1xx): host/device synchronizations inside a captured region."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphsafe.model import Consequence, Example, Principle
+from graphsafe.rules.base import Rule
+
+
+def _method_call(node: cst.Call, names) -> str | None:
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value in names:
+        return func.attr.value
+    return None
+
+
+def _keyword(node: cst.Call, name: str) -> cst.Arg | None:
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def _is_true(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+class _SyncRule(Rule):
+    principle = Principle.SYNC_FREE
+    consequence = Consequence.CAPTURE_FAILS
+
+
+class ItemSync(_SyncRule):
+    """## What it does
+    Flags `.item()` on a tensor inside a captured region.
+
+    ## Why is this bad?
+    `.item()` copies one value to the host and waits for the GPU to finish. Inside stream
+    capture that wait is not allowed (cudaErrorStreamCaptureUnsupported), so capture fails;
+    outside capture it stalls the CPU until the queue drains.
+
+    ## Example
+    ```python
+    loss = F.cross_entropy(logits, y)
+    total += loss.item()
+    ```
+
+    ## Use instead
+    Keep the value on the device and read it outside the region:
+    ```python
+    total_loss.add_(loss.detach())
+    ```
+
+    ## Fix safety
+    When the value only feeds tensor math, keeping the tensor is safe. When it feeds logging,
+    moving the read out of the region changes when it happens: unsafe.
+    """
+
+    code = "GS101"
+    name = "item-sync"
+    summary = "`.item()` copies a tensor to the host and waits for the GPU"
+    message = "`.item()` copies a tensor to the host and waits for the GPU: {consequence}"
+    valid = ("n = x.shape[0]", "s = x.sum()", Example("v = x.item()", region=False))
+    invalid = ("v = x.item()", "loss = F.mse_loss(x, y)\nprint(loss.item())")
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        if _method_call(node, ("item",)) and not node.args and not ctx.kind(node.func.value).not_tensor:
+            ctx.report(self, node)
+
+
+class TolistSync(_SyncRule):
+    """## What it does
+    Flags `.tolist()` on a tensor inside a captured region.
+
+    ## Why is this bad?
+    `.tolist()` copies the whole tensor to host memory and waits for the GPU; capture fails.
+
+    ## Example
+    ```python
+    tokens = next_ids.tolist()
+    ```
+
+    ## Use instead
+    Keep the tensor on the device inside the region and convert it after replay.
+
+    ## Fix safety
+    No automatic fix: where the list is used decides what the code should become.
+    """
+
+    code = "GS102"
+    name = "tolist-sync"
+    summary = "`.tolist()` copies a tensor to the host and waits for the GPU"
+    message = "`.tolist()` copies a tensor to the host and waits for the GPU: {consequence}"
+    valid = ("ids = x.argmax(-1)", Example("ids = x.tolist()", region=False))
+    invalid = ("ids = x.argmax(-1).tolist()",)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        if _method_call(node, ("tolist",)) and not ctx.kind(node.func.value).not_tensor:
+            ctx.report(self, node)
+
+
+class HostCopy(_SyncRule):
+    """## What it does
+    Flags `.cpu()`, `.numpy()`, `.to("cpu")` and `.to(device="cpu")` inside a captured region.
+
+    ## Why is this bad?
+    A device-to-host copy into pageable memory waits for the GPU and is not allowed while a
+    stream is captured: capture fails. `.numpy()` additionally needs the data on the host.
+
+    ## Example
+    ```python
+    probs = logits.softmax(-1).cpu()
+    ```
+
+    ## Use instead
+    Keep the data on the device inside the region; copy the graph's static output to the host
+    after `graph.replay()`.
+
+    ## Fix safety
+    No automatic fix.
+    """
+
+    code = "GS103"
+    name = "host-copy"
+    summary = "device-to-host copy (`.cpu()`, `.numpy()`, `.to(\"cpu\")`)"
+    message = "`{what}` copies a tensor to the host and waits for the GPU: {consequence}"
+    valid = ('y = x.to("cuda")', "y = x.to(torch.float16)", Example("y = x.cpu()", region=False))
+    invalid = ("y = x.cpu()", "a = x.numpy()", 'y = x.to("cpu")', 'y = x.to(device="cpu")',
+               'y = x.to(torch.device("cpu"))')
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        method = _method_call(node, ("cpu", "numpy", "to"))
+        if method is None or ctx.kind(node.func.value).not_tensor:
+            return
+        if method in ("cpu", "numpy"):
+            ctx.report(self, node, what=f".{method}()")
+            return
+        for arg in node.args:
+            if arg.keyword is None or arg.keyword.value == "device":
+                if _is_cpu_device(arg.value, ctx):
+                    ctx.report(self, node, what='.to("cpu")')
+                    return
+
+
+def _is_cpu_device(expr: cst.BaseExpression, ctx) -> bool:
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return isinstance(value, str) and value.split(":")[0] == "cpu"
+    if isinstance(expr, cst.Call) and ctx.resolve(expr.func) == "torch.device" and expr.args:
+        return _is_cpu_device(expr.args[0].value, ctx)
+    return False
+
+
+class TensorFormat(_SyncRule):
+    """## What it does
+    Flags printing or formatting a tensor inside a captured region: `print(t)`, `f"{t}"`,
+    `str(t)`, `repr(t)`, `format(t)`, `"%s" % t`, `"{}".format(t)`.
+
+    ## Why is this bad?
+    Turning a tensor into text copies its values to the host and waits for the GPU: capture
+    fails. Even when it did not, it would print the values seen at capture time only once.
+
+    ## Example
+    ```python
+    print(f"loss {loss:.3f}")
+    ```
+
+    ## Use instead
+    Log after replay, from the graph's static output tensor.
+
+    ## Fix safety
+    Removing or moving a print changes what the program shows: unsafe.
+    """
+
+    code = "GS104"
+    name = "tensor-format"
+    summary = "printing or formatting a tensor copies it to the host"
+    message = "{what} of a tensor copies it to the host and waits for the GPU: {consequence}"
+    valid = ('print("step")', 'print(f"shape {x.shape}")', 'msg = f"{n}"')
+    invalid = ("print(x)", 'msg = f"loss {x:.3f}"', "s = str(x)", 's = "%s" % x', 's = "{}".format(x)')
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        if isinstance(func, cst.Name) and func.value in ("print", "str", "repr", "format"):
+            if any(arg.keyword is None and ctx.kind(arg.value).is_tensor for arg in node.args):
+                ctx.report(self, node, what=f"`{func.value}()`")
+        elif isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, cst.SimpleString):
+            if any(ctx.kind(arg.value).is_tensor for arg in node.args):
+                ctx.report(self, node, what="`str.format()`")
+
+    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression, ctx) -> None:
+        if ctx.kind(node.expression).is_tensor:
+            ctx.report(self, node, what="an f-string")
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        if isinstance(node.operator, cst.Modulo) and isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString)):
+            right = node.right
+            values = [e.value for e in right.elements] if isinstance(right, cst.Tuple) else [right]
+            if any(ctx.kind(v).is_tensor for v in values):
+                ctx.report(self, node, what="`%` formatting")
+
+
+class TensorToPython(_SyncRule):
+    """## What it does
+    Flags converting a tensor to a Python number: `bool(t)`, `int(t)`, `float(t)`,
+    `range(t)`, and a tensor used as a slice bound (`x[:n]` with a tensor `n`).
+
+    ## Why is this bad?
+    The conversion reads the value on the host, which waits for the GPU: capture fails.
+    A tensor slice bound also makes the output shape depend on data.
+
+    ## Example
+    ```python
+    n = int(lengths.max())
+    y = x[:, :n]
+    ```
+
+    ## Use instead
+    Keep shapes static: pad to a fixed size and mask, or pass the bound as a Python int
+    from outside the region.
+
+    ## Fix safety
+    `float(t)` feeding only tensor math can keep the tensor (safe); other uses have no fix.
+    """
+
+    code = "GS105"
+    name = "tensor-to-python"
+    summary = "`bool/int/float()` of a tensor, or a tensor as a slice/range bound"
+    message = "{what} reads a tensor's value on the host and waits for the GPU: {consequence}"
+    valid = ("n = int(x.shape[0])", "k = x.size(-1)\nz = x[:, :k]", "z = x[0]")
+    invalid = ("f = float(x)", "b = bool(x.sum())", "for i in range(x.sum()):\n    pass", "n = x.sum()\nz = y[:n]")
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        if isinstance(func, cst.Name) and func.value in ("bool", "int", "float", "range", "complex"):
+            if any(arg.keyword is None and ctx.kind(arg.value).is_tensor for arg in node.args):
+                ctx.report(self, node, what=f"`{func.value}()`")
+
+    def visit_Slice(self, node: cst.Slice, ctx) -> None:
+        for bound in (node.lower, node.upper, node.step):
+            if bound is not None and ctx.kind(bound).is_tensor:
+                ctx.report(self, bound, what="a tensor slice bound")
+
+
+class ExplicitSync(_SyncRule):
+    """## What it does
+    Flags `torch.cuda.synchronize()`, `stream.synchronize()`, `event.synchronize()` and
+    `event.query()`/`stream.query()` inside a captured region.
+
+    ## Why is this bad?
+    A synchronization is illegal while a stream is captured: capture fails. Note that
+    `torch.cuda.set_sync_debug_mode` does not report these, so the run-time tracer wraps them.
+
+    ## Example
+    ```python
+    torch.cuda.synchronize()
+    ```
+
+    ## Use instead
+    Synchronize outside the region, after `graph.replay()`; order streams inside the region
+    with `stream.wait_stream()` or events' `record()`/`wait()`.
+
+    ## Fix safety
+    Removing a synchronize can change timing code outside the region: unsafe.
+    """
+
+    code = "GS106"
+    name = "explicit-sync"
+    summary = "`torch.cuda.synchronize()`, stream/event `.synchronize()` or `.query()`"
+    message = "`{what}` waits for the GPU: {consequence}"
+    valid = ("s = torch.cuda.current_stream()\ns.wait_stream(s)", "e = torch.cuda.Event()\ne.record()")
+    invalid = ("torch.cuda.synchronize()", "e = torch.cuda.Event()\ne.synchronize()",
+               "e = torch.cuda.Event()\ndone = e.query()", "torch.cuda.current_stream().synchronize()")
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        name = ctx.resolve(node.func)
+        if name in ("torch.cuda.synchronize", "torch.synchronize", "torch.accelerator.synchronize", "torch.cuda.device_synchronize"):
+            ctx.report(self, node, what=f"{name}()")
+            return
+        method = _method_call(node, ("synchronize", "query"))
+        if method is None:
+            return
+        receiver = ctx.kind(node.func.value)
+        if method == "query" and receiver.tag != "stream-or-event":
+            return
+        if method == "synchronize" and receiver.is_tensor:
+            return
+        ctx.report(self, node, what=f".{method}()")
+
+
+_DYNAMIC_FUNCS = {
+    "nonzero": None, "argwhere": None, "unique": None, "unique_consecutive": None,
+    "masked_select": None, "bincount": None,
+}
+
+
+class DynamicShapeOp(_SyncRule):
+    """## What it does
+    Flags ops whose output shape depends on tensor values: `nonzero`, `argwhere`, `unique*`,
+    `masked_select`, one-argument `torch.where`, `repeat_interleave` without `output_size`,
+    `bincount`, and `one_hot` without `num_classes`.
+
+    ## Why is this bad?
+    To allocate the output, PyTorch must read a size computed on the GPU, which waits for it:
+    capture fails. Even a captured size would be frozen for every replay.
+
+    ## Example
+    ```python
+    idx = torch.nonzero(mask)
+    ```
+
+    ## Use instead
+    Use fixed-size forms: `torch.nonzero_static(mask, size=k)`, 3-argument `torch.where`,
+    `repeat_interleave(..., output_size=n)`, `one_hot(x, num_classes=c)`, or masking.
+
+    ## Fix safety
+    `repeat_interleave` gets `output_size` when it is known statically (safe).
+    """
+
+    code = "GS107"
+    name = "dynamic-shape-op"
+    summary = "op with a data-dependent output shape (`nonzero`, `unique`, 1-arg `where`, ...)"
+    message = "`{what}` has a data-dependent output shape and waits for the GPU: {consequence}"
+    valid = ("i = torch.nonzero_static(x, size=4)", "z = torch.where(x > 0, x, y)",
+             "r = torch.repeat_interleave(x, 2, output_size=8)", "o = F.one_hot(x, num_classes=10)")
+    invalid = ("i = torch.nonzero(x)", "i = x.nonzero()", "u = torch.unique(x)", "i = torch.where(x > 0)",
+               "r = torch.repeat_interleave(x, y)", "c = torch.bincount(x)", "o = F.one_hot(x)",
+               "s = torch.masked_select(x, x > 0)")
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        name = ctx.resolve(node.func) or ""
+        namespace, _, func = name.rpartition(".")
+        what = None
+        if namespace in ("torch", "torch.nn.functional"):
+            what = self._dynamic(func, node, positional_offset=0)
+        elif isinstance(node.func, cst.Attribute) and not name.startswith("torch."):
+            method = node.func.attr.value
+            if method in _DYNAMIC_FUNCS or method in ("repeat_interleave",):
+                if not ctx.kind(node.func.value).not_tensor:
+                    what = self._dynamic(method, node, positional_offset=1)
+        if what:
+            ctx.report(self, node, what=what)
+
+    @staticmethod
+    def _dynamic(func: str, node: cst.Call, positional_offset: int) -> str | None:
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        if func in _DYNAMIC_FUNCS:
+            return func
+        if func == "where" and positional_offset == 0 and len(positional) == 1 and len(node.args) == 1:
+            return "torch.where(cond)"
+        if func == "repeat_interleave" and _keyword(node, "output_size") is None:
+            # repeat_interleave(x, 2) with an int repeat count has a static size
+            repeats = positional[1 - positional_offset] if len(positional) > 1 - positional_offset else _keyword(node, "repeats")
+            if repeats is not None and isinstance(repeats.value, cst.Integer):
+                return None
+            return "repeat_interleave"
+        if func == "one_hot":
+            num = _keyword(node, "num_classes") or (positional[1] if len(positional) > 1 else None)
+            if num is None or (isinstance(num.value, cst.UnaryOperation) and isinstance(num.value.expression, cst.Integer)):
+                return "one_hot without num_classes"
+        return None
+
+
+class BoolMaskIndex(_SyncRule):
+    """## What it does
+    Flags reading `x[mask]` with a boolean tensor mask inside a captured region.
+
+    ## Why is this bad?
+    Boolean indexing runs `nonzero` to find the selected positions: the result's size depends
+    on the data, so PyTorch waits for the GPU: capture fails.
+    `x[mask] = value` with a scalar is fine (it becomes `masked_fill_`, no sync).
+
+    ## Example
+    ```python
+    picked = logits[logits > 0]
+    ```
+
+    ## Use instead
+    ```python
+    picked = torch.where(logits > 0, logits, 0.0)
+    ```
+
+    ## Fix safety
+    No automatic fix: the result has a different shape.
+    """
+
+    code = "GS108"
+    name = "bool-mask-index"
+    summary = "reading `x[mask]` with a boolean mask"
+    message = "`x[mask]` with a boolean mask has a data-dependent shape and waits for the GPU: {consequence}"
+    valid = ("x[x > 0] = 0.0", "z = torch.where(x > 0, x, 0.0)", "z = x[0]")
+    invalid = ("z = x[x > 0]", "m = torch.isnan(x)\nz = y[m]", "z = x[~(x > 0)]")
+
+    def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
+        if ctx.is_store(node):
+            return
+        for element in node.slice:
+            index = element.slice
+            if isinstance(index, cst.Index) and ctx.kind(index.value).is_bool_tensor:
+                if not ctx.kind(node.value).not_tensor:
+                    ctx.report(self, node)
+                return
+
+
+class TensorEquality(_SyncRule):
+    """## What it does
+    Flags `torch.equal`, `torch.allclose` and their method forms used as a Python value.
+
+    ## Why is this bad?
+    They return a Python `bool`, computed on the GPU and copied back: the host waits, capture
+    fails, and the answer would be frozen at capture time anyway.
+
+    ## Example
+    ```python
+    same = torch.allclose(a, b)
+    ```
+
+    ## Use instead
+    `torch.isclose(a, b).all()` keeps the answer on the device as a tensor.
+
+    ## Fix safety
+    No automatic fix: the consumer expects a Python bool.
+    """
+
+    code = "GS109"
+    name = "tensor-equality-sync"
+    summary = "`torch.equal`/`torch.allclose` return a Python bool"
+    message = "`{what}` returns a Python bool computed on the GPU: {consequence}"
+    valid = ("same = torch.isclose(x, y).all()",)
+    invalid = ("same = torch.equal(x, y)", "ok = torch.allclose(x, y)", "ok = x.allclose(y)")
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        name = ctx.resolve(node.func)
+        if name in ("torch.equal", "torch.allclose"):
+            ctx.report(self, node, what=name)
+        elif _method_call(node, ("equal", "allclose")) and ctx.kind(node.func.value).is_tensor:
+            ctx.report(self, node, what=f".{node.func.attr.value}()")
+
+
+class NonfiniteCheckSync(_SyncRule):
+    """## What it does
+    Flags `clip_grad_norm_(..., error_if_nonfinite=True)` inside a captured region.
+
+    ## Why is this bad?
+    To raise on a non-finite norm, PyTorch reads the norm on the host: capture fails.
+
+    ## Example
+    ```python
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, error_if_nonfinite=True)
+    ```
+
+    ## Use instead
+    ```python
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    found_inf = ~torch.isfinite(norm)  # read it after replay
+    ```
+
+    ## Fix safety
+    Turning the check off stops the exception: unsafe.
+    """
+
+    code = "GS110"
+    name = "nonfinite-check-sync"
+    summary = "`clip_grad_norm_(error_if_nonfinite=True)` reads the norm on the host"
+    message = "`clip_grad_norm_(error_if_nonfinite=True)` reads the norm on the host: {consequence}"
+    valid = ("torch.nn.utils.clip_grad_norm_(x, 1.0)",)
+    invalid = ("torch.nn.utils.clip_grad_norm_(x, 1.0, error_if_nonfinite=True)",)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if name == "clip_grad_norm_":
+            arg = _keyword(node, "error_if_nonfinite")
+            if arg is not None and _is_true(arg.value):
+                ctx.report(self, node)
+
+
+RULES = (ItemSync, TolistSync, HostCopy, TensorFormat, TensorToPython, ExplicitSync, DynamicShapeOp,
+         BoolMaskIndex, TensorEquality, NonfiniteCheckSync)
