@@ -38,8 +38,9 @@ def rules_reference() -> str:
     ]
     for rule in ALL_RULES:
         anchor = f"{rule.code.lower()}-{rule.name}"
+        summary = rule.summary.replace("|", "\\|")
         parts.append(
-            f"| [{rule.code}](#{anchor}) | {rule.name} | {rule.principle.value} | {rule.consequence.value} | {rule.summary.replace('|', '\\|')} |"
+            f"| [{rule.code}](#{anchor}) | {rule.name} | {rule.principle.value} | {rule.consequence.value} | {summary} |"
         )
     parts.append("")
     for rule in ALL_RULES:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import io
 import signal
 import threading
@@ -11,7 +12,6 @@ from contextlib import contextmanager
 import libcst as cst
 
 from graphsafe.analyzer.facts import FileFacts
-from graphsafe.analyzer.noqa import noqa_lines
 from graphsafe.analyzer.walker import FileWalker
 from graphsafe.model import Diagnostic, Position
 from graphsafe.rules.parse_error import ParseError
@@ -54,7 +54,12 @@ def error_facts(path: str, module: str, detail: str, line: int = 1, column: int 
 
 def decode(content: bytes) -> str:
     """Source text per PEP 263 (coding cookie, BOM); raises UnicodeDecodeError/SyntaxError."""
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(content).readline)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(content).readline)
+    except SyntaxError as error:
+        if "invalid or missing encoding declaration" not in str(error):
+            raise
+        encoding = "utf-8"  # no cookie and not UTF-8: decoding below says which byte
     return content.decode(encoding)
 
 
@@ -81,7 +86,7 @@ def analyze_text(path: str, module: str, is_package: bool, text: str, rules) -> 
             walker = FileWalker(path, module, is_package, rules)
             return walker.run(module_node, text.splitlines())
     except cst.ParserSyntaxError as error:
-        return error_facts(path, module, f"syntax error: {error.message}", error.raw_line, error.raw_column)
+        return _syntax_error_facts(path, module, text, error)
     except _TimeLimit:
         return error_facts(path, module, f"analysis took longer than {TIME_LIMIT_S} s; file skipped")
     except RecursionError:
@@ -90,5 +95,15 @@ def analyze_text(path: str, module: str, is_package: bool, text: str, rules) -> 
         return error_facts(path, module, f"internal error while analysing this file: {type(error).__name__}: {error}")
 
 
-def noqa_of(text: str):
-    return noqa_lines(text.splitlines())
+def _syntax_error_facts(path: str, module: str, text: str, error: cst.ParserSyntaxError) -> FileFacts:
+    """Python's own parser pinpoints syntax errors better than libcst's; ask it (error path only)."""
+    try:
+        ast.parse(text)
+    except SyntaxError as precise:
+        line = precise.lineno or 1
+        column = (precise.offset or 1) - 1
+        return error_facts(path, module, f"syntax error: {precise.msg}", line, column)
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    message = error.message.removeprefix("parser error: ")
+    return error_facts(path, module, f"libcst cannot parse this file: {message}", error.raw_line, error.raw_column)

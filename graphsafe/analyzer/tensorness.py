@@ -125,6 +125,11 @@ BOOL_RESULT_METHODS = frozenset(
     "bool isnan isinf isfinite isneginf isposinf isreal signbit logical_and logical_or logical_not logical_xor lt gt le ge eq ne any all isin".split()
 )
 
+TENSOR_CLASSES = frozenset(
+    """torch.nn.Parameter torch.nn.parameter.Parameter torch.nn.Buffer torch.nn.parameter.Buffer
+    torch.Tensor torch.FloatTensor torch.LongTensor torch.BoolTensor""".split()
+)
+
 STREAM_FACTORIES = frozenset(
     """torch.cuda.Event torch.cuda.Stream torch.cuda.current_stream torch.cuda.default_stream
     torch.cuda.ExternalStream torch.Event torch.Stream torch.accelerator.current_stream
@@ -174,6 +179,8 @@ def torch_call_kind(name: str, call: cst.Call) -> Kind | None:
     """Kind of `torch.xxx(...)` for a resolved dotted name; None if not a torch function."""
     if name in STREAM_FACTORIES:
         return STREAM_OR_EVENT
+    if name in TENSOR_CLASSES:
+        return TENSOR
     namespace, _, func = name.rpartition(".")
     if namespace not in TENSOR_NAMESPACES:
         if name.startswith("torch.nn.") and func[:1].isupper():

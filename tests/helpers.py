@@ -1,0 +1,27 @@
+"""Small helpers shared by the analyzer tests."""
+
+from __future__ import annotations
+
+import textwrap
+
+from graphsafe.analyzer.engine import check_source
+from graphsafe.config import Settings
+from graphsafe.rules.base import Example
+
+PRELUDE = "import torch\nimport torch.nn.functional as F\n\n\n"
+SIGNATURE = "def step(self, x: torch.Tensor, y: torch.Tensor, n: int):"
+
+
+def wrap(example: Example) -> str:
+    """An example snippet as the body of a function, marked as a region unless region=False."""
+    body = textwrap.indent(textwrap.dedent(example.code).strip("\n"), "    ")
+    marker = "  # graphsafe: region" if example.region else ""
+    return f"{PRELUDE}{SIGNATURE}{marker}\n{body}\n"
+
+
+def diagnostics(source: str, filename: str = "example.py", **settings):
+    return check_source(source, filename, Settings(**settings)).diagnostics
+
+
+def codes(source: str, **settings) -> list[str]:
+    return [d.code for d in diagnostics(textwrap.dedent(source), **settings)]

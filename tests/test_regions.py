@@ -1,0 +1,250 @@
+"""Region roots of every kind, and call chains across methods, classes and files."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from graphsafe.analyzer.engine import check_paths
+from graphsafe.config import Settings
+from tests.helpers import codes, diagnostics
+
+MODEL = """
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x)
+        return h.sum().item()
+"""
+
+
+def project(tmp_path: Path, files: dict[str, str], **settings):
+    for name, text in files.items():
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text))
+    return check_paths([tmp_path], Settings(root=tmp_path, **settings), use_cache=False, jobs=1).diagnostics
+
+
+def test_graph_block_reaches_method_in_other_file(tmp_path):
+    found = project(tmp_path, {
+        "model.py": MODEL,
+        "train.py": """
+            import torch
+            from model import Block
+
+            def main():
+                block = Block()
+                x = torch.zeros(4, 4)
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g):
+                    y = block(x)
+        """,
+    })
+    assert [d.code for d in found] == ["GS101"]
+    d = found[0]
+    assert d.path.endswith("model.py") and d.start.line == 13
+    assert d.chain == ("torch.cuda.graph block in main (line 9)", "Block.forward")
+
+
+def test_no_region_no_report():
+    assert codes("""
+        import torch
+        def f(x: torch.Tensor):
+            return x.item()
+    """) == []
+
+
+def test_region_star_audits_every_function():
+    assert codes("""
+        import torch
+        def f(x: torch.Tensor):
+            return x.item()
+    """, regions=("*",)) == ["GS101"]
+
+
+def test_region_pattern_on_qualified_name():
+    source = """
+        import torch
+        class A:
+            def step(self, x: torch.Tensor):
+                return x.item()
+            def other(self, x: torch.Tensor):
+                return x.item()
+    """
+    found = diagnostics(textwrap.dedent(source), regions=("A.step",))
+    assert [d.start.line for d in found] == [5]
+
+
+def test_region_pattern_with_path(tmp_path):
+    files = {"a.py": "import torch\ndef f(x: torch.Tensor):\n    return x.item()\n",
+             "b.py": "import torch\ndef f(x: torch.Tensor):\n    return x.item()\n"}
+    found = project(tmp_path, files, regions=("a.py::f",))
+    assert [Path(d.path).name for d in found] == ["a.py"]
+
+
+def test_decorator_and_comment_regions():
+    assert codes("""
+        import torch
+        import graphsafe
+
+        @graphsafe.region
+        def a(x: torch.Tensor):
+            return x.item()
+
+        def b(x: torch.Tensor):  # graphsafe: region
+            return x.tolist()
+
+        # graphsafe: region
+        def c(x: torch.Tensor):
+            return x.cpu()
+    """) == ["GS101", "GS102", "GS103"]
+
+
+def test_make_graphed_callables_module_and_function():
+    found = diagnostics(textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def forward(self, x):
+                torch.cuda.synchronize()
+                return x
+
+        def fn(x: torch.Tensor):
+            return x.nonzero()
+
+        net = Net()
+        graphed = torch.cuda.make_graphed_callables((net, fn), ((torch.zeros(1),), (torch.zeros(1),)))
+    """))
+    assert sorted(d.code for d in found) == ["GS106", "GS107"]
+    assert all(d.region.kind.value == "make_graphed_callables argument" for d in found)
+
+
+def test_te_make_graphed_callables():
+    assert codes("""
+        import torch
+        import transformer_engine.pytorch as te
+
+        def layer(x: torch.Tensor):
+            return x.tolist()
+
+        te.make_graphed_callables(layer, (torch.zeros(1),))
+    """) == ["GS102"]
+
+
+def test_torch_compile_reduce_overhead_decorator_and_call():
+    assert codes("""
+        import torch
+
+        @torch.compile(mode="reduce-overhead")
+        def a(x: torch.Tensor):
+            return x.item()
+
+        @torch.compile
+        def not_graphed(x: torch.Tensor):
+            return x.item()
+
+        def b(x: torch.Tensor):
+            return x.tolist()
+
+        compiled = torch.compile(b, mode="reduce-overhead")
+    """) == ["GS101", "GS102"]
+
+
+def test_capture_begin_end_segment():
+    found = diagnostics(textwrap.dedent("""
+        import torch
+
+        def main(x: torch.Tensor):
+            before = x.item()
+            g = torch.cuda.CUDAGraph()
+            g.capture_begin()
+            y = x.item()
+            g.capture_end()
+            after = x.item()
+    """))
+    assert [d.start.line for d in found] == [8]  # only the line between begin and end
+
+
+def test_self_method_super_and_attribute_modules():
+    found = diagnostics(textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        class Base(nn.Module):
+            def forward(self, x):
+                return x.tolist()
+
+        class Attn(nn.Module):
+            def forward(self, x):
+                return self.helper(x)
+            def helper(self, x):
+                return x.cpu()
+
+        class Child(Base):
+            def __init__(self):
+                super().__init__()
+                self.attn = Attn()
+                self.layers = nn.ModuleList([Attn() for _ in range(2)])
+            def forward(self, x):
+                y = super().forward(x)
+                for layer in self.layers:
+                    x = layer(x)
+                return self.attn(x)
+
+        @torch.compile(mode="reduce-overhead")
+        def step(model: Child, x):
+            m = Child()
+            return m(x)
+    """))
+    by_code = {d.code: d.chain for d in found}
+    assert by_code["GS102"] == ("step", "Child.forward", "Base.forward")
+    assert by_code["GS103"] == ("step", "Child.forward", "Attn.forward", "Attn.helper")
+
+
+def test_import_aliases_and_reexports(tmp_path):
+    found = project(tmp_path, {
+        "pkg/__init__.py": "from .ops import helper\n",
+        "pkg/ops.py": "from torch.cuda import synchronize as s\n\ndef helper():\n    s()\n",
+        "main.py": """
+            import torch as th
+            import pkg
+
+            @th.compile(mode="reduce-overhead")
+            def step(x):
+                pkg.helper()
+                th.cuda.synchronize()
+        """,
+    })
+    assert sorted((Path(d.path).name, d.code) for d in found) == [("main.py", "GS106"), ("ops.py", "GS106")]
+    ops = next(d for d in found if d.path.endswith("ops.py"))
+    assert ops.chain == ("step", "helper")
+
+
+def test_nested_function_call():
+    assert codes("""
+        import torch
+        def outer(x: torch.Tensor):  # graphsafe: region
+            def inner():
+                return x.sum().item()
+            return inner()
+    """) == ["GS101"]
+
+
+def test_unreachable_function_in_same_file_is_silent():
+    found = diagnostics(textwrap.dedent("""
+        import torch
+        def loader(batch: torch.Tensor):
+            return batch.item()
+        def step(x: torch.Tensor):  # graphsafe: region
+            return x * 2
+    """))
+    assert found == []

@@ -1,0 +1,88 @@
+"""Look-alikes that are not tensors stay silent; real tensors through common paths are seen."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import codes
+
+REGION = "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\ndef step(self, model, x: torch.Tensor, cfg, flag: bool, mask=None):  # graphsafe: region\n"
+
+
+def body(code: str) -> str:
+    return REGION + "".join("    " + line + "\n" for line in code.strip("\n").splitlines())
+
+
+SILENT = [
+    "if x.shape[0] > 1:\n    pass",
+    "if x.ndim == 3:\n    pass",
+    "if x.dim() == 3:\n    pass",
+    "if x.size(0) > 2:\n    pass",
+    "if len(x) > 2:\n    pass",
+    "if mask is None:\n    pass",
+    "if mask is not None and flag:\n    pass",
+    "if isinstance(x, torch.Tensor):\n    pass",
+    "if self.training:\n    pass",
+    "if self.config.use_bias:\n    pass",
+    "if cfg.debug:\n    pass",
+    "if x.dtype == torch.float16:\n    pass",
+    "if x.device.type == 'cuda':\n    pass",
+    "if x.is_cuda:\n    pass",
+    "if x.requires_grad:\n    pass",
+    "if flag:\n    pass",
+    "outs = [x, x]\nif outs:\n    pass",
+    "a, b = torch.chunk(x, 2)\nif a.shape == b.shape:\n    pass",
+    "n = x.numel()\nif n > 0:\n    pass",
+    "v = model(x)\nif v:\n    pass",  # unknown: not reported (precision first)
+    "x[x > 0] = 0.0",
+    "y = torch.where(x > 0, x, 0.0)",
+    "y = torch.nonzero_static(x, size=3)",
+    "print('step done')",
+    "print(x.shape)",
+]
+
+FLAGGED = [
+    ("loss = F.mse_loss(x, x)\nif loss > 1:\n    pass", "GS201"),
+    ("h = nn.Linear(2, 2)(x)\nif h.mean() > 0:\n    pass", "GS201"),
+    ("y = x * 2 + 1\nwhile y.max() > 1:\n    y = y / 2", "GS201"),
+    ("m = (x > 0)\nz = x[m]", "GS108"),
+    ("y = torch.softmax(x, -1)\nprint(y)", "GS104"),
+    ("t = th_val = x.sum()\nv = float(t)", "GS105"),
+    ("if mask:\n    pass", None),  # unknown kind: silent
+]
+
+
+@pytest.mark.parametrize("code", SILENT)
+def test_not_a_tensor_is_silent(code):
+    assert codes(body(code)) == []
+
+
+@pytest.mark.parametrize("code,expected", FLAGGED)
+def test_tensor_paths_are_seen(code, expected):
+    found = codes(body(code))
+    assert found == ([expected] if expected else [])
+
+
+def test_self_attributes_from_init():
+    source = """
+import torch
+from torch import nn
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.ones(1))
+        self.w = nn.Parameter(torch.zeros(3))
+        self.steps = 0
+
+    @torch.compile(mode="reduce-overhead")
+    def forward(self, x):
+        if self.scale > 1:
+            pass
+        if self.w.sum() > 0:
+            pass
+        if self.steps > 3:
+            pass
+        return x
+"""
+    assert codes(source) == ["GS201", "GS201"]
