@@ -119,7 +119,9 @@ def _excluded(path: Path, root: Path, patterns: tuple[str, ...]) -> bool:
     except ValueError:
         rel = path.as_posix()
     for pattern in patterns:
-        if fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, pattern.rstrip("/") + "/*"):
+        # Directories are pruned as the walk meets them, so a pattern never needs to match an
+        # ancestor: `.venv` must not exclude everything when the user points us inside one.
+        if fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(rel, pattern.rstrip("/")):
             return True
     return False
 

@@ -107,23 +107,23 @@ TENSOR_NON_TENSOR_ATTRS = frozenset(
 TENSOR_TENSOR_ATTRS = frozenset("T mT H mH real imag grad data".split())
 TENSOR_TUPLE_METHODS = TORCH_TUPLE
 
-# Tensor methods common enough that a call `x.m(...)` is a tensor op even on an unknown `x`.
+# Methods that exist on tensors but not on numpy arrays, sympy or Python objects, so a call
+# `x.m(...)` is a tensor op even when `x`'s kind is unknown. (`sum`, `mean`, `reshape`, `any`
+# ... are left out: numpy has them too, and a false alarm costs more than a miss here.)
 TENSOR_ONLY_METHODS = frozenset(
-    """float half bfloat16 double int long bool contiguous detach clone view view_as reshape
-    permute transpose unsqueeze squeeze flatten unflatten expand expand_as masked_fill
-    masked_fill_ softmax log_softmax sigmoid tanh relu exp log sqrt rsqrt abs neg clamp
-    clamp_ clamp_min clamp_max sum mean std var amax amin argmax argmin cumsum cumprod
-    matmul mm bmm addmm baddbmm norm pow square logsumexp zero_ fill_ copy_ add_ mul_ div_
-    sub_ lerp_ addcmul_ addcdiv_ narrow index_select gather scatter scatter_ scatter_add
-    scatter_add_ index_add_ index_copy_ roll flip tril triu new_zeros new_ones new_full
-    new_empty new_tensor type_as isnan isinf isfinite nan_to_num any all lt gt le ge eq ne
-    logical_and logical_or logical_not logical_xor sign floor ceil round trunc frac
-    reciprocal""".split()
+    """float half bfloat16 double long contiguous detach clone view view_as unsqueeze
+    masked_fill masked_fill_ softmax log_softmax sigmoid relu new_zeros new_ones new_full
+    new_empty new_tensor type_as expand expand_as narrow index_select gather scatter scatter_
+    scatter_add scatter_add_ index_add_ index_copy_ copy_ fill_ zero_ add_ mul_ div_ sub_ lerp_
+    addcmul_ addcdiv_ matmul bmm mm addmm baddbmm logsumexp amax amin argmax argmin permute
+    clamp_min clamp_max""".split()
 )
 
 BOOL_RESULT_METHODS = frozenset(
     "bool isnan isinf isfinite isneginf isposinf isreal signbit logical_and logical_or logical_not logical_xor lt gt le ge eq ne any all isin".split()
 )
+# The subset that marks an unknown receiver as a tensor (numpy has any/all/...).
+BOOL_ONLY_METHODS = frozenset("bool isnan isinf isfinite isneginf isposinf signbit".split())
 
 TENSOR_CLASSES = frozenset(
     """torch.nn.Parameter torch.nn.parameter.Parameter torch.nn.Buffer torch.nn.parameter.Buffer
@@ -159,8 +159,10 @@ def annotation_kind(annotation: cst.BaseExpression, resolve) -> Kind:
                 return annotation_kind(inner.value, resolve)
         return UNKNOWN
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
+        # `Tensor | None` is a tensor wherever it is used as one; `float | Tensor` may be either.
         left, right = annotation_kind(expr.left, resolve), annotation_kind(expr.right, resolve)
-        if left.is_tensor or right.is_tensor:
+        none_side = _is_none(expr.left) or _is_none(expr.right)
+        if (left.is_tensor or right.is_tensor) and none_side:
             return TENSOR
         return SCALAR if left.not_tensor and right.not_tensor else UNKNOWN
     if isinstance(expr, cst.Name) and expr.value == "None":
@@ -173,6 +175,13 @@ def annotation_kind(annotation: cst.BaseExpression, resolve) -> Kind:
     if name in ("int", "float", "bool", "str", "bytes", "torch.dtype", "torch.device", "torch.Size"):
         return SCALAR
     return UNKNOWN
+
+
+SCALAR_PREFIXES = ("is_", "are_", "has_", "get_", "set_", "use_")
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
 
 
 def torch_call_kind(name: str, call: cst.Call) -> Kind | None:
@@ -190,7 +199,9 @@ def torch_call_kind(name: str, call: cst.Call) -> Kind | None:
         if name.startswith("torch."):
             return UNKNOWN
         return None
-    if func in TORCH_NON_TENSOR or func[:1].isupper():
+    if func.startswith("_"):
+        return UNKNOWN  # private helpers return anything
+    if func in TORCH_NON_TENSOR or func[:1].isupper() or func.startswith(SCALAR_PREFIXES):
         return SCALAR if func not in ("Generator",) else instance_of(name)
     if func in TORCH_TUPLE:
         return TENSOR_TUPLE

@@ -201,7 +201,7 @@ class FileWalker:
             elements = [self.kind(e.value) for e in expr.elements if not isinstance(e, cst.StarredElement)]
             return T.TENSOR_TUPLE if any(k.is_tensor for k in elements) else T.SCALAR
         if tp in (cst.ListComp, cst.GeneratorExp):
-            return T.TENSOR_TUPLE
+            return T.UNKNOWN  # elements unknown: iterating it must not invent tensors
         if tp is cst.Attribute:
             return self._infer_attribute(expr)
         if tp is cst.Subscript:
@@ -295,6 +295,8 @@ class FileWalker:
             if receiver.tag in ("object", "modules"):
                 return T.UNKNOWN
             if receiver.is_tensor:
+                if method.startswith("_"):
+                    return T.UNKNOWN  # __tensor_flatten__, _values(): not plain tensor ops
                 if method in T.TENSOR_NON_TENSOR_METHODS:
                     return T.SCALAR
                 if method in T.TENSOR_TUPLE_METHODS or (method in ("max", "min") and call.args):
@@ -312,7 +314,7 @@ class FileWalker:
             if receiver == T.UNKNOWN:
                 if method in T.TENSOR_NON_TENSOR_METHODS:
                     return T.SCALAR
-                if method in T.BOOL_RESULT_METHODS:
+                if method in T.BOOL_ONLY_METHODS:
                     return T.BOOL_TENSOR
                 if method in T.TENSOR_ONLY_METHODS:
                     return T.TENSOR
@@ -326,6 +328,9 @@ class FileWalker:
             kind = self._named_call_kind(name, call)
             if kind is not None:
                 return kind
+        callee = self.kind(func)  # e.g. nn.Linear(2, 2)(x)
+        if callee.tag in ("object", "modules"):
+            return self._call_instance_kind(callee)
         return T.UNKNOWN
 
     def _named_call_kind(self, name: str, call: cst.Call) -> T.Kind | None:

@@ -323,7 +323,8 @@ class DynamicShapeOp(_SyncRule):
     summary = "op with a data-dependent output shape (`nonzero`, `unique`, 1-arg `where`, ...)"
     message = "`{what}` has a data-dependent output shape and waits for the GPU: {consequence}"
     valid = ("i = torch.nonzero_static(x, size=4)", "z = torch.where(x > 0, x, y)",
-             "r = torch.repeat_interleave(x, 2, output_size=8)", "o = F.one_hot(x, num_classes=10)")
+             "r = torch.repeat_interleave(x, y, output_size=8)", "r = x.repeat_interleave(n, dim=0)",
+             "o = F.one_hot(x, num_classes=10)")
     invalid = ("i = torch.nonzero(x)", "i = x.nonzero()", "u = torch.unique(x)", "i = torch.where(x > 0)",
                "r = torch.repeat_interleave(x, y)", "c = torch.bincount(x)", "o = F.one_hot(x)",
                "s = torch.masked_select(x, x > 0)")
@@ -333,28 +334,31 @@ class DynamicShapeOp(_SyncRule):
         namespace, _, func = name.rpartition(".")
         what = None
         if namespace in ("torch", "torch.nn.functional"):
-            what = self._dynamic(func, node, positional_offset=0)
+            what = self._dynamic(func, node, 0, ctx)
         elif isinstance(node.func, cst.Attribute) and not name.startswith("torch."):
             method = node.func.attr.value
             if method in _DYNAMIC_FUNCS or method in ("repeat_interleave",):
                 if not ctx.kind(node.func.value).not_tensor:
-                    what = self._dynamic(method, node, positional_offset=1)
+                    what = self._dynamic(method, node, 1, ctx)
         if what:
             ctx.report(self, node, what=what)
 
     @staticmethod
-    def _dynamic(func: str, node: cst.Call, positional_offset: int) -> str | None:
+    def _dynamic(func: str, node: cst.Call, positional_offset: int, ctx) -> str | None:
         positional = [a for a in node.args if a.keyword is None and not a.star]
         if func in _DYNAMIC_FUNCS:
             return func
         if func == "where" and positional_offset == 0 and len(positional) == 1 and len(node.args) == 1:
             return "torch.where(cond)"
         if func == "repeat_interleave" and _keyword(node, "output_size") is None:
-            # repeat_interleave(x, 2) with an int repeat count has a static size
-            repeats = positional[1 - positional_offset] if len(positional) > 1 - positional_offset else _keyword(node, "repeats")
-            if repeats is not None and isinstance(repeats.value, cst.Integer):
-                return None
-            return "repeat_interleave"
+            # Only a tensor of repeat counts makes the size data-dependent; an int does not.
+            index = 1 - positional_offset
+            repeats = positional[index] if len(positional) > index else _keyword(node, "repeats")
+            if repeats is None and positional_offset == 0 and len(positional) == 1:
+                return "repeat_interleave"  # torch.repeat_interleave(repeats)
+            if repeats is not None and ctx.kind(repeats.value).is_tensor:
+                return "repeat_interleave"
+            return None
         if func == "one_hot":
             num = _keyword(node, "num_classes") or (positional[1] if len(positional) > 1 else None)
             if num is None or (isinstance(num.value, cst.UnaryOperation) and isinstance(num.value.expression, cst.Integer)):
