@@ -84,7 +84,7 @@ def analyze_text(path: str, module: str, is_package: bool, text: str, rules) -> 
         with _time_limit(TIME_LIMIT_S):
             module_node = cst.parse_module(text)
             walker = FileWalker(path, module, is_package, rules)
-            return walker.run(module_node, text.splitlines())
+            return walker.run(module_node, text)
     except cst.ParserSyntaxError as error:
         return _syntax_error_facts(path, module, text, error)
     except _TimeLimit:

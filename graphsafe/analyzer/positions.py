@@ -1,38 +1,56 @@
 """Line/column positions for just the nodes we report.
 
 libcst's PositionProvider records a range for every node of the module, which costs about
-twice the parse itself. We only need positions for a handful of nodes per file (the hazards),
-so we run libcst's plain code generator once and note the running line/column when a target
-node starts and ends: the cost of `module.code` plus a few dictionary probes.
+twice the parse itself. We need positions for a handful of nodes per file (the hazards):
+
+1. Python's own `ast` (a few ms) gives the first line of every statement; we pair libcst's
+   statements with ast's by structure.
+2. For each statement that holds targets, we run libcst's code generator on that statement
+   alone, noting where the targets start and end, and stop as soon as they are all placed.
+   The generated text is located in the source at the statement's line (leading comment
+   lines and decorators move it up a few lines), which turns offsets into positions.
+3. Anything that cannot be placed that way falls back to generating the whole module.
+
+Only the node *types* of the targets are instrumented (their class-level `_codegen` is
+wrapped for the duration), so every other node runs libcst's code unchanged.
 """
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Iterable, Iterator
+import ast
+import re
+import threading
+from typing import Iterable, Sequence
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from graphsafe.model import Position
 
+# Wrapping is per class, so two threads must not generate positions at the same time.
+_LOCK = threading.Lock()
+_INDENT = re.compile(r"[ \t\f]*")
 
-class _SparsePositionState(CodegenState):
-    # CodegenState uses __slots__, so our extra state lives in one dict-free tuple of fields
-    # set on a subclass without slots.
-    def __init__(self, module: cst.Module, targets: set[int]) -> None:
-        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
-        self.targets = targets
-        self.starts: dict[int, Position] = {}
-        self.ranges: dict[int, tuple[Position, Position]] = {}
-        self._line = 1
-        self._column = 0
-        self._synced = 0
+Range = tuple[Position, Position]
 
-    def _here(self) -> Position:
+
+class _Done(Exception):
+    """Raised once every target has its range: the rest need not be generated."""
+
+
+class _Cursor:
+    """Running line/column over the tokens generated so far (advanced lazily)."""
+
+    __slots__ = ("tokens", "line", "column", "synced")
+
+    def __init__(self, tokens: list[str]) -> None:
+        self.tokens = tokens
+        self.line, self.column, self.synced = 1, 0, 0
+
+    def here(self) -> Position:
         tokens = self.tokens
-        line, column = self._line, self._column
-        for i in range(self._synced, len(tokens)):
+        line, column = self.line, self.column
+        for i in range(self.synced, len(tokens)):
             token = tokens[i]
             newlines = token.count("\n")
             if newlines:
@@ -40,40 +58,170 @@ class _SparsePositionState(CodegenState):
                 column = len(token) - token.rfind("\n") - 1
             else:
                 column += len(token)
-        self._line, self._column, self._synced = line, column, len(tokens)
+        self.line, self.column, self.synced = line, column, len(tokens)
         return Position(line, column)
 
-    def before_codegen(self, node: cst.CSTNode) -> None:
-        if id(node) in self.targets:
-            self.starts[id(node)] = self._here()
 
-    def after_codegen(self, node: cst.CSTNode) -> None:
-        key = id(node)
-        if key in self.targets and key not in self.ranges:
-            self.ranges[key] = (self.starts[key], self._here())
+def _generate(root: cst.CSTNode, targets: Sequence[cst.CSTNode], state: CodegenState) -> dict[int, Range]:
+    """Run root's code generation into `state`, recording targets' ranges (relative to line 1)."""
+    wanted = {id(n) for n in targets}
+    cursor = _Cursor(state.tokens)
+    ranges: dict[int, Range] = {}
 
-    @contextmanager
-    def record_syntactic_position(self, node, *, start_node=None, end_node=None) -> Iterator[None]:
-        # Syntactic range: without surrounding parentheses and leading whitespace/comments.
-        key = id(node)
-        if key not in self.targets:
-            yield
+    def wrap(original):
+        def codegen(self, state: CodegenState, **kwargs) -> None:
+            key = id(self)
+            if key not in wanted:
+                return original(self, state, **kwargs)
+            start = cursor.here()
+            original(self, state, **kwargs)
+            if key not in ranges:
+                ranges[key] = (start, cursor.here())
+                if len(ranges) == len(wanted):
+                    raise _Done()
+
+        return codegen
+
+    types = {type(n) for n in targets}
+    originals = {tp: tp.__dict__.get("_codegen") for tp in types}
+    try:
+        for tp in types:
+            tp._codegen = wrap(tp._codegen)
+        root._codegen(state)
+    except _Done:
+        pass
+    finally:
+        for tp, original in originals.items():
+            if original is None:
+                del tp._codegen
+            else:
+                tp._codegen = original
+    return ranges
+
+
+# ------------------------------------------------------------------ statement pairing
+def _suite_statements(suite) -> Sequence[cst.BaseStatement]:
+    return suite.body if isinstance(suite, cst.IndentedBlock) else ()
+
+
+def _pair(body: Sequence[cst.CSTNode], nodes: list[ast.stmt], out: dict[int, int]) -> None:
+    i = 0
+    for stmt in body:
+        if i >= len(nodes):
             return
-        start = self._here()
-        try:
-            yield
-        finally:
-            end = self._here()
-            if end_node is not None and id(end_node) in self.ranges:
-                end = self.ranges[id(end_node)][1]
-            self.ranges[key] = (start, end)
+        node = nodes[i]
+        out[id(stmt)] = node.lineno
+        if isinstance(stmt, cst.SimpleStatementLine):
+            i += len(stmt.body)
+            continue
+        i += 1
+        _pair_compound(stmt, node, out)
 
 
-def node_ranges(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, tuple[Position, Position]]:
-    """Map id(node) → (start, end) for each of `nodes` (1-based lines, 0-based columns)."""
-    targets = {id(n) for n in nodes}
-    if not targets:
+def _pair_compound(stmt: cst.CSTNode, node: ast.stmt, out: dict[int, int]) -> None:
+    if isinstance(stmt, cst.If):
+        _pair(_suite_statements(stmt.body), node.body, out)
+        orelse = stmt.orelse
+        if isinstance(orelse, cst.If) and node.orelse:
+            out[id(orelse)] = node.orelse[0].lineno
+            _pair_compound(orelse, node.orelse[0], out)
+        elif isinstance(orelse, cst.Else):
+            _pair(_suite_statements(orelse.body), node.orelse, out)
+        return
+    if isinstance(stmt, (cst.Try, cst.TryStar)):
+        _pair(_suite_statements(stmt.body), node.body, out)
+        for handler, ast_handler in zip(stmt.handlers, node.handlers):
+            _pair(_suite_statements(handler.body), ast_handler.body, out)
+        if stmt.orelse is not None:
+            _pair(_suite_statements(stmt.orelse.body), node.orelse, out)
+        if stmt.finalbody is not None:
+            _pair(_suite_statements(stmt.finalbody.body), node.finalbody, out)
+        return
+    if isinstance(stmt, cst.Match):
+        for case, ast_case in zip(stmt.cases, node.cases):
+            _pair(_suite_statements(case.body), ast_case.body, out)
+        return
+    body = getattr(stmt, "body", None)
+    if body is not None and hasattr(node, "body"):
+        _pair(_suite_statements(body), node.body, out)
+    orelse = getattr(stmt, "orelse", None)
+    if isinstance(orelse, cst.Else) and getattr(node, "orelse", None):
+        _pair(_suite_statements(orelse.body), node.orelse, out)
+
+
+def statement_lines(module: cst.Module, source: str) -> dict[int, int] | None:
+    """id(libcst statement) → its first line per Python's parser; None if ast cannot parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    out: dict[int, int] = {}
+    _pair(module.body, tree.body, out)
+    return out
+
+
+# ------------------------------------------------------------------ public entry point
+def node_ranges(
+    module: cst.Module,
+    source: str,
+    targets: Iterable[tuple[cst.CSTNode, cst.CSTNode | None]],
+) -> dict[int, Range]:
+    """Map id(node) → (start, end) for `(node, enclosing statement)` pairs.
+
+    Lines are 1-based, columns 0-based characters.
+    """
+    by_anchor: dict[int, tuple[cst.CSTNode | None, list[cst.CSTNode]]] = {}
+    for node, anchor in targets:
+        by_anchor.setdefault(id(anchor), (anchor, []))[1].append(node)
+    if not by_anchor:
         return {}
-    state = _SparsePositionState(module, targets)
-    module._codegen(state)
-    return state.ranges
+    ranges: dict[int, Range] = {}
+    with _LOCK:
+        lines = statement_lines(module, source)
+        if lines is not None:
+            line_starts = _line_starts(source)
+            for anchor, nodes in by_anchor.values():
+                if anchor is not None and id(anchor) in lines:
+                    ranges.update(_in_statement(module, anchor, nodes, lines[id(anchor)], source, line_starts))
+        missing = [n for _, nodes in by_anchor.values() for n in nodes if id(n) not in ranges]
+        if missing:
+            state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+            ranges.update(_generate(module, missing, state))
+    return ranges
+
+
+def _line_starts(source: str) -> list[int]:
+    starts = [0]
+    find = source.find
+    position = find("\n")
+    while position != -1:
+        starts.append(position + 1)
+        position = find("\n", position + 1)
+    return starts
+
+
+def _in_statement(
+    module: cst.Module, anchor: cst.CSTNode, nodes: list[cst.CSTNode], line: int, source: str, line_starts: list[int]
+) -> dict[int, Range]:
+    if line - 1 >= len(line_starts):
+        return {}
+    start = line_starts[line - 1]
+    indent = _INDENT.match(source, start).group()
+    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+    if indent:
+        state.indent_tokens.append(indent)
+    relative = _generate(anchor, nodes, state)
+    text = "".join(state.tokens)
+    # The statement's text begins at column 0 of `line`, or a few lines above it when it
+    # carries comment lines or decorators: find the line where the source matches.
+    for back in range(text.count("\n") + 1):
+        first = line - back
+        if first < 1:
+            break
+        if source.startswith(text, line_starts[first - 1]):
+            shift = first - 1
+            return {
+                key: (Position(s.line + shift, s.column), Position(e.line + shift, e.column))
+                for key, (s, e) in relative.items()
+            }
+    return {}

@@ -133,6 +133,8 @@ class FileWalker:
         self.scope: _Scope | None = None
         self._kinds: dict[int, T.Kind] = {}
         self.cst_module: cst.Module | None = None
+        self.statement: cst.CSTNode | None = None  # innermost statement being walked
+        self.anchors: dict[int, cst.CSTNode | None] = {}  # target node → its statement
 
     # ------------------------------------------------------------------ Context for rules
     def kind(self, expr: cst.BaseExpression) -> T.Kind:
@@ -169,6 +171,9 @@ class FileWalker:
         if not self.first_report(rule.code, node):
             return
         spec = _FixSpec(fix[0], fix[1], fix[2]) if fix else None
+        self.anchors[id(node)] = self.statement
+        for replaced, _ in spec.replacements if spec else ():
+            self.anchors[id(replaced)] = self.statement
         hit = _PendingHit(type(rule), node, rule.format_message(**fields), spec)
         assert self.scope is not None
         for unit in self.scope.units:
@@ -398,15 +403,16 @@ class FileWalker:
             self._bind(target.value, T.UNKNOWN)
 
     # ------------------------------------------------------------------ walking
-    def run(self, module: cst.Module, source_lines: list[str]) -> FileFacts:
+    def run(self, module: cst.Module, source: str) -> FileFacts:
         self.cst_module = module
+        self.source = source
         imports = ImportTable(self.module, self.is_package)
         self._collect_module_level(module, imports)
         module_unit = _UnitBuilder(f"{self.module}.<module>", "<module>", None, module, False)
         self.units.append(module_unit)
         self.scope = _Scope(imports, self.globals, {}, None, None, "", [module_unit])
         self._walk_statements(module.body)
-        return self._finish(imports, source_lines)
+        return self._finish(imports, source.splitlines())
 
     def _collect_module_level(self, module: cst.Module, imports: ImportTable) -> None:
         """Imports, top-level defs and classes (with their attribute kinds) before walking."""
@@ -458,35 +464,44 @@ class FileWalker:
             self.scope = _Scope(imports, {}, {}, key, self_name, "", [])
             self.class_attr_kinds[key] = kinds
             self._kinds = {}
-            stack: list[cst.CSTNode] = [stmt.body]
-            while stack:
-                n = stack.pop()
-                if isinstance(n, cst.Assign):
-                    for t in n.targets:
-                        tgt = t.target
-                        if isinstance(tgt, cst.Attribute) and isinstance(tgt.value, cst.Name) and tgt.value.value == self_name:
-                            kind = self.kind(n.value)
-                            name = tgt.attr.value
-                            kinds[name] = T.merge(kinds[name], kind) if name in kinds else kind
-                        elif isinstance(tgt, cst.Name):
-                            self.scope.env[tgt.value] = self.kind(n.value)
-                elif isinstance(n, cst.AnnAssign) and n.value is not None and isinstance(n.target, cst.Attribute):
-                    if isinstance(n.target.value, cst.Name) and n.target.value.value == self_name:
-                        kinds[n.target.attr.value] = self.kind(n.value)
-                elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute):
-                    if n.func.attr.value in ("register_buffer", "register_parameter") and n.args:
-                        first = n.args[0].value
-                        if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
-                            kinds[first.evaluated_value] = T.TENSOR
-                if not isinstance(n, (cst.FunctionDef, cst.ClassDef)):
-                    stack.extend(_children(n))
+            for n in _statements_in(stmt.body):
+                if isinstance(n, cst.SimpleStatementLine):
+                    for small in n.body:
+                        self._note_self_assignment(small, self_name, kinds)
         self._kinds = {}
         return kinds
+
+    def _note_self_assignment(self, small: cst.BaseSmallStatement, self_name: str, kinds: dict[str, T.Kind]) -> None:
+        """`self.x = value`, `x = value` (a local used later), `self.register_buffer("x", t)`."""
+        scope = self.scope
+        if isinstance(small, cst.Assign):
+            kind = None
+            for t in small.targets:
+                target = t.target
+                if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == self_name:
+                    kind = kind or self.kind(small.value)
+                    name = target.attr.value
+                    kinds[name] = T.merge(kinds[name], kind) if name in kinds else kind
+                elif isinstance(target, cst.Name):
+                    scope.env[target.value] = kind = kind or self.kind(small.value)
+        elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Attribute):
+            target = small.target
+            if isinstance(target.value, cst.Name) and target.value.value == self_name:
+                kinds[target.attr.value] = self.kind(small.value)
+        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            call = small.value
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("register_buffer", "register_parameter") and call.args:
+                first = call.args[0].value
+                if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
+                    kinds[first.evaluated_value] = T.TENSOR
 
     def _walk_statements(self, statements) -> None:
         """Walk a statement list, opening a capture unit between capture_begin and capture_end."""
         segment: _UnitBuilder | None = None
+        outer_statement = self.statement
         for stmt in statements:
+            if isinstance(stmt, cst.BaseStatement):
+                self.statement = stmt
             call = _expression_call(stmt)
             attr = call.func.attr.value if call is not None and isinstance(call.func, cst.Attribute) else None
             if attr == "capture_end" and segment is not None:
@@ -494,9 +509,10 @@ class FileWalker:
                 segment = None
             self._visit(stmt)
             if attr == "capture_begin" and segment is None:
-                segment = self._open_block_unit(stmt, "capture", "capture_begin block", RegionKind.CAPTURE_BEGIN)
+                segment = self._open_block_unit(call, "capture", "capture_begin block", RegionKind.CAPTURE_BEGIN)
         if segment is not None:
             self.scope.units.remove(segment)
+        self.statement = outer_statement
 
     def _open_block_unit(self, node: cst.CSTNode, tag: str, label: str, kind: RegionKind) -> _UnitBuilder:
         scope = self.scope
@@ -508,6 +524,7 @@ class FileWalker:
         unit.display = f"{label} in {outer.display}"
         self.units.append(unit)
         scope.units.append(unit)
+        self.anchors[id(node)] = self.statement
         return unit
 
     def _visit(self, node: cst.CSTNode) -> None:
@@ -533,6 +550,7 @@ class FileWalker:
             outer.local_defs[node.name.value] = key
         unit = _UnitBuilder(key, qual, outer.class_key, node, True)
         self.units.append(unit)
+        self.anchors[id(node.name)] = node
         for decorator in node.decorators:
             self._visit(decorator.decorator)
             mark = self._decorator_region(decorator.decorator)
@@ -642,7 +660,7 @@ class FileWalker:
                 self._bind(item.asname.name, self.kind(item.item))
         unit = None
         if block is not None:
-            unit = self._open_block_unit(node, "graph", "torch.cuda.graph block", RegionKind.GRAPH_BLOCK)
+            unit = self._open_block_unit(block.item, "graph", "torch.cuda.graph block", RegionKind.GRAPH_BLOCK)
         body = node.body
         self._walk_statements(body.body)
         if unit is not None:
@@ -729,6 +747,7 @@ class FileWalker:
         for element in elements:
             targets.extend(self._callable_refs(element))
         if targets:
+            self.anchors[id(call)] = self.statement
             self.region_refs.append((kind, Confidence.LIKELY, tuple(targets), self.scope.class_key, call))
 
     def _callable_refs(self, expr: cst.BaseExpression) -> list[CallRef]:
@@ -765,7 +784,7 @@ class FileWalker:
                 if hit.fix:
                     nodes.extend(n for n, _ in hit.fix.replacements)
         nodes.extend(ref[4] for ref in self.region_refs)
-        ranges = node_ranges(self.cst_module, nodes) if nodes else {}
+        ranges = node_ranges(self.cst_module, self.source, [(n, self.anchors.get(id(n))) for n in nodes])
 
         def line_of(node) -> int:
             r = ranges.get(id(node))
@@ -807,6 +826,28 @@ class FileWalker:
             aliases=tuple(sorted(imports.aliases.items())),
             noqa=noqa_lines(source_lines),
         )
+
+
+def _statements_in(block: cst.BaseSuite):
+    """Every statement in a block, through nested compound statements but not nested defs."""
+    stack = list(reversed(block.body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) or not isinstance(stmt, cst.BaseCompoundStatement):
+            continue
+        parts = [stmt]
+        while parts:
+            part = parts.pop()
+            body = getattr(part, "body", None)
+            if isinstance(body, cst.BaseSuite):
+                stack.extend(reversed(body.body))
+            for name in ("orelse", "finalbody"):
+                extra = getattr(part, name, None)
+                if extra is not None:
+                    parts.append(extra)
+            for handler in getattr(part, "handlers", ()):
+                parts.append(handler)
 
 
 def _expression_call(stmt: cst.CSTNode) -> cst.Call | None:
