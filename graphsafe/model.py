@@ -133,6 +133,9 @@ class Hit:
     start: Position
     end: Position
     fix: Fix | None = None
+    # Only a hazard when this unit is itself a region root (e.g. a Python-float parameter:
+    # inside a callee it is whatever the root passes).
+    root_only: bool = False
 
 
 @dataclass

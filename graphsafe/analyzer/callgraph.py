@@ -212,7 +212,10 @@ class Project:
             if not located.unit.hits:
                 continue
             chain = self._chain(key, parent)
+            is_root = parent[key] is None
             for hit in located.unit.hits:
+                if hit.root_only and not is_root:
+                    continue
                 ident = (located.path, hit.start, hit.code)
                 if ident in diagnostics:
                     continue

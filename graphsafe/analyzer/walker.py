@@ -80,6 +80,7 @@ class _PendingHit:
     node: cst.CSTNode
     message: str
     fix: _FixSpec | None
+    root_only: bool = False
 
 
 @dataclass
@@ -106,6 +107,7 @@ class _Scope:
     qual: str  # display prefix for nested defs
     units: list[_UnitBuilder]  # the units collecting what this code does (innermost last)
     is_function: bool = False
+    params: dict[str, T.Kind] = field(default_factory=dict)  # the function's parameters as declared
 
 
 class FileWalker:
@@ -166,18 +168,41 @@ class FileWalker:
         rule: Rule,
         node: cst.CSTNode,
         fix: tuple[str, list[tuple[cst.CSTNode, str]], Applicability] | None = None,
+        root_only: bool = False,
         **fields: str,
     ) -> None:
+        """Report `node` for `rule`. `fix` is (title, [(node, replacement code)], applicability);
+        `root_only` keeps the hit only where this function is itself a region root."""
         if not self.first_report(rule.code, node):
             return
         spec = _FixSpec(fix[0], fix[1], fix[2]) if fix else None
         self.anchors[id(node)] = self.statement
         for replaced, _ in spec.replacements if spec else ():
             self.anchors[id(replaced)] = self.statement
-        hit = _PendingHit(type(rule), node, rule.format_message(**fields), spec)
+        hit = _PendingHit(type(rule), node, rule.format_message(**fields), spec, root_only)
         assert self.scope is not None
         for unit in self.scope.units:
             unit.hits.append(hit)
+
+    @property
+    def params(self) -> dict[str, T.Kind]:
+        """The current function's parameters (without self) and their declared kinds."""
+        return self.scope.params if self.scope is not None else {}
+
+    @property
+    def class_key(self) -> str | None:
+        return self.scope.class_key if self.scope is not None else None
+
+    @property
+    def self_name(self) -> str | None:
+        return self.scope.self_name if self.scope is not None else None
+
+    def is_self(self, expr: cst.BaseExpression) -> bool:
+        return isinstance(expr, cst.Name) and self.scope is not None and expr.value == self.scope.self_name
+
+    def local_kind(self, name: str) -> T.Kind | None:
+        """The kind bound to a local name so far in this function, if any."""
+        return self.scope.env.get(name) if self.scope is not None else None
 
     def code_for(self, node: cst.CSTNode) -> str:
         assert self.cst_module is not None
@@ -576,6 +601,7 @@ class FileWalker:
             elif param.default is not None and isinstance(param.default, (cst.Integer, cst.Float)):
                 kind = T.SCALAR
             env[param.name.value] = kind
+            inner.params[param.name.value] = kind
             if param.default is not None:
                 self.scope = outer
                 self._visit(param.default)
@@ -804,7 +830,7 @@ class FileWalker:
                             Edit(*ranges[id(n)], text) for n, text in pending.fix.replacements if id(n) in ranges
                         )
                         fix = Fix(pending.fix.title, edits, pending.fix.applicability)
-                    hit = Hit(pending.rule.code, pending.message, start, end, fix)
+                    hit = Hit(pending.rule.code, pending.message, start, end, fix, pending.root_only)
                     built_hits[id(pending)] = hit
                 hits.append(hit)
             line = line_of(unit.node.name) if unit.is_function and unit.marks else line_of(unit.node)

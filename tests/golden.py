@@ -1,0 +1,74 @@
+"""Golden outputs of `graphsafe check` on the corpus: labels and snapshots.
+
+Each corpus program labels its hazard lines with `# expect: GS101, GS501`. The golden test
+checks that `check` reports exactly the labelled (line, code) pairs for every implemented
+rule, and that the full text output matches `expected_check.txt` (chains included).
+
+Regenerate the snapshots after a reviewed change:  python -m tests.golden --update
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from graphsafe.analyzer.engine import check_paths
+from graphsafe.config import Settings
+from graphsafe.report.formats import format_text
+from graphsafe.rules import BY_CODE
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "corpus"
+LABEL = re.compile(r"#\s*expect:\s*(GS\d{3}(?:\s*,\s*GS\d{3})*)")
+SNAPSHOT = "expected_check.txt"
+
+
+def programs() -> list[Path]:
+    return sorted(p for p in CORPUS.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")) and any(p.glob("*.py")))
+
+
+def labels(program: Path) -> set[tuple[str, int, str]]:
+    found = set()
+    for path in sorted(program.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            m = LABEL.search(line)
+            if m:
+                for code in m.group(1).split(","):
+                    found.add((rel, number, code.strip()))
+    return found
+
+
+def check(program: Path):
+    settings = Settings(root=ROOT)
+    return check_paths([program.relative_to(ROOT)], settings, use_cache=False, jobs=1)
+
+
+def reported(program: Path) -> set[tuple[str, int, str]]:
+    return {(Path(d.path).as_posix(), d.start.line, d.code) for d in check(program).diagnostics}
+
+
+def implemented(items: set[tuple[str, int, str]]) -> set[tuple[str, int, str]]:
+    return {item for item in items if item[2] in BY_CODE}
+
+
+def snapshot_text(program: Path) -> str:
+    return format_text(check(program).diagnostics)
+
+
+def main(argv: list[str]) -> int:
+    import os
+
+    os.chdir(ROOT)
+    if "--update" not in argv:
+        print(__doc__)
+        return 2
+    for program in programs():
+        (program / SNAPSHOT).write_text(snapshot_text(program), encoding="utf-8")
+        print(f"wrote {program.relative_to(ROOT)}/{SNAPSHOT}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

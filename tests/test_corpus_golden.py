@@ -1,0 +1,38 @@
+"""`graphsafe check corpus/` reports exactly the labelled hazards, with the recorded chains."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests import golden
+
+PROGRAMS = golden.programs()
+
+
+@pytest.fixture(autouse=True)
+def _at_repo_root(monkeypatch):
+    monkeypatch.chdir(golden.ROOT)
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
+def test_reports_exactly_the_labels(program):
+    expected = golden.implemented(golden.labels(program))
+    got = golden.reported(program)
+    assert sorted(got - expected) == [], "reported but not labelled (false positives)"
+    assert sorted(expected - got) == [], "labelled but not reported (misses)"
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
+def test_snapshot(program):
+    snapshot = program / golden.SNAPSHOT
+    assert snapshot.exists(), "no snapshot: run `python -m tests.golden --update` and review the diff"
+    assert golden.snapshot_text(program) == snapshot.read_text(encoding="utf-8"), (
+        "output changed: run `python -m tests.golden --update` and review the diff"
+    )
+
+
+def test_corpus_is_not_empty():
+    assert len(PROGRAMS) >= 2
+    assert os.path.isdir(golden.CORPUS)
