@@ -158,6 +158,9 @@ def diagnose(facts: list[FileFacts], settings: Settings) -> tuple[list[Diagnosti
     regions = project.regions(settings.regions, settings.root)
     found = project.reachable_diagnostics(regions)
     found.extend(e for f in facts for e in f.errors)
+    found.extend(
+        Diagnostic(h.code, h.message, f.path, h.start, h.end, None, (), h.fix) for f in facts for h in f.always
+    )
     return filter_diagnostics(found, facts, settings), regions
 
 

@@ -76,3 +76,4 @@ class FileFacts:
     aliases: tuple[tuple[str, str], ...]  # module-level imports, for re-exports
     noqa: tuple[tuple[int, tuple[str, ...] | None], ...]  # line → codes (None: every code)
     errors: tuple[Diagnostic, ...] = ()  # GS000: the file could not be analysed
+    always: tuple[Hit, ...] = ()  # configuration hazards, reported whether or not reachable

@@ -125,6 +125,7 @@ class FileWalker:
                     node_type = getattr(cst, attr[6:])
                     self.handlers.setdefault(node_type, []).append(getattr(rule, attr))
         self.units: list[_UnitBuilder] = []
+        self.always: list[_PendingHit] = []  # hits reported regardless of regions
         self.region_refs: list[tuple[RegionKind, Confidence, tuple[CallRef, ...], str | None, cst.CSTNode]] = []
         self.classes: dict[str, ClassInfo] = {}
         self.class_attr_kinds: dict[str, dict[str, T.Kind]] = {}
@@ -169,10 +170,13 @@ class FileWalker:
         node: cst.CSTNode,
         fix: tuple[str, list[tuple[cst.CSTNode, str]], Applicability] | None = None,
         root_only: bool = False,
+        always: bool = False,
         **fields: str,
     ) -> None:
         """Report `node` for `rule`. `fix` is (title, [(node, replacement code)], applicability);
-        `root_only` keeps the hit only where this function is itself a region root."""
+        `root_only` keeps the hit only where this function is itself a region root; `always`
+        reports it whether or not the code is reachable from a region (configuration checks:
+        they fire where the capture is set up)."""
         if not self.first_report(rule.code, node):
             return
         spec = _FixSpec(fix[0], fix[1], fix[2]) if fix else None
@@ -180,6 +184,9 @@ class FileWalker:
         for replaced, _ in spec.replacements if spec else ():
             self.anchors[id(replaced)] = self.statement
         hit = _PendingHit(type(rule), node, rule.format_message(**fields), spec, root_only)
+        if always:
+            self.always.append(hit)
+            return
         assert self.scope is not None
         for unit in self.scope.units:
             unit.hits.append(hit)
@@ -809,6 +816,10 @@ class FileWalker:
                 nodes.append(hit.node)
                 if hit.fix:
                     nodes.extend(n for n, _ in hit.fix.replacements)
+        for hit in self.always:
+            nodes.append(hit.node)
+            if hit.fix:
+                nodes.extend(n for n, _ in hit.fix.replacements)
         nodes.extend(ref[4] for ref in self.region_refs)
         ranges = node_ranges(self.cst_module, self.source, [(n, self.anchors.get(id(n))) for n in nodes])
 
@@ -817,22 +828,22 @@ class FileWalker:
             return r[0].line if r else 0
 
         built_hits: dict[int, Hit] = {}
+
+        def build(pending: _PendingHit) -> Hit:
+            hit = built_hits.get(id(pending))
+            if hit is None:
+                start, end = ranges.get(id(pending.node), (Position(0, 0), Position(0, 0)))
+                fix = None
+                if pending.fix is not None:
+                    edits = tuple(Edit(*ranges[id(n)], text) for n, text in pending.fix.replacements if id(n) in ranges)
+                    fix = Fix(pending.fix.title, edits, pending.fix.applicability)
+                hit = Hit(pending.rule.code, pending.message, start, end, fix, pending.root_only)
+                built_hits[id(pending)] = hit
+            return hit
+
         units: list[Unit] = []
         for unit in self.units:
-            hits = []
-            for pending in unit.hits:
-                hit = built_hits.get(id(pending))
-                if hit is None:
-                    start, end = ranges.get(id(pending.node), (Position(0, 0), Position(0, 0)))
-                    fix = None
-                    if pending.fix is not None:
-                        edits = tuple(
-                            Edit(*ranges[id(n)], text) for n, text in pending.fix.replacements if id(n) in ranges
-                        )
-                        fix = Fix(pending.fix.title, edits, pending.fix.applicability)
-                    hit = Hit(pending.rule.code, pending.message, start, end, fix, pending.root_only)
-                    built_hits[id(pending)] = hit
-                hits.append(hit)
+            hits = [build(pending) for pending in unit.hits]
             line = line_of(unit.node.name) if unit.is_function and unit.marks else line_of(unit.node)
             display = unit.display
             if not unit.is_function and unit.marks:
@@ -851,6 +862,7 @@ class FileWalker:
             region_refs=refs,
             aliases=tuple(sorted(imports.aliases.items())),
             noqa=noqa_lines(source_lines),
+            always=tuple(build(pending) for pending in self.always),
         )
 
 
