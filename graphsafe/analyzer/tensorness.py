@@ -9,6 +9,7 @@ assigned earlier in the same function (in source order).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -125,6 +126,12 @@ BOOL_RESULT_METHODS = frozenset(
 # The subset that marks an unknown receiver as a tensor (numpy has any/all/...).
 BOOL_ONLY_METHODS = frozenset("bool isnan isinf isfinite isneginf isposinf signbit".split())
 
+TENSOR_RETURNING = frozenset(
+    """torch.nn.utils.clip_grad_norm_ torch.nn.utils.clip_grad.clip_grad_norm_
+    torch.nn.utils.get_total_norm torch.nn.utils.parameters_to_vector
+    torch.utils.checkpoint.checkpoint""".split()
+)
+
 TENSOR_CLASSES = frozenset(
     """torch.nn.Parameter torch.nn.parameter.Parameter torch.nn.Buffer torch.nn.parameter.Buffer
     torch.Tensor torch.FloatTensor torch.LongTensor torch.BoolTensor""".split()
@@ -135,6 +142,13 @@ STREAM_FACTORIES = frozenset(
     torch.cuda.ExternalStream torch.Event torch.Stream torch.accelerator.current_stream
     torch.cuda.streams.Event torch.cuda.streams.Stream""".split()
 )
+
+# nn.Module methods that return the module itself: `Model(cfg).to(device)` is still a Model.
+MODULE_SELF_METHODS = frozenset("to cuda cpu train eval half float double bfloat16 requires_grad_ to_empty share_memory".split())
+
+# Names that hold tensors by near-universal convention in training code. Used only when
+# nothing better is known about a value (it came from an unresolved call).
+CONVENTIONAL_TENSOR_NAME = re.compile(r"^(loss|.+_loss|loss_.+|logits|.+_logits|probs|log_probs|grad_norm|total_norm)$")
 
 CONFIG_NAMES = frozenset(
     "config cfg conf args opt opts hparams hp settings options flags training".split()
@@ -174,6 +188,8 @@ def annotation_kind(annotation: cst.BaseExpression, resolve) -> Kind:
         return TENSOR
     if name in ("int", "float", "bool", "str", "bytes", "torch.dtype", "torch.device", "torch.Size"):
         return SCALAR
+    if name.rpartition(".")[2][:1].isupper() and not name.startswith(("typing.", "collections.")):
+        return instance_of(name)  # a class: `state: DecodeState`, `model: GPT`
     return UNKNOWN
 
 
@@ -188,7 +204,7 @@ def torch_call_kind(name: str, call: cst.Call) -> Kind | None:
     """Kind of `torch.xxx(...)` for a resolved dotted name; None if not a torch function."""
     if name in STREAM_FACTORIES:
         return STREAM_OR_EVENT
-    if name in TENSOR_CLASSES:
+    if name in TENSOR_CLASSES or name in TENSOR_RETURNING:
         return TENSOR
     namespace, _, func = name.rpartition(".")
     if namespace not in TENSOR_NAMESPACES:

@@ -305,12 +305,26 @@ class FileWalker:
         if T.looks_like_config(expr):
             return T.CONFIG
         base = self.kind(expr.value)
+        if base.tag == "object":
+            kinds = [self.class_attr_kinds[r].get(attr) for r in base.refs if r in self.class_attr_kinds]
+            kinds = [k for k in kinds if k is not None]
+            if kinds:
+                merged = kinds[0]
+                for k in kinds[1:]:
+                    merged = T.merge(merged, k)
+                return merged
         if base.is_tensor:
             return T.TENSOR if attr in T.TENSOR_TENSOR_ATTRS else T.UNKNOWN
         name = scope.imports.resolve(expr)
         if name is not None and name.startswith("torch.") and not name.startswith("torch.Tensor"):
             return T.SCALAR  # torch.float16, torch.cuda, ...: constants and modules
         return T.UNKNOWN
+
+    def _annotation_kind(self, annotation: cst.BaseExpression) -> T.Kind:
+        kind = T.annotation_kind(annotation, self.scope.imports.resolve)
+        if kind.tag == "object":
+            return T.instance_of(*(self._qualify(r) for r in kind.refs))
+        return kind
 
     def _self_attr_kind(self, class_key: str, attr: str) -> T.Kind | None:
         return self.class_attr_kinds.get(class_key, {}).get(attr)
@@ -330,7 +344,7 @@ class FileWalker:
             method = func.attr.value
             receiver = self.kind(func.value)
             if receiver.tag in ("object", "modules"):
-                return T.UNKNOWN
+                return receiver if method in T.MODULE_SELF_METHODS else T.UNKNOWN
             if receiver.is_tensor:
                 if method.startswith("_"):
                     return T.UNKNOWN  # __tensor_flatten__, _values(): not plain tensor ops
@@ -419,6 +433,8 @@ class FileWalker:
         scope = self.scope
         assert scope is not None
         if isinstance(target, cst.Name):
+            if kind == T.UNKNOWN and T.CONVENTIONAL_TENSOR_NAME.match(target.value):
+                kind = T.TENSOR
             scope.env[target.value] = kind
         elif isinstance(target, (cst.Tuple, cst.List)):
             values = None
@@ -490,6 +506,13 @@ class FileWalker:
         """Kinds of `self.x` from assignments and register_buffer calls in the class's methods."""
         kinds: dict[str, T.Kind] = {}
         for stmt in node.body.body:
+            if isinstance(stmt, cst.SimpleStatementLine):  # dataclass fields: `finished: torch.Tensor`
+                for small in stmt.body:
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                        kind = self._annotation_kind(small.annotation.annotation)
+                        if kind.is_tensor or kind.not_tensor:
+                            kinds[small.target.value] = kind
+                continue
             if not isinstance(stmt, cst.FunctionDef) or not stmt.params.params:
                 continue
             self_name = stmt.params.params[0].name.value
@@ -604,7 +627,7 @@ class FileWalker:
                 continue
             kind = T.UNKNOWN
             if param.annotation is not None:
-                kind = T.annotation_kind(param.annotation.annotation, inner.imports.resolve)
+                kind = self._annotation_kind(param.annotation.annotation)
             elif param.default is not None and isinstance(param.default, (cst.Integer, cst.Float)):
                 kind = T.SCALAR
             env[param.name.value] = kind
@@ -645,7 +668,7 @@ class FileWalker:
     def _visit_annassign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
             self._visit(node.value)
-        kind = T.annotation_kind(node.annotation.annotation, self.scope.imports.resolve)
+        kind = self._annotation_kind(node.annotation.annotation)
         if kind == T.UNKNOWN and node.value is not None:
             kind = self.kind(node.value)
         self._visit_target(node.target)
@@ -663,21 +686,36 @@ class FileWalker:
         self.stores.add(id(target))
         self._visit(target)
 
+    def _element_kind(self, iterable: cst.BaseExpression) -> T.Kind:
+        """The kind of the elements one gets by iterating `iterable`."""
+        kind = self.kind(iterable)
+        if kind.tag == "modules":
+            return T.instance_of(*kind.refs)
+        if kind.is_tensor or kind.tag == "tensor-tuple":
+            return T.TENSOR
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range":
+            return T.SCALAR
+        return T.UNKNOWN
+
+    def _bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        """`for a, b in zip(xs, ys)` / `for i, m in enumerate(self.layers)` bind per position."""
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and isinstance(target, (cst.Tuple, cst.List)):
+            name, args = iterable.func.value, [a.value for a in iterable.args if a.keyword is None]
+            elements = [e.value for e in target.elements]
+            if name == "zip" and len(args) == len(elements):
+                for element, arg in zip(elements, args):
+                    self._bind(element, self._element_kind(arg))
+                return
+            if name == "enumerate" and args and len(elements) == 2:
+                self._bind(elements[0], T.SCALAR)
+                self._bind(elements[1], self._element_kind(args[0]))
+                return
+        self._bind(target, self._element_kind(iterable))
+
     def _visit_for(self, node: cst.For) -> None:
         self._visit(node.iter)
-        iter_kind = self.kind(node.iter)
-        if iter_kind.tag == "modules":
-            element = T.instance_of(*iter_kind.refs)
-        elif iter_kind.is_tensor:
-            element = T.TENSOR
-        elif isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name) and node.iter.func.value == "range":
-            element = T.SCALAR
-        elif iter_kind.tag == "tensor-tuple":
-            element = T.TENSOR
-        else:
-            element = T.UNKNOWN
         self._visit_target(node.target)
-        self._bind(node.target, element)
+        self._bind_loop_target(node.target, node.iter)
         self._walk_statements(node.body.body)
         if node.orelse is not None:
             self._walk_statements(node.orelse.body.body)
