@@ -136,6 +136,9 @@ class Hit:
     # Only a hazard when this unit is itself a region root (e.g. a Python-float parameter:
     # inside a callee it is whatever the root passes).
     root_only: bool = False
+    # Only a hazard if, project-wide, class `condition[0]`'s attribute `condition[1]` changes
+    # between steps (the class may live in another file).
+    condition: tuple[str, str] | None = None
 
 
 @dataclass

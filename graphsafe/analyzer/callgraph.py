@@ -113,6 +113,16 @@ class Project:
                     return found
         return ()
 
+    def attr_is_varying(self, class_name: str, attr: str, seen: frozenset = frozenset()) -> bool:
+        """Is `attr` a Python number that class `class_name` (or a base) reassigns per step?"""
+        class_key = self.resolve_symbol(class_name)
+        info = self.classes.get(class_key) if class_key else None
+        if info is None or class_key in seen:
+            return False
+        if attr in info.varying:
+            return True
+        return any(self.attr_is_varying(base, attr, seen | {class_key}) for base in info.bases)
+
     def _call_targets_of_instance(self, class_name: str, method: str) -> list[str]:
         class_key = self.resolve_symbol(class_name)
         if class_key not in self.classes:
@@ -215,6 +225,8 @@ class Project:
             is_root = parent[key] is None
             for hit in located.unit.hits:
                 if hit.root_only and not is_root:
+                    continue
+                if hit.condition is not None and not self.attr_is_varying(*hit.condition):
                     continue
                 ident = (located.path, hit.start, hit.code)
                 if ident in diagnostics:

@@ -64,6 +64,8 @@ class ClassInfo:
     bases: tuple[str, ...]  # dotted, through import aliases
     # attribute name → classes of the module(s) it holds (from `self.x = Cls(...)` in methods)
     attr_classes: tuple[tuple[str, tuple[str, ...]], ...]
+    # Python-number attributes reassigned outside __init__ (`self.pos += T`): they change per step
+    varying: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -150,6 +150,12 @@ MODULE_SELF_METHODS = frozenset("to cuda cpu train eval half float double bfloat
 # nothing better is known about a value (it came from an unresolved call).
 CONVENTIONAL_TENSOR_NAME = re.compile(r"^(loss|.+_loss|loss_.+|logits|.+_logits|probs|log_probs|grad_norm|total_norm)$")
 
+# Number parameters named like sizes are configuration (re-capture on change), not per-step values.
+SIZE_NAME = re.compile(r"^(n|k|d|dim|size|length|len|\w+_(dim|dims|size|len|length|period|classes|heads|layers|experts|steps)|(n|num|max|min)_\w+)$")
+# Tensor parameters named like masks hold booleans (`mask`, `attn_mask`, `keep_mask`).
+MASK_NAME = re.compile(r"^(\w+_)?mask$")
+SHAPE_METHODS = frozenset("reshape view flatten unsqueeze squeeze expand expand_as contiguous clone detach permute transpose".split())
+
 CONFIG_NAMES = frozenset(
     "config cfg conf args opt opts hparams hp settings options flags training".split()
 )
@@ -167,10 +173,17 @@ def annotation_kind(annotation: cst.BaseExpression, resolve) -> Kind:
         return TENSOR if text.replace("torch.", "") in ("Tensor", "Optional[Tensor]", "Tensor | None") else UNKNOWN
     if isinstance(expr, cst.Subscript):
         name = resolve(expr.value) or ""
+        inner = expr.slice[0].slice if expr.slice else None
+        if not isinstance(inner, cst.Index):
+            return UNKNOWN
         if name.endswith("Optional") and len(expr.slice) == 1:
-            inner = expr.slice[0].slice
-            if isinstance(inner, cst.Index):
-                return annotation_kind(inner.value, resolve)
+            return annotation_kind(inner.value, resolve)
+        if name.rpartition(".")[2] in ("list", "List", "Sequence", "tuple", "Tuple", "Iterable", "ModuleList"):
+            element = annotation_kind(inner.value, resolve)
+            if element.tag == _OBJ:  # list[KVCache]: indexing/iterating gives KVCache objects
+                return module_set(*element.refs)
+            if element.is_tensor:
+                return TENSOR_TUPLE
         return UNKNOWN
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
         # `Tensor | None` is a tensor wherever it is used as one; `float | Tensor` may be either.
@@ -178,6 +191,8 @@ def annotation_kind(annotation: cst.BaseExpression, resolve) -> Kind:
         none_side = _is_none(expr.left) or _is_none(expr.right)
         if (left.is_tensor or right.is_tensor) and none_side:
             return TENSOR
+        if none_side and (left.tag in (_OBJ, _MODULES) or right.tag in (_OBJ, _MODULES)):
+            return left if left.tag in (_OBJ, _MODULES) else right  # `KVCache | None`
         return SCALAR if left.not_tensor and right.not_tensor else UNKNOWN
     if isinstance(expr, cst.Name) and expr.value == "None":
         return SCALAR

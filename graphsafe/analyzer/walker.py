@@ -67,6 +67,22 @@ def _children(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
                     yield item
 
 
+@dataclass(frozen=True)
+class ScalarSource:
+    """A Python scalar that may change between steps: a number parameter or a varying attribute."""
+
+    label: str  # "parameter `lr`", "attribute `self.pos`"
+    condition: tuple[str, str] | None = None  # decided project-wide (class in another file)
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a rule was when it saw something, to report there later (`ctx.here()`)."""
+
+    units: tuple
+    statement: object
+
+
 @dataclass
 class _FixSpec:
     title: str
@@ -81,6 +97,7 @@ class _PendingHit:
     message: str
     fix: _FixSpec | None
     root_only: bool = False
+    condition: tuple[str, str] | None = None
 
 
 @dataclass
@@ -108,6 +125,10 @@ class _Scope:
     units: list[_UnitBuilder]  # the units collecting what this code does (innermost last)
     is_function: bool = False
     params: dict[str, T.Kind] = field(default_factory=dict)  # the function's parameters as declared
+    number_params: set[str] = field(default_factory=set)  # parameters declared as Python numbers
+    # local name → where its Python-scalar value comes from (for per-step scalar rules)
+    tainted: dict[str, "ScalarSource"] = field(default_factory=dict)
+    reassigned: set[str] = field(default_factory=set)  # names rebound in the body
 
 
 class FileWalker:
@@ -119,6 +140,7 @@ class FileWalker:
         self.is_package = is_package
         self.rules = [r() for r in rules]
         self.handlers: dict[type, list[Callable]] = {}
+        self.end_hooks = [rule.end_module for rule in self.rules if hasattr(rule, "end_module")]
         for rule in self.rules:
             for attr in dir(rule):
                 if attr.startswith("visit_"):
@@ -129,6 +151,7 @@ class FileWalker:
         self.region_refs: list[tuple[RegionKind, Confidence, tuple[CallRef, ...], str | None, cst.CSTNode]] = []
         self.classes: dict[str, ClassInfo] = {}
         self.class_attr_kinds: dict[str, dict[str, T.Kind]] = {}
+        self.varying_attrs: dict[str, set[str]] = {}  # class key → number attributes changed per step
         self.module_defs: dict[str, str] = {}
         self.globals: dict[str, T.Kind] = {}
         self.stores: set[int] = set()
@@ -171,6 +194,8 @@ class FileWalker:
         fix: tuple[str, list[tuple[cst.CSTNode, str]], Applicability] | None = None,
         root_only: bool = False,
         always: bool = False,
+        condition: tuple[str, str] | None = None,
+        at: "Place | None" = None,
         **fields: str,
     ) -> None:
         """Report `node` for `rule`. `fix` is (title, [(node, replacement code)], applicability);
@@ -180,15 +205,16 @@ class FileWalker:
         if not self.first_report(rule.code, node):
             return
         spec = _FixSpec(fix[0], fix[1], fix[2]) if fix else None
-        self.anchors[id(node)] = self.statement
+        statement = at.statement if at is not None else self.statement
+        self.anchors.setdefault(id(node), statement)
         for replaced, _ in spec.replacements if spec else ():
-            self.anchors[id(replaced)] = self.statement
-        hit = _PendingHit(type(rule), node, rule.format_message(**fields), spec, root_only)
+            self.anchors.setdefault(id(replaced), statement)
+        hit = _PendingHit(type(rule), node, rule.format_message(**fields), spec, root_only, condition)
         if always:
             self.always.append(hit)
             return
-        assert self.scope is not None
-        for unit in self.scope.units:
+        units = at.units if at is not None else self.scope.units
+        for unit in units:
             unit.hits.append(hit)
 
     @property
@@ -206,6 +232,67 @@ class FileWalker:
 
     def is_self(self, expr: cst.BaseExpression) -> bool:
         return isinstance(expr, cst.Name) and self.scope is not None and expr.value == self.scope.self_name
+
+    def here(self) -> Place:
+        """The current place, for a report made later (e.g. from `end_module`)."""
+        return Place(tuple(self.scope.units), self.statement)
+
+    def in_capture_block(self) -> bool:
+        """Inside a `torch.cuda.graph` block or a capture_begin/capture_end segment."""
+        return any(not u.is_function and u.marks for u in self.scope.units)
+
+    @property
+    def function_key(self) -> str | None:
+        """The unit key of the innermost enclosing function (None at module level)."""
+        for unit in reversed(self.scope.units):
+            if unit.is_function:
+                return unit.key
+        return None
+
+    @property
+    def function_name(self) -> str | None:
+        for unit in reversed(self.scope.units):
+            if unit.is_function:
+                return unit.display.rpartition(".")[2]
+        return None
+
+    def scalar_source(self, expr: cst.BaseExpression) -> ScalarSource | None:
+        """Where `expr`'s value comes from if it is a Python scalar that may change per step."""
+        scope = self.scope
+        if isinstance(expr, cst.Name):
+            name = expr.value
+            if name in scope.tainted:
+                return scope.tainted[name]
+            if name in scope.number_params and name not in scope.reassigned:
+                return ScalarSource(f"parameter `{name}`")
+            return None
+        if isinstance(expr, cst.Attribute):
+            attr = expr.attr.value
+            if self.is_self(expr.value) and scope.class_key:
+                if attr in self.varying_attrs.get(scope.class_key, ()):
+                    return ScalarSource(f"attribute `self.{attr}`")
+                return None
+            base = self.kind(expr.value)
+            if base.tag == "object":
+                for ref in base.refs:
+                    if ref in self.varying_attrs:
+                        if attr in self.varying_attrs[ref]:
+                            return ScalarSource(f"attribute `{attr}` of {ref.rpartition('.')[2]}")
+                    elif not ref.startswith("torch."):
+                        return ScalarSource(f"attribute `{attr}` of {ref.rpartition('.')[2]}", (ref, attr))
+            return None
+        if isinstance(expr, (cst.BinaryOperation,)):
+            return self.scalar_source(expr.left) or self.scalar_source(expr.right)
+        if isinstance(expr, cst.IfExp):
+            return self.scalar_source(expr.body) or self.scalar_source(expr.orelse)
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            for element in expr.elements:
+                source = self.scalar_source(element.value)
+                if source is not None:
+                    return source
+        if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
+            return self.scalar_source(expr.expression)
+        return None
 
     def local_kind(self, name: str) -> T.Kind | None:
         """The kind bound to a local name so far in this function, if any."""
@@ -250,6 +337,8 @@ class FileWalker:
                 return T.TENSOR if single else T.TENSOR_TUPLE
             if base == T.CONFIG:
                 return T.CONFIG
+            if base.tag == "modules":
+                return T.instance_of(*base.refs)
             if base.not_tensor and base.tag == "scalar":
                 return T.SCALAR
             return T.UNKNOWN
@@ -287,6 +376,11 @@ class FileWalker:
                 return T.TENSOR
             return T.SCALAR if left.not_tensor and right.not_tensor else T.UNKNOWN
         if tp is cst.IfExp:
+            # `m.reshape(-1) if m is not None else None` is a tensor wherever it is used as one
+            if _is_none_literal(expr.orelse):
+                return self.kind(expr.body)
+            if _is_none_literal(expr.body):
+                return self.kind(expr.orelse)
             return T.merge(self.kind(expr.body), self.kind(expr.orelse))
         if tp is cst.NamedExpr:
             return self.kind(expr.value)
@@ -322,8 +416,8 @@ class FileWalker:
 
     def _annotation_kind(self, annotation: cst.BaseExpression) -> T.Kind:
         kind = T.annotation_kind(annotation, self.scope.imports.resolve)
-        if kind.tag == "object":
-            return T.instance_of(*(self._qualify(r) for r in kind.refs))
+        if kind.tag in ("object", "modules"):
+            return T.Kind(kind.tag, tuple(self._qualify(r) for r in kind.refs))
         return kind
 
     def _self_attr_kind(self, class_key: str, attr: str) -> T.Kind | None:
@@ -354,6 +448,8 @@ class FileWalker:
                     return T.TENSOR_TUPLE
                 if method in T.BOOL_RESULT_METHODS:
                     return T.BOOL_TENSOR
+                if receiver.is_bool_tensor and method in T.SHAPE_METHODS:
+                    return T.BOOL_TENSOR  # mask.reshape(-1) is still a mask
                 return T.TENSOR
             if receiver.tag == "stream-or-event":
                 return T.SCALAR
@@ -436,6 +532,12 @@ class FileWalker:
             if kind == T.UNKNOWN and T.CONVENTIONAL_TENSOR_NAME.match(target.value):
                 kind = T.TENSOR
             scope.env[target.value] = kind
+            scope.reassigned.add(target.value)
+            source = self.scalar_source(value) if value is not None and not kind.is_tensor else None
+            if source is not None:
+                scope.tainted[target.value] = source
+            else:
+                scope.tainted.pop(target.value, None)
         elif isinstance(target, (cst.Tuple, cst.List)):
             values = None
             if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):
@@ -460,6 +562,8 @@ class FileWalker:
         self.units.append(module_unit)
         self.scope = _Scope(imports, self.globals, {}, None, None, "", [module_unit])
         self._walk_statements(module.body)
+        for hook in self.end_hooks:
+            hook(self)
         return self._finish(imports, source.splitlines())
 
     def _collect_module_level(self, module: cst.Module, imports: ImportTable) -> None:
@@ -499,7 +603,9 @@ class FileWalker:
             attr_classes = tuple(
                 (name, kind.refs) for name, kind in attrs.items() if kind.tag in ("object", "modules") and kind.refs
             )
-            self.classes[key] = ClassInfo(key, bases, attr_classes)
+            varying = _varying_number_attrs(node)
+            self.varying_attrs[key] = varying
+            self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)))
         self.scope = None
 
     def _class_attr_kinds(self, node: cst.ClassDef, key: str, imports: ImportTable) -> dict[str, T.Kind]:
@@ -519,6 +625,9 @@ class FileWalker:
             self.scope = _Scope(imports, {}, {}, key, self_name, "", [])
             self.class_attr_kinds[key] = kinds
             self._kinds = {}
+            for param in list(stmt.params.params[1:]) + list(stmt.params.kwonly_params):
+                if param.annotation is not None:  # `self.scheduler = scheduler` with `scheduler: DDIM`
+                    self.scope.env[param.name.value] = self._annotation_kind(param.annotation.annotation)
             for n in _statements_in(stmt.body):
                 if isinstance(n, cst.SimpleStatementLine):
                     for small in n.body:
@@ -628,10 +737,14 @@ class FileWalker:
             kind = T.UNKNOWN
             if param.annotation is not None:
                 kind = self._annotation_kind(param.annotation.annotation)
+                if kind == T.TENSOR and T.MASK_NAME.match(param.name.value):
+                    kind = T.BOOL_TENSOR
             elif param.default is not None and isinstance(param.default, (cst.Integer, cst.Float)):
                 kind = T.SCALAR
             env[param.name.value] = kind
             inner.params[param.name.value] = kind
+            if _declares_number(param) and not T.SIZE_NAME.match(param.name.value):
+                inner.number_params.add(param.name.value)
             if param.default is not None:
                 self.scope = outer
                 self._visit(param.default)
@@ -875,7 +988,7 @@ class FileWalker:
                 if pending.fix is not None:
                     edits = tuple(Edit(*ranges[id(n)], text) for n, text in pending.fix.replacements if id(n) in ranges)
                     fix = Fix(pending.fix.title, edits, pending.fix.applicability)
-                hit = Hit(pending.rule.code, pending.message, start, end, fix, pending.root_only)
+                hit = Hit(pending.rule.code, pending.message, start, end, fix, pending.root_only, pending.condition)
                 built_hits[id(pending)] = hit
             return hit
 
@@ -902,6 +1015,50 @@ class FileWalker:
             noqa=noqa_lines(source_lines),
             always=tuple(build(pending) for pending in self.always),
         )
+
+
+def _is_none_literal(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def _declares_number(param: cst.Param) -> bool:
+    """`lr: float`, `t: int`, `temperature=1.0`: a parameter meant to be a Python number."""
+    if param.annotation is not None:
+        annotation = param.annotation.annotation
+        return isinstance(annotation, cst.Name) and annotation.value in ("int", "float")
+    default = param.default
+    if isinstance(default, cst.UnaryOperation):
+        default = default.expression
+    return isinstance(default, (cst.Integer, cst.Float))
+
+
+def _varying_number_attrs(node: cst.ClassDef) -> set[str]:
+    """Attributes set to a number in the class, then changed outside __init__ (`self.pos += T`)."""
+    numbers: set[str] = set()
+    changed: set[str] = set()
+    for stmt in node.body.body:
+        if not isinstance(stmt, cst.FunctionDef) or not stmt.params.params:
+            continue
+        self_name = stmt.params.params[0].name.value
+        in_init = stmt.name.value == "__init__"
+        for line in _statements_in(stmt.body):
+            if not isinstance(line, cst.SimpleStatementLine):
+                continue
+            for small in line.body:
+                if isinstance(small, cst.AugAssign):
+                    target = small.target
+                    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == self_name:
+                        changed.add(target.attr.value)
+                elif isinstance(small, cst.Assign):
+                    for t in small.targets:
+                        target = t.target
+                        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == self_name:
+                            value = small.value.expression if isinstance(small.value, cst.UnaryOperation) else small.value
+                            if isinstance(value, (cst.Integer, cst.Float)):
+                                numbers.add(target.attr.value)
+                            elif not in_init:
+                                changed.add(target.attr.value)
+    return numbers & changed
 
 
 def _statements_in(block: cst.BaseSuite):

@@ -61,6 +61,7 @@ class TensorBranch(Rule):
         "if self.training:\n    pass",
         "if len(x) > 2:\n    pass",
         "if isinstance(x, torch.Tensor):\n    pass",
+        "d = torch.distributions.Categorical(logits=x, validate_args=False)",
     )
     invalid = (
         "if x.sum() > 0:\n    pass",
@@ -70,6 +71,7 @@ class TensorBranch(Rule):
         "z = x if (x > 0).all() else y",
         "ok = not (x > 0).all()",
         "z = x.any() and y",
+        "d = torch.distributions.Categorical(logits=x)",
     )
 
     def _check(self, test: cst.BaseExpression, ctx, what: str) -> None:
@@ -99,6 +101,17 @@ class TensorBranch(Rule):
     def visit_UnaryOperation(self, node: cst.UnaryOperation, ctx) -> None:
         if isinstance(node.operator, cst.Not):
             self._check(node.expression, ctx, "`not`")
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        # torch.distributions validate their arguments with `if not valid.all(): raise`.
+        name = ctx.resolve(node.func) or ""
+        if not name.startswith("torch.distributions.") or not name.rpartition(".")[2][:1].isupper():
+            return
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "validate_args":
+                if isinstance(arg.value, cst.Name) and arg.value.value == "False":
+                    return
+        ctx.report(self, node, what=f"argument validation in `{name.rpartition('.')[2]}(...)` (pass validate_args=False)")
 
 
 RULES = (TensorBranch,)

@@ -1,3 +1,206 @@
-"""(being written)"""
+"""Python scalars that change between steps (GS3xx): frozen into the graph at capture."""
 
-RULES = ()
+from __future__ import annotations
+
+import libcst as cst
+
+from graphsafe.model import Consequence, Principle
+from graphsafe.rules.base import Rule
+
+# Arguments that are sizes, not values: a changing size is a shape change (re-capture), not a
+# frozen value, and config ints (`num_classes=n_classes`) are the common case.
+SIZE_KEYWORDS = frozenset(
+    "size shape dim dims num_classes output_size num_samples k chunks split_size_or_sections sections fill_value minlength".split()
+)
+SIZE_METHODS = frozenset(
+    """view reshape expand repeat permute transpose split chunk narrow unsqueeze squeeze flatten
+    unflatten size topk new_zeros new_ones new_empty new_full movedim tensor_split unfold""".split()
+)
+FACTORIES = frozenset("zeros ones empty full rand randn randint zeros_like ones_like empty_like full_like eye".split())
+
+# param_groups keys whose Python values a captured optimizer step bakes in
+OPTIMIZER_KEYS = frozenset({"lr", "betas", "momentum", "weight_decay", "eps", "alpha", "initial_lr"})
+
+
+class PythonScalarInput(Rule):
+    """## What it does
+    Flags a Python number that changes between steps — a number parameter of a captured
+    function (`lr: float`, `temperature: float`, a sampler's `t: int`) or a number attribute
+    the program updates (`self.pos += T`) — used inside a captured region in tensor math,
+    tensor indexing/slicing, a tensor or optimizer-state assignment, or control flow.
+
+    ## Why is this bad?
+    A graph records kernels with their arguments. A Python number is read once, while the
+    graph is captured, and becomes a constant of the graph: every replay uses the value from
+    capture (the first learning rate, the first temperature, the first cache position), with
+    no error.
+
+    ## Example
+    ```python
+    def decode_step(logits, temperature: float):
+        return logits / temperature
+    ```
+
+    ## Use instead
+    Keep the value in a device tensor created once outside the graph, update it before each
+    replay, and read it inside:
+    ```python
+    temperature_t = torch.ones((), device="cuda")   # once
+    temperature_t.fill_(temperature)                # before each replay
+    logits / temperature_t                          # inside the region
+    ```
+
+    ## Fix safety
+    The rewrite touches the region and its callers; it is offered by `graphsafe fix` where the
+    flow is clear (safe: the same values are computed eagerly).
+    """
+
+    code = "GS301"
+    name = "python-scalar-input"
+    principle = Principle.STATIC
+    consequence = Consequence.SILENTLY_WRONG
+    summary = "a per-step Python number (lr, temperature, t, a cache position) used in the region"
+    message = "{source} is a Python number read once at capture; every replay reuses that value: {consequence}"
+    valid = (
+        "y = x * 2.0",
+        "k = x.size(-1)\nz = x[:, :k]",
+        "y = x / x.shape[-1] ** 0.5",
+        "def inner(scale: float):\n    return scale * 2\nz = inner(1.0)",
+    )
+    invalid = (
+        "def step2(x: torch.Tensor, lr: float):  # graphsafe: region\n    return x * lr",
+        "def step2(x: torch.Tensor, t: int):  # graphsafe: region\n    return x[:, t]",
+        "def step2(x: torch.Tensor, temperature=1.0):  # graphsafe: region\n    return torch.softmax(x / temperature, -1)",
+        "def step2(opt, lr: float):  # graphsafe: region\n    for g in opt.param_groups:\n        g['lr'] = lr",
+    )
+
+    def _flag(self, expr: cst.BaseExpression, ctx) -> None:
+        if ctx.kind(expr).is_tensor:
+            return  # `x / t` inside an argument: reported at `t` by the arithmetic check
+        source = ctx.scalar_source(expr)
+        if source is not None:
+            ctx.report(self, expr, condition=source.condition, source=source.label)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        if ctx.kind(node.left).is_tensor:
+            self._flag(node.right, ctx)
+        elif ctx.kind(node.right).is_tensor:
+            self._flag(node.left, ctx)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        name = ctx.resolve(func) or ""
+        tensor_op = name.startswith("torch.") and not name.startswith(("torch.cuda.", "torch.distributed."))
+        if isinstance(func, cst.Attribute) and not tensor_op:
+            tensor_op = ctx.kind(func.value).is_tensor
+        if not tensor_op:
+            return
+        method = func.attr.value if isinstance(func, cst.Attribute) else ""
+        if method in SIZE_METHODS or name.rpartition(".")[2] in FACTORIES:
+            return
+        for arg in node.args:
+            if arg.keyword is None or arg.keyword.value not in SIZE_KEYWORDS:
+                self._flag(arg.value, ctx)
+
+    def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
+        if not ctx.kind(node.value).is_tensor:
+            return
+        for element in node.slice:
+            index = element.slice
+            if isinstance(index, cst.Index):
+                self._flag(index.value, ctx)
+            else:
+                for bound in (index.lower, index.upper, index.step):
+                    if bound is not None:
+                        self._flag(bound, ctx)
+
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        for target in node.targets:
+            tgt = target.target
+            if not isinstance(tgt, cst.Subscript):
+                continue
+            if ctx.kind(tgt.value).is_tensor or _optimizer_key(tgt):
+                self._flag(node.value, ctx)
+
+
+def _optimizer_key(target: cst.Subscript) -> bool:
+    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+        return False
+    key = target.slice[0].slice.value
+    return isinstance(key, cst.SimpleString) and key.evaluated_value in OPTIMIZER_KEYS
+
+
+class PythonCounterInRegion(Rule):
+    """## What it does
+    Flags a Python number attribute updated inside a captured region: `self.step += 1`,
+    `self.pos += T`, `self.iter = self.iter + 1`.
+
+    ## Why is this bad?
+    Python code runs only while the graph is captured. On replay the counter never moves, so
+    everything that depends on it (a schedule, a cache position, logging) is stuck at its
+    capture-time value, with no error.
+
+    ## Example
+    ```python
+    def train_step(self, x):
+        ...
+        self.step += 1
+    ```
+
+    ## Use instead
+    Count outside the region (around `graph.replay()`), or keep the counter in a device tensor
+    updated in place (`self.step_t.add_(1)`).
+
+    ## Fix safety
+    No automatic fix: where the counter is read decides the right place for it.
+    """
+
+    code = "GS302"
+    name = "python-counter-in-region"
+    principle = Principle.STATIC
+    consequence = Consequence.SILENTLY_WRONG
+    summary = "a Python number attribute mutated inside the region (`self.step += 1`)"
+    message = "`{target}` is a Python counter updated only while capturing; replay never advances it: {consequence}"
+    valid = (
+        "count = 0\ncount += 1",
+        "class C:\n    def run(self, x: torch.Tensor):  # graphsafe: region\n        self.total = x.sum()\n        self.total += x.sum()",
+        "class C:\n    def reset(self):\n        self.step += 1",
+    )
+    invalid = (
+        "class C:\n    def run(self, x):  # graphsafe: region\n        self.step += 1",
+        "class C:\n    def run(self, x):  # graphsafe: region\n        self.iter = self.iter + 1",
+    )
+
+    def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
+        self._check(node.target, ctx, node.value)
+
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        for target in node.targets:
+            tgt = target.target
+            if not isinstance(tgt, cst.Attribute):
+                continue
+            source = ctx.scalar_source(node.value)  # `total = self.count + n; self.count = total`
+            if _mentions(node.value, tgt) or (source is not None and source.label == f"attribute `self.{tgt.attr.value}`"):
+                self._check(tgt, ctx, node.value)
+
+    def _check(self, target: cst.BaseExpression, ctx, value: cst.BaseExpression) -> None:
+        if not (isinstance(target, cst.Attribute) and ctx.is_self(target.value)):
+            return
+        if ctx.kind(target).is_tensor or ctx.kind(value).is_tensor:
+            return  # `self.total += loss` on a tensor attribute is a device op
+        ctx.report(self, target, target=f"self.{target.attr.value}")
+
+
+def _mentions(expr: cst.BaseExpression, attribute: cst.Attribute) -> bool:
+    """Does `expr` read the same `self.x` (as in `self.x = self.x + 1`)?"""
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Attribute) and node.attr.value == attribute.attr.value:
+            if isinstance(node.value, cst.Name) and isinstance(attribute.value, cst.Name) and node.value.value == attribute.value.value:
+                return True
+        stack.extend(node.children)
+    return False
+
+
+RULES = (PythonScalarInput, PythonCounterInRegion)

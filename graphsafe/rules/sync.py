@@ -229,7 +229,8 @@ class TensorToPython(_SyncRule):
     summary = "`bool/int/float()` of a tensor, or a tensor as a slice/range bound"
     message = "{what} reads a tensor's value on the host and waits for the GPU: {consequence}"
     valid = ("n = int(x.shape[0])", "k = x.size(-1)\nz = x[:, :k]", "z = x[0]")
-    invalid = ("f = float(x)", "b = bool(x.sum())", "for i in range(x.sum()):\n    pass", "n = x.sum()\nz = y[:n]")
+    invalid = ("f = float(x)", "b = bool(x.sum())", "for i in range(x.sum()):\n    pass", "n = x.sum()\nz = y[:n]",
+               "layers = torch.nn.ModuleList([torch.nn.Linear(2, 2)])\nlayer = layers[x.argmax()]")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
@@ -241,6 +242,16 @@ class TensorToPython(_SyncRule):
         for bound in (node.lower, node.upper, node.step):
             if bound is not None and ctx.kind(bound).is_tensor:
                 ctx.report(self, bound, what="a tensor slice bound")
+
+    def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
+        # A Python list/ModuleList indexed by a tensor calls __index__ on it.
+        container = ctx.kind(node.value)
+        if container.tag not in ("modules", "tensor-tuple"):
+            return
+        for element in node.slice:
+            index = element.slice
+            if isinstance(index, cst.Index) and ctx.kind(index.value).is_tensor:
+                ctx.report(self, node, what="indexing a Python list or ModuleList with a tensor")
 
 
 class ExplicitSync(_SyncRule):
@@ -393,18 +404,29 @@ class BoolMaskIndex(_SyncRule):
     name = "bool-mask-index"
     summary = "reading `x[mask]` with a boolean mask"
     message = "`x[mask]` with a boolean mask has a data-dependent shape and waits for the GPU: {consequence}"
-    valid = ("x[x > 0] = 0.0", "z = torch.where(x > 0, x, 0.0)", "z = x[0]")
-    invalid = ("z = x[x > 0]", "m = torch.isnan(x)\nz = y[m]", "z = x[~(x > 0)]")
+    valid = ("x[x > 0] = 0.0", "z = torch.where(x > 0, x, 0.0)", "z = x[0]", "x[x > 0] = n")
+    invalid = ("z = x[x > 0]", "m = torch.isnan(x)\nz = y[m]", "z = x[~(x > 0)]", "x[x > 0] = y")
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
-        if ctx.is_store(node):
+        if not ctx.is_store(node) and self._masked(node, ctx):
+            ctx.report(self, node)
+
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        # `x[mask] = tensor` is index_put_ with a boolean mask: it runs nonzero (sync);
+        # `x[mask] = 0.0` becomes masked_fill_ (no sync).
+        if not ctx.kind(node.value).is_tensor:
             return
+        for target in node.targets:
+            if isinstance(target.target, cst.Subscript) and self._masked(target.target, ctx):
+                ctx.report(self, target.target)
+
+    @staticmethod
+    def _masked(node: cst.Subscript, ctx) -> bool:
         for element in node.slice:
             index = element.slice
             if isinstance(index, cst.Index) and ctx.kind(index.value).is_bool_tensor:
-                if not ctx.kind(node.value).not_tensor:
-                    ctx.report(self, node)
-                return
+                return not ctx.kind(node.value).not_tensor
+        return False
 
 
 class TensorEquality(_SyncRule):
