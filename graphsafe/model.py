@@ -122,6 +122,7 @@ class Example:
     region: bool = True
     fixed: str | None = None
     expect: int = 1  # how many diagnostics of the rule the snippet produces (INVALID only)
+    module: bool = False  # the snippet is a whole module (classes, several functions): not wrapped
 
 
 @dataclass(frozen=True)

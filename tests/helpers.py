@@ -14,6 +14,8 @@ SIGNATURE = "def step(self, x: torch.Tensor, y: torch.Tensor, n: int):"
 
 def wrap(example: Example) -> str:
     """An example snippet as the body of a function, marked as a region unless region=False."""
+    if example.module:
+        return PRELUDE + textwrap.dedent(example.code).strip("\n") + "\n"
     body = textwrap.indent(textwrap.dedent(example.code).strip("\n"), "    ")
     marker = "  # graphsafe: region" if example.region else ""
     return f"{PRELUDE}{SIGNATURE}{marker}\n{body}\n"

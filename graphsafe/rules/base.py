@@ -58,7 +58,8 @@ class Rule:
 
     @classmethod
     def format_message(cls, **fields: str) -> str:
-        return cls.message.format(consequence=cls.consequence.value, **fields)
+        values = {"consequence": cls.consequence.value, **fields}  # a rule may state its own
+        return cls.message.format(**values)
 
 
 def as_example(example: Example | str) -> Example:

@@ -103,8 +103,7 @@ class PythonScalarInput(Rule):
                 self._flag(arg.value, ctx)
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
-        if not ctx.kind(node.value).is_tensor:
-            return
+        # Whether `node.value` is a tensor or a Python list, the selection is frozen at capture.
         for element in node.slice:
             index = element.slice
             if isinstance(index, cst.Index):

@@ -1,0 +1,130 @@
+"""GS701: an optimizer stepped inside a region without `capturable=True`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from graphsafe.model import Consequence, Principle
+from graphsafe.rules.base import Rule
+
+# Raise "Attempting CUDA graph capture of step() ... but param_groups' capturable is False".
+NEEDS_CAPTURABLE = frozenset("Adam AdamW Adamax ASGD NAdam RAdam RMSprop Rprop Adadelta".split())
+# Capture without error, but the Python-side step counter never advances on replay.
+SILENT = frozenset({"Adagrad"})
+
+
+@dataclass
+class _Construction:
+    cls: str
+    capturable: bool
+
+
+@dataclass
+class _Step:
+    node: cst.Call
+    key: tuple[str, str]
+    place: object
+
+
+class OptimizerNotCapturable(Rule):
+    """## What it does
+    Flags `optimizer.step()` inside a captured region when the optimizer was built without
+    `capturable=True` (Adam, AdamW, RMSprop, NAdam, RAdam, Adamax, ASGD, Rprop, Adadelta), or
+    is Adagrad, which has no capturable mode.
+
+    ## Why is this bad?
+    These optimizers keep their step count on the host unless `capturable=True`. PyTorch
+    refuses to capture them ("Attempting CUDA graph capture of step() for an instance of AdamW
+    but param_groups' capturable is False"). Adagrad captures, but its step counter is a Python
+    value read at capture, so bias correction and decay stop advancing on replay.
+    SGD needs nothing.
+
+    ## Example
+    ```python
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    ...
+    with torch.cuda.graph(g):
+        loss = step(x)  # calls opt.step()
+    ```
+
+    ## Use instead
+    ```python
+    opt = torch.optim.AdamW(model.parameters(), lr=torch.tensor(1e-3, device="cuda"), capturable=True)
+    ```
+
+    ## Fix safety
+    `capturable=True` keeps the step on the device and computes the same update on CUDA; it
+    requires CUDA parameters (on CPU, Adam-family optimizers refuse it).
+    """
+
+    code = "GS701"
+    name = "optimizer-not-capturable"
+    principle = Principle.CONFIG
+    consequence = Consequence.CAPTURE_FAILS
+    summary = "an optimizer stepped in the region without `capturable=True`"
+    message = "`{optimizer}` {detail}: {consequence}"
+    valid = (
+        "opt = torch.optim.AdamW([x], lr=1e-3, capturable=True)\nopt.step()",
+        "opt = torch.optim.SGD([x], lr=0.1)\nopt.step()",
+        "opt = torch.optim.Adam([x])",
+    )
+    invalid = (
+        "opt = torch.optim.AdamW([x], lr=1e-3)\nopt.step()",
+        "opt = torch.optim.Adagrad([x])\nopt.step()",
+    )
+
+    def __init__(self) -> None:
+        self.constructions: dict[tuple[str, str], _Construction] = {}
+        self.steps: list[_Step] = []
+
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        value = node.value
+        if not isinstance(value, cst.Call):
+            return
+        name = ctx.resolve(value.func) or ""
+        if not name.startswith("torch.optim."):
+            return
+        cls = name.rpartition(".")[2]
+        capturable = any(
+            a.keyword is not None and a.keyword.value == "capturable" and not (isinstance(a.value, cst.Name) and a.value.value == "False")
+            for a in value.args
+        )
+        for target in node.targets:
+            key = _binding(target.target, ctx)
+            if key is not None:
+                self.constructions[key] = _Construction(cls, capturable)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "step":
+            key = _binding(func.value, ctx)
+            if key is not None:
+                self.steps.append(_Step(node, key, ctx.here()))
+
+    def end_module(self, ctx) -> None:
+        for step in self.steps:
+            built = self.constructions.get(step.key) or self.constructions.get(("<global>", step.key[1]))
+            if built is None or built.capturable:
+                continue
+            if built.cls in NEEDS_CAPTURABLE:
+                ctx.report(self, step.node, at=step.place, optimizer=built.cls, detail="was built without capturable=True")
+            elif built.cls in SILENT:
+                ctx.report(
+                    self, step.node, at=step.place, optimizer=built.cls,
+                    detail="has no capturable mode: its step counter is read once at capture",
+                    consequence=Consequence.SILENTLY_WRONG.value,
+                )
+
+
+def _binding(expr: cst.BaseExpression, ctx) -> tuple[str, str] | None:
+    """A stable key for where an optimizer lives: `self.opt` per class, a name per module."""
+    if isinstance(expr, cst.Attribute) and ctx.is_self(expr.value) and ctx.class_key:
+        return (ctx.class_key, expr.attr.value)
+    if isinstance(expr, cst.Name):
+        return ("<global>", expr.value)
+    return None
+
+
+RULES = (OptimizerNotCapturable,)

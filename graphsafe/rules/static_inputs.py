@@ -1,0 +1,136 @@
+"""GS401: rebinding a tensor the graph reads, instead of copying into it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from graphsafe.model import Consequence, Example, Principle
+from graphsafe.rules.base import Rule
+
+
+@dataclass
+class _Assignment:
+    node: cst.CSTNode
+    owner: str  # class key for `self.x`, function key for a local
+    name: str
+    function: str  # where the assignment is
+    order: int
+    in_init: bool
+    place: object
+
+
+class StaticInputRebinding(Rule):
+    """## What it does
+    Flags rebinding a tensor that a captured graph reads, where an in-place copy is needed:
+    - outside the region, `static_x = new_batch` / `self.static_tokens = cur` for a tensor
+      that a `torch.cuda.graph` block reads;
+    - inside the region, `self.buf = f(self.buf)` for a tensor attribute (a buffer or running
+      state) whose new value depends on the old one.
+
+    ## Why is this bad?
+    A graph remembers the *addresses* of the tensors it read at capture. Binding a name to a
+    new tensor does not change those addresses: on replay the graph keeps reading the old
+    buffer (the new input is ignored, running statistics stop accumulating), with no error.
+
+    ## Example
+    ```python
+    with torch.cuda.graph(g):
+        out = model(static_x)
+    for batch in loader:
+        static_x = batch.cuda()
+        g.replay()
+    ```
+
+    ## Use instead
+    ```python
+    for batch in loader:
+        static_x.copy_(batch)
+        g.replay()
+    ```
+
+    ## Fix safety
+    `static.copy_(new)` computes the same values when shapes and dtypes match (safe).
+    """
+
+    code = "GS401"
+    name = "static-input-rebinding"
+    principle = Principle.STATIC
+    consequence = Consequence.SILENTLY_WRONG
+    summary = "rebinding a tensor the graph reads (`x = new` where `x.copy_(new)` is needed)"
+    message = "`{target}` {why}; rebinding it leaves the graph on the old tensor, use `{target}.copy_(...)`: {consequence}"
+    valid = (
+        "static = torch.zeros(2)\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = static * 2\nstatic.copy_(x)",
+        "y = x * 2\ny = y + 1",
+    )
+    invalid = (
+        "static = torch.zeros(2)\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = static * 2\nstatic = x",
+        Example(
+            "class Norm(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.register_buffer('mean', torch.zeros(3))\n\n"
+            "    def forward(self, x):  # graphsafe: region\n        self.mean = 0.9 * self.mean + 0.1 * x.mean(0)\n"
+            "        return x - self.mean\n",
+            module=True,
+        ),
+    )
+
+    def __init__(self) -> None:
+        self.reads: set[tuple[str, str]] = set()
+        self.block_end: dict[str, int] = {}  # function key → last order seen inside its capture block
+        self.assignments: list[_Assignment] = []
+        self.order = 0
+
+    def visit_Name(self, node: cst.Name, ctx) -> None:
+        self.order += 1
+        if ctx.in_capture_block() and not ctx.is_store(node):
+            kind = ctx.kind(node)
+            if kind.is_tensor or kind.tag == "unknown":
+                self.reads.add((ctx.function_key or "<module>", node.value))
+            self.block_end[ctx.function_key or "<module>"] = self.order
+
+    def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
+        if ctx.in_capture_block() and not ctx.is_store(node) and ctx.is_self(node.value) and ctx.class_key:
+            kind = ctx.kind(node)
+            if kind.is_tensor or kind.tag == "unknown":
+                self.reads.add((ctx.class_key, node.attr.value))
+
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        if ctx.in_capture_block():
+            return  # binding the graph's outputs at the capture site is the normal pattern
+        value_kind = ctx.kind(node.value)
+        for target in node.targets:
+            tgt = target.target
+            if isinstance(tgt, cst.Attribute) and ctx.is_self(tgt.value) and ctx.class_key:
+                if ctx.kind(tgt).is_tensor and value_kind.is_tensor and _reads_attribute(node.value, tgt):
+                    ctx.report(self, tgt, target=f"self.{tgt.attr.value}", why="holds state the graph reads and updates")
+                self.assignments.append(_Assignment(
+                    tgt, ctx.class_key, tgt.attr.value, ctx.function_key or "<module>", self.order,
+                    ctx.function_name == "__init__", ctx.here(),
+                ))
+            elif isinstance(tgt, cst.Name) and not value_kind.not_tensor:
+                function = ctx.function_key or "<module>"
+                self.assignments.append(_Assignment(tgt, function, tgt.value, function, self.order, False, ctx.here()))
+
+    def end_module(self, ctx) -> None:
+        for a in self.assignments:
+            if (a.owner, a.name) not in self.reads or a.in_init:
+                continue
+            if a.function in self.block_end and a.order <= self.block_end[a.function]:
+                continue  # bound before capturing, in the capturing function: creating the input
+            shown = a.name if isinstance(a.node, cst.Name) else f"self.{a.name}"
+            ctx.report(self, a.node, always=True, at=a.place, target=shown, why="is read by a captured graph")
+
+
+def _reads_attribute(expr: cst.BaseExpression, attribute: cst.Attribute) -> bool:
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Attribute) and node.attr.value == attribute.attr.value:
+            if isinstance(node.value, cst.Name) and isinstance(attribute.value, cst.Name) and node.value.value == attribute.value.value:
+                return True
+        stack.extend(node.children)
+    return False
+
+
+RULES = (StaticInputRebinding,)
