@@ -48,6 +48,19 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--quiet", "-q", action="store_true", help="print diagnostics only, no summary")
     check.add_argument("--show-regions", action="store_true", help="list the capture regions found, then the diagnostics")
 
+    fix = sub.add_parser("fix", help="apply the fixes of reachable hazards (safe ones unless --unsafe-fixes)")
+    fix.add_argument("paths", nargs="*", type=str, help="files or directories (default: .); `-` reads stdin")
+    fix.add_argument("--diff", action="store_true", help="print a unified diff and change nothing")
+    fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that may change behaviour")
+    for flag in ("--select", "--ignore", "--region", "--extend-exclude"):
+        fix.add_argument(flag, action="append", default=[])
+    fix.add_argument("--no-cache", action="store_true")
+    fix.add_argument("--cache-dir", type=Path)
+    fix.add_argument("--jobs", "-j", type=int, default=None)
+    fix.add_argument("--stdin-filename", metavar="PATH", help="fix the buffer read from stdin (`-`), print the result")
+    fix.add_argument("--config", type=Path)
+    fix.add_argument("--quiet", "-q", action="store_true")
+
     rule = sub.add_parser("rule", help="show a rule's documentation")
     rule.add_argument("code", help="rule code or name, e.g. GS101 or item-sync")
     sub.add_parser("rules", help="list all rules")
@@ -155,6 +168,58 @@ def run_check(args) -> int:
     return EXIT_CLEAN
 
 
+def run_fix(args) -> int:
+    from graphsafe.analyzer.parsing import decode
+    from graphsafe.fixer import fix_paths, fix_text, unified_diff
+    from graphsafe.report.formats import format_text
+
+    _validate_codes(_split_codes(args.select) + _split_codes(args.ignore))
+    raw_paths = args.paths or ["."]
+    if "-" in raw_paths:
+        if raw_paths != ["-"]:
+            raise UsageError("`-` (stdin) cannot be combined with other paths")
+        filename = args.stdin_filename or "<stdin>"
+        settings = _load_settings(args, [Path(filename)])
+        try:
+            text = decode(sys.stdin.buffer.read())
+        except (UnicodeDecodeError, SyntaxError) as error:
+            raise UsageError(f"stdin is not valid source text: {error}") from None
+        outcome = fix_text(text, filename, settings, [], args.unsafe_fixes)
+        if args.diff:
+            sys.stdout.write(unified_diff(outcome) if outcome.error is None else "")
+        else:
+            sys.stdout.write(outcome.fixed if outcome.error is None else text)
+        if outcome.error:
+            sys.stderr.write(f"graphsafe: {filename}: {outcome.error}\n")
+        return EXIT_FINDINGS if outcome.remaining or outcome.error else EXIT_CLEAN
+    if args.stdin_filename:
+        raise UsageError("--stdin-filename needs `-` as the path")
+    paths = [Path(p) for p in raw_paths]
+    for p in paths:
+        if not p.exists() and not p.is_symlink():
+            raise UsageError(f"path does not exist: {p}")
+    settings = _load_settings(args, paths)
+    result = fix_paths(paths, settings, unsafe=args.unsafe_fixes, write=not args.diff, jobs=args.jobs,
+                       use_cache=not args.no_cache, cache_dir=args.cache_dir)
+    fixed = sum(len(o.applied) for o in result.outcomes if o.error is None)
+    for outcome in result.outcomes:
+        if outcome.error:
+            sys.stderr.write(f"graphsafe: {outcome.path}: {outcome.error}\n")
+        elif args.diff and outcome.fixed != outcome.original:
+            sys.stdout.write(unified_diff(outcome))
+    if args.diff:
+        if not args.quiet:
+            sys.stderr.write(f"Would fix {fixed} hazard{'s' if fixed != 1 else ''}.\n")
+        return EXIT_FINDINGS if fixed else EXIT_CLEAN
+    if not args.quiet:
+        text = format_text(result.remaining)
+        if result.remaining:
+            sys.stdout.write("".join(l + "\n" for l in text.splitlines() if not l.startswith(("Found ", "[*] "))))
+        total = fixed + len(result.remaining)
+        sys.stdout.write(f"Found {total} error{'s' if total != 1 else ''} ({fixed} fixed, {len(result.remaining)} remaining).\n")
+    return EXIT_FINDINGS if result.remaining else EXIT_CLEAN
+
+
 def run_rule(args) -> int:
     from graphsafe.rules import lookup
 
@@ -175,7 +240,7 @@ def run_rules(args) -> int:
     return EXIT_CLEAN
 
 
-COMMANDS = {"check": run_check, "rule": run_rule, "rules": run_rules}
+COMMANDS = {"check": run_check, "fix": run_fix, "rule": run_rule, "rules": run_rules}
 
 
 def main(argv: list[str] | None = None) -> int:

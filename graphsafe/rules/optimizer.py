@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from graphsafe.model import Consequence, Principle
+from graphsafe.model import Applicability, Consequence, Principle
+from graphsafe.rewriters.keywords import keyword_fix
 from graphsafe.rules.base import Rule
 
 # Raise "Attempting CUDA graph capture of step() ... but param_groups' capturable is False".
@@ -19,6 +20,7 @@ SILENT = frozenset({"Adagrad"})
 class _Construction:
     cls: str
     capturable: bool
+    call: cst.Call
 
 
 @dataclass
@@ -55,9 +57,11 @@ class OptimizerNotCapturable(Rule):
     ```
 
     ## Fix safety
-    `capturable=True` keeps the step on the device and computes the same update on CUDA; it
-    requires CUDA parameters (on CPU, Adam-family optimizers refuse it).
+    `capturable=True` keeps the step on the device and computes the same update on CUDA, but
+    Adam-family optimizers refuse it for CPU parameters, so the fix is unsafe (applied with
+    `--unsafe-fixes`).
     """
+    fixable = True
 
     code = "GS701"
     name = "optimizer-not-capturable"
@@ -94,7 +98,7 @@ class OptimizerNotCapturable(Rule):
         for target in node.targets:
             key = _binding(target.target, ctx)
             if key is not None:
-                self.constructions[key] = _Construction(cls, capturable)
+                self.constructions[key] = _Construction(cls, capturable, value)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
@@ -109,7 +113,13 @@ class OptimizerNotCapturable(Rule):
             if built is None or built.capturable:
                 continue
             if built.cls in NEEDS_CAPTURABLE:
-                ctx.report(self, step.node, at=step.place, optimizer=built.cls, detail="was built without capturable=True")
+                fix = (
+                    f"Build `{built.cls}` with `capturable=True` (needs CUDA parameters)",
+                    [keyword_fix(ctx, built.call, "capturable", "True")],
+                    Applicability.UNSAFE,
+                )
+                ctx.report(self, step.node, at=step.place, fix=fix, optimizer=built.cls,
+                           detail="was built without capturable=True")
             elif built.cls in SILENT:
                 ctx.report(
                     self, step.node, at=step.place, optimizer=built.cls,

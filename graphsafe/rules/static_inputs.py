@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from graphsafe.model import Consequence, Example, Principle
+from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rules.base import Rule
 
 
@@ -19,6 +19,7 @@ class _Assignment:
     order: int
     in_init: bool
     place: object
+    statement: cst.Assign
 
 
 class StaticInputRebinding(Rule):
@@ -51,8 +52,10 @@ class StaticInputRebinding(Rule):
     ```
 
     ## Fix safety
-    `static.copy_(new)` computes the same values when shapes and dtypes match (safe).
+    `static.copy_(new)` computes the same values when shapes and dtypes match (safe); a new
+    value of another shape raises instead of being silently ignored.
     """
+    fixable = True
 
     code = "GS401"
     name = "static-input-rebinding"
@@ -103,14 +106,17 @@ class StaticInputRebinding(Rule):
             tgt = target.target
             if isinstance(tgt, cst.Attribute) and ctx.is_self(tgt.value) and ctx.class_key:
                 if ctx.kind(tgt).is_tensor and value_kind.is_tensor and _reads_attribute(node.value, tgt):
-                    ctx.report(self, tgt, target=f"self.{tgt.attr.value}", why="holds state the graph reads and updates")
+                    ctx.report(self, tgt, fix=_copy_fix(node, ctx), target=f"self.{tgt.attr.value}",
+                               why="holds state the graph reads and updates")
                 self.assignments.append(_Assignment(
                     tgt, ctx.class_key, tgt.attr.value, ctx.function_key or "<module>", self.order,
-                    ctx.function_name == "__init__", ctx.here(),
+                    ctx.function_name == "__init__", ctx.here(), node,
                 ))
             elif isinstance(tgt, cst.Name) and not value_kind.not_tensor:
                 function = ctx.function_key or "<module>"
-                self.assignments.append(_Assignment(tgt, function, tgt.value, function, self.order, False, ctx.here()))
+                self.assignments.append(
+                    _Assignment(tgt, function, tgt.value, function, self.order, False, ctx.here(), node)
+                )
 
     def end_module(self, ctx) -> None:
         for a in self.assignments:
@@ -119,7 +125,18 @@ class StaticInputRebinding(Rule):
             if a.function in self.block_end and a.order <= self.block_end[a.function]:
                 continue  # bound before capturing, in the capturing function: creating the input
             shown = a.name if isinstance(a.node, cst.Name) else f"self.{a.name}"
-            ctx.report(self, a.node, always=True, at=a.place, target=shown, why="is read by a captured graph")
+            ctx.report(self, a.node, always=True, at=a.place, fix=_copy_fix(a.statement, ctx), target=shown,
+                       why="is read by a captured graph")
+
+
+def _copy_fix(assign: cst.Assign, ctx):
+    """`x = value` → `x.copy_(value)`: the graph keeps its buffer, the values arrive (one target only)."""
+    if len(assign.targets) != 1:
+        return None
+    target = assign.targets[0].target
+    call = cst.Call(func=cst.Attribute(value=target, attr=cst.Name("copy_")), args=[cst.Arg(value=assign.value)])
+    title = f"Copy into `{ctx.code_for(target)}` with `.copy_()` instead of rebinding it"
+    return (title, [(assign, ctx.code_for(cst.Expr(call)))], Applicability.SAFE)
 
 
 def _reads_attribute(expr: cst.BaseExpression, attribute: cst.Attribute) -> bool:

@@ -1,0 +1,174 @@
+"""`graphsafe fix`: apply fixes file by file, in rounds, and write only results that pass checks.
+
+A file is written only if the fixed text parses, re-analysis no longer reports the fixed
+hazards, the file did not change on disk since it was read, and its encoding, BOM and line
+endings are kept. Writes are atomic (temporary file + rename).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from graphsafe.analyzer.engine import check_paths, check_source, filter_diagnostics
+from graphsafe.analyzer.facts import FileFacts
+from graphsafe.analyzer.parsing import decode
+from graphsafe.config import Settings
+from graphsafe.fixes import applicable, apply_fixes
+from graphsafe.model import Diagnostic
+
+MAX_ROUNDS = 10
+
+
+@dataclass
+class FileOutcome:
+    path: str
+    original: str
+    fixed: str
+    applied: list[Diagnostic] = field(default_factory=list)
+    remaining: list[Diagnostic] = field(default_factory=list)
+    error: str | None = None  # why the fixed text was not written
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.original and self.error is None
+
+
+@dataclass
+class FixResult:
+    outcomes: list[FileOutcome]
+    remaining: list[Diagnostic]  # diagnostics left in files without fixes, plus unfixed ones
+
+
+def fix_text(text: str, path: str, settings: Settings, others: list[FileFacts], unsafe: bool) -> FileOutcome:
+    """Fix one buffer in rounds until no applicable fix is left (or rounds run out)."""
+    outcome = FileOutcome(path, text, text)
+    current = text
+    for _ in range(MAX_ROUNDS):
+        diagnostics = check_source(current, path, settings, others).diagnostics
+        todo = [d for d in diagnostics if applicable(d, unsafe)]
+        if not todo:
+            outcome.remaining = diagnostics
+            break
+        result = apply_fixes(current, todo, unsafe=unsafe)
+        if not result.fixed:
+            outcome.remaining = diagnostics
+            break
+        try:
+            cst.parse_module(result.text)
+        except cst.ParserSyntaxError as error:
+            outcome.error = f"a fix produced invalid syntax ({error.message}); file left unchanged"
+            return outcome
+        outcome.applied.extend(result.fixed)
+        current = result.text
+    else:
+        outcome.error = f"fixes did not converge in {MAX_ROUNDS} rounds; file left unchanged"
+        return outcome
+    still = [d for d in outcome.remaining if applicable(d, unsafe)]
+    if still:
+        outcome.error = "re-analysis still reports fixable hazards; file left unchanged"
+        return outcome
+    outcome.fixed = current
+    return outcome
+
+
+@dataclass(frozen=True)
+class _Encoded:
+    encoding: str
+    bom: bool
+
+
+def _encoding_of(content: bytes) -> _Encoded:
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(content).readline)
+    except SyntaxError:
+        encoding = "utf-8"
+    bom = content.startswith(b"\xef\xbb\xbf")
+    if encoding == "utf-8-sig":
+        encoding = "utf-8"
+    return _Encoded(encoding, bom)
+
+
+def write_atomically(path: Path, text: str, original: bytes) -> str | None:
+    """Write `text` in the file's own encoding/BOM; None on success, else the reason."""
+    try:
+        if path.read_bytes() != original:
+            return "file changed on disk since it was read; not overwritten"
+    except OSError as error:
+        return f"cannot re-read file: {error}"
+    encoded = _encoding_of(original)
+    try:
+        data = text.encode(encoded.encoding)
+    except UnicodeEncodeError:
+        return f"fixed text cannot be encoded as {encoded.encoding}; file left unchanged"
+    if encoded.bom:
+        data = b"\xef\xbb\xbf" + data
+    directory = path.parent
+    try:
+        mode = path.stat().st_mode
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".graphsafe")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.chmod(tmp, mode & 0o7777)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+    except OSError as error:
+        return f"cannot write file: {error}"
+    return None
+
+
+def fix_paths(paths: list[Path], settings: Settings, *, unsafe: bool = False, write: bool = True,
+              jobs: int | None = None, use_cache: bool = True, cache_dir: Path | None = None) -> FixResult:
+    project = check_paths(paths, settings, jobs=jobs, use_cache=use_cache, cache_dir=cache_dir)
+    outcomes: list[FileOutcome] = []
+    remaining: list[Diagnostic] = []
+    by_path: dict[str, list[Diagnostic]] = {}
+    for d in project.diagnostics:
+        by_path.setdefault(d.path, []).append(d)
+    for path, diagnostics in sorted(by_path.items()):
+        if not any(applicable(d, unsafe) for d in diagnostics):
+            remaining.extend(diagnostics)
+            continue
+        file_path = Path(path)
+        try:
+            original_bytes = file_path.read_bytes()
+            text = decode(original_bytes)
+        except (OSError, UnicodeDecodeError, SyntaxError) as error:
+            outcome = FileOutcome(path, "", "", remaining=diagnostics, error=f"cannot read: {error}")
+            outcomes.append(outcome)
+            remaining.extend(diagnostics)
+            continue
+        if text.startswith("\ufeff"):
+            text = text[1:]
+        others = [f for f in project.facts if f.path != path]
+        outcome = fix_text(text, path, settings, others, unsafe)
+        if outcome.error is None and outcome.fixed != outcome.original and write:
+            outcome.error = write_atomically(file_path, outcome.fixed, original_bytes)
+        if outcome.error is not None:
+            outcome.remaining = diagnostics
+        outcomes.append(outcome)
+        remaining.extend(outcome.remaining)
+    return FixResult(outcomes, sorted(filter_diagnostics(remaining, project.facts, settings), key=lambda d: d.sort_key))
+
+
+def unified_diff(outcome: FileOutcome) -> str:
+    return "".join(
+        difflib.unified_diff(
+            outcome.original.splitlines(keepends=True),
+            outcome.fixed.splitlines(keepends=True),
+            fromfile=f"a/{outcome.path}",
+            tofile=f"b/{outcome.path}",
+        )
+    )

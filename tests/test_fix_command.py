@@ -1,0 +1,112 @@
+"""`graphsafe fix`: diff, write, rounds, idempotence, encodings, line endings, concurrent edits."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from graphsafe.cli import main
+
+PROGRAM = textwrap.dedent("""\
+    import torch
+
+    def main(loader, model):
+        static_x = torch.zeros(4, 8)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            loss = model(static_x).sum()
+            opt.step()
+        for batch in loader:
+            static_x = batch.cuda()  # keep this comment
+            g.replay()
+""")
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "prog.py").write_text(PROGRAM)
+    return tmp_path
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_diff_changes_nothing(tree, capsys):
+    code, out, err = run(capsys, "fix", "prog.py", "--diff", "--no-cache")
+    assert code == 1
+    assert "-        static_x = batch.cuda()  # keep this comment" in out
+    assert "+        static_x.copy_(batch.cuda())  # keep this comment" in out
+    assert "capturable" not in out  # unsafe: not without --unsafe-fixes
+    assert (tree / "prog.py").read_text() == PROGRAM
+
+
+def test_fix_writes_and_is_idempotent(tree, capsys):
+    code, out, _ = run(capsys, "fix", "prog.py", "--no-cache")
+    assert code == 1  # GS701 remains (its fix is unsafe)
+    assert "(1 fixed, 1 remaining)" in out
+    first = (tree / "prog.py").read_text()
+    assert first == PROGRAM.replace("static_x = batch.cuda()", "static_x.copy_(batch.cuda())")
+    run(capsys, "fix", "prog.py", "--no-cache")
+    assert (tree / "prog.py").read_text() == first
+    code, out, _ = run(capsys, "fix", "prog.py", "--no-cache", "--unsafe-fixes")
+    assert code == 0 and "capturable=True" in (tree / "prog.py").read_text()
+
+
+def test_crlf_bom_and_latin1_are_kept(tree, capsys):
+    crlf = PROGRAM.replace("\n", "\r\n").encode()
+    (tree / "crlf.py").write_bytes(crlf)
+    (tree / "bom.py").write_bytes(b"\xef\xbb\xbf" + PROGRAM.encode())
+    latin = ("# -*- coding: latin-1 -*-\n# caf\xe9\n" + PROGRAM).encode("latin-1")
+    (tree / "latin.py").write_bytes(latin)
+    run(capsys, "fix", ".", "--no-cache")
+    assert (tree / "crlf.py").read_bytes() == crlf.replace(b"static_x = batch.cuda()", b"static_x.copy_(batch.cuda())")
+    assert (tree / "bom.py").read_bytes().startswith(b"\xef\xbb\xbfimport torch")
+    fixed_latin = (tree / "latin.py").read_bytes()
+    assert b"caf\xe9" in fixed_latin and b"static_x.copy_(batch.cuda())" in fixed_latin
+
+
+def test_file_changed_on_disk_is_not_overwritten(tree, monkeypatch, capsys):
+    import graphsafe.fixer as fixer
+
+    original = fixer.fix_text
+
+    def edit_meanwhile(*args, **kwargs):
+        outcome = original(*args, **kwargs)
+        (tree / "prog.py").write_text(PROGRAM + "# edited by the user\n")
+        return outcome
+
+    monkeypatch.setattr(fixer, "fix_text", edit_meanwhile)
+    code, _, err = run(capsys, "fix", "prog.py", "--no-cache")
+    assert "changed on disk" in err
+    assert (tree / "prog.py").read_text().endswith("# edited by the user\n")
+
+
+def test_invalid_fix_output_is_never_written(tree, monkeypatch, capsys):
+    import graphsafe.fixer as fixer
+    from graphsafe.fixes import Applied
+
+    def broken(text, diagnostics, unsafe=False):
+        return Applied(text + "def (:\n", tuple(diagnostics), ())
+
+    monkeypatch.setattr(fixer, "apply_fixes", broken)
+    _, _, err = run(capsys, "fix", "prog.py", "--no-cache")
+    assert "invalid syntax" in err
+    assert (tree / "prog.py").read_text() == PROGRAM
+
+
+def test_stdin_fix_prints_the_fixed_buffer(tree):
+    result = subprocess.run(
+        [sys.executable, "-m", "graphsafe", "fix", "--stdin-filename", "prog.py", "-"],
+        input=PROGRAM, capture_output=True, text=True, cwd=tree,
+    )
+    assert "static_x.copy_(batch.cuda())" in result.stdout
+    assert result.returncode == 1  # the unsafe GS701 remains
