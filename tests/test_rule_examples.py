@@ -52,3 +52,23 @@ def test_codes_and_names_are_distinct_and_well_formed():
 def test_messages_state_the_consequence():
     for rule in CHECK_RULES:
         assert "{consequence}" in rule.message, rule.code
+
+
+CASES_FIXED = [(rule, as_example(e)) for rule in CHECK_RULES for e in rule.invalid if as_example(e).fixed is not None]
+
+
+@pytest.mark.parametrize("rule,example", CASES_FIXED, ids=lambda v: getattr(v, "code", "")[:40])
+def test_fix_gives_the_documented_code(rule, example):
+    from graphsafe.config import Settings
+    from graphsafe.fixer import fix_text
+    from graphsafe.model import Example
+
+    source = wrap(example)
+    outcome = fix_text(source, "example.py", Settings(), [], unsafe=True)
+    assert outcome.error is None, outcome.error
+    expected = wrap(Example(example.fixed, region=example.region, module=example.module))
+    assert outcome.fixed == expected
+    # idempotent: nothing left to fix for this rule
+    again = fix_text(outcome.fixed, "example.py", Settings(), [], unsafe=True)
+    assert again.fixed == outcome.fixed
+    assert not [d for d in again.remaining if d.code == rule.code]

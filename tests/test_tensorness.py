@@ -52,14 +52,19 @@ FLAGGED = [
 ]
 
 
+def tensor_codes(source: str) -> list[str]:
+    """Only the rules that depend on tensor-ness (sync and branch families)."""
+    return [c for c in codes(source) if c.startswith(("GS1", "GS2"))]
+
+
 @pytest.mark.parametrize("code", SILENT)
 def test_not_a_tensor_is_silent(code):
-    assert codes(body(code)) == []
+    assert tensor_codes(body(code)) == []
 
 
 @pytest.mark.parametrize("code,expected", FLAGGED)
 def test_tensor_paths_are_seen(code, expected):
-    found = codes(body(code))
+    found = tensor_codes(body(code))
     assert found == ([expected] if expected else [])
 
 
@@ -85,4 +90,4 @@ class M(nn.Module):
             pass
         return x
 """
-    assert codes(source) == ["GS201", "GS201"]
+    assert tensor_codes(source) == ["GS201", "GS201"]

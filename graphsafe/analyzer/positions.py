@@ -62,11 +62,46 @@ class _Cursor:
         return Position(line, column)
 
 
+class _NoRecord:
+    __slots__ = ()
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
+_NO_RECORD = _NoRecord()
+
+
+class _SyntacticState(CodegenState):
+    """Records where target *statements* start syntactically (at their keyword, after comment
+    lines, decorators and indentation): libcst marks that with record_syntactic_position."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.wanted: set[int] = set()
+        self.starts: dict[int, Position] = {}
+        self.cursor: _Cursor | None = None
+
+    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+        if id(node) in self.wanted and id(node) not in self.starts:
+            self.starts[id(node)] = self.cursor.here()
+        return _NO_RECORD
+
+
 def _generate(root: cst.CSTNode, targets: Sequence[cst.CSTNode], state: CodegenState) -> dict[int, Range]:
-    """Run root's code generation into `state`, recording targets' ranges (relative to line 1)."""
+    """Run root's code generation into `state`, recording targets' ranges (relative to line 1).
+
+    A statement target's range starts at its keyword (`if`, `for`, `x = ...`), not at the
+    comment lines above it."""
     wanted = {id(n) for n in targets}
     cursor = _Cursor(state.tokens)
     ranges: dict[int, Range] = {}
+    if isinstance(state, _SyntacticState):
+        state.cursor = cursor
+        state.wanted = {id(n) for n in targets if isinstance(n, (cst.BaseCompoundStatement, cst.SimpleStatementLine))}
 
     def wrap(original):
         def codegen(self, state: CodegenState, **kwargs) -> None:
@@ -76,6 +111,8 @@ def _generate(root: cst.CSTNode, targets: Sequence[cst.CSTNode], state: CodegenS
             start = cursor.here()
             original(self, state, **kwargs)
             if key not in ranges:
+                if isinstance(state, _SyntacticState) and key in state.starts:
+                    start = state.starts[key]
                 ranges[key] = (start, cursor.here())
                 if len(ranges) == len(wanted):
                     raise _Done()
@@ -185,9 +222,14 @@ def node_ranges(
                     ranges.update(_in_statement(module, anchor, nodes, lines[id(anchor)], source, line_starts))
         missing = [n for _, nodes in by_anchor.values() for n in nodes if id(n) not in ranges]
         if missing:
-            state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
-            ranges.update(_generate(module, missing, state))
+            ranges.update(_generate(module, missing, _new_state(module, missing)))
     return ranges
+
+
+def _new_state(module: cst.Module, nodes: Sequence[cst.CSTNode]) -> CodegenState:
+    statements = any(isinstance(n, (cst.BaseCompoundStatement, cst.SimpleStatementLine)) for n in nodes)
+    kind = _SyntacticState if statements else CodegenState
+    return kind(default_indent=module.default_indent, default_newline=module.default_newline)
 
 
 def _line_starts(source: str) -> list[int]:
@@ -207,7 +249,7 @@ def _in_statement(
         return {}
     start = line_starts[line - 1]
     indent = _INDENT.match(source, start).group()
-    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+    state = _new_state(module, nodes)
     if indent:
         state.indent_tokens.append(indent)
     relative = _generate(anchor, nodes, state)

@@ -208,7 +208,8 @@ class FileWalker:
         statement = at.statement if at is not None else self.statement
         self.anchors.setdefault(id(node), statement)
         for replaced, _ in spec.replacements if spec else ():
-            self.anchors.setdefault(id(replaced), statement)
+            for n in replaced if isinstance(replaced, tuple) else (replaced,):
+                self.anchors.setdefault(id(n), statement if not isinstance(n, cst.BaseStatement) else n)
         hit = _PendingHit(type(rule), node, rule.format_message(**fields), spec, root_only, condition)
         if always:
             self.always.append(hit)
@@ -966,11 +967,11 @@ class FileWalker:
             for hit in unit.hits:
                 nodes.append(hit.node)
                 if hit.fix:
-                    nodes.extend(n for n, _ in hit.fix.replacements)
+                    nodes.extend(_fix_nodes(hit.fix))
         for hit in self.always:
             nodes.append(hit.node)
             if hit.fix:
-                nodes.extend(n for n, _ in hit.fix.replacements)
+                nodes.extend(_fix_nodes(hit.fix))
         nodes.extend(ref[4] for ref in self.region_refs)
         ranges = node_ranges(self.cst_module, self.source, [(n, self.anchors.get(id(n))) for n in nodes])
 
@@ -986,8 +987,9 @@ class FileWalker:
                 start, end = ranges.get(id(pending.node), (Position(0, 0), Position(0, 0)))
                 fix = None
                 if pending.fix is not None:
-                    edits = tuple(Edit(*ranges[id(n)], text) for n, text in pending.fix.replacements if id(n) in ranges)
-                    fix = Fix(pending.fix.title, edits, pending.fix.applicability)
+                    edits = tuple(e for e in (_edit(ranges, n, text) for n, text in pending.fix.replacements) if e)
+                    if len(edits) == len(pending.fix.replacements):
+                        fix = Fix(pending.fix.title, edits, pending.fix.applicability)
                 hit = Hit(pending.rule.code, pending.message, start, end, fix, pending.root_only, pending.condition)
                 built_hits[id(pending)] = hit
             return hit
@@ -1015,6 +1017,19 @@ class FileWalker:
             noqa=noqa_lines(source_lines),
             always=tuple(build(pending) for pending in self.always),
         )
+
+
+def _fix_nodes(fix: _FixSpec):
+    for replaced, _ in fix.replacements:
+        yield from replaced if isinstance(replaced, tuple) else (replaced,)
+
+
+def _edit(ranges, replaced, text: str) -> Edit | None:
+    """An edit over one node, or from the start of one node to the end of another."""
+    first, last = replaced if isinstance(replaced, tuple) else (replaced, replaced)
+    if id(first) not in ranges or id(last) not in ranges:
+        return None
+    return Edit(ranges[id(first)][0], ranges[id(last)][1], text)
 
 
 def _is_none_literal(expr: cst.BaseExpression) -> bool:

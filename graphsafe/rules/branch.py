@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphsafe.model import Consequence, Principle
+from graphsafe.model import Consequence, Example, Principle
+from graphsafe.rewriters.where import if_expression_fix, if_statement_fix
 from graphsafe.rules.base import Rule
 
 
@@ -42,9 +43,12 @@ class TensorBranch(Rule):
     ```
 
     ## Fix safety
-    Both arms are computed by `torch.where`; the fix is offered only when the arms are pure
-    expressions of the same names (safe).
+    `torch.where` computes both arms and selects elementwise. The fix is offered only when the
+    arms are side-effect-free tensor expressions assigning the same names (or both `return`),
+    so eager forward values are unchanged (safe). Gradients can differ where the unused arm
+    produces NaN/inf (a known property of `torch.where`).
     """
+    fixable = True
 
     code = "GS201"
     name = "tensor-branch"
@@ -72,15 +76,19 @@ class TensorBranch(Rule):
         "ok = not (x > 0).all()",
         "z = x.any() and y",
         "d = torch.distributions.Categorical(logits=x)",
+        Example("if x.sum() > 0:\n    z = x * 2\nelse:\n    z = x", fixed="z = torch.where(x.sum() > 0, x * 2, x)"),
+        Example("z = x * 2 if (x > 0).all() else y", fixed="z = torch.where((x > 0).all(), x * 2, y)"),
+        Example("y = x + 1\nif y.mean() > 1:\n    y = y / 2", fixed="y = x + 1\ny = torch.where(y.mean() > 1, y / 2, y)"),
+        Example("if (x < 0).any():\n    return x.abs()\nelse:\n    return x", fixed="return torch.where((x < 0).any(), x.abs(), x)"),
     )
 
-    def _check(self, test: cst.BaseExpression, ctx, what: str) -> None:
+    def _check(self, test: cst.BaseExpression, ctx, what: str, fix=None) -> None:
         for operand in truth_tested(test):
             if ctx.kind(operand).is_tensor:
-                ctx.report(self, operand, what=what)
+                ctx.report(self, operand, fix=fix() if fix else None, what=what)
 
     def visit_If(self, node: cst.If, ctx) -> None:
-        self._check(node.test, ctx, "`if`")
+        self._check(node.test, ctx, "`if`", fix=lambda: if_statement_fix(node, ctx))
 
     def visit_While(self, node: cst.While, ctx) -> None:
         self._check(node.test, ctx, "`while`")
@@ -89,7 +97,7 @@ class TensorBranch(Rule):
         self._check(node.test, ctx, "`assert`")
 
     def visit_IfExp(self, node: cst.IfExp, ctx) -> None:
-        self._check(node.test, ctx, "a conditional expression")
+        self._check(node.test, ctx, "a conditional expression", fix=lambda: if_expression_fix(node, ctx))
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation, ctx) -> None:
         # The left operand's truth decides whether the right one is evaluated.
