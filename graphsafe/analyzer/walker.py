@@ -19,6 +19,7 @@ from graphsafe.analyzer.names import ImportTable, dotted
 from graphsafe.analyzer.noqa import noqa_lines
 from graphsafe.analyzer.positions import node_ranges
 from graphsafe.model import Applicability, Confidence, Edit, Fix, Hit, Position, RegionKind
+from graphsafe.rewriters.edits import WholeLines
 from graphsafe.rules.base import Rule
 
 GRAPH_CONTEXTS = frozenset({"torch.cuda.graph", "torch.cuda.graphs.graph"})
@@ -160,6 +161,7 @@ class FileWalker:
         self._kinds: dict[int, T.Kind] = {}
         self.cst_module: cst.Module | None = None
         self.statement: cst.CSTNode | None = None  # innermost statement being walked
+        self.block_sizes: dict[int, int] = {}  # id(statement) → statements in its block
         self.anchors: dict[int, cst.CSTNode | None] = {}  # target node → its statement
 
     # ------------------------------------------------------------------ Context for rules
@@ -208,6 +210,8 @@ class FileWalker:
         statement = at.statement if at is not None else self.statement
         self.anchors.setdefault(id(node), statement)
         for replaced, _ in spec.replacements if spec else ():
+            if isinstance(replaced, WholeLines):
+                replaced = replaced.statement
             for n in replaced if isinstance(replaced, tuple) else (replaced,):
                 self.anchors.setdefault(id(n), statement if not isinstance(n, cst.BaseStatement) else n)
         hit = _PendingHit(type(rule), node, rule.format_message(**fields), spec, root_only, condition)
@@ -233,6 +237,10 @@ class FileWalker:
 
     def is_self(self, expr: cst.BaseExpression) -> bool:
         return isinstance(expr, cst.Name) and self.scope is not None and expr.value == self.scope.self_name
+
+    def enclosing_block_size(self, statement: cst.CSTNode) -> int:
+        """How many statements share the block `statement` is in (1: removing it empties it)."""
+        return self.block_sizes.get(id(statement), 0)
 
     def here(self) -> Place:
         """The current place, for a report made later (e.g. from `end_module`)."""
@@ -665,6 +673,7 @@ class FileWalker:
         segment: _UnitBuilder | None = None
         outer_statement = self.statement
         for stmt in statements:
+            self.block_sizes[id(stmt)] = len(statements)
             if isinstance(stmt, cst.BaseStatement):
                 self.statement = stmt
             call = _expression_call(stmt)
@@ -1021,11 +1030,18 @@ class FileWalker:
 
 def _fix_nodes(fix: _FixSpec):
     for replaced, _ in fix.replacements:
-        yield from replaced if isinstance(replaced, tuple) else (replaced,)
+        if isinstance(replaced, WholeLines):
+            yield replaced.statement
+        else:
+            yield from replaced if isinstance(replaced, tuple) else (replaced,)
 
 
 def _edit(ranges, replaced, text: str) -> Edit | None:
-    """An edit over one node, or from the start of one node to the end of another."""
+    """An edit over one node, from the start of one node to the end of another, or over the
+    whole lines of a statement."""
+    if isinstance(replaced, WholeLines):
+        r = ranges.get(id(replaced.statement))
+        return None if r is None else Edit(Position(r[0].line, 0), r[1], text)
     first, last = replaced if isinstance(replaced, tuple) else (replaced, replaced)
     if id(first) not in ranges or id(last) not in ranges:
         return None

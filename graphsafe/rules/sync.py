@@ -4,8 +4,37 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphsafe.model import Consequence, Example, Principle
+from graphsafe.model import Applicability, Consequence, Example, Principle
+from graphsafe.rewriters.edits import enclosing_statement_line, removal_fix
+from graphsafe.rewriters.keywords import keyword_fix
 from graphsafe.rules.base import Rule
+
+LOG_METHODS = frozenset("debug info warning warn error exception critical log".split())
+
+
+def logging_statement(ctx):
+    """The current statement line if it is only a print/logging call (removing it is the fix)."""
+    line = ctx.statement
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    small = line.body[0]
+    if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+        return None
+    func = small.value.func
+    if isinstance(func, cst.Name) and func.value == "print":
+        return line
+    if isinstance(func, cst.Attribute) and func.attr.value in LOG_METHODS:
+        return line
+    if (ctx.resolve(func) or "") in ("wandb.log",):
+        return line
+    return None
+
+
+def log_removal_fix(ctx):
+    line = logging_statement(ctx)
+    if line is None:
+        return None
+    return removal_fix(ctx, line, "Remove the logging from the captured region (log the static output after replay)")
 
 
 def _method_call(node: cst.Call, names) -> str | None:
@@ -53,8 +82,9 @@ class ItemSync(_SyncRule):
     ```
 
     ## Fix safety
-    When the value only feeds tensor math, keeping the tensor is safe. When it feeds logging,
-    moving the read out of the region changes when it happens: unsafe.
+    When the value is an operand of tensor arithmetic, keeping the tensor gives the same values
+    (safe). When it feeds a print or logging call, the fix removes that call from the region
+    (unsafe: log the graph's static output after replay instead).
     """
 
     code = "GS101"
@@ -62,11 +92,31 @@ class ItemSync(_SyncRule):
     summary = "`.item()` copies a tensor to the host and waits for the GPU"
     message = "`.item()` copies a tensor to the host and waits for the GPU: {consequence}"
     valid = ("n = x.shape[0]", "s = x.sum()", Example("v = x.item()", region=False))
-    invalid = ("v = x.item()", "loss = F.mse_loss(x, y)\nprint(loss.item())")
+    invalid = (
+        "v = x.item()",
+        Example("loss = F.mse_loss(x, y)\nprint(loss.item())", fixed="loss = F.mse_loss(x, y)"),
+        Example("s = y.sum()\nz = x * s.item()", fixed="s = y.sum()\nz = x * s"),
+    )
+    fixable = True
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        # `x * loss.item()`: the tensor itself gives the same values without leaving the GPU.
+        for operand, other in ((node.left, node.right), (node.right, node.left)):
+            if self._is_item(operand, ctx) and ctx.kind(other).is_tensor:
+                receiver = ctx.code_for(operand.func.value)
+                fix = ("Use the tensor instead of `.item()`", [(operand, receiver)], Applicability.SAFE)
+                ctx.report(self, operand, fix=fix)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        if _method_call(node, ("item",)) and not node.args and not ctx.kind(node.func.value).not_tensor:
-            ctx.report(self, node)
+        if self._is_item(node, ctx):
+            ctx.report(self, node, fix=log_removal_fix(ctx))
+
+    @staticmethod
+    def _is_item(node, ctx) -> bool:
+        return (
+            isinstance(node, cst.Call) and _method_call(node, ("item",)) is not None and not node.args
+            and not ctx.kind(node.func.value).not_tensor
+        )
 
 
 class TolistSync(_SyncRule):
@@ -170,28 +220,32 @@ class TensorFormat(_SyncRule):
     Log after replay, from the graph's static output tensor.
 
     ## Fix safety
-    Removing or moving a print changes what the program shows: unsafe.
+    When the formatting is part of a print or logging call, the fix removes that call from the
+    region; that changes what the program shows, so it is unsafe.
     """
+    fixable = True
 
     code = "GS104"
     name = "tensor-format"
     summary = "printing or formatting a tensor copies it to the host"
     message = "{what} of a tensor copies it to the host and waits for the GPU: {consequence}"
     valid = ('print("step")', 'print(f"shape {x.shape}")', 'msg = f"{n}"')
-    invalid = ("print(x)", 'msg = f"loss {x:.3f}"', "s = str(x)", 's = "%s" % x', 's = "{}".format(x)')
+    invalid = (Example("print(x)\ny = x * 2", fixed="y = x * 2"),
+               Example("if n > 0:\n    print(x)", fixed="if n > 0:\n    pass"), 'msg = f"loss {x:.3f}"', "s = str(x)",
+               's = "%s" % x', 's = "{}".format(x)')
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
         if isinstance(func, cst.Name) and func.value in ("print", "str", "repr", "format"):
             if any(arg.keyword is None and ctx.kind(arg.value).is_tensor for arg in node.args):
-                ctx.report(self, node, what=f"`{func.value}()`")
+                ctx.report(self, node, fix=log_removal_fix(ctx), what=f"`{func.value}()`")
         elif isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, cst.SimpleString):
             if any(ctx.kind(arg.value).is_tensor for arg in node.args):
-                ctx.report(self, node, what="`str.format()`")
+                ctx.report(self, node, fix=log_removal_fix(ctx), what="`str.format()`")
 
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression, ctx) -> None:
         if ctx.kind(node.expression).is_tensor:
-            ctx.report(self, node, what="an f-string")
+            ctx.report(self, node, fix=log_removal_fix(ctx), what="an f-string")
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
         if isinstance(node.operator, cst.Modulo) and isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString)):
@@ -273,21 +327,25 @@ class ExplicitSync(_SyncRule):
     with `stream.wait_stream()` or events' `record()`/`wait()`.
 
     ## Fix safety
-    Removing a synchronize can change timing code outside the region: unsafe.
+    `torch.cuda.synchronize()` as a statement is removed; that can change timing code around
+    the region, so it is unsafe.
     """
+    fixable = True
 
     code = "GS106"
     name = "explicit-sync"
     summary = "`torch.cuda.synchronize()`, stream/event `.synchronize()` or `.query()`"
     message = "`{what}` waits for the GPU: {consequence}"
     valid = ("s = torch.cuda.current_stream()\ns.wait_stream(s)", "e = torch.cuda.Event()\ne.record()")
-    invalid = ("torch.cuda.synchronize()", "e = torch.cuda.Event()\ne.synchronize()",
+    invalid = (Example("y = x * 2\ntorch.cuda.synchronize()", fixed="y = x * 2"), "e = torch.cuda.Event()\ne.synchronize()",
                "e = torch.cuda.Event()\ndone = e.query()", "torch.cuda.current_stream().synchronize()")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         name = ctx.resolve(node.func)
         if name in ("torch.cuda.synchronize", "torch.synchronize", "torch.accelerator.synchronize", "torch.cuda.device_synchronize"):
-            ctx.report(self, node, what=f"{name}()")
+            line = enclosing_statement_line(ctx, node)
+            fix = removal_fix(ctx, line, "Remove the synchronize from the captured region") if line else None
+            ctx.report(self, node, fix=fix, what=f"{name}()")
             return
         method = _method_call(node, ("synchronize", "query"))
         if method is None:
@@ -485,13 +543,15 @@ class NonfiniteCheckSync(_SyncRule):
     ## Fix safety
     Turning the check off stops the exception: unsafe.
     """
+    fixable = True
 
     code = "GS110"
     name = "nonfinite-check-sync"
     summary = "`clip_grad_norm_(error_if_nonfinite=True)` reads the norm on the host"
     message = "`clip_grad_norm_(error_if_nonfinite=True)` reads the norm on the host: {consequence}"
     valid = ("torch.nn.utils.clip_grad_norm_(x, 1.0)",)
-    invalid = ("torch.nn.utils.clip_grad_norm_(x, 1.0, error_if_nonfinite=True)",)
+    invalid = (Example("torch.nn.utils.clip_grad_norm_(x, 1.0, error_if_nonfinite=True)",
+                       fixed="torch.nn.utils.clip_grad_norm_(x, 1.0, error_if_nonfinite=False)"),)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
@@ -499,7 +559,9 @@ class NonfiniteCheckSync(_SyncRule):
         if name == "clip_grad_norm_":
             arg = _keyword(node, "error_if_nonfinite")
             if arg is not None and _is_true(arg.value):
-                ctx.report(self, node)
+                fix = ("Set `error_if_nonfinite=False` (check the returned norm after replay)",
+                       [keyword_fix(ctx, node, "error_if_nonfinite", "False")], Applicability.UNSAFE)
+                ctx.report(self, node, fix=fix)
 
 
 RULES = (ItemSync, TolistSync, HostCopy, TensorFormat, TensorToPython, ExplicitSync, DynamicShapeOp,
