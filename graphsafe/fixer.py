@@ -15,6 +15,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from graphsafe.analyzer.discovery import ModuleNaming, module_names
 from graphsafe.analyzer.engine import check_paths, check_source, filter_diagnostics
 from graphsafe.analyzer.facts import FileFacts
 from graphsafe.analyzer.parsing import decode
@@ -45,12 +46,13 @@ class FixResult:
     remaining: list[Diagnostic]  # diagnostics left in files without fixes, plus unfixed ones
 
 
-def fix_text(text: str, path: str, settings: Settings, others: list[FileFacts], unsafe: bool) -> FileOutcome:
+def fix_text(text: str, path: str, settings: Settings, others: list[FileFacts], unsafe: bool,
+             naming: ModuleNaming | None = None) -> FileOutcome:
     """Fix one buffer in rounds until no applicable fix is left (or rounds run out)."""
     outcome = FileOutcome(path, text, text)
     current = text
     for _ in range(MAX_ROUNDS):
-        diagnostics = check_source(current, path, settings, others).diagnostics
+        diagnostics = check_source(current, path, settings, others, naming).diagnostics
         todo = [d for d in diagnostics if applicable(d, unsafe)]
         if not todo:
             outcome.remaining = diagnostics
@@ -134,6 +136,7 @@ def fix_paths(paths: list[Path], settings: Settings, *, unsafe: bool = False, wr
     project = check_paths(paths, settings, jobs=jobs, use_cache=use_cache, cache_dir=cache_dir)
     outcomes: list[FileOutcome] = []
     remaining: list[Diagnostic] = []
+    naming = module_names([Path(f.path) for f in project.facts], Path.cwd())
     by_path: dict[str, list[Diagnostic]] = {}
     for d in project.diagnostics:
         by_path.setdefault(d.path, []).append(d)
@@ -153,7 +156,7 @@ def fix_paths(paths: list[Path], settings: Settings, *, unsafe: bool = False, wr
         if text.startswith("\ufeff"):
             text = text[1:]
         others = [f for f in project.facts if f.path != path]
-        outcome = fix_text(text, path, settings, others, unsafe)
+        outcome = fix_text(text, path, settings, others, unsafe, naming.get(file_path))
         if outcome.error is None and outcome.fixed != outcome.original and write:
             outcome.error = write_atomically(file_path, outcome.fixed, original_bytes)
         if outcome.error is not None:

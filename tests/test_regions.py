@@ -248,3 +248,17 @@ def test_unreachable_function_in_same_file_is_silent():
             return x * 2
     """))
     assert found == []
+
+
+def test_same_module_name_in_two_script_folders(tmp_path):
+    """examples/a/model.py and examples/b/model.py, each imported as `import model`."""
+    clean = "import torch\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n"
+    dirty = "import torch\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x.item()\n"
+    main = (
+        "import torch\nfrom model import Net\n\n"
+        "def main():\n    net = Net()\n    g = torch.cuda.CUDAGraph()\n"
+        "    with torch.cuda.graph(g):\n        net(torch.zeros(1))\n"
+    )
+    found = project(tmp_path, {"a/model.py": dirty, "a/run.py": main, "b/model.py": clean, "b/run.py": main})
+    assert [(Path(d.path).parent.name, Path(d.path).name, d.code) for d in found] == [("a", "model.py", "GS101")]
+    assert found[0].chain == ("torch.cuda.graph block in main (line 7)", "Net.forward")

@@ -67,6 +67,61 @@ def _glob_regex(pattern: str) -> str:
     return "".join(out)
 
 
+def package_root(path: Path) -> Path:
+    """The directory a script-style `import` of this file's top package would start from."""
+    directory = path.absolute().parent
+    while (directory / "__init__.py").is_file() and directory != directory.parent:
+        directory = directory.parent
+    return directory
+
+
+@dataclass(frozen=True)
+class ModuleNaming:
+    module: str
+    is_package: bool
+    # top-level import names that mean a renamed module of the same root (`model` → `corpus.decode_loop.model`)
+    renames: tuple[tuple[str, str], ...] = ()
+
+
+def module_names(files: list[Path], base: Path) -> dict[Path, ModuleNaming]:
+    """Module names for a set of files, unique across the set.
+
+    Two example folders may each have a `model.py` imported as `import model`: plain names
+    would merge them. Where a top-level name occurs under more than one root, every module of
+    those roots gets its root's dotted path as a prefix, and their imports are renamed to
+    match (Python resolves a script's `import model` to its own directory first).
+    """
+    plain = {f: module_name(f) for f in files}
+    roots = {f: package_root(f) for f in files}
+    tops_by_root: dict[Path, set[str]] = {}
+    for f, (module, _) in plain.items():
+        tops_by_root.setdefault(roots[f], set()).add(module.split(".", 1)[0])
+    seen: dict[str, set[Path]] = {}
+    for root, tops in tops_by_root.items():
+        for top in tops:
+            seen.setdefault(top, set()).add(root)
+    clashing = {root for top, rs in seen.items() if len(rs) > 1 for root in rs}
+    prefixes = {root: _dotted_dir(root, base) for root in clashing}
+    named: dict[Path, ModuleNaming] = {}
+    for f, (module, is_package) in plain.items():
+        prefix = prefixes.get(roots[f])
+        if not prefix:
+            named[f] = ModuleNaming(module, is_package)
+            continue
+        renames = tuple(sorted((top, f"{prefix}.{top}") for top in tops_by_root[roots[f]]))
+        named[f] = ModuleNaming(f"{prefix}.{module}", is_package, renames)
+    return named
+
+
+def _dotted_dir(directory: Path, base: Path) -> str:
+    try:
+        rel = directory.relative_to(base.absolute())
+    except ValueError:
+        rel = Path(*directory.parts[1:])
+    parts = [p.replace("-", "_").replace(".", "_") for p in rel.parts if p not in ("", "/")]
+    return ".".join(parts) or "_root"
+
+
 class _GitIgnore:
     """The common subset of .gitignore: globs, `dir/`, `/anchored`, `**`, `!negation`."""
 

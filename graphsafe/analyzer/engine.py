@@ -16,7 +16,7 @@ from typing import Callable, Iterable
 
 from graphsafe.analyzer.cache import FactsCache
 from graphsafe.analyzer.callgraph import Project
-from graphsafe.analyzer.discovery import discover, module_name
+from graphsafe.analyzer.discovery import ModuleNaming, discover, module_name, module_names
 from graphsafe.analyzer.facts import FileFacts
 from graphsafe.analyzer.noqa import suppressed
 from graphsafe.analyzer.parsing import analyze_bytes, analyze_text, error_facts
@@ -62,9 +62,9 @@ def _read(path: Path) -> bytes | str:
         return f"cannot read file: {error.strerror or error}"
 
 
-def _analyze_job(job: tuple[str, str, bool, bytes]) -> FileFacts:
-    path, module, is_package, content = job
-    return analyze_bytes(path, module, is_package, content, CHECK_RULES)
+def _analyze_job(job: tuple[str, str, bool, bytes, tuple]) -> FileFacts:
+    path, module, is_package, content, renames = job
+    return analyze_bytes(path, module, is_package, content, CHECK_RULES, renames)
 
 
 def _pool_context():
@@ -82,22 +82,24 @@ def collect_facts(
 ) -> tuple[list[FileFacts], int]:
     """Facts for every file, from the cache where possible; returns (facts, cache hits)."""
     results: dict[int, FileFacts] = {}
-    pending: list[tuple[int, str, tuple[str, str, bool, bytes]]] = []
+    pending: list[tuple[int, str, tuple[str, str, bool, bytes, tuple]]] = []
     hits = 0
+    naming = module_names(files, Path.cwd())
     for index, path in enumerate(files):
         shown = _display_path(path, root)
-        module, is_package = module_name(path)
+        named = naming[path]
+        module, is_package = named.module, named.is_package
         content = _read(path)
         if isinstance(content, str):
             results[index] = error_facts(shown, module, content)
             continue
-        key = FactsCache.key(shown, module, content) if cache else ""
+        key = FactsCache.key(shown, module + repr(named.renames), content) if cache else ""
         cached = cache.get(key) if cache else None
         if cached is not None:
             results[index] = cached
             hits += 1
             continue
-        pending.append((index, key, (shown, module, is_package, content)))
+        pending.append((index, key, (shown, module, is_package, content, named.renames)))
     total, done = len(files), len(files) - len(pending)
     jobs = jobs or os.cpu_count() or 1
     if len(pending) >= _POOL_THRESHOLD and jobs > 1:
@@ -182,16 +184,20 @@ def check_paths(
     return CheckResult(diagnostics, regions, len(files), hits, time.perf_counter() - started, facts)
 
 
-def check_source(source: str, filename: str, settings: Settings | None = None, others: list[FileFacts] = ()) -> CheckResult:
+def check_source(source: str, filename: str, settings: Settings | None = None, others: list[FileFacts] = (),
+                 naming: ModuleNaming | None = None) -> CheckResult:
     """Analyse one in-memory buffer as if it were `filename` (stdin mode, editors).
 
     `others` are facts of the rest of the project (e.g. an editor's workspace index), so
-    regions and chains that cross files stay correct.
+    regions and chains that cross files stay correct; `naming` is the buffer's module name
+    in that project (see discovery.module_names).
     """
     started = time.perf_counter()
     settings = settings or Settings()
-    module, is_package = module_name(Path(filename))
-    facts = analyze_text(filename, module, is_package, source, CHECK_RULES)
+    if naming is None:
+        module, is_package = module_name(Path(filename))
+        naming = ModuleNaming(module, is_package)
+    facts = analyze_text(filename, naming.module, naming.is_package, source, CHECK_RULES, naming.renames)
     all_facts = [facts, *(f for f in others if f.path != filename)]
     diagnostics, regions = diagnose(all_facts, settings)
     diagnostics = [d for d in diagnostics if d.path == filename]

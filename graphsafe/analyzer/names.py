@@ -36,15 +36,22 @@ def module_of_relative(module: str, is_package: bool, level: int, name: str | No
 class ImportTable:
     """Local name → dotted target, for one scope (module-level, extended inside functions)."""
 
-    __slots__ = ("aliases", "module", "is_package")
+    __slots__ = ("aliases", "module", "is_package", "renames")
 
-    def __init__(self, module: str, is_package: bool, aliases: dict[str, str] | None = None) -> None:
+    def __init__(self, module: str, is_package: bool, aliases: dict[str, str] | None = None,
+                 renames: dict[str, str] | None = None) -> None:
         self.module = module
         self.is_package = is_package
         self.aliases: dict[str, str] = dict(aliases or {})
+        self.renames = renames or {}  # top-level module names of this file's root, made unique
 
     def child(self) -> "ImportTable":
-        return ImportTable(self.module, self.is_package, self.aliases)
+        return ImportTable(self.module, self.is_package, self.aliases, self.renames)
+
+    def _absolute(self, name: str) -> str:
+        head, sep, rest = name.partition(".")
+        renamed = self.renames.get(head)
+        return renamed + sep + rest if renamed else name
 
     def add(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.Import):
@@ -53,11 +60,11 @@ class ImportTable:
                 if full is None:
                     continue
                 if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    self.aliases[alias.asname.name.value] = full
+                    self.aliases[alias.asname.name.value] = self._absolute(full)
                 else:
                     # `import torch.nn` binds `torch`
                     head = full.split(".", 1)[0]
-                    self.aliases.setdefault(head, head)
+                    self.aliases.setdefault(head, self._absolute(head))
             return
         if node.module is None:
             base = ""
@@ -66,6 +73,8 @@ class ImportTable:
         level = len(node.relative)
         if level:
             base = module_of_relative(self.module, self.is_package, level, base or None)
+        elif base:
+            base = self._absolute(base)
         if isinstance(node.names, cst.ImportStar):
             return
         for alias in node.names:

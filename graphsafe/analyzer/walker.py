@@ -135,10 +135,12 @@ class _Scope:
 class FileWalker:
     """Analyse one parsed module. Rules are instantiated once per walker."""
 
-    def __init__(self, path: str, module: str, is_package: bool, rules: Iterable[type[Rule]]) -> None:
+    def __init__(self, path: str, module: str, is_package: bool, rules: Iterable[type[Rule]],
+                 renames: dict[str, str] | None = None) -> None:
         self.path = path
         self.module = module
         self.is_package = is_package
+        self.renames = renames or {}
         self.rules = [r() for r in rules]
         self.handlers: dict[type, list[Callable]] = {}
         self.end_hooks = [rule.end_module for rule in self.rules if hasattr(rule, "end_module")]
@@ -565,7 +567,7 @@ class FileWalker:
     def run(self, module: cst.Module, source: str) -> FileFacts:
         self.cst_module = module
         self.source = source
-        imports = ImportTable(self.module, self.is_package)
+        imports = ImportTable(self.module, self.is_package, renames=self.renames)
         self._collect_module_level(module, imports)
         module_unit = _UnitBuilder(f"{self.module}.<module>", "<module>", None, module, False)
         self.units.append(module_unit)
