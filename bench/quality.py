@@ -27,11 +27,12 @@ FAMILIES = {
 }
 
 
-def measure() -> dict:
+def measure(heldout: bool) -> dict:
     os.chdir(ROOT)
     counts: dict[str, dict[str, int]] = defaultdict(lambda: {"tp": 0, "fp": 0, "fn": 0})
     negatives_flagged = 0
-    for program in golden.programs():
+    programs = [p for p in golden.programs() if golden.is_heldout(p) == heldout]
+    for program in programs:
         labels = golden.labels(program)
         reported = golden.reported(program)
         if program.name == "negatives":
@@ -46,24 +47,29 @@ def measure() -> dict:
         precision = c["tp"] / (c["tp"] + c["fp"]) if c["tp"] + c["fp"] else None
         recall = c["tp"] / (c["tp"] + c["fn"]) if c["tp"] + c["fn"] else None
         rows[family] = {**c, "precision": precision, "recall": recall}
-    return {"families": rows, "negatives_flagged": negatives_flagged, "programs": [p.name for p in golden.programs()]}
+    return {"families": rows, "negatives_flagged": negatives_flagged, "programs": [p.name for p in programs]}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="also write the numbers as JSON")
     args = parser.parse_args()
-    result = measure()
     fmt = lambda v: "–" if v is None else f"{v:.2f}"  # noqa: E731
-    print(f"corpus programs: {', '.join(result['programs'])}")
-    print("| family | TP | FP | FN | precision | recall |")
-    print("|---|---|---|---|---|---|")
-    for family, row in result["families"].items():
-        name = FAMILIES.get(family, family)
-        print(f"| {family} {name} | {row['tp']} | {row['fp']} | {row['fn']} | {fmt(row['precision'])} | {fmt(row['recall'])} |")
-    print(f"look-alike negatives flagged: {result['negatives_flagged']}")
+    results = {}
+    for heldout, title in ((False, "tuning set (rules were developed against these labels)"),
+                           (True, "held-out set (labels written independently; rules never tuned on it)")):
+        result = measure(heldout)
+        results["heldout" if heldout else "tuning"] = result
+        print(f"\n{title}: {', '.join(result['programs']) or 'none'}")
+        print("| family | TP | FP | FN | precision | recall |")
+        print("|---|---|---|---|---|---|")
+        for family, row in result["families"].items():
+            name = FAMILIES.get(family, family)
+            print(f"| {family} {name} | {row['tp']} | {row['fp']} | {row['fn']} | {fmt(row['precision'])} | {fmt(row['recall'])} |")
+        if not heldout:
+            print(f"look-alike negatives flagged: {result['negatives_flagged']}")
     if args.json:
-        args.json.write_text(json.dumps(result, indent=2))
+        args.json.write_text(json.dumps(results, indent=2))
     return 0
 
 

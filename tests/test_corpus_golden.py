@@ -16,7 +16,7 @@ def _at_repo_root(monkeypatch):
     monkeypatch.chdir(golden.ROOT)
 
 
-@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
+@pytest.mark.parametrize("program", [p for p in PROGRAMS if not golden.is_heldout(p)], ids=lambda p: p.name)
 def test_reports_exactly_the_labels(program):
     expected = golden.implemented(golden.labels(program))
     got = golden.reported(program)
