@@ -242,6 +242,10 @@ def torch_call_kind(name: str, call: cst.Call) -> Kind | None:
         return TENSOR_TUPLE
     if func in BOOL_RESULT_METHODS or func in ("isclose", "isin", "eq", "ne", "gt", "lt", "ge", "le"):
         return BOOL_TENSOR
+    for arg in call.args:  # torch.ones_like(x, dtype=torch.bool)
+        if arg.keyword is not None and arg.keyword.value == "dtype" and isinstance(arg.value, cst.Attribute):
+            if arg.value.attr.value == "bool":
+                return BOOL_TENSOR
     return TENSOR
 
 

@@ -816,6 +816,8 @@ class FileWalker:
         kind = self.kind(iterable)
         if kind.tag == "modules":
             return T.instance_of(*kind.refs)
+        if kind.is_bool_tensor:
+            return T.BOOL_TENSOR  # rows of a mask are masks
         if kind.is_tensor or kind.tag == "tensor-tuple":
             return T.TENSOR
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range":
@@ -879,16 +881,20 @@ class FileWalker:
 
     def _visit_comprehension(self, node: cst.CompFor) -> None:
         self._visit(node.iter)
-        iter_kind = self.kind(node.iter)
-        self._bind(node.target, T.TENSOR if iter_kind.is_tensor or iter_kind.tag == "tensor-tuple" else T.UNKNOWN)
+        self._bind_loop_target(node.target, node.iter)
         for cond in node.ifs:
             self._visit(cond)
         if node.inner_for_in is not None:
             self._visit(node.inner_for_in)
 
     def _visit_listcomp(self, node) -> None:
+        # The loop binds its names before the element expression reads them.
         self._visit(node.for_in)
-        self._visit(node.elt)
+        if isinstance(node, cst.DictComp):
+            self._visit(node.key)
+            self._visit(node.value)
+        else:
+            self._visit(node.elt)
 
     # --- calls and regions
     def _call_refs(self, func: cst.BaseExpression) -> list[CallRef]:
@@ -1173,4 +1179,8 @@ _SPECIAL: dict[type, Callable] = {
     cst.ImportFrom: FileWalker._visit_import,
     cst.Call: FileWalker._visit_call,
     cst.CompFor: FileWalker._visit_comprehension,
+    cst.ListComp: FileWalker._visit_listcomp,
+    cst.SetComp: FileWalker._visit_listcomp,
+    cst.GeneratorExp: FileWalker._visit_listcomp,
+    cst.DictComp: FileWalker._visit_listcomp,
 }

@@ -193,6 +193,9 @@ class HostCopy(_SyncRule):
                     return
 
 
+SIZE_TAKING_FACTORIES = frozenset("arange zeros ones empty full rand randn randint randperm linspace logspace eye".split())
+
+
 def _is_cpu_device(expr: cst.BaseExpression, ctx) -> bool:
     if isinstance(expr, cst.SimpleString):
         value = expr.evaluated_value
@@ -284,6 +287,7 @@ class TensorToPython(_SyncRule):
     message = "{what} reads a tensor's value on the host and waits for the GPU: {consequence}"
     valid = ("n = int(x.shape[0])", "k = x.size(-1)\nz = x[:, :k]", "z = x[0]")
     invalid = ("f = float(x)", "b = bool(x.sum())", "for i in range(x.sum()):\n    pass", "n = x.sum()\nz = y[:n]",
+               "idx = torch.arange(x.sum())",
                "layers = torch.nn.ModuleList([torch.nn.Linear(2, 2)])\nlayer = layers[x.argmax()]")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -291,6 +295,12 @@ class TensorToPython(_SyncRule):
         if isinstance(func, cst.Name) and func.value in ("bool", "int", "float", "range", "complex"):
             if any(arg.keyword is None and ctx.kind(arg.value).is_tensor for arg in node.args):
                 ctx.report(self, node, what=f"`{func.value}()`")
+            return
+        name = ctx.resolve(func) or ""
+        if name.rpartition(".")[0] == "torch" and name.rpartition(".")[2] in SIZE_TAKING_FACTORIES:
+            # torch.arange(n) / torch.zeros(n) with a tensor `n` reads it as a Python int
+            if any(arg.keyword is None and ctx.kind(arg.value).is_tensor for arg in node.args):
+                ctx.report(self, node, what=f"a tensor as the size of `{name}()`")
 
     def visit_Slice(self, node: cst.Slice, ctx) -> None:
         for bound in (node.lower, node.upper, node.step):
@@ -310,8 +320,8 @@ class TensorToPython(_SyncRule):
 
 class ExplicitSync(_SyncRule):
     """## What it does
-    Flags `torch.cuda.synchronize()`, `stream.synchronize()`, `event.synchronize()` and
-    `event.query()`/`stream.query()` inside a captured region.
+    Flags `torch.cuda.synchronize()`, `stream.synchronize()`, `event.synchronize()`,
+    `event.query()`/`stream.query()` and `event.elapsed_time()` inside a captured region.
 
     ## Why is this bad?
     A synchronization is illegal while a stream is captured: capture fails. Note that
@@ -338,6 +348,7 @@ class ExplicitSync(_SyncRule):
     message = "`{what}` waits for the GPU: {consequence}"
     valid = ("s = torch.cuda.current_stream()\ns.wait_stream(s)", "e = torch.cuda.Event()\ne.record()")
     invalid = (Example("y = x * 2\ntorch.cuda.synchronize()", fixed="y = x * 2"), "e = torch.cuda.Event()\ne.synchronize()",
+               "a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)\nms = a.elapsed_time(b)",
                "e = torch.cuda.Event()\ndone = e.query()", "torch.cuda.current_stream().synchronize()")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -347,11 +358,11 @@ class ExplicitSync(_SyncRule):
             fix = removal_fix(ctx, line, "Remove the synchronize from the captured region") if line else None
             ctx.report(self, node, fix=fix, what=f"{name}()")
             return
-        method = _method_call(node, ("synchronize", "query"))
+        method = _method_call(node, ("synchronize", "query", "elapsed_time"))
         if method is None:
             return
         receiver = ctx.kind(node.func.value)
-        if method == "query" and receiver.tag != "stream-or-event":
+        if method in ("query", "elapsed_time") and receiver.tag != "stream-or-event":
             return
         if method == "synchronize" and receiver.is_tensor:
             return
