@@ -42,6 +42,8 @@ _RULES = [
                 "serves one shape"),
     RuntimeRule("GS601", "unregistered-generator", "a custom CUDA generator must be registered with the graph "
                 "(`graph.register_generator_state(g)`), or replay repeats the same random numbers"),
+    RuntimeRule("GS701", "optimizer-not-capturable", "the optimizer's step() syncs: build it with capturable=True "
+                "(capture fails otherwise)"),
 ]
 
 RULES: dict[str, RuntimeRule] = {rule.code: rule for rule in _RULES}
@@ -113,6 +115,8 @@ COPIES = ("aten::_to_copy", "aten::copy_")
 # the call, torch does the sync. (path suffix inside torch, function name) -> code.
 TORCH_ORIGINS: dict[tuple[str, str], str] = {
     ("nn/utils/clip_grad.py", "_get_total_norm"): "GS110",
+    # every optimizer's step() runs inside this wrapper: a sync there is a non-capturable step
+    ("optim/optimizer.py", "_use_grad"): "GS701",
 }
 
 # Explicit synchronization entry points wrapped while tracing: (module or class path, attribute).
