@@ -61,11 +61,13 @@ def fix_text(text: str, path: str, settings: Settings, others: list[FileFacts], 
         if not result.fixed:
             outcome.remaining = diagnostics
             break
-        try:
-            cst.parse_module(result.text)
-        except cst.ParserSyntaxError as error:
-            outcome.error = f"a fix produced invalid syntax ({error.message}); file left unchanged"
-            return outcome
+        if not _parses(result.text):
+            # Fixes that are fine alone can clash together (removing every statement of a
+            # block): apply the first one alone; the next round re-analyses the rest.
+            result = apply_fixes(current, [result.fixed[0]], unsafe=unsafe)
+            if not _parses(result.text):
+                outcome.error = f"the fix for {result.fixed[0].code} produced invalid syntax; file left unchanged"
+                return outcome
         outcome.applied.extend(result.fixed)
         current = result.text
     else:
@@ -77,6 +79,14 @@ def fix_text(text: str, path: str, settings: Settings, others: list[FileFacts], 
         return outcome
     outcome.fixed = current
     return outcome
+
+
+def _parses(text: str) -> bool:
+    try:
+        cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)

@@ -110,3 +110,18 @@ def test_stdin_fix_prints_the_fixed_buffer(tree):
     )
     assert "static_x.copy_(batch.cuda())" in result.stdout
     assert result.returncode == 1  # the unsafe GS701 remains
+
+
+def test_removing_every_statement_of_a_block_keeps_it_valid(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    source = textwrap.dedent("""\
+        import torch
+
+        def report(x: torch.Tensor):  # graphsafe: region
+            print(f"mean {x.mean()}")
+            print(f"max {x.max()}")
+    """)
+    (tmp_path / "r.py").write_text(source)
+    code, _, err = run(capsys, "fix", "r.py", "--no-cache", "--unsafe-fixes")
+    fixed = (tmp_path / "r.py").read_text()
+    assert err == "" and fixed.endswith("def report(x: torch.Tensor):  # graphsafe: region\n    pass\n"), fixed

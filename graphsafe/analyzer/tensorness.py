@@ -112,7 +112,7 @@ TENSOR_TUPLE_METHODS = TORCH_TUPLE
 # `x.m(...)` is a tensor op even when `x`'s kind is unknown. (`sum`, `mean`, `reshape`, `any`
 # ... are left out: numpy has them too, and a false alarm costs more than a miss here.)
 TENSOR_ONLY_METHODS = frozenset(
-    """float half bfloat16 double long contiguous detach clone view view_as unsqueeze
+    """float half bfloat16 double long contiguous detach view_as unsqueeze
     masked_fill masked_fill_ softmax log_softmax sigmoid relu new_zeros new_ones new_full
     new_empty new_tensor type_as expand expand_as narrow index_select gather scatter scatter_
     scatter_add scatter_add_ index_add_ index_copy_ copy_ fill_ zero_ add_ mul_ div_ sub_ lerp_

@@ -21,6 +21,8 @@ def _region_text(d: Diagnostic) -> str | None:
     region = d.region
     if region.kind in (RegionKind.GRAPH_BLOCK, RegionKind.CAPTURE_BEGIN):
         return region.display  # "torch.cuda.graph block in main (line 36)" says it all
+    if not region.line:  # a function named by a --region/config pattern: no marker to point at
+        return f"{region.display} ({region.kind.value})"
     return f"{region.display} ({region.kind.value}, {region.path}:{region.line})"
 
 
