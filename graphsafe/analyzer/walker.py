@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
@@ -164,6 +165,8 @@ class FileWalker:
         self.cst_module: cst.Module | None = None
         self.statement: cst.CSTNode | None = None  # innermost statement being walked
         self.block_sizes: dict[int, int] = {}  # id(statement) → statements in its block
+        self.indents: list[str] = []  # indentation of the blocks being walked
+        self.statement_indents: dict[int, tuple[str, ...]] = {}
         self.anchors: dict[int, cst.CSTNode | None] = {}  # target node → its statement
 
     # ------------------------------------------------------------------ Context for rules
@@ -309,9 +312,19 @@ class FileWalker:
         """The kind bound to a local name so far in this function, if any."""
         return self.scope.env.get(name) if self.scope is not None else None
 
-    def code_for(self, node: cst.CSTNode) -> str:
+    def code_for(self, node: cst.CSTNode, at: cst.CSTNode | None = None) -> str:
+        """Source for `node` as it would be written where `at` (default: `node`, else the current
+        statement) stands: lines inside a multi-line call keep the block's indentation."""
         assert self.cst_module is not None
-        return self.cst_module.code_for_node(node)
+        statement = self.anchors.get(id(at if at is not None else node))
+        if statement is None and at is not None and id(at) in self.statement_indents:
+            statement = at
+        if statement is None:
+            statement = self.statement
+        state = CodegenState(default_indent=self.cst_module.default_indent, default_newline=self.cst_module.default_newline)
+        state.indent_tokens.extend(self.statement_indents.get(id(statement), ()))
+        node._codegen(state)
+        return "".join(state.tokens)
 
     # ------------------------------------------------------------------ inference
     def _infer(self, expr: cst.BaseExpression) -> T.Kind:
@@ -676,6 +689,7 @@ class FileWalker:
         outer_statement = self.statement
         for stmt in statements:
             self.block_sizes[id(stmt)] = len(statements)
+            self.statement_indents[id(stmt)] = tuple(self.indents)
             if isinstance(stmt, cst.BaseStatement):
                 self.statement = stmt
             call = _expression_call(stmt)
@@ -767,7 +781,7 @@ class FileWalker:
         saved_kinds = self._kinds
         self._kinds = {}
         body = node.body
-        self._walk_statements(body.body if isinstance(body, cst.IndentedBlock) else body.body)
+        self._walk_block(body)
         self._kinds = saved_kinds
         self.scope = outer
 
@@ -780,7 +794,7 @@ class FileWalker:
         key = f"{self.module}.{qual}"
         inner = _Scope(outer.imports, {}, dict(outer.local_defs), key, None, qual + ".", outer.units)
         self.scope = inner
-        self._walk_statements(node.body.body)
+        self._walk_block(node.body)
         self.scope = outer
 
     def _visit_assign(self, node: cst.Assign) -> None:
@@ -843,9 +857,9 @@ class FileWalker:
         self._visit(node.iter)
         self._visit_target(node.target)
         self._bind_loop_target(node.target, node.iter)
-        self._walk_statements(node.body.body)
+        self._walk_block(node.body)
         if node.orelse is not None:
-            self._walk_statements(node.orelse.body.body)
+            self._walk_block(node.orelse.body)
 
     def _visit_with(self, node: cst.With) -> None:
         block = None
@@ -859,13 +873,23 @@ class FileWalker:
         unit = None
         if block is not None:
             unit = self._open_block_unit(block.item, "graph", "torch.cuda.graph block", RegionKind.GRAPH_BLOCK)
-        body = node.body
-        self._walk_statements(body.body)
+        self._walk_block(node.body)
         if unit is not None:
             self.scope.units.remove(unit)
 
     def _visit_block(self, node: cst.BaseSuite) -> None:
-        self._walk_statements(node.body)
+        self._walk_block(node)
+
+    def _walk_block(self, suite: cst.BaseSuite) -> None:
+        """Walk a suite, keeping track of the indentation its statements are written at."""
+        if isinstance(suite, cst.IndentedBlock):
+            self.indents.append(suite.indent if suite.indent is not None else self.cst_module.default_indent)
+            try:
+                self._walk_statements(suite.body)
+            finally:
+                self.indents.pop()
+        else:
+            self._walk_statements(suite.body)
 
     def _visit_import(self, node) -> None:
         self.scope.imports.add(node)

@@ -40,6 +40,9 @@ def with_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
     return call.with_changes(args=args)
 
 
-def keyword_fix(ctx, call: cst.Call, name: str, value: str) -> tuple[cst.CSTNode, str]:
-    """A (node, replacement code) pair for a fix that sets `name=value` on `call`."""
-    return (call, ctx.code_for(with_keyword(call, name, value)))
+def keyword_fix(ctx, call: cst.Call, name: str, value: str, statement: cst.CSTNode | None = None) -> tuple[cst.CSTNode, str]:
+    """A (node, replacement code) pair for a fix that sets `name=value` on `call`.
+
+    `statement` is the statement holding the call when the fix is built after the walk has
+    moved on (its indentation is kept for a multi-line call)."""
+    return (call, ctx.code_for(with_keyword(call, name, value), at=statement or call))

@@ -1,3 +1,599 @@
-"""(being written)"""
+"""Static memory (GS402–GS407): host data, growing buffers, allocator work and kept outputs.
 
-RULES = ()
+A graph replays fixed kernels on fixed addresses. These rules find code that needs a fresh
+host-to-device copy, a new shape or a new allocation on every step, and code that keeps the
+graph's output tensor past the next replay.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from graphsafe.analyzer import tensorness as T
+from graphsafe.analyzer.names import dotted
+from graphsafe.model import Applicability, Consequence, Example, Principle
+from graphsafe.rules.base import Rule
+
+_HOST_DATA_FACTORIES = frozenset(
+    "torch.tensor torch.as_tensor torch.asarray torch.from_numpy torch.frombuffer".split()
+)
+# `torch.FloatTensor([1.0, 2.0])` copies a Python list like torch.tensor does.
+_LEGACY_CONSTRUCTORS = frozenset(
+    f"{ns}.{cls}"
+    for ns in ("torch", "torch.cuda")
+    for cls in "Tensor FloatTensor DoubleTensor HalfTensor BFloat16Tensor LongTensor IntTensor ShortTensor "
+    "ByteTensor CharTensor BoolTensor".split()
+)
+# Factories that make a CPU tensor unless given a device.
+_CPU_FACTORIES = frozenset(
+    "zeros ones empty full rand randn randint randperm arange linspace logspace eye".split()
+)
+_CONCAT = frozenset(
+    "cat concat concatenate stack hstack vstack dstack column_stack row_stack".split()
+)
+_ALLOCATOR_WORK = frozenset("empty_cache reset_peak_memory_stats reset_max_memory_allocated "
+                            "reset_max_memory_cached reset_accumulated_memory_stats".split())
+_ALLOCATOR_READS = frozenset(
+    "memory_allocated max_memory_allocated memory_reserved max_memory_reserved memory_cached "
+    "max_memory_cached memory_stats memory_stats_as_nested_dict memory_summary memory_snapshot "
+    "mem_get_info list_gpu_processes".split()
+)
+_GRAPH_CONTEXTS = frozenset({"torch.cuda.graph", "torch.cuda.graphs.graph"})
+_NOT_DATA = ("object", "modules", "stream-or-event", "config")
+
+
+def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def _positional(call: cst.Call) -> list[cst.Arg]:
+    return [a for a in call.args if a.keyword is None and not a.star]
+
+
+def _string(expr: cst.BaseExpression) -> str | None:
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _is_true(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def _is_cuda_device(expr: cst.BaseExpression, ctx) -> bool:
+    """`"cuda"`, `"cuda:1"`, `torch.device("cuda")`."""
+    text = _string(expr)
+    if text is not None:
+        return text.split(":")[0] == "cuda"
+    if isinstance(expr, cst.Call) and ctx.resolve(expr.func) == "torch.device":
+        first = _positional(expr)
+        return bool(first) and _is_cuda_device(first[0].value, ctx)
+    return False
+
+
+def _is_cpu_device(expr: cst.BaseExpression, ctx) -> bool:
+    text = _string(expr)
+    if text is not None:
+        return text.split(":")[0] == "cpu"
+    if isinstance(expr, cst.Call) and ctx.resolve(expr.func) == "torch.device":
+        first = _positional(expr)
+        return bool(first) and _is_cpu_device(first[0].value, ctx)
+    return False
+
+
+class _StaticMemoryRule(Rule):
+    principle = Principle.STATIC
+
+
+class HostDataTensor(_StaticMemoryRule):
+    """## What it does
+    Flags tensors made from host data inside a captured region: `torch.tensor(...)`,
+    `torch.as_tensor(...)`, `torch.from_numpy(...)`, `torch.FloatTensor([...])`,
+    `.cuda()` / `.to("cuda")` / `.to(device="cuda")` of a value not known to be a device tensor
+    already (a Python list, a batch from a data loader, a CPU tensor, a value of unknown kind),
+    and indexing a tensor with a Python list (`v[:, [-1]]`).
+
+    ## Why is this bad?
+    Copying pageable host memory to the GPU is refused while a stream is captured: capture
+    fails with "Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the
+    CPU tensor is pinned". A tensor built on the CPU without a device is not copied, but CPU
+    work is not captured at all: its values are the ones seen at capture, on every replay
+    (measured: `x * torch.tensor(v)` keeps the capture-time `v`).
+
+    ## Example
+    ```python
+    scale = torch.tensor([0.5, 2.0], device="cuda")
+    ids = batch["input_ids"].to("cuda")
+    last = v[:, [-1]]
+    ```
+
+    ## Use instead
+    Create constants once, outside the region, copy new host data into a static device
+    buffer before `graph.replay()`, and index with slices:
+    ```python
+    scale = torch.tensor([0.5, 2.0], device="cuda")  # at set-up
+    static_ids.copy_(batch["input_ids"], non_blocking=True)  # before replay
+    last = v[:, -1:]
+    ```
+
+    ## Fix safety
+    No automatic fix here: hoisting a constant out of the region is done by the rewriters.
+    """
+
+    code = "GS402"
+    name = "host-data-tensor"
+    consequence = Consequence.CAPTURE_FAILS
+    summary = "a tensor made from host data in the region (`torch.tensor`, `.to(\"cuda\")` of a list or CPU tensor)"
+    message = "`{what}` {why}: {consequence}"
+    valid = (
+        "z = torch.zeros_like(x)",
+        "z = torch.as_tensor(x, device=x.device)",
+        'z = x.to("cuda")',
+        "z = x.to(torch.float16)",
+        "z = y[:, -1:]",
+        "rows = [x, y]\nz = rows[0]",
+        'm = torch.nn.Linear(2, 2).to("cuda")',
+        Example('t = torch.tensor([1.0, 2.0], device="cuda")', region=False),
+        Example('batch = {"ids": [1, 2]}\nids = batch["ids"].to("cuda")', region=False),
+    )
+    invalid = (
+        't = torch.tensor([1.0, 2.0], device="cuda")',
+        "t = torch.tensor(n)",
+        'a = [1, 2]\nt = torch.as_tensor(a, device="cuda")',
+        "import numpy as np\nt = torch.from_numpy(np.ones(3)).cuda()",
+        'batch = {"ids": [1, 2]}\nids = batch["ids"].to("cuda", non_blocking=True)',
+        "z = torch.zeros(3).cuda()",
+        "z = x[x < y[:, [-1]]]",
+        'w = torch.FloatTensor([1.0, 2.0]).to(device="cuda")',
+    )
+
+    def __init__(self) -> None:
+        self.moved: set[int] = set()  # factory calls reported with the `.to("cuda")` around them
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        if id(node) in self.moved:
+            return
+        name = ctx.resolve(node.func)
+        if name in _HOST_DATA_FACTORIES:
+            self._factory(node, name, ctx)
+        elif name in _LEGACY_CONSTRUCTORS:
+            first = _positional(node)
+            if first and isinstance(first[0].value, (cst.List, cst.Tuple, cst.ListComp)):
+                self._factory(node, name, ctx)  # `torch.FloatTensor(3, 4)` (sizes) is not host data
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cuda", "to"):
+            self._to_device(node, ctx)
+
+    def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
+        # `v[:, [-1]]`: PyTorch turns the list into a CPU index tensor and copies it over.
+        if not ctx.kind(node.value).is_tensor:
+            return
+        for element in node.slice:
+            index = element.slice
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.List):
+                ctx.report(
+                    self, index.value, what=f"[{', '.join(ctx.code_for(e.value) for e in index.value.elements)}]",
+                    why="indexes a tensor with a Python list, which becomes a host tensor copied to the GPU, "
+                    "refused during capture",
+                )
+
+    def _factory(self, node: cst.Call, name: str, ctx) -> None:
+        first = _positional(node)
+        if name in ("torch.as_tensor", "torch.asarray") and first and ctx.kind(first[0].value).is_tensor:
+            return  # already a tensor: no host data involved
+        what = f"{name}(...)"
+        device = _keyword(node, "device")
+        on_device = name.startswith("torch.cuda.") or (device is not None and not _is_cpu_device(device.value, ctx))
+        if on_device:
+            ctx.report(self, node, what=what, why="copies host data to the GPU, which is refused during capture")
+        else:
+            ctx.report(
+                self, node, what=what,
+                why="builds a CPU tensor from host data: CPU work is not captured, so replay keeps the values seen at capture",
+                consequence=Consequence.SILENTLY_WRONG.value,
+            )
+
+    def _to_device(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        method = func.attr.value
+        if method == "to":
+            target = _keyword(node, "device") or next(iter(_positional(node)), None)
+            if target is None or not _is_cuda_device(target.value, ctx):
+                return
+        receiver = func.value
+        shown = ".cuda()" if method == "cuda" else '.to("cuda")'
+        if isinstance(receiver, cst.Call):
+            inner = ctx.resolve(receiver.func) or ""
+            if inner in _HOST_DATA_FACTORIES or inner in _LEGACY_CONSTRUCTORS:
+                self.moved.add(id(receiver))  # one report for `torch.tensor(...).cuda()`
+                ctx.report(self, node, what=f"{inner}(...){shown}", why="copies host data to the GPU, which is refused during capture")
+                return
+        kind = ctx.kind(receiver)
+        if kind.tag in _NOT_DATA:
+            return  # a module's .to("cuda") moves parameters, not host data
+        if kind.is_tensor and not _cpu_factory_call(receiver, ctx):
+            return  # a tensor in the region: taken to be on the device already
+        ctx.report(self, node, what=shown, why="copies host memory to the GPU, which is refused during capture unless it is pinned")
+
+
+def _cpu_factory_call(expr: cst.BaseExpression, ctx) -> bool:
+    """`torch.zeros(3)` and friends without a device: a CPU tensor."""
+    if not isinstance(expr, cst.Call):
+        return False
+    name = ctx.resolve(expr.func) or ""
+    namespace, _, func = name.rpartition(".")
+    if namespace != "torch" or func not in _CPU_FACTORIES:
+        return False
+    device = _keyword(expr, "device")
+    return device is None or _is_cpu_device(device.value, ctx)
+
+
+class GrowingBuffer(_StaticMemoryRule):
+    """## What it does
+    Flags a tensor concatenated onto itself inside a captured region, where it outlives the
+    step: `self.buf = torch.cat([self.buf, x])`, `cache = torch.cat((cache, kv), dim=1)` for a
+    parameter `cache`, and the same with `torch.stack`/`hstack`/`vstack`.
+
+    ## Why is this bad?
+    The buffer gets a new, larger shape and a new address every step. A graph replays the
+    shapes and addresses of capture: the attribute keeps the tensor made at capture (measured:
+    after capture and replays, `self.buf` has only the rows appended before capture), and a
+    grown parameter no longer fits the graph's static input. A local buffer that starts empty
+    in the same call is fine: its shapes are the same on every replay.
+
+    ## Example
+    ```python
+    self.tokens = torch.cat([self.tokens, next_token], dim=1)
+    ```
+
+    ## Use instead
+    Preallocate the full buffer once and write into it at a position held in a device tensor:
+    ```python
+    self.tokens.index_copy_(1, self.pos, next_token)
+    self.pos += 1
+    ```
+
+    ## Fix safety
+    No automatic fix: the buffer's maximum size is a design decision.
+    """
+
+    code = "GS404"
+    name = "growing-buffer"
+    consequence = Consequence.SILENTLY_WRONG
+    summary = "a buffer concatenated onto itself (`buf = torch.cat([buf, x])`) grows every step"
+    message = "`{target}` is concatenated onto itself, so it grows every step while the graph replays one shape: {consequence}"
+    valid = (
+        "z = torch.cat([x, y])",
+        "buf = x[:0]\nfor _ in range(4):\n    buf = torch.cat([buf, y])",
+        "z = torch.stack([x, y], dim=0)",
+        Example("self.buf = torch.cat([self.buf, x])", region=False),
+    )
+    invalid = (
+        "self.buf = torch.cat([self.buf, x])",
+        "x = torch.cat((x, y), dim=1)",
+        "self.hist = torch.stack([self.hist, y])",
+    )
+
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        value = node.value
+        if not isinstance(value, cst.Call):
+            return
+        name = ctx.resolve(value.func) or ""
+        namespace, _, func = name.rpartition(".")
+        if namespace != "torch" or func not in _CONCAT:
+            return
+        first = _keyword(value, "tensors") or next(iter(_positional(value)), None)
+        if first is None or not isinstance(first.value, (cst.List, cst.Tuple)):
+            return
+        parts = {dotted(e.value) for e in first.value.elements if not isinstance(e, cst.StarredElement)}
+        for target in node.targets:
+            shown = dotted(target.target)
+            if shown is None or shown not in parts:
+                continue
+            if isinstance(target.target, cst.Name):
+                local = target.target.value
+                # A local that started empty in this call has the same shapes every replay.
+                if local not in ctx.params and ctx.local_kind(local) is not None:
+                    continue
+            ctx.report(self, value, target=shown)
+            return
+
+
+class AllocatorCallInRegion(_StaticMemoryRule):
+    """## What it does
+    Flags caching-allocator calls inside a captured region: `torch.cuda.empty_cache()`,
+    `reset_peak_memory_stats()`, and reads of `memory_allocated()`, `max_memory_allocated()`,
+    `memory_reserved()`, `memory_stats()`, `mem_get_info()` and friends.
+
+    ## Why is this bad?
+    They are host-side work on the allocator, not GPU work, so they are not captured: they
+    run once, at capture, and never on replay. A memory statistic read in the region is the
+    value at capture forever; `empty_cache()` frees nothing on later steps. (Measured on torch
+    2.11: none of them makes capture fail; older versions could fail in `empty_cache()`.)
+
+    ## Example
+    ```python
+    loss = model(x).mean()
+    peak = torch.cuda.max_memory_allocated()
+    ```
+
+    ## Use instead
+    Call them outside the region, around `graph.replay()`.
+
+    ## Fix safety
+    No automatic fix: moving the call changes what it measures.
+    """
+
+    code = "GS405"
+    name = "allocator-call-in-region"
+    consequence = Consequence.SLOWER
+    summary = "`torch.cuda.empty_cache()` or a memory statistic read inside the region"
+    message = "`{what}` {why}: {consequence}"
+    valid = ("z = x.sum()", Example("torch.cuda.empty_cache()", region=False), "free = torch.cuda.is_available()")
+    invalid = (
+        "torch.cuda.empty_cache()",
+        "used = torch.cuda.memory_allocated()",
+        "free, total = torch.cuda.mem_get_info()",
+        "torch.cuda.reset_peak_memory_stats()",
+    )
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        name = ctx.resolve(node.func) or ""
+        namespace, _, func = name.rpartition(".")
+        if namespace not in ("torch.cuda", "torch.cuda.memory"):
+            return
+        if func in _ALLOCATOR_WORK:
+            ctx.report(self, node, what=f"torch.cuda.{func}()", why="is allocator work on the host: it runs once, at capture, never on replay")
+        elif func in _ALLOCATOR_READS:
+            ctx.report(self, node, what=f"torch.cuda.{func}()", why="reads allocator state on the host: replay keeps the value seen at capture")
+
+
+class PinMemoryInRegion(_StaticMemoryRule):
+    """## What it does
+    Flags pinning host memory inside a captured region: `t.pin_memory()` and torch factories
+    called with `pin_memory=True`.
+
+    ## Why is this bad?
+    Pinning is host work: it runs once, at capture. A copy from the pinned buffer is captured
+    with that buffer's address, so every replay copies from the host memory that capture saw,
+    not the new data (measured on torch 2.11: capture succeeds, and replay keeps the old
+    values). The pinned block is also returned to the host allocator after capture and may be
+    reused for something else.
+
+    ## Example
+    ```python
+    ids = host_ids.pin_memory().to("cuda", non_blocking=True)
+    ```
+
+    ## Use instead
+    Allocate one pinned staging buffer outside the region, fill it on the host before
+    `graph.replay()`, and copy from it inside the region:
+    ```python
+    staging = torch.empty(shape, dtype=torch.long, pin_memory=True)  # at set-up
+    static_ids.copy_(staging, non_blocking=True)  # in the region
+    ```
+
+    ## Fix safety
+    No automatic fix.
+    """
+
+    code = "GS406"
+    name = "pin-memory-in-region"
+    consequence = Consequence.SILENTLY_WRONG
+    summary = "pinning host memory (`.pin_memory()`, `pin_memory=True`) inside the region"
+    message = "`{what}` pins host memory once, at capture; replay copies from that old buffer: {consequence}"
+    valid = (
+        "z = x.contiguous()",
+        Example("buf = torch.empty(4, pin_memory=True)", region=False),
+        "buf = torch.empty(4, pin_memory=False)",
+    )
+    invalid = (
+        "h = y.tolist()\nt = torch.tensor(h).pin_memory()",
+        "buf = torch.empty(4, pin_memory=True)",
+    )
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "pin_memory" and not node.args:
+            if ctx.kind(func.value).tag not in _NOT_DATA:
+                ctx.report(self, node, what=".pin_memory()")
+            return
+        arg = _keyword(node, "pin_memory")
+        if arg is None or not _is_true(arg.value):
+            return
+        name = ctx.resolve(func) or ""
+        if name.startswith("torch.") and not name.endswith("DataLoader"):
+            ctx.report(self, node, what=f"{name}(..., pin_memory=True)")
+
+
+@dataclass
+class _KeptUse:
+    node: cst.CSTNode  # the expression that keeps the output (a Name or `self.x`)
+    key: tuple[str, str]
+    order: int
+    place: object
+
+
+class GraphOutputNotCloned(_StaticMemoryRule):
+    """## What it does
+    Flags keeping a graph's static output across replays without `.clone()`: a name bound
+    inside a `torch.cuda.graph` block, used after the block in the same function (or, for
+    `self.x`, anywhere in the class) as `outputs.append(out)`, `results[k] = out` or
+    `yield out`.
+
+    ## Why is this bad?
+    A captured graph writes its outputs into the same tensors on every replay. A list of
+    "outputs" is a list of references to one tensor: after the loop, every element holds the
+    last step's values. No error is raised.
+
+    ## Example
+    ```python
+    with torch.cuda.graph(g):
+        static_out = model(static_x)
+    for batch in loader:
+        static_x.copy_(batch)
+        g.replay()
+        outputs.append(static_out)
+    ```
+
+    ## Use instead
+    ```python
+        outputs.append(static_out.clone())
+    ```
+
+    ## Fix safety
+    Keeping `.clone()` keeps what eager code would have kept (a tensor per step) at the cost of
+    a copy: safe when the output is known to be a tensor; unsafe otherwise (a tuple of outputs
+    has no `.clone()`).
+    """
+
+    code = "GS407"
+    name = "graph-output-not-cloned"
+    consequence = Consequence.SILENTLY_WRONG
+    fixable = True
+    summary = "a graph's static output kept across replays without `.clone()`"
+    message = (
+        "`{target}` is a graph output that the next replay overwrites in place; "
+        "keep `{target}.clone()` instead: {consequence}"
+    )
+    valid = (
+        "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nouts = []\nfor _ in range(3):\n"
+        "    g.replay()\n    outs.append(out.clone())",
+        "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nouts = []\nfor _ in range(3):\n"
+        "    g.replay()\n    out = out.clone()\n    outs.append(out)",
+        "outs = []\nout = x * 2\nouts.append(out)",
+        "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nbuf = torch.zeros(3, 4)\nbuf[0] = out",
+    )
+    invalid = (
+        Example(
+            "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nouts = []\nfor _ in range(3):\n"
+            "    g.replay()\n    outs.append(out)",
+            fixed="g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nouts = []\nfor _ in range(3):\n"
+            "    g.replay()\n    outs.append(out.clone())",
+        ),
+        "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nresults = {}\nfor i in range(3):\n"
+        "    g.replay()\n    results[i] = out",
+        "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nfor i in range(3):\n"
+        "    g.replay()\n    yield out",
+        Example(
+            "class Runner:\n    def capture(self, x):\n        self.g = torch.cuda.CUDAGraph()\n"
+            "        with torch.cuda.graph(self.g):\n            self.out = x * 2\n\n"
+            "    def run(self, history):\n        self.g.replay()\n        history.append(self.out)\n",
+            module=True,
+        ),
+    )
+
+    def __init__(self) -> None:
+        self.active: bool | None = None  # does the file capture at all? (a cheap text check, once)
+        self.order = 0
+        self.outputs: dict[tuple[str, str], list[tuple[int, bool]]] = {}  # key → (order, is a tensor)
+        self.rebinds: dict[tuple[str, str], list[int]] = {}
+        self.uses: list[_KeptUse] = []
+
+    def _captures(self, ctx) -> bool:
+        if self.active is None:
+            source = getattr(ctx, "source", None)
+            self.active = source is None or "graph" in source or "Graph" in source
+        return self.active
+
+    def _key(self, expr: cst.BaseExpression, ctx) -> tuple[str, str] | None:
+        """Where a name lives: a local per function, `self.x` per class."""
+        if isinstance(expr, cst.Name):
+            return (ctx.function_key or "<module>", expr.value)
+        if isinstance(expr, cst.Attribute) and ctx.is_self(expr.value) and ctx.class_key:
+            return (ctx.class_key, f"self.{expr.attr.value}")
+        return None
+
+    def _bind(self, target: cst.BaseExpression, value_kind, ctx) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            element_kind = T.TENSOR if value_kind.tag == "tensor-tuple" else T.UNKNOWN
+            for element in target.elements:
+                self._bind(element.value, element_kind, ctx)
+            return
+        key = self._key(target, ctx)
+        if key is None:
+            return
+        if ctx.in_capture_block():
+            if not value_kind.not_tensor:
+                self.outputs.setdefault(key, []).append((self.order, value_kind.is_tensor))
+        else:
+            self.rebinds.setdefault(key, []).append(self.order)
+
+    def _kept(self, expr: cst.BaseExpression, ctx) -> None:
+        """Record the output names that `expr` keeps a reference to."""
+        if ctx.in_capture_block():
+            return
+        values = [e.value for e in expr.elements] if isinstance(expr, (cst.Tuple, cst.List)) else [expr]
+        for value in values:
+            key = self._key(value, ctx)
+            if key is not None:
+                self.uses.append(_KeptUse(value, key, self.order, ctx.here()))
+
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        if not self._captures(ctx):
+            return
+        self.order += 1
+        kind = ctx.kind(node.value)
+        for target in node.targets:
+            tgt = target.target
+            if isinstance(tgt, cst.Subscript) and not ctx.kind(tgt.value).is_tensor:
+                self._kept(node.value, ctx)  # `results[i] = out` (a tensor's setitem copies values)
+            else:
+                self._bind(tgt, kind, ctx)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign, ctx) -> None:
+        if not self._captures(ctx):
+            return
+        self.order += 1
+        if node.value is not None:
+            self._bind(node.target, ctx.kind(node.value), ctx)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in ("append", "appendleft", "insert", "extend"):
+            return
+        if not self._captures(ctx):
+            return
+        self.order += 1
+        args = _positional(node)
+        if not args:
+            return
+        kept = args[-1].value
+        if func.attr.value == "extend" and not isinstance(kept, (cst.List, cst.Tuple)):
+            return
+        self._kept(kept, ctx)
+
+    def visit_Yield(self, node: cst.Yield, ctx) -> None:
+        if not self._captures(ctx):
+            return
+        self.order += 1
+        if isinstance(node.value, cst.BaseExpression):
+            self._kept(node.value, ctx)
+
+    def end_module(self, ctx) -> None:
+        for use in self.uses:
+            bindings = self.outputs.get(use.key)
+            if not bindings:
+                continue
+            if use.key[1].startswith("self."):
+                is_tensor = any(t for _, t in bindings)  # any method of the class, any order
+            else:
+                earlier = [(o, t) for o, t in bindings if o < use.order]
+                if not earlier:
+                    continue
+                last, is_tensor = max(earlier)
+                if any(last < r < use.order for r in self.rebinds.get(use.key, ())):
+                    continue  # rebound (e.g. `out = out.clone()`) before being kept
+            shown = use.key[1]
+            # On a value not known to be a tensor (a tuple of outputs), `.clone()` may not exist.
+            applicability = Applicability.SAFE if is_tensor else Applicability.UNSAFE
+            fix = (f"Keep `{shown}.clone()`", [(use.node, f"{shown}.clone()")], applicability)
+            ctx.report(self, use.node, fix=fix, always=True, at=use.place, target=shown)
+
+
+RULES = (HostDataTensor, GrowingBuffer, AllocatorCallInRegion, PinMemoryInRegion, GraphOutputNotCloned)

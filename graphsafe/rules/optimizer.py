@@ -21,6 +21,7 @@ class _Construction:
     cls: str
     capturable: bool
     call: cst.Call
+    statement: cst.CSTNode
 
 
 @dataclass
@@ -98,7 +99,7 @@ class OptimizerNotCapturable(Rule):
         for target in node.targets:
             key = _binding(target.target, ctx)
             if key is not None:
-                self.constructions[key] = _Construction(cls, capturable, value)
+                self.constructions[key] = _Construction(cls, capturable, value, ctx.statement)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
@@ -115,7 +116,7 @@ class OptimizerNotCapturable(Rule):
             if built.cls in NEEDS_CAPTURABLE:
                 fix = (
                     f"Build `{built.cls}` with `capturable=True` (needs CUDA parameters)",
-                    [keyword_fix(ctx, built.call, "capturable", "True")],
+                    [keyword_fix(ctx, built.call, "capturable", "True", built.statement)],
                     Applicability.UNSAFE,
                 )
                 ctx.report(self, step.node, at=step.place, fix=fix, optimizer=built.cls,

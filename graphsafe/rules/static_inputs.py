@@ -105,7 +105,8 @@ class StaticInputRebinding(Rule):
         for target in node.targets:
             tgt = target.target
             if isinstance(tgt, cst.Attribute) and ctx.is_self(tgt.value) and ctx.class_key:
-                if ctx.kind(tgt).is_tensor and value_kind.is_tensor and _reads_attribute(node.value, tgt):
+                growing = isinstance(node.value, cst.Call) and (ctx.resolve(node.value.func) or "") in ("torch.cat", "torch.stack", "torch.concat")
+                if ctx.kind(tgt).is_tensor and value_kind.is_tensor and _reads_attribute(node.value, tgt) and not growing:
                     ctx.report(self, tgt, fix=_copy_fix(node, ctx), target=f"self.{tgt.attr.value}",
                                why="holds state the graph reads and updates")
                 self.assignments.append(_Assignment(
@@ -125,18 +126,18 @@ class StaticInputRebinding(Rule):
             if a.function in self.block_end and a.order <= self.block_end[a.function]:
                 continue  # bound before capturing, in the capturing function: creating the input
             shown = a.name if isinstance(a.node, cst.Name) else f"self.{a.name}"
-            ctx.report(self, a.node, always=True, at=a.place, fix=_copy_fix(a.statement, ctx), target=shown,
+            ctx.report(self, a.node, always=True, at=a.place, fix=_copy_fix(a.statement, ctx, a.place.statement), target=shown,
                        why="is read by a captured graph")
 
 
-def _copy_fix(assign: cst.Assign, ctx):
+def _copy_fix(assign: cst.Assign, ctx, statement: cst.CSTNode | None = None):
     """`x = value` → `x.copy_(value)`: the graph keeps its buffer, the values arrive (one target only)."""
     if len(assign.targets) != 1:
         return None
     target = assign.targets[0].target
     call = cst.Call(func=cst.Attribute(value=target, attr=cst.Name("copy_")), args=[cst.Arg(value=assign.value)])
     title = f"Copy into `{ctx.code_for(target)}` with `.copy_()` instead of rebinding it"
-    return (title, [(assign, ctx.code_for(cst.Expr(call)))], Applicability.SAFE)
+    return (title, [(assign, ctx.code_for(cst.Expr(call), at=statement or ctx.statement))], Applicability.SAFE)
 
 
 def _reads_attribute(expr: cst.BaseExpression, attribute: cst.Attribute) -> bool:
