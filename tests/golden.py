@@ -28,6 +28,17 @@ def programs() -> list[Path]:
     return sorted(p for p in CORPUS.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")) and any(p.glob("*.py")))
 
 
+# Labelled hazards the analyzer is known to miss, with the reason; the golden test keeps this
+# list honest (an entry that starts being reported must be removed from here).
+KNOWN_MISSES = {
+    # `log_probs, out_lens = model(...)` with the model defined in another file: the kinds of
+    # values returned across files are not inferred yet, so `int(out_lens.sum())` and
+    # `repr(pred[0])` are not known to touch tensors.
+    ("corpus/speech_eval/evaluate.py", 43, "GS104"): "cross-file return kinds",
+    ("corpus/speech_eval/evaluate.py", 43, "GS105"): "cross-file return kinds",
+}
+
+
 def is_heldout(program: Path) -> bool:
     """Held-out programs measure precision/recall honestly: rules are never tuned on them, so
     their labels are not required to match exactly (their snapshot still guards regressions)."""
