@@ -43,7 +43,7 @@ class Applicability(enum.Enum):
     UNSAFE = "unsafe"  # may change behaviour: only with --unsafe-fixes
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Position:
     """1-based line, 0-based character column (libcst's convention); output layers convert."""
 
@@ -51,14 +51,14 @@ class Position:
     column: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Edit:
     start: Position
     end: Position
     content: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fix:
     title: str
     edits: tuple[Edit, ...]
@@ -82,7 +82,7 @@ class Confidence(enum.Enum):
     LIKELY = "likely"  # resolved through a variable or attribute binding
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Region:
     """A capture-region root: the function (or block) whose execution is captured."""
 
@@ -94,7 +94,7 @@ class Region:
     line: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     code: str
     message: str
@@ -125,7 +125,7 @@ class Example:
     module: bool = False  # the snippet is a whole module (classes, several functions): not wrapped
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Hit:
     """A hazard candidate found in one function, before reachability is known."""
 

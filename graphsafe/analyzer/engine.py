@@ -62,9 +62,36 @@ def _read(path: Path) -> bytes | str:
         return f"cannot read file: {error.strerror or error}"
 
 
-def _analyze_job(job: tuple[str, str, bool, bytes, tuple]) -> FileFacts:
-    path, module, is_package, content, renames = job
-    return analyze_bytes(path, module, is_package, content, CHECK_RULES, renames)
+def _analyze_job(job: tuple[str, str, str, bool, tuple]) -> tuple[FileFacts, str]:
+    """Read and analyse one file in a worker; returns the facts and the cache key of what was read.
+
+    Workers read the files themselves so the parent never holds the tree's contents (they
+    would be copied into every forked worker's memory)."""
+    shown, path, module, is_package, renames = job
+    content = _read(Path(path))
+    if isinstance(content, str):
+        return error_facts(shown, module, content), ""
+    facts = analyze_bytes(shown, module, is_package, content, CHECK_RULES, renames)
+    key = FactsCache.key(shown, module + repr(renames), content)
+    if len(content) > _BIG_FILE:
+        _release_memory()  # a big file's syntax tree leaves the worker's heap fragmented
+    return facts, key
+
+
+_BIG_FILE = 200 * 1024
+
+
+def _release_memory() -> None:
+    """Return freed heap pages to the OS (glibc keeps them otherwise: RSS would stay at the
+    peak of the largest file each worker has seen)."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _pool_context():
@@ -82,46 +109,43 @@ def collect_facts(
 ) -> tuple[list[FileFacts], int]:
     """Facts for every file, from the cache where possible; returns (facts, cache hits)."""
     results: dict[int, FileFacts] = {}
-    pending: list[tuple[int, str, tuple[str, str, bool, bytes, tuple]]] = []
+    pending: list[tuple[int, tuple[str, str, str, bool, tuple]]] = []
     hits = 0
     naming = module_names(files, Path.cwd())
     for index, path in enumerate(files):
         shown = _display_path(path, root)
         named = naming[path]
-        module, is_package = named.module, named.is_package
-        content = _read(path)
-        if isinstance(content, str):
-            results[index] = error_facts(shown, module, content)
-            continue
-        key = FactsCache.key(shown, module + repr(named.renames), content) if cache else ""
-        cached = cache.get(key) if cache else None
-        if cached is not None:
-            results[index] = cached
-            hits += 1
-            continue
-        pending.append((index, key, (shown, module, is_package, content, named.renames)))
+        if cache:
+            content = _read(path)
+            if isinstance(content, bytes):
+                cached = cache.get(FactsCache.key(shown, named.module + repr(named.renames), content))
+                if cached is not None:
+                    results[index] = cached
+                    hits += 1
+                    continue
+            del content
+        pending.append((index, (shown, str(path), named.module, named.is_package, named.renames)))
     total, done = len(files), len(files) - len(pending)
     jobs = jobs or os.cpu_count() or 1
+
+    def finish(index: int, facts: FileFacts, key: str) -> None:
+        nonlocal done
+        results[index] = facts
+        if cache and key:
+            cache.put(key, facts)
+        done += 1
+        if progress:
+            progress(done, total)
+
     if len(pending) >= _POOL_THRESHOLD and jobs > 1:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context()) as pool:
             chunk = max(1, min(16, len(pending) // (jobs * 8)))
-            outputs = pool.map(_analyze_job, [job for _, _, job in pending], chunksize=chunk)
-            for (index, key, _), facts in zip(pending, outputs):
-                results[index] = facts
-                if cache:
-                    cache.put(key, facts)
-                done += 1
-                if progress:
-                    progress(done, total)
+            outputs = pool.map(_analyze_job, [job for _, job in pending], chunksize=chunk)
+            for (index, _), (facts, key) in zip(pending, outputs):
+                finish(index, facts, key)
     else:
-        for index, key, job in pending:
-            facts = _analyze_job(job)
-            results[index] = facts
-            if cache:
-                cache.put(key, facts)
-            done += 1
-            if progress:
-                progress(done, total)
+        for index, job in pending:
+            finish(index, *_analyze_job(job))
     return [results[i] for i in range(len(files))], hits
 
 
