@@ -61,6 +61,11 @@ def _parser() -> argparse.ArgumentParser:
     fix.add_argument("--config", type=Path)
     fix.add_argument("--quiet", "-q", action="store_true")
 
+    lsp = sub.add_parser("lsp", help="run the language server (LSP over stdio) for editors; needs the `lsp` extra")
+    lsp.add_argument("--stdio", action="store_true", help="accepted for editor clients; stdio is the only transport")
+    lsp.add_argument("--log-level", choices=("error", "warning", "info", "debug"), default="warning",
+                     help="what the server logs to stderr (default: warning)")
+
     rule = sub.add_parser("rule", help="show a rule's documentation")
     rule.add_argument("code", help="rule code or name, e.g. GS101 or item-sync")
     sub.add_parser("rules", help="list all rules")
@@ -72,6 +77,12 @@ def _parser() -> argparse.ArgumentParser:
         add_trace_arguments = None
     if add_trace_arguments is not None:
         add_trace_arguments(trace)
+
+    capture = sub.add_parser("capture", help="trial-capture a step in a fresh process: capture, replay, compare "
+                                             "with eager, time (needs torch and a GPU)")
+    from graphsafe.runtime.capture_cli import add_capture_arguments  # imports no torch
+
+    add_capture_arguments(capture)
     return parser
 
 
@@ -240,7 +251,15 @@ def run_rules(args) -> int:
     return EXIT_CLEAN
 
 
-COMMANDS = {"check": run_check, "fix": run_fix, "rule": run_rule, "rules": run_rules}
+def run_lsp(args) -> int:
+    try:
+        from graphsafe.lsp.server import main as lsp_main
+    except ImportError as error:
+        raise UsageError(f"`graphsafe lsp` needs pygls and lsprotocol: pip install 'graphsafe[lsp]' ({error})") from None
+    return lsp_main(["--log-level", args.log_level])
+
+
+COMMANDS = {"check": run_check, "fix": run_fix, "lsp": run_lsp, "rule": run_rule, "rules": run_rules}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -254,6 +273,10 @@ def main(argv: list[str] | None = None) -> int:
             from graphsafe.runtime.trace_cli import run_trace  # imports torch only when run
 
             return run_trace(args)
+        if args.command == "capture":
+            from graphsafe.runtime.capture_cli import run_capture  # torch is imported in the worker only
+
+            return run_capture(args)
         return COMMANDS[args.command](args)
     except UsageError as error:
         sys.stderr.write(f"graphsafe: error: {error}\n")

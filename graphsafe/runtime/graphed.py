@@ -1,0 +1,599 @@
+"""`graphed`: what you deploy once a step is graph-safe. One CUDA graph per input-shape bucket,
+static input buffers, one shared memory pool, padding or eager fallback for other shapes.
+
+    decode = graphed(model.decode, (tokens, positions, cache), buckets=[1, 2, 4, 8, 16])
+    logits = decode(tokens_b5, positions_b5, cache)   # batch 5 -> replays the batch-8 graph
+
+    @graphed(buckets=[8], train=True, optimizer=opt)   # captured on the first call
+    def train_step(x, y):
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+How a call works: the arguments are flattened (tuples, lists, dicts); each tensor is checked
+against the captured one (dtype, device, rank, and every dimension except the batch dimension);
+the batch size B picks the smallest bucket >= B; batched tensors are copied into the bucket's
+static buffers with `.copy_()` (rows past B filled with `pad_value`); other tensors are copied
+only when the caller passes a different tensor than the captured one (pass the same static
+tensor, a KV cache say, and nothing is copied); the graph is replayed; tensors the step mutates
+in place are copied back to the caller's tensors; outputs are cut back to B rows and cloned.
+
+- `clone_outputs=False` returns views of the graph's static outputs: valid until the next call
+  that replays the same bucket (graphs of other buckets do not touch them: each keeps its own
+  outputs alive in the shared pool).
+- `pad=True` (inference default): padding is correct only when rows do not interact (no batch
+  norm in training mode, no reduction over the batch); the padded rows' outputs are dropped.
+  A batch larger than the largest bucket is an error. `pad=False`: shapes without their own
+  graph run eagerly (counted in `.stats["eager"]`). Training steps never pad.
+- `train=True`: `fn` is a whole step (forward, backward, optimizer step) and may mutate
+  parameters and optimizer state; the optimizer must be capturable. Warm-up steps run on the
+  sample batch and are then undone (`reset_after_warmup`): parameters, buffers and existing
+  optimizer state get their values back, optimizer state created by the warm-up is zeroed
+  (a fresh state for Adam/AdamW; for SGD momentum only without dampening).
+- `train=False`: warm-up and capture run under `torch.no_grad()`; buffers and tensors the step
+  mutates (a KV cache) get their values back after warm-up.
+- RNG: the default CUDA generator is registered by `torch.cuda.graph`; pass custom CUDA
+  generators in `generators=`. Every replay draws fresh numbers.
+- NVTX ranges `graphsafe.capture[name b=8]` and `graphsafe.replay[name b=8]` come from the
+  `nvtx` package when installed, else from `torch.cuda.nvtx` (`nvtx_ranges=False` turns them off).
+- `backend="eager"` runs the same input handling without graphs (fn is called on the static
+  buffers): for tests of bucketing and padding on machines without a GPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import sys
+import time
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+import torch
+import torch.utils._pytree as pytree
+
+__all__ = ["graphed", "GraphedCallable", "GraphedInputError", "choose_bucket", "normalize_buckets", "pad_batch",
+           "unpad_batch"]
+
+
+class GraphedInputError(ValueError):
+    """A call's inputs do not fit the captured graphs (a wrong answer would follow otherwise)."""
+
+
+# --- pure bucket logic ----------------------------------------------------------------------------
+
+
+def normalize_buckets(buckets: Iterable[int] | int | None, sample: int | None = None) -> tuple[int, ...]:
+    """Sorted unique positive bucket sizes; None means one bucket of the sample's size."""
+    if buckets is None:
+        if sample is None:
+            raise ValueError("buckets=None needs sample_args (one bucket of their batch size)")
+        return (int(sample),)
+    if isinstance(buckets, int):
+        buckets = (buckets,)
+    out = []
+    for b in buckets:
+        if isinstance(b, bool) or not isinstance(b, int) or b < 1:
+            raise ValueError(f"bucket sizes must be positive integers, got {b!r}")
+        out.append(b)
+    if not out:
+        raise ValueError("buckets must not be empty")
+    return tuple(sorted(set(out)))
+
+
+def choose_bucket(size: int, buckets: Sequence[int], pad: bool) -> int | None:
+    """The bucket that serves a batch of `size`: the exact one, else with padding the smallest
+    larger one. None: no graph serves it (eager fallback when not padding). A batch beyond the
+    largest bucket with padding on raises GraphedInputError."""
+    if size < 0:
+        raise GraphedInputError(f"batch size must be >= 0, got {size}")
+    if not pad:
+        return size if size in buckets else None
+    for bucket in buckets:  # sorted ascending
+        if bucket >= size:
+            return bucket
+    raise GraphedInputError(f"batch size {size} is larger than the largest bucket ({buckets[-1]}): add a bucket "
+                            f"of at least {size}, or use pad=False to run such batches eagerly")
+
+
+def pad_batch(x: torch.Tensor, size: int, dim: int = 0, value: float = 0) -> torch.Tensor:
+    """`x` grown to `size` along `dim`, new rows filled with `value` (a new tensor)."""
+    rows = x.shape[dim]
+    if rows > size:
+        raise ValueError(f"cannot pad {rows} rows down to {size}")
+    shape = list(x.shape)
+    shape[dim] = size
+    out = x.new_full(shape, value)
+    out.narrow(dim, 0, rows).copy_(x)
+    return out
+
+
+def unpad_batch(x: torch.Tensor, size: int, dim: int = 0) -> torch.Tensor:
+    """The first `size` rows of `x` along `dim` (a view)."""
+    return x.narrow(dim, 0, size)
+
+
+# --- NVTX ---------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _nvtx_module():
+    try:
+        import nvtx  # the `nvtx` package (NVIDIA's Python bindings): optional
+
+        return nvtx
+    except Exception:
+        return None
+
+
+def nvtx_range(name: str):
+    """An NVTX range: the `nvtx` package when installed, else torch.cuda.nvtx."""
+    module = _nvtx_module()
+    if module is not None:
+        return module.annotate(name, domain="graphsafe")
+    return torch.cuda.nvtx.range(name)
+
+
+# --- the callable -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Leaf:
+    """What one flattened argument must look like."""
+
+    name: str
+    is_tensor: bool
+    batched: bool = False
+    dtype: torch.dtype | None = None
+    device: torch.device | None = None
+    shape: tuple[int, ...] = ()
+    value: Any = None  # non-tensor leaves: the captured value
+
+
+@dataclass
+class _Entry:
+    bucket: int
+    graph: Any
+    statics: list[Any]  # per leaf: a static tensor (bucket-sized if batched) or the captured value
+    output: Any
+    output_batched: list[bool] = field(default_factory=list)
+    inout: list[int] = field(default_factory=list)  # leaves the step mutates in place
+
+
+class _EagerGraph:
+    """backend="eager": replays by calling fn on the static buffers and copying its outputs into
+    the static outputs."""
+
+    def __init__(self, run: Callable[[], Any]) -> None:
+        self.run = run
+        self.output = None
+
+    def replay(self) -> None:
+        fresh = pytree.tree_leaves(self.run())
+        for static, new in zip(pytree.tree_leaves(self.output), fresh):
+            if isinstance(static, torch.Tensor):
+                with torch.no_grad():
+                    static.copy_(new)
+
+
+class GraphedCallable:
+    """See the module docstring; built by `graphed(...)`."""
+
+    def __init__(self, fn: Callable, sample_args: Any = None, *, sample_kwargs: dict | None = None,
+                 buckets: Iterable[int] | int | None = None, pad: bool | None = None, batch_dim: int = 0,
+                 batched: Iterable[int | str] | None = None, train: bool = False, optimizer: Any = None,
+                 pool: Any = None, warmup: int = 3, clone_outputs: bool = True, pad_value: float | None = 0,
+                 generators: Iterable[torch.Generator] = (), nvtx_ranges: bool = True,
+                 reset_after_warmup: bool = True, backend: str = "cuda", name: str | None = None) -> None:
+        if not callable(fn):
+            raise TypeError(f"graphed: fn must be callable, got {type(fn).__name__}")
+        if backend not in ("cuda", "eager"):
+            raise ValueError(f"graphed: backend must be 'cuda' or 'eager', got {backend!r}")
+        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 1:
+            raise ValueError(f"graphed: warmup must be an integer >= 1 (capture needs a warmed-up step), got {warmup!r}")
+        if not isinstance(batch_dim, int) or batch_dim < 0:
+            raise ValueError(f"graphed: batch_dim must be a non-negative integer, got {batch_dim!r}")
+        if pad is None:
+            pad = not train
+        if train and pad:
+            raise ValueError("graphed: train=True cannot pad: padded rows would change the loss and the gradients "
+                             "(use pad=False; other batch sizes then run eagerly)")
+        if backend == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError("graphed: CUDA is not available (backend='eager' runs the input handling without graphs)")
+        self.fn = fn
+        self.name = name or getattr(fn, "__qualname__", None) or getattr(fn, "__name__", type(fn).__name__)
+        self.pad = bool(pad)
+        self.batch_dim = batch_dim
+        self.train = train
+        self.warmup = warmup
+        self.clone_outputs = clone_outputs
+        self.pad_value = pad_value
+        self.generators = tuple(generators)
+        self.backend = backend
+        self.nvtx_ranges = nvtx_ranges and backend == "cuda"
+        self.reset_after_warmup = reset_after_warmup
+        self._batched_spec = None if batched is None else tuple(batched)
+        self._bucket_request = buckets
+        self.buckets: tuple[int, ...] = ()
+        self.pool = pool
+        self.optimizers = self._check_optimizers(optimizer)
+        self.graphs: dict[int, _Entry] = {}
+        self.capture_seconds: dict[int, float] = {}
+        self.stats = {"replays": 0, "eager": 0, "padded": 0}
+        self._leaves: list[_Leaf] = []
+        self._spec = None
+        functools.update_wrapper(self, fn, updated=())
+        if sample_args is not None or sample_kwargs is not None:
+            self._capture_all(_as_tuple(sample_args), dict(sample_kwargs or {}))
+
+    # configuration checks -------------------------------------------------------------------------
+    def _check_optimizers(self, optimizer: Any) -> list[torch.optim.Optimizer]:
+        from graphsafe.runtime.snapshot import resolve_state
+
+        found = []
+        if optimizer is not None:
+            items = optimizer if isinstance(optimizer, (list, tuple)) else [optimizer]
+            found = [o for o in items if isinstance(o, torch.optim.Optimizer)]
+            if len(found) != len(items):
+                raise TypeError("graphed: optimizer must be a torch.optim.Optimizer or a list of them")
+        elif self.train:
+            found = [o for _, o in resolve_state(None, self.fn, (), {}).optimizers()]
+        for opt in found:
+            for group in opt.param_groups:
+                if "capturable" in group and not group["capturable"]:
+                    raise ValueError(f"graphed: {type(opt).__name__} was built with capturable=False and cannot be "
+                                     "stepped inside a CUDA graph (GS701 optimizer-not-capturable): build it with "
+                                     "capturable=True")
+        return found
+
+    # capture ------------------------------------------------------------------------------------
+    def _describe(self, args: tuple, kwargs: dict) -> tuple[list[Any], Any]:
+        leaves, spec = pytree.tree_flatten((args, kwargs))
+        return leaves, spec
+
+    def _leaf_names(self, args: tuple, kwargs: dict) -> list[str]:
+        flat, _ = pytree.tree_flatten_with_path((args, kwargs))
+        names = []
+        for path, _leaf in flat:
+            key = pytree.keystr(path)  # "[0][1]" or "[1]['x']"
+            if key.startswith("[0]"):
+                names.append("args" + key[3:])
+            else:
+                names.append("kwargs" + key[3:])
+        return names
+
+    def _template(self, args: tuple, kwargs: dict) -> int:
+        """Record what each leaf must look like; returns the sample's batch size."""
+        leaves, spec = self._describe(args, kwargs)
+        names = self._leaf_names(args, kwargs)
+        batched_roots = self._batched_roots(args, kwargs, leaves, names)
+        sample_batch = None
+        templates = []
+        for leaf, name in zip(leaves, names):
+            if isinstance(leaf, torch.Tensor):
+                if self.backend == "cuda" and leaf.device.type != "cuda":
+                    raise GraphedInputError(f"graphed: {name} is on {leaf.device}: CUDA graphs read device memory; "
+                                            "move it to the GPU")
+                is_batched = batched_roots(name, leaf)
+                if is_batched:
+                    size = leaf.shape[self.batch_dim]
+                    if sample_batch is None:
+                        sample_batch = size
+                    elif size != sample_batch:
+                        raise GraphedInputError(f"graphed: batched inputs disagree on the batch size: {name} has "
+                                                f"{size}, an earlier one {sample_batch}")
+                templates.append(_Leaf(name, True, is_batched, leaf.dtype, leaf.device, tuple(leaf.shape)))
+            else:
+                templates.append(_Leaf(name, False, value=leaf))
+        if sample_batch is None:
+            raise GraphedInputError("graphed: no batched tensor input (a tensor with a batch dimension "
+                                    f"{self.batch_dim}); pass batched=[...] to name them")
+        self._leaves, self._spec = templates, spec
+        return sample_batch
+
+    def _batched_roots(self, args, kwargs, leaves, names) -> Callable[[str, torch.Tensor], bool]:
+        if self._batched_spec is not None:
+            prefixes = []
+            for item in self._batched_spec:
+                if isinstance(item, int):
+                    prefixes.append(f"args[{item}]")
+                elif isinstance(item, str):
+                    prefixes.append(f"kwargs['{item}']")
+                else:
+                    raise TypeError(f"graphed: batched takes argument positions or keyword names, got {item!r}")
+
+            def named(name: str, leaf: torch.Tensor) -> bool:
+                if any(name == p or name.startswith(p + "[") for p in prefixes):
+                    if leaf.dim() <= self.batch_dim:
+                        raise GraphedInputError(f"graphed: {name} has no dimension {self.batch_dim} to batch over")
+                    return True
+                return False
+
+            return named
+        first = next((l for l in leaves if isinstance(l, torch.Tensor) and l.dim() > self.batch_dim), None)
+        size = None if first is None else first.shape[self.batch_dim]
+        return lambda name, leaf: size is not None and leaf.dim() > self.batch_dim and leaf.shape[self.batch_dim] == size
+
+    def _capture_all(self, args: tuple, kwargs: dict) -> None:
+        sample_batch = self._template(args, kwargs)
+        self.buckets = normalize_buckets(self._bucket_request, sample_batch)
+        if self.backend == "cuda" and self.pool is None:
+            self.pool = torch.cuda.graph_pool_handle()
+        leaves, _ = self._describe(args, kwargs)
+        tracked = self._tracked(args, kwargs)
+        from graphsafe.runtime.snapshot import Snapshot
+
+        saved = Snapshot(tracked, rng=True, parameters=self.train) if self.reset_after_warmup else None
+        try:
+            for bucket in sorted(self.buckets, reverse=True):  # largest first: smaller ones reuse its memory
+                self.graphs[bucket] = self._capture(bucket, leaves)
+            self._find_batched_outputs(leaves)
+        finally:
+            if saved is not None:
+                if self.backend == "cuda":
+                    torch.cuda.synchronize()
+                saved.restore_values()
+
+    def _tracked(self, args: tuple, kwargs: dict):
+        from graphsafe.runtime.snapshot import Tracked, resolve_state
+
+        tracked = resolve_state(None, self.fn, args, kwargs)
+        return Tracked(tracked.objects + [(f"optimizer{i}", o) for i, o in enumerate(self.optimizers)])
+
+    def _static_for(self, bucket: int, leaf: Any, template: _Leaf) -> Any:
+        if not template.is_tensor:
+            return leaf
+        if not template.batched:
+            return leaf  # the caller's tensor is the static buffer (pass it again to skip the copy)
+        shape = list(leaf.shape)
+        shape[self.batch_dim] = bucket
+        static = torch.empty(shape, dtype=leaf.dtype, device=leaf.device)
+        rows = min(bucket, leaf.shape[self.batch_dim])
+        with torch.no_grad():
+            static.narrow(self.batch_dim, 0, rows).copy_(leaf.narrow(self.batch_dim, 0, rows))
+            if rows < bucket:
+                # warm-up and capture on real rows: repeat the first one rather than zeros
+                static.narrow(self.batch_dim, rows, bucket - rows).copy_(
+                    leaf.narrow(self.batch_dim, 0, 1).expand_as(static.narrow(self.batch_dim, rows, bucket - rows)))
+        static.requires_grad_(leaf.requires_grad)
+        return static
+
+    def _call_on(self, statics: list[Any]) -> Any:
+        args, kwargs = pytree.tree_unflatten(statics, self._spec)
+        return self.fn(*args, **kwargs)
+
+    def _call_in_mode(self, statics: list[Any]) -> Any:
+        with self._grad_mode():
+            return self._call_on(statics)
+
+    def _grad_mode(self):
+        return contextlib.nullcontext() if self.train else torch.no_grad()
+
+    def _capture(self, bucket: int, leaves: list[Any]) -> _Entry:
+        statics = [self._static_for(bucket, leaf, t) for leaf, t in zip(leaves, self._leaves)]
+        versions = [s._version if isinstance(s, torch.Tensor) else None for s in statics]
+        label = f"{self.name} b={bucket}"
+        started = time.perf_counter()
+        if self.backend == "eager":
+            with self._grad_mode():
+                for _ in range(self.warmup):
+                    self._call_on(statics)
+                graph = _EagerGraph(lambda: self._call_in_mode(statics))
+                output = self._call_on(statics)
+            graph.output = output
+        else:
+            stream = torch.cuda.Stream()
+            stream.wait_stream(torch.cuda.current_stream())
+            with self._grad_mode(), torch.cuda.stream(stream):
+                for _ in range(self.warmup):
+                    self._call_on(statics)
+            torch.cuda.current_stream().wait_stream(stream)
+            graph = torch.cuda.CUDAGraph()
+            for generator in self.generators:
+                if not hasattr(graph, "register_generator_state"):
+                    raise RuntimeError("graphed: this torch cannot register custom generators with a CUDA graph "
+                                       "(CUDAGraph.register_generator_state needs torch >= 2.4)")
+                graph.register_generator_state(generator)
+            capture_stream = torch.cuda.Stream()
+            with self._range(f"graphsafe.capture[{label}]"), self._grad_mode(), torch.cuda.stream(capture_stream):
+                with torch.cuda.graph(graph, pool=self.pool, stream=capture_stream):
+                    output = self._call_on(statics)
+            torch.cuda.synchronize()
+        self.capture_seconds[bucket] = time.perf_counter() - started
+        inout = [i for i, (s, v) in enumerate(zip(statics, versions))
+                 if isinstance(s, torch.Tensor) and s._version != v]
+        return _Entry(bucket, graph, statics, output, inout=inout)
+
+    def _find_batched_outputs(self, leaves: list[Any]) -> None:
+        """Which output leaves carry the batch: the ones whose batch dimension follows the bucket.
+        With one bucket, an eager probe one row smaller tells (inference with padding only)."""
+        sizes: dict[int, list[int | None]] = {}
+        for bucket, entry in self.graphs.items():
+            sizes[bucket] = [o.shape[self.batch_dim] if isinstance(o, torch.Tensor) and o.dim() > self.batch_dim
+                             else None for o in pytree.tree_leaves(entry.output)]
+        if len(self.graphs) == 1:
+            bucket = next(iter(self.graphs))
+            if self.pad and bucket > 1:
+                entry = self.graphs[bucket]
+                probe = [s.narrow(self.batch_dim, 0, bucket - 1) if t.batched else s
+                         for s, t in zip(entry.statics, self._leaves)]
+                with self._grad_mode():
+                    out = self._call_on(probe)
+                sizes[bucket - 1] = [o.shape[self.batch_dim] if isinstance(o, torch.Tensor) and o.dim() > self.batch_dim
+                                     else None for o in pytree.tree_leaves(out)]
+            else:
+                for entry in self.graphs.values():
+                    entry.output_batched = [s == bucket for s in sizes[bucket]]
+                return
+        for bucket, entry in self.graphs.items():
+            flags = []
+            for index, size in enumerate(sizes[bucket]):
+                flags.append(size is not None and all(
+                    len(other) > index and other[index] == b for b, other in sizes.items()))
+            entry.output_batched = flags
+
+    def _range(self, name: str):
+        return nvtx_range(name) if self.nvtx_ranges else contextlib.nullcontext()
+
+    # calls --------------------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not self.graphs:
+            self._capture_all(args, kwargs)
+        leaves, spec = pytree.tree_flatten((args, kwargs))
+        if spec != self._spec:
+            raise GraphedInputError(f"graphed {self.name}: the arguments' structure differs from the captured one "
+                                    f"({len(leaves)} leaves vs {len(self._leaves)}); pass the same arguments in the "
+                                    "same form")
+        size, same_shape = self._check(leaves)
+        bucket = choose_bucket(size, self.buckets, self.pad) if same_shape else None
+        if bucket is None:
+            self.stats["eager"] += 1
+            with self._grad_mode():
+                return self.fn(*args, **kwargs)
+        entry = self.graphs[bucket]
+        self._copy_in(entry, leaves, size)
+        with self._range(f"graphsafe.replay[{self.name} b={bucket}]"):
+            entry.graph.replay()
+        self.stats["replays"] += 1
+        if size != bucket:
+            self.stats["padded"] += 1
+        self._copy_back(entry, leaves, size)
+        return self._outputs(entry, size)
+
+    def _check(self, leaves: list[Any]) -> tuple[int, bool]:
+        """The call's batch size, and whether every other dimension matches (False: eager with
+        pad=False; an error with pad=True)."""
+        size = None
+        same = True
+        d = self.batch_dim
+        for leaf, t in zip(leaves, self._leaves):
+            if not t.is_tensor:
+                if isinstance(leaf, torch.Tensor) or not _same_value(leaf, t.value):
+                    raise GraphedInputError(f"graphed {self.name}: {t.name} is {_short(leaf)} but the graphs were "
+                                            f"captured with {_short(t.value)}: a Python value is baked into the "
+                                            "graph (GS301); pass it as a device tensor")
+                continue
+            if not isinstance(leaf, torch.Tensor):
+                raise GraphedInputError(f"graphed {self.name}: {t.name} must be a tensor, got {type(leaf).__name__}")
+            if leaf.dtype != t.dtype:
+                raise GraphedInputError(f"graphed {self.name}: {t.name} has dtype {leaf.dtype}, captured {t.dtype}")
+            if leaf.device != t.device:
+                raise GraphedInputError(f"graphed {self.name}: {t.name} is on {leaf.device}, captured on {t.device}")
+            if leaf.dim() != len(t.shape):
+                raise GraphedInputError(f"graphed {self.name}: {t.name} has {leaf.dim()} dimensions "
+                                        f"{tuple(leaf.shape)}, captured {len(t.shape)} {t.shape}")
+            if t.batched:
+                rows = leaf.shape[d]
+                if size is None:
+                    size = rows
+                elif rows != size:
+                    raise GraphedInputError(f"graphed {self.name}: batched inputs disagree on the batch size "
+                                            f"({t.name} has {rows} rows, an earlier one {size}); if {t.name} has "
+                                            "no batch dimension, name the batched arguments: batched=[0, ...]")
+                other = leaf.shape[:d] + leaf.shape[d + 1:]
+                expected = t.shape[:d] + t.shape[d + 1:]
+            else:
+                other, expected = tuple(leaf.shape), t.shape
+            if tuple(other) != tuple(expected):
+                if self.pad:
+                    raise GraphedInputError(f"graphed {self.name}: {t.name} has shape {tuple(leaf.shape)}, captured "
+                                            f"{t.shape} (only dimension {d} of batched inputs may vary; GS403)")
+                same = False
+        return (size if size is not None else 0), same
+
+    def _copy_in(self, entry: _Entry, leaves: list[Any], size: int) -> None:
+        d = self.batch_dim
+        with torch.no_grad():
+            for leaf, static, t in zip(leaves, entry.statics, self._leaves):
+                if not t.is_tensor or leaf is static:
+                    continue
+                if t.batched:
+                    static.narrow(d, 0, size).copy_(leaf)
+                    if size < entry.bucket and self.pad_value is not None:
+                        static.narrow(d, size, entry.bucket - size).fill_(self.pad_value)
+                elif not _same_storage(leaf, static):
+                    static.copy_(leaf)
+
+    def _copy_back(self, entry: _Entry, leaves: list[Any], size: int) -> None:
+        if not entry.inout:
+            return
+        with torch.no_grad():
+            for index in entry.inout:
+                leaf, static, t = leaves[index], entry.statics[index], self._leaves[index]
+                if leaf is static or _same_storage(leaf, static):
+                    continue
+                leaf.copy_(static.narrow(self.batch_dim, 0, size) if t.batched else static)
+
+    def _outputs(self, entry: _Entry, size: int) -> Any:
+        flat, spec = pytree.tree_flatten(entry.output)
+        out = []
+        for value, batched in zip(flat, entry.output_batched or [False] * len(flat)):
+            if isinstance(value, torch.Tensor):
+                if batched and size != entry.bucket:
+                    value = value.narrow(self.batch_dim, 0, size)
+                if self.clone_outputs:
+                    value = value.detach().clone()
+            out.append(value)
+        return pytree.tree_unflatten(out, spec)
+
+    def __repr__(self) -> str:
+        return (f"<graphed {self.name} buckets={list(self.buckets) or 'on first call'} pad={self.pad} "
+                f"train={self.train} backend={self.backend}>")
+
+
+def _as_tuple(args: Any) -> tuple:
+    if args is None:
+        return ()
+    if isinstance(args, tuple):
+        return args
+    if isinstance(args, list):
+        return tuple(args)
+    return (args,)
+
+
+def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.stride() == b.stride()
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except Exception:
+        return a is b
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 30 else text[:27] + "..."
+
+
+def graphed(fn: Callable | None = None, sample_args: Any = None, **options: Any) -> Any:
+    """A CUDA-graphed version of `fn` (see the module docstring for every option):
+
+        graphed(fn, sample_args, *, sample_kwargs=None, buckets=None, pad=None (True unless train),
+                batch_dim=0, batched=None, train=False, optimizer=None, pool=None, warmup=3,
+                clone_outputs=True, pad_value=0, generators=(), nvtx_ranges=True,
+                reset_after_warmup=True, backend="cuda", name=None)
+
+    With `sample_args` every bucket is captured now; without, on the first call (its arguments
+    are the samples). Used bare as `@graphed(buckets=[...])` it decorates.
+    """
+    if fn is None:
+        return lambda function: GraphedCallable(function, sample_args, **options)
+    return GraphedCallable(fn, sample_args, **options)
+
+
+class _CallableModule(types.ModuleType):
+    """`graphsafe.runtime` exports the function `graphed` from this module of the same name; once
+    the module is imported, the package attribute `graphed` is the module itself (the import
+    system binds submodules on their package). Calling the module calls the function, so
+    `from graphsafe.runtime import graphed` works either way."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return graphed(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,118 @@
+"""`graphsafe lsp` end to end with a fresh server per test: configuration, the index, shutdown and exit."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from lsprotocol import types
+
+from tests.lsp.client import TIMEOUT_S, Session
+
+pytestmark = pytest.mark.asyncio
+
+ITEM = "import torch\n\n\ndef step(x: torch.Tensor):  # graphsafe: region\n    return x.item()\n"
+
+
+async def test_config_reload(session: Session):
+    await session.initialize()
+    uri = session.open("train.py", ITEM)
+    assert [d.code for d in await session.wait_for_version(uri)] == ["GS101"]
+    pyproject = session.write("pyproject.toml", '[tool.graphsafe]\nignore = ["GS101"]\n')
+    session.client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+        changes=[types.FileEvent(uri=pyproject, type=types.FileChangeType.Created)]
+    ))
+    await session.wait_until(lambda: session.codes(uri) == [], "GS101 to disappear after ignore")
+
+    # A broken config is a message, never a crash; the last good settings stay in force.
+    session.write("pyproject.toml", "[tool.graphsafe\nignore = [")
+    session.client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+        changes=[types.FileEvent(uri=pyproject, type=types.FileChangeType.Changed)]
+    ))
+    await session.wait_until(
+        lambda: any(m.type == types.MessageType.Error and "invalid TOML" in m.message for m in session.client.messages),
+        "a configuration error message",
+    )
+    session.write("pyproject.toml", '[tool.graphsafe]\nunknown-key = 1\n')
+    session.client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+        changes=[types.FileEvent(uri=pyproject, type=types.FileChangeType.Changed)]
+    ))
+    await session.wait_until(lambda: any("unknown-key" in m.message for m in session.client.messages), "unknown key message")
+
+    # Saving pyproject.toml in the editor reloads it too.
+    session.write("pyproject.toml", "[tool.graphsafe]\nignore = []\n")
+    session.client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=pyproject)))
+    await session.wait_until(lambda: session.codes(uri) == ["GS101"], "GS101 back after the save")
+    assert session.client.diagnostics  # the server is alive and publishing
+
+
+async def test_cross_file_chain_through_the_index(session: Session):
+    session.write("a.py", "from b import helper\n\n\ndef step(x):  # graphsafe: region\n    return helper(x)\n")
+    b_text = "import torch\n\n\ndef helper(x: torch.Tensor):\n    return x.item()\n"
+    session.write("b.py", b_text)
+    await session.initialize()
+    await session.wait_for_index()
+    b = session.open("b.py", b_text)
+    [d] = await session.wait_for_version(b)
+    assert d.code == "GS101"
+    assert d.related_information[0].message == "in capture region step: step → helper"
+    assert d.related_information[0].location.uri == session.uri("a.py")
+
+    # Editing a.py's buffer (unsaved) changes what b.py reports.
+    a = session.open("a.py", "from b import helper\n\n\ndef step(x):  # graphsafe: region\n    return x\n")
+    await session.wait_until(lambda: session.codes(b) == [], "b.py to be clean once a.py no longer calls it")
+    # Closing a.py without saving: the index falls back to the file on disk.
+    session.client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=a)))
+    await session.wait_until(lambda: session.codes(b) == ["GS101"], "b.py's GS101 back after closing a.py")
+    # A change on disk (git checkout, another tool) reaches the index through watched files.
+    session.write("a.py", "def step(x):  # graphsafe: region\n    return x\n")
+    session.client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+        changes=[types.FileEvent(uri=a, type=types.FileChangeType.Changed)]
+    ))
+    await session.wait_until(lambda: session.codes(b) == [], "b.py clean after a.py changed on disk")
+
+
+async def test_shutdown_then_exit(session: Session):
+    await session.initialize()
+    await session.client.shutdown_session()
+    assert session.client._server.returncode == 0
+
+
+async def test_exit_without_shutdown(session: Session):
+    await session.initialize()
+    session.client.exit(None)
+    await asyncio.wait_for(session.client._server.wait(), TIMEOUT_S)
+    assert session.client._server.returncode == 1
+
+
+async def test_messages_before_initialize_are_harmless(session: Session):
+    stdin = session.client._server.stdin
+    early = [
+        {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": session.uri("early.py"), "languageId": "python", "version": 1, "text": ITEM}}},
+        {"jsonrpc": "2.0", "id": 7777, "method": "textDocument/hover", "params": {
+            "textDocument": {"uri": session.uri("early.py")}, "position": {"line": 0, "character": 0}}},
+    ]
+    for message in early:
+        body = json.dumps(message).encode()
+        stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    await session.initialize()
+    uri = session.open("train.py", ITEM)
+    assert [d.code for d in await session.wait_for_version(uri)] == ["GS101"]
+
+
+async def test_buffers_get_their_module_name_among_clashing_script_folders(session: Session):
+    # Two example folders, each with its own `model.py` imported as `import model`.
+    session.write("ex1/train.py", "import model\n\n\ndef step(x):  # graphsafe: region\n    return model.helper(x)\n")
+    model = "import torch\n\n\ndef helper(x: torch.Tensor):\n    return x.item()\n"
+    session.write("ex1/model.py", model)
+    session.write("ex2/train.py", "import model\n\n\ndef run(x):\n    return model.helper(x)\n")
+    session.write("ex2/model.py", model)
+    await session.initialize()
+    await session.wait_for_index()
+    ex1 = session.open("ex1/model.py", model)
+    ex2 = session.open("ex2/model.py", model)
+    [d] = await session.wait_for_version(ex1)
+    assert d.related_information[0].message == "in capture region step: step → helper"
+    assert await session.wait_for_version(ex2) == []  # ex2's helper is reached by no region

@@ -1,0 +1,275 @@
+"""Failure classification from recorded error texts (as torch 2.11 raises them on an H100/H200,
+see corpus/_probes/RESULTS.md) and from real exceptions raised on the CPU."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from graphsafe.runtime.classify import (
+    RULE_NAMES,
+    FailureRecord,
+    Frame,
+    LibraryFilter,
+    classify,
+    classify_exception,
+    code_from_source,
+    record_exception,
+)
+
+TORCH = "/opt/torch/.venv/lib/python3.12/site-packages/torch"
+USER = "/home/me/project/train.py"
+GRAPHSAFE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                         "graphsafe", "runtime", "capture.py")
+
+E901 = ("CUDA error: operation failed due to a previous error during capture\n"
+        "Search for `cudaErrorStreamCaptureInvalidated' in https://docs.nvidia.com/cuda/cuda-runtime-api/"
+        "group__CUDART__TYPES.html for more information.\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
+        "incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
+E900 = ("CUDA error: operation not permitted when stream is capturing\n"
+        "Search for `cudaErrorStreamCaptureUnsupported' in https://docs.nvidia.com/cuda/cuda-runtime-api/"
+        "group__CUDART__TYPES.html for more information.\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
+        "incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\n")
+PINNED = ("Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the CPU tensor is pinned. "
+          "Please use tensor.pin_memory() or allocate the tensor with pin_memory=True.")
+
+CAPTURE_FRAMES = (
+    Frame(GRAPHSAFE, 380, "_CudaBackend.capture", "with torch.cuda.graph(graph, pool=pool, stream=stream):"),
+    Frame(f"{TORCH}/cuda/graphs.py", 265, "graph.__exit__", "self.cuda_graph.capture_end()"),
+    Frame(f"{TORCH}/cuda/graphs.py", 112, "CUDAGraph.capture_end", "super().capture_end()"),
+)
+
+
+def user_frames(line: int, source: str, function: str = "train_step", *inner: Frame) -> tuple[Frame, ...]:
+    return (Frame(GRAPHSAFE, 381, "_CudaBackend.capture", "output = fn()"),
+            Frame(USER, line, function, source), *inner)
+
+
+def sync_record(line: int, source: str, *inner: Frame) -> FailureRecord:
+    """What `torch.cuda.graph` raises for a sync: 901 at the capture's end, the 900 on __context__."""
+    return FailureRecord.of(("AcceleratorError", E901, CAPTURE_FRAMES),
+                            ("AcceleratorError", E900, user_frames(line, source, "train_step", *inner)))
+
+
+@pytest.mark.parametrize("source, code", [
+    ("dead = (h <= 0).all(dim=0).float().mean().item()", "GS101"),
+    ("print('loss', loss.item())", "GS101"),
+    ("ids = topk.indices.tolist()", "GS102"),
+    ("arr = logits.cpu().numpy()", "GS103"),
+    ("torch.cuda.synchronize()", "GS106"),
+    ("if torch.equal(a, b):", "GS109"),
+    ("keep = (scores > 0).nonzero()", "GS107"),
+    ("rows = torch.where(mask)[0]", "GS107"),
+    ("u = torch.unique(idx)", "GS107"),
+    ("s = f'{x.sum():.4f}'", "GS104"),
+    ("log.info('len {} best {}'.format(self.cur_len, top[:, 0]))", "GS104"),
+    ("if x.sum() > 0:", "GS201"),
+    ("assert idx.max() < self.config.vocab_size, 'token id out of range'", "GS201"),
+    ("scale = float(x.sum())", "GS105"),
+    ("for i in range(idx.max()):", "GS105"),
+    ("y[y < 0] = x[0, 0]", "GS108"),
+    ("torch.nn.utils.clip_grad_norm_(params, 1.0, error_if_nonfinite=True)", "GS110"),
+])
+def test_sync_in_capture_is_named_from_the_users_line(source, code):
+    failure = classify(sync_record(42, source), LibraryFilter())
+    assert failure.code == code, failure
+    assert failure.name == RULE_NAMES[code]
+    assert (failure.file, failure.line, failure.function) == (USER, 42, "train_step")
+    assert failure.cuda_error == 900
+    assert failure.error_class == ("cudaErrorStreamCaptureInvalidated (901) <- "
+                                   "cudaErrorStreamCaptureUnsupported (900)")
+    assert failure.message.startswith("AcceleratorError: CUDA error: operation failed due to a previous error")
+    assert failure.root_message == "CUDA error: operation not permitted when stream is capturing"
+    assert failure.phase == "capture"
+
+
+@pytest.mark.parametrize("inner, code", [
+    (Frame(f"{TORCH}/_tensor.py", 568, "Tensor.__format__", "return self.item().__format__(format_spec)"), "GS104"),
+    (Frame(f"{TORCH}/_tensor_str.py", 700, "_str", "return _str_intern(self, tensor_contents=tensor_contents)"),
+     "GS104"),
+    (Frame(f"{TORCH}/cuda/streams.py", 98, "Stream.synchronize", "super().synchronize()"), "GS106"),
+    (Frame(f"{TORCH}/nn/utils/clip_grad.py", 100, "_clip_grads_with_norm_", "if error_if_nonfinite and ..."),
+     "GS110"),
+    (Frame(f"{TORCH}/distributions/distribution.py", 70, "Distribution.__init__", "if not valid.all():"), "GS201"),
+    (Frame(f"{TORCH}/amp/grad_scaler.py", 380, "GradScaler._maybe_opt_step", "if not sum(v.item() for v in ...)"),
+     "GS703"),
+])
+def test_torch_frames_under_the_user_line_name_the_op(inner, code):
+    failure = classify(sync_record(7, "helper(x)", inner), LibraryFilter())
+    assert failure.code == code
+    assert failure.line == 7 and failure.file == USER  # still the user's line, not torch's
+
+
+def test_sync_the_line_does_not_name_falls_back_to_explicit_sync_with_a_hint():
+    failure = classify(sync_record(9, "m = self.mlist[idx]"), LibraryFilter())
+    assert failure.code == "GS106"
+    assert "graphsafe trace" in failure.cause
+
+
+def test_901_without_its_cause_points_at_the_capture():
+    record = FailureRecord.of(("AcceleratorError", E901, (Frame(USER, 30, "main", "with torch.cuda.graph(g):"),
+                                                          *CAPTURE_FRAMES[1:])))
+    failure = classify(record, LibraryFilter())
+    assert failure.cuda_error == 901
+    assert failure.error_class == "cudaErrorStreamCaptureInvalidated (901)"
+    assert failure.line == 30
+
+
+@pytest.mark.parametrize("source, code", [
+    ("t_batch = torch.tensor([t] * x.shape[0], device=x.device)", "GS402"),
+    ("return x + cpu_t.to('cuda')", "GS402"),
+    ("last = v[:, [-1]]", "GS402"),
+    ("ids = out.tolist()", "GS102"),
+    ("arr = out.cpu()", "GS103"),
+])
+def test_pageable_copies(source, code):
+    record = FailureRecord.of(("RuntimeError", PINNED, user_frames(45, source)))
+    failure = classify(record, LibraryFilter())
+    assert failure.code == code
+    assert failure.error_class == "pageable host copy during capture"
+    assert failure.line == 45
+    assert failure.cuda_error is None
+    if "[-1]" in source:
+        assert "list used as an index" in failure.cause
+
+
+def test_pinned_copy_followed_by_an_invalidated_capture_keeps_the_copy_as_cause():
+    record = FailureRecord.of(("AcceleratorError", E901, CAPTURE_FRAMES),
+                              ("RuntimeError", PINNED, user_frames(12, "w = torch.tensor([1.0, 2.0], device='cuda')")))
+    failure = classify(record, LibraryFilter())
+    assert failure.code == "GS402" and failure.line == 12
+
+
+def test_non_capturable_optimizer():
+    message = ("Attempting CUDA graph capture of step() for an instance of AdamW but param_groups' capturable is "
+               "False.")
+    frames = user_frames(51, "opt.step()") + (
+        Frame(f"{TORCH}/optim/optimizer.py", 520, "Optimizer.profile_hook_step.wrapper", "out = func(*args, **kwargs)"),
+        Frame(f"{TORCH}/optim/optimizer.py", 430, "Optimizer._cuda_graph_capture_health_check", "raise RuntimeError("),
+    )
+    failure = classify(FailureRecord.of(("RuntimeError", message, frames)), LibraryFilter())
+    assert failure.code == "GS701" and failure.name == "optimizer-not-capturable"
+    assert "AdamW" in failure.cause and "capturable=True" in failure.cause
+    assert (failure.line, failure.source) == (51, "opt.step()")
+
+
+@pytest.mark.parametrize("number, code", [(904, None), (906, "GS106"), (907, "GS106"), (905, None)])
+def test_other_stream_capture_errors(number, code):
+    from graphsafe.runtime.classify import CUDA_CAPTURE_ERRORS
+
+    name, text = CUDA_CAPTURE_ERRORS[number]
+    record = FailureRecord.of(("AcceleratorError", f"CUDA error: {text}\nSearch for `{name}' in ...",
+                               user_frames(3, "side.wait_stream(main)")))
+    failure = classify(record, LibraryFilter())
+    assert failure.code == code
+    assert failure.error_class == f"{name} ({number})"
+    assert failure.cuda_error == number
+    assert failure.cause
+
+
+def test_event_query_in_capture():
+    text = "CUDA error: operation not permitted on an event last recorded in a capturing stream"
+    record = FailureRecord.of(("AcceleratorError", E901, CAPTURE_FRAMES),
+                              ("AcceleratorError", text, user_frames(8, "e.query()")))
+    failure = classify(record, LibraryFilter())
+    assert failure.code == "GS106" and failure.cuda_error == 907
+
+
+@pytest.mark.parametrize("message, inner, code", [
+    ("Attempt to increase offset for a CUDA generator not in capture mode.", (), "GS601"),
+    ("Cannot call CUDAGeneratorImpl::set_current_seed during CUDA graph capture. If you need this call to be "
+     "captured, you must use the graph-safe API.", (), "GS602"),
+    ("Cannot call CUDAGeneratorImpl::current_seed during CUDA graph capture.",
+     (Frame(f"{TORCH}/utils/checkpoint.py", 250, "CheckpointFunction.forward", "ctx.fwd_gpu_state = get..."),),
+     "GS603"),
+    ("make_graphed_callables does not support the autocast caching. Please set `cache_enabled=False`.", (), "GS702"),
+    ("Error: accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run. Stack trace: ...",
+     (), "GS407"),
+])
+def test_configuration_errors(message, inner, code):
+    failure = classify(FailureRecord.of(("RuntimeError", message, user_frames(5, "out = model(x)", "step", *inner))),
+                       LibraryFilter())
+    assert failure.code == code
+    assert failure.line == 5
+
+
+def test_poisoned_process_is_told_apart():
+    failure = classify(FailureRecord.of(("RuntimeError", "Offset increment outside graph capture encountered "
+                                                         "unexpectedly.", user_frames(2, "x = torch.randn(3)"))))
+    assert failure.code is None and failure.error_class == "poisoned RNG state"
+    assert "fresh process" in failure.cause
+
+
+def test_an_ordinary_exception_is_not_a_capture_rule():
+    failure = classify(FailureRecord.of(("KeyError", "'logits'", user_frames(3, "y = out['logits']"))),
+                       phase="warmup")
+    assert failure.code is None and failure.error_class == "KeyError"
+    assert "warm-up" in failure.cause
+    assert failure.phase == "warmup"
+
+
+def test_json_round_trip():
+    failure = classify(sync_record(42, "x.item()"), LibraryFilter())
+    from graphsafe.runtime.classify import CaptureFailure
+
+    assert CaptureFailure.from_json(failure.to_json()) == failure
+    assert FailureRecord.from_json(sync_record(1, "a").to_json()) == sync_record(1, "a")
+
+
+# --- real exceptions ------------------------------------------------------------------------------
+
+
+def _raise_chain():
+    try:
+        raise RuntimeError(E900)  # the user's line: what the sync raised
+    except RuntimeError:
+        raise RuntimeError(E901)  # what the end of capture raises, with the cause on __context__
+
+
+def test_record_exception_walks_the_context_chain_to_the_users_line():
+    try:
+        _raise_chain()
+    except RuntimeError as error:
+        record = record_exception(error)
+    assert [cuda for cuda in (e.message.splitlines()[0] for e in record.chain)] == [
+        "CUDA error: operation failed due to a previous error during capture",
+        "CUDA error: operation not permitted when stream is capturing"]
+    failure = classify(record)
+    assert failure.file == __file__
+    assert failure.source == "raise RuntimeError(E900)  # the user's line: what the sync raised"
+    assert failure.function == "_raise_chain"
+
+
+def test_frames_inside_torch_are_looked_through():
+    import torch
+
+    layer = torch.nn.Linear(2, 2)
+    try:
+        layer(torch.zeros(3))  # the user's line; the error comes from inside torch.nn
+    except RuntimeError as error:
+        failure = classify_exception(error, phase="warmup")
+    assert failure.file == __file__
+    assert "layer(torch.zeros(3))" in failure.source
+
+
+def test_source_heuristics_ignore_comments_and_prefer_the_sync():
+    assert code_from_source("y = x * 2  # not .item() here") is None
+    assert code_from_source("if x.sum().item() > 0:") == "GS101"
+    assert code_from_source("y = x + 1") is None
+
+
+def test_rule_names_agree_with_the_static_analyzer():
+    pytest.importorskip("libcst")
+    from graphsafe.rules import BY_CODE
+
+    runtime_only = {"GS403"}  # dynamic-input-shape: seen only when the step runs (also by the tracer)
+    for code, name in RULE_NAMES.items():
+        if code in runtime_only:
+            assert code not in BY_CODE or BY_CODE[code].name == name
+            continue
+        assert code in BY_CODE, code
+        assert BY_CODE[code].name == name, code

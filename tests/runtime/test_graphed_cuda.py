@@ -1,0 +1,125 @@
+"""The graphed helper on a real GPU: a decode-like step served through batch buckets matches
+eager; wrong inputs are errors; a whole training step with capturable AdamW; RNG advances."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from graphsafe.runtime import graphed
+from graphsafe.runtime.graphed import GraphedInputError
+
+pytestmark = pytest.mark.cuda
+
+
+class Decoder(torch.nn.Module):
+    """One attention decode step over a KV cache buffer (max batch 8, 16 positions), the
+    position a device tensor."""
+
+    def __init__(self, vocab: int = 64, dim: int = 32, length: int = 16, max_batch: int = 8) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, dim)
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+        self.out = torch.nn.Linear(dim, vocab)
+        self.register_buffer("k", torch.zeros(max_batch, length, dim))
+        self.register_buffer("v", torch.zeros(max_batch, length, dim))
+        self.register_buffer("steps", torch.arange(length))
+
+    def forward(self, tokens: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+        h = self.embed(tokens)  # (B, dim)
+        q, k, v = self.qkv(h).chunk(3, dim=-1)
+        batch = tokens.shape[0]
+        self.k[:batch].index_copy_(1, position.view(1), k[:, None])
+        self.v[:batch].index_copy_(1, position.view(1), v[:, None])
+        scores = (self.k[:batch] @ q[:, :, None]).squeeze(-1) / math.sqrt(q.shape[-1])
+        scores = scores.masked_fill(self.steps > position, float("-inf"))
+        return self.out((torch.softmax(scores, -1)[:, :, None] * self.v[:batch]).sum(1) + h)
+
+
+def make_decoder():
+    torch.manual_seed(0)
+    model = Decoder().cuda()
+    reference = copy.deepcopy(model)
+    sample = (torch.randint(0, 64, (8,), device="cuda"), torch.zeros((), dtype=torch.long, device="cuda"))
+    return model, reference, sample
+
+
+def test_decode_through_batch_buckets_matches_eager():
+    model, reference, sample = make_decoder()
+    step = graphed(model, sample, buckets=[1, 2, 4, 8])
+    assert set(step.graphs) == {1, 2, 4, 8}
+    assert torch.equal(model.k, reference.k)  # warm-up writes into the cache were undone
+    for batch in (3, 5, 8, 1, 2):
+        model.k.zero_(), model.v.zero_(), reference.k.zero_(), reference.v.zero_()
+        for position in range(4):
+            tokens = torch.randint(0, 64, (batch,), device="cuda")
+            pos = torch.tensor(position, device="cuda")
+            out = step(tokens, pos)
+            with torch.no_grad():
+                expected = reference(tokens, pos)
+            assert out.shape == (batch, 64)
+            torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)
+    assert step.stats["replays"] == 20 and step.stats["padded"] == 8 and step.stats["eager"] == 0
+    with pytest.raises(GraphedInputError, match="larger than the largest bucket"):
+        step(torch.randint(0, 64, (9,), device="cuda"), torch.tensor(0, device="cuda"))
+    with pytest.raises(GraphedInputError, match="dtype"):
+        step(torch.randint(0, 64, (4,), device="cuda", dtype=torch.int32), torch.tensor(0, device="cuda"))
+    with pytest.raises(GraphedInputError, match="captured on cuda"):
+        step(torch.randint(0, 64, (4,)), torch.tensor(0, device="cuda"))
+
+
+def test_without_padding_unseen_batches_run_eagerly():
+    model, reference, sample = make_decoder()
+    step = graphed(model, sample, buckets=[4, 8], pad=False)
+    tokens, pos = torch.randint(0, 64, (3,), device="cuda"), torch.tensor(0, device="cuda")
+    with torch.no_grad():
+        expected = reference(tokens, pos)
+    torch.testing.assert_close(step(tokens, pos), expected, rtol=1e-4, atol=1e-5)
+    assert step.stats["eager"] == 1
+
+
+def test_views_of_static_outputs_when_asked():
+    model, _, sample = make_decoder()
+    step = graphed(model, sample, buckets=[4, 8], clone_outputs=False)
+    out = step(torch.randint(0, 64, (4,), device="cuda"), torch.tensor(0, device="cuda"))
+    assert out.data_ptr() == step.graphs[4].output.data_ptr()
+
+
+def test_training_step_with_capturable_adamw_matches_eager():
+    def make():
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 4)).cuda()
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-2, capturable=True)
+
+        def train_step(x, y):
+            opt.zero_grad(set_to_none=True)
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        return model, opt, train_step
+
+    model, opt, step = make()
+    ref_model, ref_opt, ref_step = make()
+    x, y = torch.randn(16, 32, device="cuda"), torch.randint(0, 4, (16,), device="cuda")
+    g = graphed(step, (x, y), train=True, optimizer=opt)
+    for p, q in zip(model.parameters(), ref_model.parameters()):
+        assert torch.equal(p, q)  # warm-up undone
+    for _ in range(5):
+        xb, yb = torch.randn(16, 32, device="cuda"), torch.randint(0, 4, (16,), device="cuda")
+        torch.testing.assert_close(g(xb, yb), ref_step(xb, yb), rtol=1e-4, atol=1e-5)
+    for p, q in zip(model.parameters(), ref_model.parameters()):
+        torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-5)
+    assert g.stats["replays"] == 5
+
+
+def test_random_numbers_advance_on_every_replay():
+    noisy = graphed(lambda x: F.dropout(x, 0.5), (torch.ones(4, 256, device="cuda"),), buckets=[4])
+    a = noisy(torch.ones(4, 256, device="cuda"))
+    b = noisy(torch.ones(4, 256, device="cuda"))
+    assert not torch.equal(a, b)
