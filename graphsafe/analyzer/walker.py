@@ -17,6 +17,7 @@ from libcst._nodes.internal import CodegenState
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
 from graphsafe.analyzer.names import ImportTable, dotted
+from graphsafe.analyzer.nodes import children
 from graphsafe.analyzer.noqa import noqa_lines
 from graphsafe.analyzer.positions import node_ranges
 from graphsafe.model import Applicability, Confidence, Edit, Fix, Hit, Position, RegionKind
@@ -38,35 +39,7 @@ SCALAR_BUILTINS = frozenset(
     "len int float bool str repr isinstance issubclass hasattr callable id hash type range format ord chr".split()
 )
 
-# Fields that never hold code we analyse (whitespace, punctuation).
-_SKIP_FIELD = frozenset(
-    """comma lpar rpar semicolon header footer leading_lines lines_after_decorators newline
-    colon dot equal star operator lbracket rbracket lbrace rbrace indent default_indent
-    default_newline encoding has_trailing_newline trailing_whitespace first_line empty_lines
-    last_line asynchronous""".split()
-)
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def _fields(tp: type) -> tuple[str, ...]:
-    names = _FIELDS.get(tp)
-    if names is None:
-        names = tuple(
-            f.name for f in dataclasses.fields(tp) if not f.name.startswith("whitespace") and f.name not in _SKIP_FIELD
-        )
-        _FIELDS[tp] = names
-    return names
-
-
-def _children(node: cst.CSTNode) -> Iterable[cst.CSTNode]:
-    for name in _fields(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif type(value) in (tuple, list):
-            for item in value:
-                if isinstance(item, cst.CSTNode):
-                    yield item
+_children = children  # fast field-based traversal (see analyzer/nodes.py)
 
 
 @dataclass(frozen=True)
@@ -162,6 +135,8 @@ class FileWalker:
         self.reported: set[tuple[str, int]] = set()
         self.scope: _Scope | None = None
         self._kinds: dict[int, T.Kind] = {}
+        self._resolved: dict[int, str | None] = {}
+        self._file_state: dict = {}
         self.cst_module: cst.Module | None = None
         self.statement: cst.CSTNode | None = None  # innermost statement being walked
         self.block_sizes: dict[int, int] = {}  # id(statement) → statements in its block
@@ -179,9 +154,16 @@ class FileWalker:
         return known
 
     def resolve(self, expr: cst.BaseExpression) -> str | None:
-        """Dotted name through imports (`th.cuda.synchronize` → `torch.cuda.synchronize`)."""
-        assert self.scope is not None
-        return self.scope.imports.resolve(expr)
+        """Dotted name through imports (`th.cuda.synchronize` → `torch.cuda.synchronize`).
+
+        Memoised per node: every rule that looks at a call asks about the same callee."""
+        key = id(expr)
+        cache = self._resolved
+        if key in cache:
+            return cache[key]
+        name = self.scope.imports.resolve(expr)
+        cache[key] = name
+        return name
 
     def is_store(self, node: cst.CSTNode) -> bool:
         return id(node) in self.stores
@@ -246,6 +228,13 @@ class FileWalker:
     def enclosing_block_size(self, statement: cst.CSTNode) -> int:
         """How many statements share the block `statement` is in (1: removing it empties it)."""
         return self.block_sizes.get(id(statement), 0)
+
+    def file_state(self, factory: Callable):
+        """Per-file state shared by several rules (one instance per `factory` per file)."""
+        found = self._file_state.get(factory)
+        if found is None:
+            found = self._file_state[factory] = factory()
+        return found
 
     def here(self) -> Place:
         """The current place, for a report made later (e.g. from `end_module`)."""
@@ -433,7 +422,7 @@ class FileWalker:
                 return merged
         if base.is_tensor:
             return T.TENSOR if attr in T.TENSOR_TENSOR_ATTRS else T.UNKNOWN
-        name = scope.imports.resolve(expr)
+        name = self.resolve(expr)
         if name is not None and name.startswith("torch.") and not name.startswith("torch.Tensor"):
             return T.SCALAR  # torch.float16, torch.cuda, ...: constants and modules
         return T.UNKNOWN
@@ -477,7 +466,7 @@ class FileWalker:
                 return T.TENSOR
             if receiver.tag == "stream-or-event":
                 return T.SCALAR
-            name = scope.imports.resolve(func)
+            name = self.resolve(func)
             if name is not None:
                 kind = self._named_call_kind(name, call)
                 if kind is not None:
@@ -494,7 +483,7 @@ class FileWalker:
                 if kind is not None and kind.tag in ("object", "modules"):
                     return self._call_instance_kind(kind)
             return T.UNKNOWN
-        name = scope.imports.resolve(func)
+        name = self.resolve(func)
         if name is not None:
             kind = self._named_call_kind(name, call)
             if kind is not None:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphsafe.analyzer.nodes import children
+
 from graphsafe.model import Applicability
 
 FixSpec = tuple[str, list[tuple[object, str]], Applicability]
@@ -40,7 +42,7 @@ def _pure(expr: cst.BaseExpression, ctx) -> bool:
             resolved = ctx.resolve(func) or ""
             if not (resolved.startswith("torch.") or ctx.kind(node).is_tensor):
                 return False
-        stack.extend(node.children)
+        stack.extend(children(node))
     return True
 
 
@@ -127,7 +129,7 @@ def _names(expr: cst.CSTNode):
         node = stack.pop()
         if isinstance(node, cst.Name):
             yield node
-        stack.extend(node.children)
+        stack.extend(children(node))
 
 
 def _has_comments(node: cst.CSTNode) -> bool:

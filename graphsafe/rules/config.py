@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from graphsafe.analyzer.nodes import children
+
 from graphsafe.analyzer.names import dotted
 from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rewriters.keywords import keyword_fix
@@ -88,14 +90,14 @@ def _is_ddp(call: cst.Call, ctx) -> bool:
 
 def _calls_in(node: cst.CSTNode):
     """Calls executed inside `node`'s body: not those of nested functions, classes or lambdas."""
-    stack = list(node.children)
+    stack = list(children(node))
     while stack:
         child = stack.pop()
         if isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
         if isinstance(child, cst.Call):
             yield child
-        stack.extend(child.children)
+        stack.extend(children(child))
 
 
 def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
@@ -104,7 +106,7 @@ def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
         node = stack.pop()
         if node is inner:
             return True
-        stack.extend(node.children)
+        stack.extend(children(node))
     return False
 
 

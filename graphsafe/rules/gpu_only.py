@@ -12,7 +12,6 @@ which note candidates during the walk and decide them at the end of the file. Th
 
 from __future__ import annotations
 
-import weakref
 from typing import Callable
 
 import libcst as cst
@@ -171,16 +170,10 @@ class FileBindings:
             self.containers.add(key)
 
 
-# One FileBindings per walker (one file), shared by every BindingRule of that walker: the
-# walker hands a node to each rule in turn, so only the first one to see it records it.
-_SHARED: "weakref.WeakKeyDictionary[object, FileBindings]" = weakref.WeakKeyDictionary()
-
-
 def file_bindings(ctx) -> FileBindings:
-    found = _SHARED.get(ctx)
-    if found is None:
-        found = _SHARED[ctx] = FileBindings()
-    return found
+    """One FileBindings per file, shared by every BindingRule: the walker hands a node to each
+    rule in turn, so only the first one to see it records it."""
+    return ctx.file_state(FileBindings)
 
 
 class BindingRule(Rule):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphsafe.analyzer.nodes import children
+
 from graphsafe.model import Consequence, Principle
 from graphsafe.rules.base import Rule
 
@@ -198,7 +200,7 @@ def _mentions(expr: cst.BaseExpression, attribute: cst.Attribute) -> bool:
         if isinstance(node, cst.Attribute) and node.attr.value == attribute.attr.value:
             if isinstance(node.value, cst.Name) and isinstance(attribute.value, cst.Name) and node.value.value == attribute.value.value:
                 return True
-        stack.extend(node.children)
+        stack.extend(children(node))
     return False
 
 

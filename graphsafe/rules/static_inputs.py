@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from graphsafe.analyzer.nodes import children
+
 from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rules.base import Rule
 
@@ -147,7 +149,7 @@ def _reads_attribute(expr: cst.BaseExpression, attribute: cst.Attribute) -> bool
         if isinstance(node, cst.Attribute) and node.attr.value == attribute.attr.value:
             if isinstance(node.value, cst.Name) and isinstance(attribute.value, cst.Name) and node.value.value == attribute.value.value:
                 return True
-        stack.extend(node.children)
+        stack.extend(children(node))
     return False
 
 
