@@ -62,6 +62,9 @@ def _add_options(parser: argparse.ArgumentParser, defaults: bool = True) -> None
                              "one taking a `step` argument is called before every step")
     parser.add_argument("--format", choices=("text", "json"), **({"default": "text"} if defaults else suppress),
                         help="output format (json: a list of findings on stdout)")
+    parser.add_argument("--static", action="store_true", **({"default": False} if defaults else suppress),
+                        help="also run `graphsafe check` on the traced files and show which hazards were seen "
+                             "at run time and statically, only statically, or only at run time")
 
 
 class _CommandAction(argparse.Action):
@@ -126,7 +129,25 @@ def run_trace(args: argparse.Namespace) -> int:
         sys.stderr.write(f"graphsafe trace: internal error: {type(error).__name__}: {error}\n"
                          "Please report it; set GRAPHSAFE_DEBUG=1 for the traceback.\n")
         return EXIT_ERROR
-    return _print_outcome(outcome, args.format)
+    code = _print_outcome(outcome, args.format, static=_static_diagnostics(args, outcome) if args.static else None)
+    return code
+
+
+def _static_diagnostics(args: argparse.Namespace, outcome: "_Outcome") -> list[dict]:
+    """`graphsafe check` over the script's folder and every traced file, as JSON dicts."""
+    from pathlib import Path
+
+    from graphsafe.analyzer.engine import check_paths
+    from graphsafe.config import Settings
+    from graphsafe.report.formats import to_json_objects
+
+    paths = {Path(f.filename).resolve() for f in outcome.report.findings if os.path.isfile(f.filename)}
+    target = getattr(args, "target", "")
+    if target.endswith(".py"):
+        paths.add(Path(target).resolve().parent)
+    regions = tuple(args.region) + (("*",) if args.all else ())
+    result = check_paths(sorted(paths), Settings(regions=regions), use_cache=False)
+    return to_json_objects(result.diagnostics)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,7 +164,7 @@ class _Outcome:
         self.note = note  # something the user should know that is not an error
 
 
-def _print_outcome(outcome: _Outcome, output_format: str) -> int:
+def _print_outcome(outcome: _Outcome, output_format: str, static: list[dict] | None = None) -> int:
     report = outcome.report
     if outcome.note:
         sys.stderr.write(f"graphsafe trace: {outcome.note}\n")
@@ -151,14 +172,31 @@ def _print_outcome(outcome: _Outcome, output_format: str) -> int:
         sys.stderr.write("graphsafe trace: error: no region was called. Mark the step with @graphsafe.region or a "
                          "`# graphsafe: region` comment on its def line, or pass --region PATTERN or --all.\n")
         return EXIT_ERROR
+    merged = merge_with_static(report.findings, static) if static is not None else None
     if output_format == "json":
-        sys.stdout.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+        data = report.to_json() if merged is None else {"findings": report.to_json(), "merged": merged}
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(report.to_text())
+        if merged is not None:
+            sys.stdout.write(_merged_text(merged))
     if outcome.error is not None:
         sys.stderr.write(f"graphsafe trace: error: {outcome.error}; the findings above are the ones seen until then\n")
         return EXIT_ERROR
     return EXIT_FINDINGS if report.findings else EXIT_CLEAN
+
+
+def _merged_text(merged: dict) -> str:
+    lines = ["", "Run time vs static analysis (graphsafe check on the same files):"]
+    titles = {"both": "seen at run time and statically", "static only": "static only (not hit by these steps)",
+              "runtime only": "run time only (not seen statically)"}
+    for status, title in titles.items():
+        entries = merged.get(status, [])
+        lines.append(f"  {title}: {len(entries)}")
+        for entry in entries:
+            shown = os.path.relpath(entry["filename"]) if os.path.isabs(entry["filename"]) else entry["filename"]
+            lines.append(f"    {shown}:{entry['row']}: {entry['code']}")
+    return "\n".join(lines) + "\n"
 
 
 def _check_arguments(args: argparse.Namespace) -> str:

@@ -43,3 +43,19 @@ def test_trace_matches_labels(folder, script, region):
         assert same_family, f"{name}:{line}: traced {code}, labelled {labels[(name, line)]}"
     exact = [s for s in at_labels if s[2] in labels[(s[0], s[1])]]
     assert len(exact) >= len(at_labels) * 0.75, (sorted(at_labels), labels)
+
+
+def test_static_merge_view_on_a_corpus_program():
+    program = golden.CORPUS / "train_loop"
+    result = subprocess.run(
+        [sys.executable, "-m", "graphsafe", "trace", "train.py", "--region", "Trainer.train_step", "--steps", "2",
+         "--static", "--format", "json"],
+        cwd=program, capture_output=True, text=True, timeout=240,
+    )
+    assert result.returncode in (0, 1), result.stderr[-2000:]
+    merged = json.loads(result.stdout)["merged"]
+    both = {(Path(e["filename"]).name, e["row"], e["code"]) for e in merged["both"]}
+    # seen by both faces with the same code at the same line
+    assert ("train.py", 67, "GS101") in both and ("model.py", 42, "GS101") in both
+    static_only = {(Path(e["filename"]).name, e["code"]) for e in merged["static only"]}
+    assert ("train.py", "GS106") in static_only  # the synchronize runs only on CUDA
