@@ -19,6 +19,9 @@ from graphsafe.analyzer.names import dotted
 from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rewriters.keywords import keyword_fix
 from graphsafe.rules.base import Rule
+from graphsafe.rules.syntax import keyword as _keyword
+from graphsafe.rules.syntax import literal as _literal
+from graphsafe.rules.syntax import positional as _positional
 
 GRAPH_CONTEXTS = frozenset({"torch.cuda.graph", "torch.cuda.graphs.graph"})
 TORCH_GRAPHED_CALLABLES = frozenset({"torch.cuda.make_graphed_callables", "torch.cuda.graphs.make_graphed_callables"})
@@ -48,28 +51,6 @@ DDP_WARMUP_ITERATIONS = 11  # PyTorch's CUDA-graph notes: DDP needs 11 eager ite
 
 
 # ---------------------------------------------------------------------------- helpers
-def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
-    return None
-
-
-def _positional(call: cst.Call) -> list[cst.Arg]:
-    return [a for a in call.args if a.keyword is None and not a.star]
-
-
-def _literal(expr: cst.BaseExpression) -> object:
-    """The value of a str/int/bool/None literal, or `...` when it is not a literal."""
-    if isinstance(expr, cst.SimpleString):
-        return expr.evaluated_value
-    if isinstance(expr, cst.Integer):
-        return int(expr.value, 0)
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
-        return {"True": True, "False": False, "None": None}[expr.value]
-    return ...
-
-
 def _keyword_is(call: cst.Call, name: str, value: object) -> bool:
     arg = _keyword(call, name)
     return arg is not None and _literal(arg.value) == value

@@ -19,6 +19,7 @@ import libcst as cst
 from graphsafe.analyzer.names import dotted
 from graphsafe.model import Consequence, Example, Principle
 from graphsafe.rules.base import Rule
+from graphsafe.rules.syntax import keyword
 
 # ------------------------------------------------------------------ shared helpers
 
@@ -75,13 +76,6 @@ def method_call(node: cst.Call) -> tuple[cst.BaseExpression, str] | None:
     func = node.func
     if isinstance(func, cst.Attribute):
         return func.value, func.attr.value
-    return None
-
-
-def keyword(node: cst.Call, name: str) -> cst.Arg | None:
-    for arg in node.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
     return None
 
 

@@ -15,6 +15,10 @@ from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.names import dotted
 from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rules.base import Rule
+from graphsafe.rules.syntax import is_true as _is_true
+from graphsafe.rules.syntax import keyword as _keyword
+from graphsafe.rules.syntax import positional as _positional
+from graphsafe.rules.syntax import string_value as _string
 
 _HOST_DATA_FACTORIES = frozenset(
     "torch.tensor torch.as_tensor torch.asarray torch.from_numpy torch.frombuffer".split()
@@ -42,28 +46,6 @@ _ALLOCATOR_READS = frozenset(
 )
 _GRAPH_CONTEXTS = frozenset({"torch.cuda.graph", "torch.cuda.graphs.graph"})
 _NOT_DATA = ("object", "modules", "stream-or-event", "config")
-
-
-def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
-    return None
-
-
-def _positional(call: cst.Call) -> list[cst.Arg]:
-    return [a for a in call.args if a.keyword is None and not a.star]
-
-
-def _string(expr: cst.BaseExpression) -> str | None:
-    if isinstance(expr, cst.SimpleString):
-        value = expr.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
-
-
-def _is_true(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
 
 
 def _is_cuda_device(expr: cst.BaseExpression, ctx) -> bool:

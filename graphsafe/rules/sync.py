@@ -8,6 +8,8 @@ from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rewriters.edits import enclosing_statement_line, removal_fix
 from graphsafe.rewriters.keywords import keyword_fix
 from graphsafe.rules.base import Rule
+from graphsafe.rules.syntax import is_true as _is_true
+from graphsafe.rules.syntax import keyword as _keyword
 
 LOG_METHODS = frozenset("debug info warning warn error exception critical log".split())
 
@@ -42,17 +44,6 @@ def _method_call(node: cst.Call, names) -> str | None:
     if isinstance(func, cst.Attribute) and func.attr.value in names:
         return func.attr.value
     return None
-
-
-def _keyword(node: cst.Call, name: str) -> cst.Arg | None:
-    for arg in node.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
-    return None
-
-
-def _is_true(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
 
 
 class _SyncRule(Rule):

@@ -1,0 +1,41 @@
+"""Small questions rules ask about call syntax: keyword arguments, positionals, literals."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    """The `name=...` argument of `call`, if any."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def positional(call: cst.Call) -> list[cst.Arg]:
+    """The plain positional arguments (no keywords, no `*args`/`**kwargs`)."""
+    return [a for a in call.args if a.keyword is None and not a.star]
+
+
+def string_value(expr: cst.BaseExpression) -> str | None:
+    """The value of a plain string literal, else None."""
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def is_true(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def literal(expr: cst.BaseExpression) -> object:
+    """The value of a str/int/bool/None literal, or `...` when it is not a literal."""
+    if isinstance(expr, cst.SimpleString):
+        return expr.evaluated_value
+    if isinstance(expr, cst.Integer):
+        return int(expr.value, 0)
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[expr.value]
+    return ...
