@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import sys
 import time
@@ -136,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     version = next((r.torch_version for r in [*graph_reports.values(), *compile_reports.values()]
                     if r.torch_version), "unknown")
     command = "PYTHONPATH=. python3 bench/bench_capture.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
-    out = [f"# trial capture: eager vs CUDA-graph replay\n",
+    out = ["# trial capture: eager vs CUDA-graph replay\n",
            f"device: {device}; torch {version}; {args.replays} replays compared with eager; times: median of "
            f"{args.repeats} samples x {args.inner} calls (CUDA events); floor: torch.profiler device busy time per "
            "eager step\n",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import textwrap
 
-import pytest
 
 from graphsafe.config import Settings
 from graphsafe.fixer import fix_text

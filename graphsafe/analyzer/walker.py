@@ -7,7 +7,6 @@ walker through its `Context` methods: `kind`, `resolve`, `report`, `is_store`.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 

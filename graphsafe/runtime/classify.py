@@ -455,7 +455,6 @@ def classify(record: FailureRecord, is_library: Callable[[str], bool] | None = N
     error_class: str
     detail: str
     root_number = next((n for n in reversed(numbers) if n is not None), None)
-    joined = "\n".join(messages)
 
     if any(_POISONED in m for m in messages):
         code, error_class = None, "poisoned RNG state"
