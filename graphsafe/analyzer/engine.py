@@ -19,7 +19,7 @@ from graphsafe.analyzer.callgraph import Project
 from graphsafe.analyzer.discovery import ModuleNaming, discover, module_name, module_names
 from graphsafe.analyzer.facts import FileFacts
 from graphsafe.analyzer.noqa import suppressed
-from graphsafe.analyzer.parsing import analyze_bytes, analyze_text, error_facts
+from graphsafe.analyzer.parsing import analyze_bytes, analyze_text, error_facts, no_cyclic_gc
 from graphsafe.config import Settings
 from graphsafe.model import Diagnostic, Region
 from graphsafe.rules import CHECK_RULES, selected
@@ -216,8 +216,12 @@ def check_source(source: str, filename: str, settings: Settings | None = None, o
     regions and chains that cross files stay correct; `naming` is the buffer's module name
     in that project (see discovery.module_names).
     """
+    with no_cyclic_gc():
+        return _check_source(source, filename, settings or Settings(), others, naming)
+
+
+def _check_source(source: str, filename: str, settings: Settings, others, naming) -> CheckResult:
     started = time.perf_counter()
-    settings = settings or Settings()
     if naming is None:
         module, is_package = module_name(Path(filename))
         naming = ModuleNaming(module, is_package)

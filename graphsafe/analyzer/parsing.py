@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import gc
 import io
 import signal
 import threading
@@ -46,6 +47,23 @@ def _time_limit(seconds: int):
         signal.signal(signal.SIGALRM, previous)
 
 
+@contextmanager
+def no_cyclic_gc():
+    """Pause the cycle collector while one file is analysed.
+
+    A parsed module is ~100k objects; every allocation burst of the walk would otherwise
+    trigger collections that scan all of them (measured: 20-30 ms of a 120 ms analysis of
+    torch/_tensor.py). Syntax trees hold no reference cycles, so nothing piles up; the
+    collector resumes afterwards."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def error_facts(path: str, module: str, detail: str, line: int = 1, column: int = 0) -> FileFacts:
     start = Position(max(line, 1), max(column, 0))
     diagnostic = Diagnostic(ParseError.code, detail, path, start, start)
@@ -81,7 +99,7 @@ def analyze_text(path: str, module: str, is_package: bool, text: str, rules, ren
         if not any(token in encoded for token in RELEVANT_TOKENS):
             return FileFacts(path, module, (), (), (), (), ())
     try:
-        with _time_limit(TIME_LIMIT_S):
+        with _time_limit(TIME_LIMIT_S), no_cyclic_gc():
             module_node = cst.parse_module(text)
             walker = FileWalker(path, module, is_package, rules, dict(renames or ()))
             return walker.run(module_node, text)
