@@ -7,7 +7,7 @@ on-disk cache), serialises (json, sarif, LSP) and compares without reference to 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 class Principle(enum.Enum):
@@ -73,8 +73,7 @@ class RegionKind(enum.Enum):
     COMPILE_REDUCE_OVERHEAD = 'torch.compile(mode="reduce-overhead")'
     COMMENT = "# graphsafe: region comment"
     DECORATOR = "@graphsafe.region decorator"
-    CONFIG = "regions in [tool.graphsafe]"
-    CLI = "--region on the command line"
+    PATTERN = "--region / [tool.graphsafe] regions pattern"
 
 
 class Confidence(enum.Enum):
@@ -140,12 +139,3 @@ class Hit:
     # Only a hazard if, project-wide, class `condition[0]`'s attribute `condition[1]` changes
     # between steps (the class may live in another file).
     condition: tuple[str, str] | None = None
-
-
-@dataclass
-class Stats:
-    files: int = 0
-    cached: int = 0
-    failed: int = 0
-    seconds: float = 0.0
-    extra: dict = field(default_factory=dict)

@@ -187,7 +187,7 @@ class Project:
             for key, located in self.units.items():
                 unit = located.unit
                 if unit.is_function and _matches(patterns, unit.display, located.path, root):
-                    kind = RegionKind.CLI
+                    kind = RegionKind.PATTERN
                     add(Region(key, unit.display, kind, Confidence.CERTAIN, located.path, unit.line))
         return sorted(found.values(), key=lambda r: (r.confidence is not Confidence.CERTAIN, r.path, r.line, r.function))
 
