@@ -79,6 +79,14 @@ def _analyze_job(job: tuple[str, str, str, bool, tuple]) -> tuple[FileFacts, str
 
 
 _BIG_FILE = 200 * 1024
+_HUGE_FILE = 1024 * 1024
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def _release_memory() -> None:
@@ -138,11 +146,17 @@ def collect_facts(
             progress(done, total)
 
     if len(pending) >= _POOL_THRESHOLD and jobs > 1:
+        # The few very large files (a 1.4 MB test table has a ~700 MB syntax tree) run alone,
+        # after the pool is gone: run beside other workers they set the memory peak.
+        huge = [p for p in pending if _size(p[1][1]) > _HUGE_FILE]
+        pooled = [p for p in pending if _size(p[1][1]) <= _HUGE_FILE]
         with ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context()) as pool:
-            chunk = max(1, min(16, len(pending) // (jobs * 8)))
-            outputs = pool.map(_analyze_job, [job for _, job in pending], chunksize=chunk)
-            for (index, _), (facts, key) in zip(pending, outputs):
+            chunk = max(1, min(16, len(pooled) // (jobs * 8)))
+            outputs = pool.map(_analyze_job, [job for _, job in pooled], chunksize=chunk)
+            for (index, _), (facts, key) in zip(pooled, outputs):
                 finish(index, facts, key)
+        for index, job in huge:
+            finish(index, *_analyze_job(job))
     else:
         for index, job in pending:
             finish(index, *_analyze_job(job))
