@@ -43,7 +43,7 @@ class Applicability(enum.Enum):
     UNSAFE = "unsafe"  # may change behaviour: only with --unsafe-fixes
 
 
-@dataclass(frozen=True, order=True, slots=True)
+@dataclass(frozen=True, order=True)
 class Position:
     """1-based line, 0-based character column (libcst's convention); output layers convert."""
 
@@ -51,14 +51,14 @@ class Position:
     column: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Edit:
     start: Position
     end: Position
     content: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Fix:
     title: str
     edits: tuple[Edit, ...]
@@ -81,7 +81,7 @@ class Confidence(enum.Enum):
     LIKELY = "likely"  # resolved through a variable or attribute binding
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Region:
     """A capture-region root: the function (or block) whose execution is captured."""
 
@@ -93,7 +93,7 @@ class Region:
     line: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Diagnostic:
     code: str
     message: str
@@ -124,7 +124,7 @@ class Example:
     module: bool = False  # the snippet is a whole module (classes, several functions): not wrapped
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Hit:
     """A hazard candidate found in one function, before reachability is known."""
 

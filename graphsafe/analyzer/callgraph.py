@@ -246,6 +246,8 @@ class Project:
 
 
 def _matches(patterns: tuple[str, ...], display: str, path: str, root: Path | None) -> bool:
+    if "*" in patterns:  # `--region '*'`: every function, without matching each one
+        return True
     for pattern in patterns:
         if "::" in pattern:
             file_pattern, _, name_pattern = pattern.partition("::")

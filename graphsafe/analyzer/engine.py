@@ -6,10 +6,8 @@ No printing here: front-ends (cli, lsp) format the result.
 from __future__ import annotations
 
 import fnmatch
-import multiprocessing
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -103,6 +101,8 @@ def _release_memory() -> None:
 
 
 def _pool_context():
+    import multiprocessing
+
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else methods[0])
 
@@ -150,6 +150,8 @@ def collect_facts(
         # after the pool is gone: run beside other workers they set the memory peak.
         huge = [p for p in pending if _size(p[1][1]) > _HUGE_FILE]
         pooled = [p for p in pending if _size(p[1][1]) <= _HUGE_FILE]
+        from concurrent.futures import ProcessPoolExecutor  # only when a pool is worth it
+
         with ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context()) as pool:
             chunk = max(1, min(16, len(pooled) // (jobs * 8)))
             outputs = pool.map(_analyze_job, [job for _, job in pooled], chunksize=chunk)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from graphsafe.model import Confidence, Diagnostic, Hit, RegionKind
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class CallRef:
     """A call seen in a unit, unresolved.
 
@@ -26,14 +26,14 @@ class CallRef:
     target: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RegionMark:
     kind: RegionKind
     confidence: Confidence
     line: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Unit:
     """A function, method, module body or capture block: the nodes of the call graph."""
 
@@ -47,7 +47,7 @@ class Unit:
     is_function: bool  # a def (matched by --region patterns), not a module body or block
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RegionRef:
     """A capture API applied to something defined elsewhere: make_graphed_callables(model, ...)."""
 
@@ -58,7 +58,7 @@ class RegionRef:
     line: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ClassInfo:
     key: str
     bases: tuple[str, ...]  # dotted, through import aliases
@@ -68,7 +68,7 @@ class ClassInfo:
     varying: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class FileFacts:
     path: str
     module: str
