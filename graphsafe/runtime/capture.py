@@ -217,8 +217,12 @@ class _CudaBackend:
                 for _ in range(steps):
                     fn()
                 self.sync()
+        # device activity only: kernels, memcpy, memset. GPU user annotations (the
+        # "Optimizer.step#AdamW.step" range, record_function spans) are device-side events too,
+        # but they span the gaps between kernels and would count launch overhead as busy time.
         intervals = [(e.time_range.start, e.time_range.end) for e in prof.events()
-                     if e.device_type == DeviceType.CUDA and e.time_range.end > e.time_range.start]
+                     if e.device_type == DeviceType.CUDA and not getattr(e, "is_user_annotation", False)
+                     and e.time_range.end > e.time_range.start]
         if not intervals:
             return None
         return busy_time(intervals) / steps / 1000.0

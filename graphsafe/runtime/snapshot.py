@@ -8,6 +8,9 @@ it changes is put back afterwards, into the same objects:
   (None or the same tensor object), and plain Python attributes (counters, flags);
 - optimizers: per-parameter state (entries created later are dropped again), param_groups'
   values (Python numbers and tensors);
+- user objects (a Trainer whose method is the step, a KV cache or dataclass passed as an argument):
+  the tensors, modules and optimizers among their attributes as above, and the attributes
+  themselves (rebindings undone, lists and dicts given their old contents back);
 - tensors (step arguments, closure or global tensors, what a state callable returns), generators,
   and the RNG states: CPU, every initialised CUDA device, `random`, `numpy.random`.
 
@@ -17,9 +20,11 @@ readings (a replayed run against the eager one) under a tolerance.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import sys
+import types
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterable
 
@@ -51,6 +56,9 @@ class Tracked:
 
     def generators(self) -> list[tuple[str, torch.Generator]]:
         return [(n, o) for n, o in self._flat() if isinstance(o, torch.Generator)]
+
+    def plain_objects(self) -> list[tuple[str, Any]]:
+        return [(n, o.obj) for n, o in self._flat() if isinstance(o, PlainObject)]
 
     def _flat(self) -> list[tuple[str, Any]]:
         out: list[tuple[str, Any]] = []
@@ -92,6 +100,32 @@ def _flatten(name: str, obj: Any, out: list, seen: set[int], depth: int) -> None
             _flatten(f"{name}[{index}]", value, out, seen, depth + 1)
     elif isinstance(obj, LiveState):
         _flatten(name, obj.fn(), out, seen, depth + 1)  # the live tensors it names, read now
+    elif is_plain_object(obj):  # a Trainer, a KV cache, a dataclass of tensors: its attributes
+        seen.add(id(obj))
+        out.append((name, PlainObject(obj)))
+        for key, value in list(vars(obj).items()):
+            _flatten(f"{name}.{key}", value, out, seen, depth + 1)
+
+
+# objects of these libraries are not the user's step state, even when they carry a __dict__
+_NOT_STATE_MODULES = ("torch", "builtins", "logging", "threading", "queue", "numpy", "typing", "collections",
+                      "functools", "abc", "io", "_io", "subprocess", "multiprocessing", "concurrent")
+
+
+def is_plain_object(obj: Any) -> bool:
+    """An instance of a user class (not a function, class or module, nor a library object)."""
+    if isinstance(obj, (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType,
+                        functools.partial)) or not hasattr(obj, "__dict__"):
+        return False
+    return type(obj).__module__.split(".")[0] not in _NOT_STATE_MODULES
+
+
+@dataclass(frozen=True, eq=False)
+class PlainObject:
+    """A user object among the state (the owner of a step method, an argument): its attributes
+    are put back after a trial: which object sits in each, and the contents of lists and dicts."""
+
+    obj: Any
 
 
 @dataclass(frozen=True)
@@ -155,7 +189,7 @@ def _step_roots(step: Callable) -> list[tuple[str, Any]]:
     if isinstance(target, torch.nn.Module):
         return roots + [("model", target)]
     owner = getattr(target, "__self__", None)
-    if isinstance(owner, torch.nn.Module):
+    if isinstance(owner, torch.nn.Module) or is_plain_object(owner):
         roots.append(("self", owner))
     function = getattr(target, "__func__", target)
     code = getattr(function, "__code__", None)
@@ -184,6 +218,10 @@ def _names_used(code) -> list[str]:
 def _is_state_root(obj: Any) -> bool:
     if isinstance(obj, (torch.nn.Module, torch.optim.Optimizer, torch.Tensor, torch.Generator)):
         return True
+    if is_plain_object(obj):
+        out: list = []
+        _flatten("", obj, out, set(), depth=0)
+        return any(not isinstance(o, PlainObject) for _, o in out)
     if isinstance(obj, (list, tuple, dict)) and 0 < len(obj) <= 64:
         values = obj.values() if isinstance(obj, dict) else obj
         return any(isinstance(v, (torch.nn.Module, torch.optim.Optimizer, torch.Tensor)) for v in values)
@@ -236,6 +274,8 @@ class Snapshot:
             self._optimizer(optimizer, seen_tensors)
         for _, tensor in tracked.tensors():
             self._tensor(tensor, seen_tensors)
+        for _, obj in tracked.plain_objects():
+            self._plain_object(obj)
         for _, generator in tracked.generators():
             state = generator.get_state()
             self._both(lambda g=generator, s=state: g.set_state(s))
@@ -283,6 +323,26 @@ class Snapshot:
 
         self._restores.append(restore)
         self._value_restores.append(restore_values)
+
+    def _plain_object(self, obj: Any) -> None:
+        slots = dict(vars(obj))
+        contents = {k: (list(v) if isinstance(v, list) else dict(v)) for k, v in slots.items()
+                    if isinstance(v, (list, dict))}
+
+        def restore() -> None:
+            current = vars(obj)
+            for key in [k for k in current if k not in slots]:
+                del current[key]
+            for key, value in slots.items():
+                current[key] = value  # the same object in the slot again (a rebinding undone)
+                if key in contents:  # appended to / updated in place: its old contents
+                    if isinstance(value, list):
+                        value[:] = contents[key]
+                    else:
+                        value.clear()
+                        value.update(contents[key])
+
+        self._both(restore)
 
     def _module(self, module: torch.nn.Module, seen: dict[int, torch.Tensor]) -> None:
         parameters = dict(module._parameters)

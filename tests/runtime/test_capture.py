@@ -156,6 +156,54 @@ def test_state_is_found_from_closure_globals_and_arguments():
     assert any("AdamW" in line for line in tracked.summary())
 
 
+class _Trainer:  # a user object: the step is its method, its state sits in its attributes
+    def __init__(self):
+        torch.manual_seed(0)
+        self.model = torch.nn.Linear(3, 2)
+        self.model.steps = 0  # full_state reads it
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1, momentum=0.9)
+        self.cache = _Cache()
+        self.step_count = 0
+        self.losses: list[float] = []
+
+    def train_step(self, x):
+        loss = self.model(x).square().mean()
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        self.cache.k.add_(1)
+        self.cache.last = x * 2  # a rebinding
+        self.step_count += 1
+        self.losses.append(float(loss))
+        return loss.detach()
+
+
+class _Cache:
+    def __init__(self):
+        self.k = torch.zeros(2)
+        self.last = torch.zeros(3)
+
+
+def test_state_is_found_in_the_attributes_of_a_step_methods_owner():
+    trainer = _Trainer()
+    tracked = resolve_state(None, trainer.train_step, (torch.ones(3),), {})
+    names = {n for n, _ in tracked.tensors()} | {n for n, _ in tracked.modules()} | {n for n, _ in tracked.optimizers()}
+    assert {"self.model", "self.opt", "self.cache.k", "self.cache.last"} <= names
+    assert [n for n, _ in tracked.plain_objects()] == ["self", "self.cache"]
+
+
+def test_simulated_trial_puts_a_user_objects_attributes_back():
+    trainer = _Trainer()
+    last, losses = trainer.cache.last, trainer.losses
+    before = full_state(trainer.model, trainer.opt)
+    report = trial_capture(trainer.train_step, (torch.ones(3),), _backend=SIM, repeats=2, inner=2)
+    assert report.status in ("ok", "mismatch"), report.to_text()
+    assert any(c.name == "self.cache.k" for c in report.comparisons)
+    assert trainer.step_count == 0 and trainer.losses is losses and losses == []
+    assert trainer.cache.last is last and torch.equal(trainer.cache.k, torch.zeros(2))
+    assert_same(before, full_state(trainer.model, trainer.opt))
+
+
 def test_state_callables_name_live_tensors():
     cache = torch.zeros(4)
     tracked = resolve_state({"cache": lambda: {"k": cache}}, lambda: None, (), {})

@@ -1,0 +1,210 @@
+"""The corpus end to end on a GPU: analyze -> fix -> trial capture, against torch.compile.
+
+    PYTHONPATH=. python3 bench/bench_corpus_capture.py [--programs train_loop,negatives]
+        [--budget-s 400] [--json-out PATH] [--md-out PATH]
+
+For each corpus program with a `capture.py` factory (it builds the program's objects the way its
+own GPU path does and returns the step that path captures):
+1. `graphsafe check` on a copy of the program: the hazards found;
+2. `graphsafe fix --unsafe-fixes` on that copy, then `check` again: what the fixes left;
+3. trial capture (`graphsafe capture`'s fresh-subprocess protocol) of the ORIGINAL program's step:
+   it should fail with the rule code of a labelled line (or replay differently), and the FIXED
+   copy's step: it should capture and replay equal to eager, with its speedup;
+4. torch.compile(mode="reduce-overhead") on the original and on the fixed step, for comparison.
+Everything runs one trial at a time; graph trials first, compile trials while the budget lasts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from graphsafe.runtime.capture_cli import TrialUsageError, run_trial_subprocess  # noqa: E402
+from graphsafe.runtime.capture_report import CaptureReport  # noqa: E402
+
+# program -> capture mode of its own GPU path
+PROGRAMS = {
+    "negatives": "graph",
+    "train_loop": "graph",
+    "decode_loop": "graph",
+    "diffusion_sampler": "graph",
+    "beam_search": "graph",
+    "speech_eval": "graph",
+    "rl_policy": "graph",
+    "moe_router": "graphed_callables",
+}
+
+
+def graphsafe(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p))
+    return subprocess.run([sys.executable, "-m", "graphsafe", *args], cwd=cwd, capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+def diagnostics(folder: Path) -> list[dict]:
+    done = graphsafe("check", folder.name, "--format", "json", "--no-cache", cwd=folder.parent)
+    try:
+        return json.loads(done.stdout or "[]")
+    except json.JSONDecodeError:
+        raise SystemExit(f"bench_corpus_capture: check on {folder} printed no JSON:\n{done.stderr[-2000:]}")
+
+
+def fix(folder: Path) -> str:
+    """Apply every fix, unsafe ones included; the last line of fix's summary."""
+    done = graphsafe("fix", folder.name, "--unsafe-fixes", "--no-cache", cwd=folder.parent)
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+USAGE_ERRORS: dict[tuple[str, str], str] = {}  # (variant/program, mode) -> why the trial could not run
+
+
+def trial(folder: Path, mode: str, args: argparse.Namespace, timeout: float) -> CaptureReport | None:
+    request = {"target": f"{folder / 'capture.py'}:make", "mode": mode, "replays": args.replays,
+               "repeats": args.repeats, "inner": args.inner, "timing": True, "profile": False,
+               "cwd": str(folder)}
+    started = time.monotonic()
+    try:
+        report = run_trial_subprocess(request, timeout=timeout)
+    except TrialUsageError as error:  # e.g. the fixed program's factory no longer matches: record, go on
+        USAGE_ERRORS[f"{folder.parent.name}/{folder.name}", mode] = str(error)
+        sys.stderr.write(f"[bench] {folder.parent.name}/{folder.name} {mode}: could not run: {error}\n")
+        return None
+    sys.stderr.write(f"[bench] {folder.parent.name}/{folder.name} {mode}: {report.status} "
+                     f"in {time.monotonic() - started:.1f} s\n")
+    return report
+
+
+def outcome(report: CaptureReport | None, labelled: set[tuple[str, int, str]] | None = None) -> str:
+    if report is None:
+        return "not run"
+    if report.failure is not None:
+        f = report.failure
+        where = f"{Path(f.file).name}:{f.line}" if f.file else "?"
+        cell = f"{report.status}: {f.code or f.error_class} at {where}"
+        if labelled is not None and f.code and f.file:
+            cell += " (labelled)" if (Path(f.file).name, f.line, f.code) in labelled else " (not labelled)"
+        return cell
+    if report.match:
+        return "ok, " + ("bitwise" if report.bitwise else "within tol")
+    return "replay DIFFERS: " + ", ".join(sorted({str(c.code or c.name) for c in report.mismatches})[:3])
+
+
+def speedup(report: CaptureReport | None) -> str:
+    t = report.timings if report is not None and report.captured else None
+    return f"{t.speedup:.2f}x ({t.eager_ms:.3f} -> {t.replay_ms:.3f} ms)" if t and t.speedup else "—"
+
+
+def labels(folder: Path) -> set[tuple[str, int, str]]:
+    from tests.golden import LABEL
+
+    found = set()
+    for path in folder.glob("*.py"):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            m = LABEL.search(line)
+            if m:
+                found |= {(path.name, number, code.strip()) for code in m.group(1).split(",")}
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--programs", default=",".join(PROGRAMS))
+    parser.add_argument("--replays", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--inner", type=int, default=5)
+    parser.add_argument("--budget-s", type=float, default=400.0)
+    parser.add_argument("--trial-timeout-s", type=float, default=120.0)
+    parser.add_argument("--no-compile", action="store_true")
+    parser.add_argument("--json-out", type=Path)
+    parser.add_argument("--md-out", type=Path)
+    args = parser.parse_args(argv)
+    programs = [p for p in args.programs.split(",") if p]
+    unknown = [p for p in programs if p not in PROGRAMS]
+    if unknown:
+        parser.error(f"unknown programs: {unknown}; choose from {list(PROGRAMS)}")
+    started = time.monotonic()
+    deadline = started + args.budget_s
+    work = Path(tempfile.mkdtemp(prefix="gs-corpus-"))
+    rows: dict[str, dict] = {}
+    for name in programs:
+        original = work / "original" / name
+        fixed = work / "fixed" / name
+        for copy in (original, fixed):
+            shutil.copytree(REPO / "corpus" / name, copy, ignore=shutil.ignore_patterns("__pycache__", "*.txt"))
+        before = diagnostics(fixed)
+        fix_summary = fix(fixed)
+        after = diagnostics(fixed)
+        diff = subprocess.run(["diff", "-u", "-r", str(original), str(fixed)], capture_output=True, text=True).stdout
+        rows[name] = {"mode": PROGRAMS[name], "before": len(before), "after": len(after),
+                      "left": sorted({d["code"] for d in after}), "fix": fix_summary,
+                      "changed_lines": sum(1 for line in diff.splitlines() if line[:1] in "+-"
+                                           and not line.startswith(("+++", "---"))),
+                      "labels": labels(original)}
+    reports: dict[tuple[str, str, str], CaptureReport] = {}
+    for variant in ("original", "fixed"):
+        for name in programs:
+            remaining = deadline - time.monotonic()
+            reports[name, variant, "graph"] = trial(work / variant / name, PROGRAMS[name], args,
+                                                    max(30.0, min(args.trial_timeout_s, remaining)))
+    if not args.no_compile:
+        for name in programs:
+            for variant in ("original", "fixed"):
+                remaining = deadline - time.monotonic()
+                if remaining < 40:
+                    sys.stderr.write(f"[bench] {variant}/{name} compile: skipped ({remaining:.0f} s left)\n")
+                    continue
+                reports[name, variant, "compile"] = trial(work / variant / name, "compile", args,
+                                                          min(args.trial_timeout_s, remaining - 5))
+    device = next((r.device for r in reports.values() if r and r.device), "unknown")
+    version = next((r.torch_version for r in reports.values() if r and r.torch_version), "unknown")
+    command = "PYTHONPATH=. python3 bench/bench_corpus_capture.py " + " ".join(shlex.quote(a) for a in
+                                                                               (argv or sys.argv[1:]))
+    out = ["# corpus end to end: analyze -> fix -> trial capture\n",
+           f"device: {device}; torch {version}; {args.replays} replays compared with eager; times: median of "
+           f"{args.repeats} samples x {args.inner} calls (CUDA events)\n", f"command: `{command.strip()}`\n",
+           "| program | mode | hazards | after fix --unsafe-fixes | left (codes) | original: capture | fixed: capture "
+           "| fixed: speedup | compile original | compile fixed |",
+           "|---|---|---:|---:|---|---|---|---|---|---|"]
+    for name in programs:
+        row = rows[name]
+        out.append("| " + " | ".join([
+            name, row["mode"], str(row["before"]), str(row["after"]), ", ".join(row["left"]) or "—",
+            outcome(reports.get((name, "original", "graph")), row["labels"]),
+            outcome(reports.get((name, "fixed", "graph")), row["labels"]),
+            speedup(reports.get((name, "fixed", "graph"))),
+            speedup(reports.get((name, "original", "compile"))) if reports.get((name, "original", "compile"))
+            and reports[name, "original", "compile"].ok else outcome(reports.get((name, "original", "compile"))),
+            speedup(reports.get((name, "fixed", "compile"))) if reports.get((name, "fixed", "compile"))
+            and reports[name, "fixed", "compile"].ok else outcome(reports.get((name, "fixed", "compile"))),
+        ]) + " |")
+    out.append(f"\ntotal {time.monotonic() - started:.0f} s\n")
+    text = "\n".join(out) + "\n"
+    failures = "\n".join(f"## {n} {v} {m}\n{r.to_text()}" for (n, v, m), r in reports.items() if r and not r.ok)
+    failures += "".join(f"\n## {where} {mode}: could not run: {why}\n" for (where, mode), why in USAGE_ERRORS.items())
+    if args.json_out:
+        args.json_out.write_text(json.dumps({"rows": {n: {k: v for k, v in r.items() if k != "labels"}
+                                                      for n, r in rows.items()},
+                                             "reports": {"/".join(k): r.to_json() for k, r in reports.items() if r},
+                                             "could_not_run": {"/".join(k): v for k, v in USAGE_ERRORS.items()},
+                                             "command": command}, indent=2))
+    if args.md_out:
+        args.md_out.write_text(text + "\n# failures\n\n" + failures)
+    sys.stdout.write(text)
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
