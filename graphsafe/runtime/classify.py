@@ -364,6 +364,9 @@ _SYNC_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("GS108", re.compile(r"\[[^\]]*(mask|[<>]=?|==|!=|~)[^\]]*\]")),
 )
 
+# Tests of Python objects never read a tensor: `x if mask is not None else y`, `if cache is None:`.
+_NONE_TEST = re.compile(r"\b(if|elif|while|and|or)\s+(not\s+)?[\w.]+\s+is\s+(not\s+)?None\b")
+
 # torch frames that name the op better than the user's line: (path suffix, function or "*") -> code.
 _TORCH_ORIGINS: tuple[tuple[str, str, str], ...] = (
     ("nn/utils/clip_grad.py", "*", "GS110"),
@@ -422,6 +425,7 @@ def code_from_torch_frames(frames: tuple[Frame, ...]) -> str | None:
 
 def code_from_source(source: str) -> str | None:
     text = source.split("#", 1)[0] if "'" not in source and '"' not in source else source
+    text = _NONE_TEST.sub(" ", text)
     for code, pattern in _SYNC_PATTERNS:
         if pattern.search(text):
             return code

@@ -262,6 +262,16 @@ def test_source_heuristics_ignore_comments_and_prefer_the_sync():
     assert code_from_source("y = x + 1") is None
 
 
+def test_tests_of_python_objects_are_not_tensor_branches():
+    # seen on an H100: make_graphed_callables of corpus/moe_router failed on this line, in the mask
+    # indexing; `flat[keep]` alone cannot tell a mask from a tensor index into a list: no guess
+    assert code_from_source("tokens = flat[keep] if keep is not None else flat  # expect: GS108") is None
+    assert code_from_source("tokens = flat[keep > 0] if keep is not None else flat") == "GS108"
+    assert code_from_source("y = a if flag is None else b") is None
+    assert code_from_source("y = x if x.sum() > 0 else -x") == "GS201"
+    assert code_from_source("if mask is not None and mask.any():") == "GS201"
+
+
 def test_rule_names_agree_with_the_static_analyzer():
     pytest.importorskip("libcst")
     from graphsafe.rules import BY_CODE
