@@ -260,8 +260,8 @@ class _CudaBackend:
 
     def _probe(self) -> bool:
         try:
-            probe = torch.rand(8, device=self.device) @ torch.ones(8, device=self.device)
-            probe.add_(torch.randn(1, device=self.device))
+            probe = torch.rand(8, device=self.device) @ torch.ones(8, device=self.device)  # a 0-dim tensor
+            probe.add_(torch.randn((), device=self.device))  # same shape: add_ cannot broadcast into it
             self.sync()
             return True
         except Exception:
