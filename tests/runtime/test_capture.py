@@ -425,3 +425,13 @@ def test_read_state_names():
     assert names["optimizer.param_groups[0].lr"] == ("optimizer-group", 1e-2)
     assert names["args[0]"][0] == "tensor"
     assert "rng.cpu" in names and "rng.python" in names
+
+
+def test_the_recovery_probe_passes_on_a_healthy_device():
+    # its tensor ops run on any device: a probe that fails by itself would call every process broken
+    from graphsafe.runtime.capture import _CudaBackend
+
+    backend = _CudaBackend.__new__(_CudaBackend)
+    backend.device = torch.device("cpu")
+    backend.sync = lambda: None
+    assert backend._probe() is True
