@@ -137,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget-s", type=float, default=400.0)
     parser.add_argument("--trial-timeout-s", type=float, default=120.0)
     parser.add_argument("--no-compile", action="store_true")
+    parser.add_argument("--variants", default="original,fixed",
+                        help="which copies to trial-capture: original and/or fixed (default both)")
     parser.add_argument("--json-out", type=Path)
     parser.add_argument("--md-out", type=Path)
     args = parser.parse_args(argv)
@@ -163,14 +165,15 @@ def main(argv: list[str] | None = None) -> int:
                                            and not line.startswith(("+++", "---"))),
                       "labels": labels(original), "fixed_labels": labels(fixed)}
     reports: dict[tuple[str, str, str], CaptureReport] = {}
-    for variant in ("original", "fixed"):
+    variants = [v for v in ("original", "fixed") if v in args.variants.split(",")]
+    for variant in variants:
         for name in programs:
             remaining = deadline - time.monotonic()
             reports[name, variant, "graph"] = trial(work / variant / name, PROGRAMS[name], args,
                                                     max(30.0, min(args.trial_timeout_s, remaining)))
     if not args.no_compile:
         for name in programs:
-            for variant in ("original", "fixed"):
+            for variant in variants:
                 remaining = deadline - time.monotonic()
                 if remaining < 40:
                     sys.stderr.write(f"[bench] {variant}/{name} compile: skipped ({remaining:.0f} s left)\n")
