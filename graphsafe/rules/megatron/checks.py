@@ -121,7 +121,8 @@ def fix_text(like: Setting, name: str, value: object, section: str = "model") ->
         return f"`--{name} {value}`" if not isinstance(value, bool) else f"`--{name}`"
     if origin is Origin.OVERRIDE:
         shown = str(value).lower() if isinstance(value, bool) else value
-        return f"`{section}.{name}={shown}`"
+        path = like.written.rpartition(".")[0] if like.written.endswith("." + name) else section
+        return f"`{path}.{name}={shown}`"
     if origin is Origin.ENV:
         return f"`{name}={value}`"
     written = like.written
@@ -694,7 +695,8 @@ class FullRecomputeWithScopedGraphs(MegatronRule):
 # ---------------------------------------------------------------------------- GS809
 class PackedSequenceWithTeGraphs(MegatronRule):
     """## What it does
-    Flags packed sequences (`packed_sequence=True`, `packed_sequence_specs=PackedSequenceSpecs(...)`)
+    Flags packed sequences (`packed_sequence=True`, `packed_sequence_specs=PackedSequenceSpecs(...)`,
+    a positive `packed_sequence_size`)
     in a recipe with Transformer Engine scoped CUDA graphs (`cuda_graph_impl =
     "transformer_engine"`).
 
@@ -741,12 +743,12 @@ class PackedSequenceWithTeGraphs(MegatronRule):
         impl, chosen = recipe.impl()
         if impl != "transformer_engine" or chosen is None:
             return
-        for key in ("packed", "packed_specs"):
+        for key in ("packed", "packed_specs", "packed_size"):
             packed = recipe.last(key)
-            if packed is not None and packed.value is True:
+            if packed is not None and (packed.value is True or key == "packed_size" and type(packed.value) is int and packed.value > 0):
                 fix = ("turn packing off (" + fix_text(packed, "packed_sequence", False) + ") or CUDA graphs off"
                        if key == "packed" else "drop `packed_sequence_specs` or turn CUDA graphs off")
-                yield packed, {"setting": shown(packed) if key == "packed" else f"`{packed.written.rstrip('=')}`",
+                yield packed, {"setting": f"`{packed.written.rstrip('=')}`" if key == "packed_specs" else shown(packed),
                                "graphs": shown(chosen), "remedy": fix}
                 return
 

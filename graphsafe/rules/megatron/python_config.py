@@ -3,7 +3,7 @@ argument lists and command strings, and environment variables.
 
 One pass over the module, done once per file and shared by every GS8 rule. Each setting is
 grouped by the top-level function or class that writes it (one recipe function, one
-provider class); module-level settings belong to every group.
+provider class); see `PythonCollector.recipes`.
 """
 
 from __future__ import annotations
@@ -229,10 +229,13 @@ class PythonCollector:
 
     # ------------------------------------------------------------------ recipes
     def recipes(self) -> list[Recipe]:
-        shared = [s for s in self.settings if s.group is None]
-        groups: dict[str, list[Setting]] = {}
+        """One recipe per top-level function or class, plus one for the module's own config
+        settings. Module-level environment variables belong to every recipe (they are set for
+        the whole process); other module-level settings do not leak into functions."""
+        shared = [s for s in self.settings if s.group is None and s.origin is Origin.ENV]
+        groups: dict[str | None, list[Setting]] = {}
         for setting in self.settings:
-            if setting.group is not None:
+            if setting.group is not None or setting.origin is not Origin.ENV:
                 groups.setdefault(setting.group, []).append(setting)
         if not groups:
             return [Recipe(shared)] if shared else []

@@ -49,6 +49,7 @@ NAMES = {
     "recompute_granularity": "recompute",
     "packed_sequence": "packed",
     "packed_sequence_specs": "packed_specs",
+    "packed_sequence_size": "packed_size",
     "variable_seq_lengths": "variable_seq",
     "transformer_impl": "transformer_impl",
     "fp16": "fp16",
@@ -56,7 +57,9 @@ NAMES = {
 }
 ENV_NAMES = {"PYTORCH_CUDA_ALLOC_CONF": "alloc_conf", "NCCL_GRAPH_REGISTER": "nccl_graph_register"}
 # Launcher flags that take values (the others are switches); scope takes several.
-VALUE_FLAGS = frozenset({"impl", "scope", "warmup", "recompute", "transformer_impl", "loss_scale", "cpu_offloading_layers", "packed_specs"})
+VALUE_FLAGS = frozenset(
+    {"impl", "scope", "warmup", "recompute", "transformer_impl", "loss_scale", "cpu_offloading_layers", "packed_specs", "packed_size"}
+)
 MULTI_VALUE = frozenset({"scope"})
 # Words a file must contain for any of these checks to have something to do.
 TRIGGER_WORDS = ("cuda_graph", "cuda-graph")
@@ -71,6 +74,9 @@ class Setting:
     anchor: object = field(default=None, repr=False)  # where to report: the front-end's own position data
     group: str | None = None  # the recipe it belongs to (a top-level function), None: file level
     order: int = 0  # position in the file, to merge file-level and group settings in order
+
+
+_NUMBERS = frozenset({"warmup", "cpu_offloading_layers", "packed_size", "nccl_graph_register"})
 
 
 def normalise(key: str, value: object) -> object:
@@ -93,13 +99,13 @@ def normalise(key: str, value: object) -> object:
         lowered = text.lower()
         if key in ("impl", "recompute", "transformer_impl"):
             return text
-        if lowered in ("true", "1", "yes") and key not in ("warmup", "cpu_offloading_layers", "nccl_graph_register"):
+        if lowered in ("true", "1", "yes") and key not in _NUMBERS:
             return True
-        if lowered in ("false", "0", "no") and key not in ("warmup", "cpu_offloading_layers", "nccl_graph_register"):
+        if lowered in ("false", "0", "no") and key not in _NUMBERS:
             return False
         if lowered in ("none", "null", "~") and key != "alloc_conf":
             return None
-        if key in ("warmup", "cpu_offloading_layers"):
+        if key in ("warmup", "cpu_offloading_layers", "packed_size"):
             try:
                 return int(text)
             except ValueError:

@@ -244,12 +244,46 @@ def _pieces(text: str, start: int):
         yield start + m.start(), start + m.end()
 
 
-def recipe_of(text: str) -> tuple[Recipe, list[tuple[int, int]]]:
-    items, commands = lex(text)
-    settings = settings_from_words(words_for_settings(items))
-    for order, setting in enumerate(settings):
-        setting.order = order
-    return Recipe(settings), commands
+_NOT_INVOCATIONS = frozenset({"export", "declare", "local", "readonly", "typeset", "set", "unset"})
+
+
+def _commands(words: list[tuple[str, Span] | None]) -> list[list[tuple[str, Span]]]:
+    commands: list[list[tuple[str, Span]]] = [[]]
+    for word in words:
+        if word is SEPARATOR:
+            if commands[-1]:
+                commands.append([])
+        else:
+            commands[-1].append(word)
+    return [c for c in commands if c]
+
+
+def _is_invocation(command: list[tuple[str, Span]]) -> bool:
+    """`torchrun …`, `python …`, `srun …`: not an assignment, an export or array elements."""
+    for text, _ in command:
+        if _ASSIGNMENT.match(text):
+            continue  # `VAR=x torchrun …` still runs torchrun
+        return not text.startswith("-") and text not in _NOT_INVOCATIONS
+    return False
+
+
+def recipes_of(text: str) -> tuple[list[Recipe], list[tuple[int, int]]]:
+    """One recipe per program the script runs; variables, arrays and exports (file level)
+    belong to every one of them."""
+    items, continued = lex(text)
+    shared: list = []
+    runs: list[list] = []
+    order = 0
+    for command in _commands(words_for_settings(items)):
+        settings = settings_from_words([*command, SEPARATOR])
+        for setting in settings:
+            setting.order = order
+            order += 1
+        (runs.append(settings) if _is_invocation(command) else shared.extend(settings))
+    recipes = [Recipe(sorted(shared + own, key=lambda s: s.order)) for own in runs if own]
+    if not recipes or not any(runs):
+        recipes.append(Recipe(shared))
+    return recipes, continued
 
 
 def analyze_shell(path: str, module: str, text: str, rules) -> FileFacts:
@@ -259,7 +293,7 @@ def analyze_shell(path: str, module: str, text: str, rules) -> FileFacts:
     if not any(word in text for word in TRIGGER_WORDS):
         return FileFacts(path, module, (), (), (), (), noqa)
     try:
-        recipe, commands = recipe_of(text)
+        recipes, commands = recipes_of(text)
     except ShellSyntaxError as error:
         return _error(path, module, f"shell syntax: {error}; launch settings in this file were not checked",
                       error.line, error.column)
@@ -271,7 +305,7 @@ def analyze_shell(path: str, module: str, text: str, rules) -> FileFacts:
         if not hasattr(rule, "findings"):
             continue
         checker = rule()
-        for setting, fields in checker.findings(recipe):
+        for setting, fields in (f for recipe in recipes for f in checker.findings(recipe)):
             span: Span = setting.anchor
             if (rule.code, span.start) in seen:
                 continue
