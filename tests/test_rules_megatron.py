@@ -276,6 +276,12 @@ def test_shell_lexer_quotes_and_continuations():
     assert items[4].span().start.line == 2
 
 
+def test_flags_inside_a_quoted_command_and_bridge_list_overrides():
+    assert sh('srun bash -c "python pretrain_gpt.py --transformer-impl local --enable-cuda-graph"\n') == [(1, "GS801")]
+    assert sh("torchrun run.py model.cuda_graph_scope=[attn,moe,moe_router]\n") == [(1, "GS804")]
+    assert sh("torchrun run.py model.cuda_graph_scope='[attn,moe_router]'\n") == []
+
+
 def test_each_program_in_a_script_is_its_own_recipe():
     source = """
         torchrun pretrain_gpt.py --cuda-graph-impl local --cuda-graph-scope full_iteration --no-check-for-nan-in-loss-and-grad

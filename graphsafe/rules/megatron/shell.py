@@ -222,8 +222,8 @@ _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def words_for_settings(items: list[Word | None]) -> list[tuple[str, Span] | None]:
-    """Words as (text, span); a variable holding flags (`CG_FLAGS="--cuda-graph-impl …"`) is
-    split into its own words, each with its own position."""
+    """Words as (text, span); a word holding flags (`CG_FLAGS="--cuda-graph-impl …"`, the
+    command of `bash -c "…"`) is also split into its own words, each with its own position."""
     out: list[tuple[str, Span] | None] = []
     for item in items:
         if item is SEPARATOR:
@@ -231,9 +231,11 @@ def words_for_settings(items: list[Word | None]) -> list[tuple[str, Span] | None
             continue
         out.append((item.text, item.span()))
         m = _ASSIGNMENT.match(item.text)
-        if m and ("--" in item.text or " " in item.text[m.end():]):
+        start = m.end() if m else 0
+        if "--" in item.text[start:] and any(c in item.text[start:] for c in " \t\n"):
+            # flags inside one word: `FLAGS="--cuda-graph-impl local …"`, `bash -c "python … --flag"`
             out.append(SEPARATOR)
-            for first, last in _pieces(item.text, m.end()):
+            for first, last in _pieces(item.text, start):
                 out.append((item.text[first:last], item.span(first, last)))
             out.append(SEPARATOR)
     return out
