@@ -155,6 +155,9 @@ def test_unknown_values_suggest_the_closest():
     msgs = messages("python pretrain_gpt.py --cuda-graph-scope attn moe_routr mlp\n", "launch.sh")
     assert len(msgs) == 1 and "`moe_routr`" in msgs[0] and "did you mean `moe_router`?" in msgs[0]
     assert sh("python pretrain_gpt.py --cuda-graph-scope full\n") == []  # the older MCore default
+    # the newest MCore's impl spelling of the local full-iteration graph: valid, and checked as one
+    assert sh("python pretrain_gpt.py --cuda-graph-impl full_iteration\n") == [(1, "GS803")]
+    assert sh("python pretrain_gpt.py --cuda-graph-impl full_iteration --no-check-for-nan-in-loss-and-grad\n") == []
     assert py('cfg.model.cuda_graph_scope = ["mamba", "attn"]\n') == []
 
 

@@ -31,7 +31,7 @@ def mcore_config():
 
 @dataclass
 class GraphedLlamaProvider(GPTModelProvider):
-    """A provider subclass whose field defaults turn TE graphs on, with packing (unsupported)."""
+    """A provider subclass whose field defaults turn TE graphs on, with variable sequence lengths."""
 
     cuda_graph_impl: str = "transformer_engine"
     cuda_graph_scope: tuple = ("attn",)

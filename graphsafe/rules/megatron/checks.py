@@ -32,7 +32,7 @@ from typing import Iterable, Iterator
 from graphsafe.model import Consequence, Example, Principle
 from graphsafe.rules.base import Rule
 from graphsafe.rules.megatron.settings import (
-    LEGACY_SCOPES, TRIGGER_WORDS, UNKNOWN, VALID_IMPLS, VALID_SCOPES, Origin, Recipe, Setting, closest,
+    LEGACY_SCOPES, NEWER_IMPLS, TRIGGER_WORDS, UNKNOWN, VALID_IMPLS, VALID_SCOPES, Origin, Recipe, Setting, closest,
 )
 
 Finding = tuple[Setting, dict]
@@ -447,7 +447,8 @@ class UnknownGraphValue(MegatronRule):
     Flags a `cuda_graph_impl` that is not one of `none`, `local`, `transformer_engine`, and a
     `cuda_graph_scope` entry that is not one of `full_iteration`, `attn`, `mlp`, `moe`,
     `moe_router`, `moe_preprocess`, `mamba`, and suggests the closest valid value. (`full`,
-    the older Megatron-Core spelling of "the whole layer", is accepted.)
+    the older Megatron-Core spelling of "the whole layer", is accepted, and so is the newest
+    Megatron-Core's `cuda_graph_impl="full_iteration"`, read as `local` + `full_iteration`.)
 
     ## Why is this bad?
     These are the values Megatron-Bridge accepts (`VALID_CUDA_GRAPH_IMPLS`,
@@ -487,7 +488,7 @@ class UnknownGraphValue(MegatronRule):
 
     def findings(self, recipe: Recipe) -> Iterator[Finding]:
         for setting in recipe.settings:
-            if setting.key == "impl" and isinstance(setting.value, str) and setting.value not in VALID_IMPLS:
+            if setting.key == "impl" and isinstance(setting.value, str) and setting.value not in VALID_IMPLS + NEWER_IMPLS:
                 yield setting, {"setting": shown(setting), "problem": _unknown("cuda_graph_impl", setting.value, VALID_IMPLS)}
             elif setting.key == "scope" and isinstance(setting.value, tuple):
                 bad = [s for s in setting.value if s not in VALID_SCOPES and s not in LEGACY_SCOPES]

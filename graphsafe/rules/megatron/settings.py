@@ -18,6 +18,9 @@ VALID_IMPLS = ("none", "local", "transformer_engine")
 VALID_SCOPES = ("full_iteration", "attn", "mlp", "moe", "moe_router", "moe_preprocess", "mamba")
 # Older Megatron-Core accepted "full" (the whole layer) and normalises it away: not an error.
 LEGACY_SCOPES = ("full",)
+# The newest Megatron-Core also accepts `cuda_graph_impl="full_iteration"`: the same local
+# full-iteration graph as `local` + scope `full_iteration`, and read as that here.
+NEWER_IMPLS = ("full_iteration",)
 
 
 class Origin(Enum):
@@ -142,7 +145,7 @@ class Recipe:
         "local", `external_cuda_graph` "transformer_engine", as Megatron-Core maps them)."""
         chosen = self.last("impl")
         if chosen is not None:
-            return chosen.value, chosen
+            return ("local" if chosen.value == "full_iteration" else chosen.value), chosen
         enable = self.last("enable")
         if enable is not None and enable.value is True:
             return "local", enable
@@ -161,6 +164,9 @@ class Recipe:
         return None
 
     def scopes(self) -> tuple[tuple[str, ...] | None, Setting | None]:
+        chosen = self.last("impl")
+        if chosen is not None and chosen.value == "full_iteration":
+            return ("full_iteration",), chosen
         setting = self.last("scope")
         if setting is None or setting.value is UNKNOWN:
             return None, setting
