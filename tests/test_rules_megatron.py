@@ -239,6 +239,13 @@ def test_recipes_are_per_function_and_module_env_is_shared():
     assert py(source) == [(2, "GS806")]
 
 
+def test_megatron_core_enum_values():
+    source = ('from megatron.core.transformer.enums import CudaGraphScope\n'
+              'config = TransformerConfig(cuda_graph_impl="transformer_engine", use_te_rng_tracker=True,\n'
+              '    cuda_graph_scope=[CudaGraphScope.moe, CudaGraphScope.moe_router])\n')
+    assert py(source) == [(3, "GS804")]
+
+
 def test_docstrings_and_fstrings_are_not_settings():
     assert py('"""Run with --cuda-graph-impl local --transformer-impl local."""\n') == []
     assert py('cmd = f"torchrun x.py --transformer-impl local --cuda-graph-impl {impl}"\n') == []

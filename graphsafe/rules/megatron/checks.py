@@ -175,9 +175,9 @@ class GraphsWithoutTeRngTracker(MegatronRule):
     ## Why is this bad?
     Megatron-Bridge's model provider asserts it: "Transformer engine's RNG tracker is
     required for cudagraphs, it can be enabled with use_te_rng_tracker=True". Megatron's
-    own RNG tracker keeps dropout state on the host, which a replayed graph never advances;
-    the TE tracker's state lives in graph-safe device tensors. The run stops at model
-    construction, after the whole start-up.
+    default tracker switches RNG states in a way a captured graph cannot replay (dropout
+    would repeat the same mask); the TE tracker uses graph-safe generator states. The run
+    stops at model construction, after the whole start-up.
 
     Megatron-LM's launcher enables `--te-rng-tracker` by itself when `--transformer-impl` is
     `transformer_engine` (its default) and Bridge's performance harness does the same, so

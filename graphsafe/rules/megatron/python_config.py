@@ -17,6 +17,7 @@ from graphsafe.rules.megatron.tokens import SEPARATOR, settings_from_words
 from graphsafe.rules.syntax import literal
 
 _ENVIRON = frozenset({"os.environ", "environ"})
+_ENUMS = frozenset({"CudaGraphScope", "CudaGraphModule"})  # Megatron-Core's enums for scope values
 _ENV_CALLS = frozenset({"os.environ.setdefault", "environ.setdefault", "os.putenv", "putenv"})
 
 
@@ -25,6 +26,8 @@ def value_of(expr: cst.BaseExpression) -> object:
     if isinstance(expr, (cst.List, cst.Tuple)):
         values = [value_of(e.value) for e in expr.elements if isinstance(e, cst.Element)]
         return UNKNOWN if UNKNOWN in values else values
+    if isinstance(expr, cst.Attribute) and (dotted(expr.value) or "").rpartition(".")[2] in _ENUMS:
+        return expr.attr.value  # CudaGraphScope.full_iteration → "full_iteration"
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
         inner = value_of(expr.expression)
         return -inner if type(inner) is int else UNKNOWN
