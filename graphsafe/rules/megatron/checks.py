@@ -27,12 +27,21 @@ Defaults assumed where a recipe does not write a setting:
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from graphsafe.model import Consequence, Example, Principle
 from graphsafe.rules.base import Rule
 from graphsafe.rules.megatron.settings import (
-    LEGACY_SCOPES, NEWER_IMPLS, TRIGGER_WORDS, UNKNOWN, VALID_IMPLS, VALID_SCOPES, Origin, Recipe, Setting, closest,
+    LEGACY_SCOPES,
+    NEWER_IMPLS,
+    TRIGGER_WORDS,
+    UNKNOWN,
+    VALID_IMPLS,
+    VALID_SCOPES,
+    Origin,
+    Recipe,
+    Setting,
+    closest,
 )
 
 Finding = tuple[Setting, dict]
@@ -144,9 +153,7 @@ def shown(setting: Setting) -> str:
     if isinstance(value, tuple):
         value = list(value)
     if setting.origin in (Origin.MEGATRON_FLAG, Origin.BRIDGE_FLAG):
-        if value is True:
-            return f"`{setting.written}`"
-        if value is False:
+        if isinstance(value, bool):  # a switch: `--te-rng-tracker`, `--no-check-for-nan-in-loss-and-grad`
             return f"`{setting.written}`"
         return f"`{setting.written} {' '.join(value) if isinstance(value, list) else value}`"
     if setting.origin in (Origin.OVERRIDE, Origin.ENV) and not setting.written.startswith(("os.", '"')):
@@ -157,11 +164,6 @@ def shown(setting: Setting) -> str:
     if written.startswith("os.environ"):
         return f"`{written} = {_lit(value)}`"
     return f"`{written}={_lit(value)}`" if setting.written.endswith("=") else f"`{written} = {_lit(value)}`"
-
-
-def _graphs(recipe: Recipe) -> tuple[object, Setting | None]:
-    impl, setting = recipe.impl()
-    return impl, recipe.graphs_on()
 
 
 # ---------------------------------------------------------------------------- GS801

@@ -12,7 +12,15 @@ import libcst as cst
 
 from graphsafe.analyzer.names import dotted
 from graphsafe.analyzer.nodes import children
-from graphsafe.rules.megatron.settings import ENV_NAMES, NAMES, UNKNOWN, Origin, Recipe, Setting, normalise
+from graphsafe.rules.megatron.settings import (
+    ENV_NAMES,
+    NAMES,
+    UNKNOWN,
+    Origin,
+    Recipe,
+    Setting,
+    normalise,
+)
 from graphsafe.rules.megatron.tokens import SEPARATOR, settings_from_words
 from graphsafe.rules.syntax import literal
 

@@ -136,9 +136,6 @@ class Recipe:
     def has(self, key: str) -> bool:
         return self.last(key) is not None
 
-    def origins(self) -> set[Origin]:
-        return {s.origin for s in self.settings}
-
     # ---------------------------------------------------------------- derived facts
     def impl(self) -> tuple[object, Setting | None]:
         """The graph implementation and the setting that chose it (`enable_cuda_graph` means
@@ -178,34 +175,3 @@ def closest(word: str, choices: tuple[str, ...]) -> str | None:
 
     found = difflib.get_close_matches(word.lower(), choices, n=1, cutoff=0.5)
     return found[0] if found else None
-
-
-# ---------------------------------------------------------------- spelling a fix
-_FLAGS = {
-    "te_rng": "--te-rng-tracker",
-    "nan_loss": "--no-check-for-nan-in-loss-and-grad",
-}
-
-
-def spell(origin: Origin, name: str, value: object, config_path: str = "cfg.model") -> str:
-    """A setting written the way this recipe writes its settings (used in fix texts)."""
-    if origin is Origin.MEGATRON_FLAG:
-        flag = "--" + name.replace("_", "-")
-        if value is True:
-            return flag
-        if value is False:
-            return "--no-" + name.replace("_", "-")
-        return f"{flag} {_plain(value)}"
-    if origin is Origin.BRIDGE_FLAG:
-        return f"--{name} {_plain(value)}" if value not in (True, False) else f"--{name}"
-    if origin is Origin.OVERRIDE:
-        return f"{config_path}.{name}={_plain(value).lower() if isinstance(value, bool) else _plain(value)}"
-    if origin is Origin.ENV:
-        return f"{name}={_plain(value)}"
-    return f"{config_path}.{name} = {value!r}" if config_path else f"{name}={value!r}"
-
-
-def _plain(value: object) -> str:
-    if isinstance(value, (list, tuple)):
-        return " ".join(str(v) for v in value)
-    return str(value)

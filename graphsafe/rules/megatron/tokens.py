@@ -9,9 +9,18 @@ Shared by the shell scanner (words with line/column anchors) and the Python coll
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
-from graphsafe.rules.megatron.settings import ENV_NAMES, MULTI_VALUE, NAMES, UNKNOWN, VALUE_FLAGS, Origin, Setting, normalise
+from graphsafe.rules.megatron.settings import (
+    ENV_NAMES,
+    MULTI_VALUE,
+    NAMES,
+    UNKNOWN,
+    VALUE_FLAGS,
+    Origin,
+    Setting,
+    normalise,
+)
 
 SEPARATOR = None
 _ASSIGNMENT = re.compile(r"^\+{0,2}(?P<name>[A-Za-z_][A-Za-z0-9_.]*)=(?P<value>.*)$", re.DOTALL)
