@@ -46,7 +46,10 @@ def rules_reference() -> str:
     for rule in ALL_RULES:
         parts.append(rule_markdown(rule, heading="##"))
         examples = [as_example(e) for e in rule.invalid]
-        if examples:
+        if examples and all(e.module for e in examples):  # whole files (configuration checks)
+            parts.append("Flagged:\n")
+            parts.append("```python\n" + "\n\n".join(e.code for e in examples) + "\n```\n")
+        elif examples:
             parts.append("Flagged (inside a capture region):\n")
             parts.append("```python\n" + "\n".join(e.code for e in examples) + "\n```\n")
     return "\n".join(parts)

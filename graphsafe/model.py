@@ -31,6 +31,7 @@ class Consequence(enum.Enum):
     CAPTURE_FAILS = "capture fails"
     SILENTLY_WRONG = "replay is silently wrong"
     SLOWER = "slower or risky"
+    REJECTED = "Megatron rejects the configuration at start-up"  # a config assertion, after minutes of start-up
     NOT_ANALYSED = "not analysed"
 
     @property

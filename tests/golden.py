@@ -24,8 +24,20 @@ LABEL = re.compile(r"#\s*expect:\s*(GS\d{3}(?:\s*,\s*GS\d{3})*)")
 SNAPSHOT = "expected_check.txt"
 
 
+# Files whose `# expect:` comments are read: Python programs and launch scripts (the
+# Megatron configuration rules read `*.sh`; a shell comment has the same syntax).
+LABELLED = ("*.py", "*.sh")
+
+
+def _labelled_files(program: Path) -> list[Path]:
+    return sorted(path for pattern in LABELLED for path in program.rglob(pattern))
+
+
 def programs() -> list[Path]:
-    return sorted(p for p in CORPUS.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")) and any(p.glob("*.py")))
+    return sorted(
+        p for p in CORPUS.iterdir()
+        if p.is_dir() and not p.name.startswith(("_", ".")) and any(any(p.glob(g)) for g in LABELLED)
+    )
 
 
 # Labelled hazards the analyzer is known to miss, with the reason; the golden test keeps this
@@ -47,7 +59,7 @@ def is_heldout(program: Path) -> bool:
 
 def labels(program: Path) -> set[tuple[str, int, str]]:
     found = set()
-    for path in sorted(program.rglob("*.py")):
+    for path in _labelled_files(program):
         rel = path.relative_to(ROOT).as_posix()
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             m = LABEL.search(line)

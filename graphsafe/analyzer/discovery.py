@@ -19,6 +19,11 @@ DEFAULT_EXCLUDE = (
 )
 
 
+# What a directory walk picks up: Python sources, and launch scripts (read by the
+# Megatron configuration rules only; see analyzer/parsing.OTHER_LANGUAGES).
+SOURCE_SUFFIXES = (".py", ".sh")
+
+
 @dataclass(frozen=True)
 class Source:
     path: Path  # as given or found (for display)
@@ -30,7 +35,10 @@ def module_name(path: Path) -> tuple[str, bool]:
     """`pkg/sub/mod.py` → ("pkg.sub.mod", False), walking up while __init__.py exists."""
     path = path.absolute()
     is_package = path.name == "__init__.py"
-    parts = [] if is_package else [path.stem]
+    # A launch script is not importable: a name no Python module can have keeps `train.sh`
+    # from taking the place of `train.py` in the project's module table.
+    stem = path.stem if path.suffix in (".py", ".pyi", "") else f"<{path.name}>"
+    parts = [] if is_package else [stem]
     directory = path.parent
     while (directory / "__init__.py").is_file() and directory != directory.parent:
         parts.append(directory.name)
@@ -182,7 +190,7 @@ def _excluded(path: Path, root: Path, patterns: tuple[str, ...]) -> bool:
 
 
 def discover(paths: list[Path], *, root: Path, exclude: tuple[str, ...] = (), respect_gitignore: bool = True) -> list[Path]:
-    """Python files under `paths`, sorted, without duplicates."""
+    """Source files (SOURCE_SUFFIXES) under `paths`, sorted, without duplicates."""
     patterns = tuple(exclude) or ()
     patterns = DEFAULT_EXCLUDE + patterns
     found: dict[str, Path] = {}
@@ -205,7 +213,7 @@ def discover(paths: list[Path], *, root: Path, exclude: tuple[str, ...] = (), re
                 keep.append(d)
             dirnames[:] = keep
             for f in sorted(filenames):
-                if not f.endswith(".py"):
+                if not f.endswith(SOURCE_SUFFIXES):
                     continue
                 path = current / f
                 if _excluded(path, root, patterns) or _is_ignored(ignores, path, False):

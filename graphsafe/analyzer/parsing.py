@@ -94,6 +94,9 @@ def analyze_bytes(path: str, module: str, is_package: bool, content: bytes, rule
 
 
 def analyze_text(path: str, module: str, is_package: bool, text: str, rules, renames=None) -> FileFacts:
+    other = other_language(path)
+    if other is not None:
+        return _analyze_other(other, path, module, text, rules)
     if len(text) > LARGE_FILE_BYTES:
         encoded = text.encode("utf-8", "surrogateescape")
         if not any(token in encoded for token in RELEVANT_TOKENS):
@@ -109,6 +112,30 @@ def analyze_text(path: str, module: str, is_package: bool, text: str, rules, ren
         return error_facts(path, module, f"analysis took longer than {TIME_LIMIT_S} s; file skipped")
     except RecursionError:
         return error_facts(path, module, "expression nesting too deep to analyse; file skipped")
+    except Exception as error:  # an analyzer bug must not take the run down; report it in place
+        return error_facts(path, module, f"internal error while analysing this file: {type(error).__name__}: {error}")
+
+
+# Files that are not Python but carry settings some rules check: suffix → "module:function"
+# returning FileFacts (file-level hits only). Discovery walks these suffixes too.
+OTHER_LANGUAGES = {".sh": "graphsafe.rules.megatron.shell:analyze_shell"}
+
+
+def other_language(path: str) -> str | None:
+    """The analyzer of a non-Python file this tool reads (a launch script), if any."""
+    dot = path.rfind(".")
+    return OTHER_LANGUAGES.get(path[dot:]) if dot != -1 else None
+
+
+def _analyze_other(target: str, path: str, module: str, text: str, rules) -> FileFacts:
+    import importlib
+
+    module_name, _, function = target.partition(":")
+    try:
+        analyze = getattr(importlib.import_module(module_name), function)
+        return analyze(path, module, text, rules)
+    except RecursionError:
+        return error_facts(path, module, "nesting too deep to analyse; file skipped")
     except Exception as error:  # an analyzer bug must not take the run down; report it in place
         return error_facts(path, module, f"internal error while analysing this file: {type(error).__name__}: {error}")
 
