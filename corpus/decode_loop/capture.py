@@ -13,12 +13,16 @@ if HERE not in sys.path:
 
 import torch  # noqa: E402
 
-from generate import build, decode_step  # noqa: E402
+from generate import Generator, decode_step  # noqa: E402
+from model import GPT, GPTConfig  # noqa: E402
 from sampling import sample_next  # noqa: E402
 
 
-def make(device: str = "cuda") -> dict:
-    gen = build(0, torch.device(device))
+def make(device: str = "cuda", block_size: int = 512) -> dict:
+    """A long KV cache: a trial runs the step some 100 times (warm-up, replays, timing) and every
+    call appends one position."""
+    torch.manual_seed(0)
+    gen = Generator(GPT(GPTConfig(block_size=block_size)).to(device), 3, torch.device(device))
     prompt = torch.randint(1, 64, (3, 5), device=device)
     for cache in gen.caches:
         cache.reset()
