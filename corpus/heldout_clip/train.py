@@ -92,6 +92,14 @@ class ClipTrainer:
         self.history.append(float(i2t))  # expect: GS105, GS503
         return loss.detach()
 
+    def _keep_last_embedding(self, module: nn.Module, inputs, output: torch.Tensor) -> None:
+        self.last_embedding = output.detach()
+
+    def graphed_image_encoder(self, sample: torch.Tensor):
+        """The image tower as a graphed callable, for embedding a retrieval gallery after training."""
+        self.image_tower.register_forward_hook(self._keep_last_embedding)  # expect: GS706
+        return torch.cuda.make_graphed_callables(self.image_tower, (sample,))
+
 
 def caption_pairs(cfg: ClipConfig, seed: int):
     """Synthetic pairs: the caption names a colour and a stripe count that the image shows."""
@@ -150,3 +158,6 @@ if __name__ == "__main__":
     t = train(ClipConfig(), steps=4, seed=0, device=dev)
     last = t.tracker.rows[-1]
     print("loss", float(t.last_loss), "temperature", last["temperature"], "i2t", t.history[-1])
+    if dev.type == "cuda":
+        encode = t.graphed_image_encoder(torch.zeros(16, 3, 16, 16, device=dev))
+        print("gallery embedding norm", encode(torch.randn(16, 3, 16, 16, device=dev)).norm().item())
