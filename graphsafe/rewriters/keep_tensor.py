@@ -1,0 +1,76 @@
+"""`.item()` / `float(t)` as an operand of tensor arithmetic → keep the tensor.
+
+    y = x * t.item()      →   y = x * t.reshape(())
+    y = x - float(t)      →   y = x - t.reshape(())
+    y = x + t.sum().item() →  y = x + t.sum()         (a full reduction is already 0-dim)
+
+What makes it the same computation (measured with tests/test_rewriter_keep_tensor.py on CPU):
+- shape: `.item()` needs exactly one element; `.reshape(())` makes that element a 0-dim tensor,
+  which broadcasts like a Python number (a `(1, 1)` tensor would not) and raises like `.item()`
+  on more elements;
+- values: for `x + v`, `x - v`, `x * v` and `x / v` the kernel converts the scalar to the
+  operation's math type whether it arrives as a Python number or as a 0-dim tensor: bitwise
+  equal. The scalar on the left (`v * x`, `v / x`) is not offered (see _OPERATORS), nor `**`
+  (an integer exponent takes a different kernel);
+- dtype: a 0-dim tensor does not promote a dimensioned tensor of its own category or above,
+  like a Python number. It differs when the other operand is an integer or bool tensor (a
+  Python float gives the default dtype, a 0-dim float64 tensor keeps float64) or is itself
+  0-dim of another floating dtype (bfloat16 loss + float32 0-dim → float32, + Python float →
+  bfloat16). The analyzer does not know dtypes or ranks, so the fix is unsafe: applied with
+  `--unsafe-fixes`, after checking those two cases.
+`int(t)` is never rewritten: it truncates a float and changes the result's category.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphsafe.model import Applicability
+
+FixSpec = tuple[str, list[tuple[object, str]], Applicability]
+
+# Operators for which `x OP number` and `x OP zero_dim_tensor` run the same kernel math.
+# Only the right operand: Python runs `v * x` as `x.__rmul__(v)` (the scalar second), while
+# `t * x` passes the 0-dim tensor first, and a float16/bfloat16 kernel then rounds it to the
+# operand's dtype before the math (1e30 becomes inf: 0 * 1e30 = 0, but 0 * inf = nan).
+_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
+
+# Reductions that return a 0-dim tensor when called without arguments.
+_FULL_REDUCTIONS = frozenset("sum mean max min amax amin prod norm std var logsumexp".split())
+def scalar_read(expr: cst.BaseExpression, ctx) -> cst.BaseExpression | None:
+    """The tensor whose value `expr` reads to the host (`t` in `t.item()` / `float(t)`), if any."""
+    if not isinstance(expr, cst.Call):
+        return None
+    func = expr.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "item" and not expr.args:
+        return func.value if not ctx.kind(func.value).not_tensor else None
+    if isinstance(func, cst.Name) and func.value == "float" and len(expr.args) == 1:
+        arg = expr.args[0]
+        if arg.keyword is None and not arg.star and ctx.kind(arg.value).is_tensor:
+            return arg.value
+    return None
+
+
+def _is_full_reduction(expr: cst.BaseExpression) -> bool:
+    return (
+        isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in _FULL_REDUCTIONS
+    )
+
+
+def operand_fix(node: cst.BinaryOperation, operand: cst.BaseExpression, ctx) -> FixSpec | None:
+    """The fix for `operand` (a `.item()`/`float()` read) of the arithmetic `node`, if offered."""
+    source = scalar_read(operand, ctx)
+    if source is None:
+        return None
+    other = node.left
+    if operand is not node.right or not isinstance(node.operator, _OPERATORS) or not ctx.kind(other).is_tensor:
+        return None
+    if scalar_read(other, ctx) is not None:
+        return None  # `a.item() * b.item()` is Python math: no tensor to keep
+    code = ctx.code_for(source)
+    if not _is_full_reduction(source):
+        atomic = isinstance(source, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
+        code = f"{code}.reshape(())" if atomic else f"({code}).reshape(())"
+    title = "Keep the tensor instead of reading it to the host (the result dtype can differ)"
+    return (title, [(operand, code)], Applicability.UNSAFE)
