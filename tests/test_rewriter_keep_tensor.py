@@ -33,15 +33,14 @@ CASES = {
     "div-float": "return x / float(s)",
     "reduction": "return x * s.sum().item()",
     "expression": "return x * (s + 1).item()",
+    "binding": "v = s.item()\ny = x * v\nreturn y / v - v",
+    "binding-float": "v = float(s)\nreturn (x + v) * v",
 }
 
 
 def program(body: str, cast: str = "") -> str:
-    return "import torch\n" + textwrap.dedent(f"""
-        def f(x: torch.Tensor, s: torch.Tensor):  # graphsafe: region
-            x = x{cast}
-            {body}
-    """)
+    lines = ["import torch", "", "", "def f(x: torch.Tensor, s: torch.Tensor):  # graphsafe: region", f"    x = x{cast}"]
+    return "\n".join(lines + ["    " + line for line in body.split("\n")]) + "\n"
 
 
 def fixed_source(body: str, cast: str = "", unsafe: bool = True) -> tuple[str, str]:
@@ -81,7 +80,9 @@ def test_fix_is_unsafe():
 
 
 @pytest.mark.parametrize("body", ["return s.item() / x", "return s.item() * x", "return float(s) - x", "return x ** s.item()",
-                                  "return x * int(s)"])
+                                  "return x * int(s)", "v = s.item()\nreturn x * v, v", "v = s.item()\nreturn v * x",
+                                  "v = s.item()\nv += 1\nreturn x * v", "v = float(s)\nif v > 0:\n    x = x * v\nreturn x",
+                                  "v = s.item()\ng = lambda: x * v\nreturn x * v"])
 def test_no_fix_where_values_could_differ(body):
     original, fixed = fixed_source(body)
     assert fixed == original

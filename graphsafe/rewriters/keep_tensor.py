@@ -1,5 +1,8 @@
 """`.item()` / `float(t)` as an operand of tensor arithmetic → keep the tensor.
 
+Also `v = t.item()` (or `float(t)`) when every read of `v` in the function is such an operand
+(not a condition, not printed, not returned, not passed on): `v = t.reshape(())`.
+
     y = x * t.item()      →   y = x * t.reshape(())
     y = x - float(t)      →   y = x - t.reshape(())
     y = x + t.sum().item() →  y = x + t.sum()         (a full reduction is already 0-dim)
@@ -22,6 +25,8 @@ What makes it the same computation (measured with tests/test_rewriter_keep_tenso
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -74,3 +79,61 @@ def operand_fix(node: cst.BinaryOperation, operand: cst.BaseExpression, ctx) -> 
         code = f"{code}.reshape(())" if atomic else f"({code}).reshape(())"
     title = "Keep the tensor instead of reading it to the host (the result dtype can differ)"
     return (title, [(operand, code)], Applicability.UNSAFE)
+
+
+# --- `v = t.item()` whose every read is such an operand --------------------------------------
+
+@dataclass
+class _Binding:
+    call: cst.Call
+    source: cst.BaseExpression  # the tensor read (`t`)
+    name: str
+    assign: cst.Assign
+    function: cst.FunctionDef
+    place: object
+
+
+@dataclass
+class ScalarBindings:
+    """`v = t.item()` / `v = float(t)` bindings and the reads seen in a safe position."""
+
+    bindings: list[_Binding] = field(default_factory=list)
+    safe_reads: set[int] = field(default_factory=set)
+
+
+def note_safe_read(node: cst.BinaryOperation, ctx, state: ScalarBindings) -> None:
+    if isinstance(node.right, cst.Name) and isinstance(node.operator, _OPERATORS) and ctx.kind(node.left).is_tensor:
+        state.safe_reads.add(id(node.right))
+
+
+def note_binding(call: cst.Call, ctx, state: ScalarBindings) -> bool:
+    """Record `v = <call>` (the whole statement) for a decision at the end of the file."""
+    line = ctx.statement
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return False
+    assign = line.body[0]
+    if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1):
+        return False
+    target = assign.targets[0].target
+    function = next((u.node for u in reversed(ctx.scope.units) if u.is_function), None)
+    source = scalar_read(call, ctx)  # kinds are known only while the function is walked
+    if not isinstance(target, cst.Name) or not isinstance(function, cst.FunctionDef) or source is None:
+        return False
+    ctx.anchors[id(call)] = line  # where its code is written, for the fix built later
+    state.bindings.append(_Binding(call, source, target.value, assign, function, ctx.here()))
+    return True
+
+
+def binding_fix(binding: _Binding, ctx, state: ScalarBindings) -> FixSpec | None:
+    from graphsafe.rewriters.scalar_buffer import reads_of
+
+    reads = reads_of(binding.function.body, binding.name, allowed=binding.assign)
+    if not reads or any(id(read) not in state.safe_reads for read in reads):
+        return None
+    source = binding.source
+    code = ctx.code_for(source, at=binding.call)
+    if not _is_full_reduction(source):
+        atomic = isinstance(source, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
+        code = f"{code}.reshape(())" if atomic else f"({code}).reshape(())"
+    title = f"Keep `{binding.name}` a tensor: it only feeds tensor arithmetic (the result dtype can differ)"
+    return (title, [(binding.call, code)], Applicability.UNSAFE)

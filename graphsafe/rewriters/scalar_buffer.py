@@ -116,12 +116,16 @@ def note_attribute(node: cst.Attribute, ctx, uses: ScalarParameterUses) -> None:
         receivers.add("?")
 
 
-def _reads(body: cst.BaseSuite, name: str) -> list[cst.Name] | None:
-    """Every read of `name` in `body`; None if it is rebound or shadowed anywhere."""
+def reads_of(body: cst.BaseSuite, name: str, allowed: cst.CSTNode | None = None) -> list[cst.Name] | None:
+    """Every read of `name` in `body`; None if it is bound anywhere but in `allowed` (an
+    assignment statement), or captured by a nested function."""
     found: list[cst.Name] = []
     stack: list[cst.CSTNode] = [body]
     while stack:
         node = stack.pop()
+        if node is allowed:
+            stack.append(allowed.value)
+            continue
         if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.Global, cst.Nonlocal)):
             if name in _mentioned(node):
                 return None
@@ -209,7 +213,7 @@ def buffer_fix(class_key: str, method: str, name: str, ctx, uses: ScalarParamete
     annotation = param.annotation.annotation if param.annotation is not None else None
     if not (isinstance(annotation, cst.Name) and annotation.value in ("float", "int")):
         return None
-    reads = _reads(found.node.body, name)
+    reads = reads_of(found.node.body, name)
     if not reads or any(id(read) not in uses.safe_reads for read in reads):
         return None
     receivers = uses.other_refs.get(method, set())

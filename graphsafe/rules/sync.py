@@ -6,6 +6,7 @@ import libcst as cst
 
 from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rewriters.edits import enclosing_statement_line, removal_fix
+from graphsafe.rewriters import keep_tensor
 from graphsafe.rewriters.keep_tensor import operand_fix
 from graphsafe.rewriters.keywords import keyword_fix
 from graphsafe.rules.base import Rule
@@ -100,10 +101,16 @@ class ItemSync(_SyncRule):
         Example("s = y.sum()\nz = x * s.item()", fixed="s = y.sum()\nz = x * s.reshape(())"),
         Example("z = x.float() - y.sum().item()", fixed="z = x.float() - y.sum()"),
         "z = y.sum().item() * x",
+        Example("s = y.sum().item()\nz = x * s\nw = z / s", fixed="s = y.sum()\nz = x * s\nw = z / s"),
+        "s = y.sum().item()\nz = x * s\nreturn s",  # returned to Python: no fix
     )
     fixable = True
 
+    def __init__(self) -> None:
+        self.bindings = keep_tensor.ScalarBindings()  # `v = t.item()`: decided at the end of the file
+
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        keep_tensor.note_safe_read(node, ctx, self.bindings)
         # `x * loss.item()`: the tensor itself gives the same values without leaving the GPU.
         for operand in (node.left, node.right):
             if self._is_item(operand, ctx):
@@ -113,7 +120,13 @@ class ItemSync(_SyncRule):
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if self._is_item(node, ctx):
+            if ctx.first_report("GS101-binding", node) and keep_tensor.note_binding(node, ctx, self.bindings):
+                return
             ctx.report(self, node, fix=log_removal_fix(ctx))
+
+    def end_module(self, ctx) -> None:
+        for binding in self.bindings.bindings:
+            ctx.report(self, binding.call, fix=keep_tensor.binding_fix(binding, ctx, self.bindings), at=binding.place)
 
     @staticmethod
     def _is_item(node, ctx) -> bool:
@@ -299,9 +312,20 @@ class TensorToPython(_SyncRule):
                "idx = torch.arange(x.sum())",
                Example("z = F.softmax(x, -1) * float(y.max())", fixed="z = F.softmax(x, -1) * y.max()"),
                Example("z = x + float(y)", fixed="z = x + y.reshape(())"), "z = x * int(y.sum())",
+               Example("m = float(y[0])\nz = x - m", fixed="m = y[0].reshape(())\nz = x - m"),
+               "m = float(y[0])\nif m > 0:\n    z = x - m",
                "layers = torch.nn.ModuleList([torch.nn.Linear(2, 2)])\nlayer = layers[x.argmax()]")
 
+    def __init__(self) -> None:
+        self.bindings = keep_tensor.ScalarBindings()  # `v = float(t)`: decided at the end of the file
+
+    def end_module(self, ctx) -> None:
+        for binding in self.bindings.bindings:
+            fix = keep_tensor.binding_fix(binding, ctx, self.bindings)
+            ctx.report(self, binding.call, fix=fix, at=binding.place, what="`float()`")
+
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        keep_tensor.note_safe_read(node, ctx, self.bindings)
         # `x * float(t)`: keep the tensor (reported here, with its fix, before visit_Call sees it)
         for operand in (node.left, node.right):
             if isinstance(operand, cst.Call) and isinstance(operand.func, cst.Name) and operand.func.value == "float":
@@ -313,6 +337,10 @@ class TensorToPython(_SyncRule):
         func = node.func
         if isinstance(func, cst.Name) and func.value in ("bool", "int", "float", "range", "complex"):
             if any(arg.keyword is None and ctx.kind(arg.value).is_tensor for arg in node.args):
+                if func.value == "float" and ctx.first_report("GS105-binding", node) \
+                        and keep_tensor.scalar_read(node, ctx) is not None \
+                        and keep_tensor.note_binding(node, ctx, self.bindings):
+                    return
                 ctx.report(self, node, what=f"`{func.value}()`")
             return
         name = ctx.resolve(func) or ""
