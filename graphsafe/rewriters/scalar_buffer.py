@@ -20,7 +20,8 @@ Offered only when every place is visible and rewritten, in one file:
   an `nn.Module` subclass whose `__init__` is in the class and ends with a simple statement;
 - the parameter is annotated `float` or `int`, never rebound, and every read of it in the
   method is the right operand of `+ - * /` on a tensor (the kernels then compute the same
-  values from a number or a 0-dim tensor: see keep_tensor.py);
+  values from a number or a 0-dim tensor: see keep_tensor.py) or, for an `int`, the only
+  index of a tensor (`self.alphas[t]`: the same elements, as a copy instead of a view);
 - every reference to the method in the file is a call `self.method(...)` inside the class,
   outside capture blocks (a fill inside a capture block would be replayed with the capture-time
   value), passing the parameter positionally or by keyword.
@@ -30,7 +31,10 @@ but not graph-safe), and the buffer's dtype (the default dtype for a float, int6
 decides promotion: a float64 operand reads the value rounded to float32, and a 0-dim operand
 of another dtype is promoted to the buffer's; `model.half()` casts the buffer as well. Under
 autograd, `x * buffer` saves the buffer, so a backward through two calls fails (the second
-`fill_` modified it in place). tests/test_rewriter_scalar_buffer.py pins each of these.
+`fill_` modified it in place). An index reads a copy: a later in-place change of the table
+is not seen through it, and a table that is a plain attribute (not a buffer) stays on its
+device while the index buffer follows `.to(device)`. tests/test_rewriter_scalar_buffer.py pins
+the value and dtype cases.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ class ScalarParameterUses:
 
     methods: dict[tuple[str, str], _Method] = field(default_factory=dict)  # (class, name) → def
     safe_reads: set[int] = field(default_factory=set)  # ids of Name reads in a safe position
+    index_reads: set[int] = field(default_factory=set)  # ids of Names used as a tensor's only index
     # (class, name) → (call, its statement, inside a capture block)
     calls: dict[tuple[str, str], list[tuple[cst.Call, cst.CSTNode, bool]]] = field(default_factory=dict)
     call_funcs: set[int] = field(default_factory=set)
@@ -92,6 +97,15 @@ def _has_mark(node: cst.FunctionDef, ctx) -> bool:
 def note_binary(node: cst.BinaryOperation, ctx, uses: ScalarParameterUses) -> None:
     if isinstance(node.right, cst.Name) and isinstance(node.operator, _OPERATORS) and ctx.kind(node.left).is_tensor:
         uses.safe_reads.add(id(node.right))
+
+
+def note_subscript(node: cst.Subscript, ctx, uses: ScalarParameterUses) -> None:
+    """`table[t]`: one integer index into a tensor reads the same element(s) from a 0-dim
+    int64 tensor (as a copy instead of a view)."""
+    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and ctx.kind(node.value).is_tensor:
+        index = node.slice[0].slice.value
+        if isinstance(index, cst.Name) and not ctx.is_store(node):
+            uses.index_reads.add(id(index))
 
 
 def note_call(node: cst.Call, ctx, uses: ScalarParameterUses) -> None:
@@ -214,7 +228,8 @@ def buffer_fix(class_key: str, method: str, name: str, ctx, uses: ScalarParamete
     if not (isinstance(annotation, cst.Name) and annotation.value in ("float", "int")):
         return None
     reads = reads_of(found.node.body, name)
-    if not reads or any(id(read) not in uses.safe_reads for read in reads):
+    allowed = uses.safe_reads | (uses.index_reads if annotation.value == "int" else set())
+    if not reads or any(id(read) not in allowed for read in reads):
         return None
     receivers = uses.other_refs.get(method, set())
     if receivers & {f"self:{class_key}", "?"} or any(r.endswith(class_key.rpartition(".")[2]) for r in receivers):

@@ -73,7 +73,8 @@ class PythonScalarInput(Rule):
     The fix rewrites the region and its callers together, so it is offered only where one file
     shows every place: a number parameter (`scale: float`, `t: int`) of a method of an
     `nn.Module` that is itself marked as a region (`@graphsafe.region`, `# graphsafe: region`),
-    read only as the right operand of `+ - * /` on a tensor, and called only as
+    read only as the right operand of `+ - * /` on a tensor or (an `int`) as the only index of
+    a tensor (`self.alphas[t]`), and called only as
     `self.method(...)` outside capture blocks. Then `__init__` registers a non-persistent buffer
     (`torch.zeros(())`, int64 for an `int`; it follows `.to(device)`), the parameter is
     annotated `torch.Tensor`, and each call passes `self._method_param.fill_(value)`: filled
@@ -88,7 +89,9 @@ class PythonScalarInput(Rule):
     and for integer operands of an `int`. They differ for a float64 operand (the value is held
     as float32) and in dtype for a 0-dim operand of another dtype. Under autograd, `x * scale`
     now saves the buffer for backward: a graph spanning two calls fails in backward because the
-    next call's `fill_` changed it. `model.half()` / `.to(dtype)` casts the buffer too, and the
+    next call's `fill_` changed it. An index reads a copy rather than a view, and a table kept
+    as a plain attribute (not a buffer) does not follow the module to the buffer's device.
+    `model.half()` / `.to(dtype)` casts the buffer too, and the
     number is then rounded to that dtype. Callers in other files keep passing numbers (still
     correct eagerly, but not graph-safe).
     """
@@ -181,6 +184,7 @@ class PythonScalarInput(Rule):
                 self._flag(arg.value, ctx)
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
+        scalar_buffer.note_subscript(node, ctx, self.uses)
         # Whether `node.value` is a tensor or a Python list, the selection is frozen at capture.
         for element in node.slice:
             index = element.slice
