@@ -74,26 +74,25 @@ class PythonScalarInput(Rule):
     shows every place: a number parameter (`scale: float`, `t: int`) of a method of an
     `nn.Module` that is itself marked as a region (`@graphsafe.region`, `# graphsafe: region`),
     read only as the right operand of `+ - * /` on a tensor or (an `int`) as the only index of
-    a tensor (`self.alphas[t]`), and called only as
-    `self.method(...)` outside capture blocks. Then `__init__` registers a non-persistent buffer
-    (`torch.zeros(())`, int64 for an `int`; it follows `.to(device)`), the parameter is
-    annotated `torch.Tensor`, and each call passes `self._method_param.fill_(value)`: filled
-    outside the region, read inside it. No fix where the value flows into Python control flow,
-    indexing, a list, another call, an optimizer's `param_groups`, or where the method is
-    captured in a `torch.cuda.graph` block of the same program (the fill would belong before
-    each `replay()`, with a value the analyzer cannot know).
+    a tensor (`self.alphas[t]`), and called only as `self.method(...)` outside capture blocks.
+    Then `__init__` registers a non-persistent buffer (`torch.zeros(())`, int64 for an `int`;
+    it follows `.to(device)`), the parameter is annotated `torch.Tensor`, and each call passes
+    `self._method_param.fill_(value)`: filled outside the region, read inside it. No fix where
+    the value also flows into Python math or control flow, a list, another call or an
+    optimizer's `param_groups`, where the method is referenced otherwise (`torch.compile(
+    self.step)`, `other.step(...)`), or where it is called from a `torch.cuda.graph` block (the
+    fill would belong before each `replay()`, with a value the analyzer cannot know).
 
-    The fix is unsafe. Eager values are bitwise equal for a floating-point operand with at
-    least one dimension of float32, bfloat16 or float16 (the kernel converts the scalar to its
-    math type from a number or a 0-dim tensor alike; tested with random values, NaN and inf)
-    and for integer operands of an `int`. They differ for a float64 operand (the value is held
-    as float32) and in dtype for a 0-dim operand of another dtype. Under autograd, `x * scale`
-    now saves the buffer for backward: a graph spanning two calls fails in backward because the
-    next call's `fill_` changed it. An index reads a copy rather than a view, and a table kept
-    as a plain attribute (not a buffer) does not follow the module to the buffer's device.
-    `model.half()` / `.to(dtype)` casts the buffer too, and the
-    number is then rounded to that dtype. Callers in other files keep passing numbers (still
-    correct eagerly, but not graph-safe).
+    The fix is unsafe. Eager values are bitwise equal for floating-point operands with at least
+    one dimension (float32, bfloat16, float16: the kernel converts the scalar to its math type
+    from a number or a 0-dim tensor alike) and for integer operands and indexes of an `int`
+    (tested with random values, NaN and inf). They differ for a float64 operand (the value is
+    held as float32) and in dtype for a 0-dim operand of another dtype. Under autograd,
+    `x * scale` now saves the buffer for backward: a graph spanning two calls fails in backward
+    because the next call's `fill_` changed it. An index reads a copy rather than a view, and a
+    table kept as a plain attribute (not a buffer) does not follow the module to the buffer's
+    device. `model.half()` / `.to(dtype)` casts the buffer too, rounding the number to that
+    dtype. Callers in other files keep passing numbers (still correct eagerly, not graph-safe).
     """
 
     code = "GS301"
