@@ -28,12 +28,10 @@ CASES = {
     "mul-item": "return x * s.item()",
     "add-item": "return x + s.item()",
     "sub-item": "return x - s.item()",
-    "div-item": "return x / s.item()",
     "mul-float": "return x * float(s)",
-    "div-float": "return x / float(s)",
     "reduction": "return x * s.sum().item()",
     "expression": "return x * (s + 1).item()",
-    "binding": "v = s.item()\ny = x * v\nreturn y / v - v",
+    "binding": "v = s.item()\ny = x * v\nreturn y + v - v",
     "binding-float": "v = float(s)\nreturn (x + v) * v",
 }
 
@@ -79,7 +77,7 @@ def test_fix_is_unsafe():
     assert [d.fix.applicability for d in diagnostics if d.code == "GS101"] == [Applicability.UNSAFE]
 
 
-@pytest.mark.parametrize("body", ["return s.item() / x", "return s.item() * x", "return float(s) - x", "return x ** s.item()",
+@pytest.mark.parametrize("body", ["return s.item() / x", "return x / s.item()", "return x / float(s)", "return s.item() * x", "return float(s) - x", "return x ** s.item()",
                                   "return x * int(s)", "v = s.item()\nreturn x * v, v", "v = s.item()\nreturn v * x",
                                   "v = s.item()\nv += 1\nreturn x * v", "v = float(s)\nif v > 0:\n    x = x * v\nreturn x",
                                   "v = s.item()\ng = lambda: x * v\nreturn x * v"])

@@ -7,7 +7,8 @@ Original and fixed modules (same weights) run on random CPU inputs — float32, 
 float16 operands with at least one dimension, broadcasting shapes, per-step numbers including
 NaN, inf and values beyond float16's range — and must agree **bitwise** (same dtype, shape,
 values, NaNs in the same places). The documented differences (float64 operands, autograd across
-calls) are pinned by their own tests.
+calls) are pinned by their own tests; on CUDA bfloat16/float16 operands differ
+(bench/scalar_fix_cuda.py).
 """
 
 from __future__ import annotations
@@ -50,7 +51,6 @@ class Model(nn.Module):
 
 CASES = {
     "mul": ("float", "h * value"),
-    "div": ("float", "h / value"),
     "add": ("float", "x + value"),
     "sub": ("float", "(h + x) - value"),
     "two-reads": ("float", "h * value + x * value"),
@@ -163,6 +163,7 @@ def test_documented_difference_autograd_across_calls():
 
 REFUSED = {
     "python-math": lambda s: s.replace("return {expression}", "return h * (value / 2)"),
+    "division": lambda s: s.replace("return {expression}", "return h / value"),
     "control-flow": lambda s: s.replace("return {expression}", "return h * value if value > 0 else h"),
     "indexing": lambda s: s.replace("return {expression}", "return h[..., :1] * value + x[int(value)]"),
     "captured-in-block": lambda s: s.replace("for v in values:", "with torch.cuda.graph(torch.cuda.CUDAGraph()):\n            v = values[0]"),

@@ -7,20 +7,24 @@ Also `v = t.item()` (or `float(t)`) when every read of `v` in the function is su
     y = x - float(t)      →   y = x - t.reshape(())
     y = x + t.sum().item() →  y = x + t.sum()         (a full reduction is already 0-dim)
 
-What makes it the same computation (measured with tests/test_rewriter_keep_tensor.py on CPU):
+What makes it the same computation (CPU: tests/test_rewriter_keep_tensor.py; CUDA:
+bench/scalar_fix_cuda.py on an H100 with torch 2.11):
 - shape: `.item()` needs exactly one element; `.reshape(())` makes that element a 0-dim tensor,
   which broadcasts like a Python number (a `(1, 1)` tensor would not) and raises like `.item()`
   on more elements;
-- values: for `x + v`, `x - v`, `x * v` and `x / v` the kernel converts the scalar to the
-  operation's math type whether it arrives as a Python number or as a 0-dim tensor: bitwise
-  equal. The scalar on the left (`v * x`, `v / x`) is not offered (see _OPERATORS), nor `**`
-  (an integer exponent takes a different kernel);
+- values: for `x + v`, `x - v` and `x * v` with a float32 or float64 operand the kernel
+  converts the scalar to the operation's math type whether it arrives as a Python number or
+  as a 0-dim tensor: bitwise equal on CPU and CUDA. With a bfloat16/float16 operand it is equal
+  on CPU only: CUDA rounds a 0-dim device tensor to the operand's dtype before the math, and
+  uses a Python number in float32. `x / v` is not offered (CUDA multiplies by `1 / v` for a
+  number and divides truly by a tensor), nor the scalar on the left (see _OPERATORS) or `**`
+  (an integer exponent takes another kernel);
 - dtype: a 0-dim tensor does not promote a dimensioned tensor of its own category or above,
   like a Python number. It differs when the other operand is an integer or bool tensor (a
   Python float gives the default dtype, a 0-dim float64 tensor keeps float64) or is itself
   0-dim of another floating dtype (bfloat16 loss + float32 0-dim → float32, + Python float →
-  bfloat16). The analyzer does not know dtypes or ranks, so the fix is unsafe: applied with
-  `--unsafe-fixes`, after checking those two cases.
+  bfloat16). The analyzer does not know dtypes, ranks or devices, so the fix is unsafe:
+  applied with `--unsafe-fixes`, after checking those cases.
 `int(t)` is never rewritten: it truncates a float and changes the result's category.
 """
 
@@ -36,9 +40,10 @@ FixSpec = tuple[str, list[tuple[object, str]], Applicability]
 
 # Operators for which `x OP number` and `x OP zero_dim_tensor` run the same kernel math.
 # Only the right operand: Python runs `v * x` as `x.__rmul__(v)` (the scalar second), while
-# `t * x` passes the 0-dim tensor first, and a float16/bfloat16 kernel then rounds it to the
-# operand's dtype before the math (1e30 becomes inf: 0 * 1e30 = 0, but 0 * inf = nan).
-_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
+# `t * x` passes the 0-dim tensor first, and a float16/bfloat16 CPU kernel then rounds it to
+# the operand's dtype before the math (1e30 becomes inf: 0 * 1e30 = 0, but 0 * inf = nan).
+# No `/`: CUDA divides by a Python number as `x * (1 / v)` and by a tensor truly.
+_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply)
 
 # Reductions that return a 0-dim tensor when called without arguments.
 _FULL_REDUCTIONS = frozenset("sum mean max min amax amin prod norm std var logsumexp".split())

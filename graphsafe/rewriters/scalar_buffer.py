@@ -19,7 +19,7 @@ Offered only when every place is visible and rewritten, in one file:
 - the method is a region root marked on itself (`@graphsafe.region`, `# graphsafe: region`) of
   an `nn.Module` subclass whose `__init__` is in the class and ends with a simple statement;
 - the parameter is annotated `float` or `int`, never rebound, and every read of it in the
-  method is the right operand of `+ - * /` on a tensor (the kernels then compute the same
+  method is the right operand of `+ - *` on a tensor (the kernels then compute the same
   values from a number or a 0-dim tensor: see keep_tensor.py) or, for an `int`, the only
   index of a tensor (`self.alphas[t]`: the same elements, as a copy instead of a view);
 - every reference to the method in the file is a call `self.method(...)` inside the class,
@@ -28,7 +28,9 @@ Offered only when every place is visible and rewritten, in one file:
 
 Always unsafe: callers in other files keep passing a Python number (still correct eagerly,
 but not graph-safe), and the buffer's dtype (the default dtype for a float, int64 for an int)
-decides promotion: a float64 operand reads the value rounded to float32, and a 0-dim operand
+decides promotion: a float64 operand reads the value rounded to float32, a bfloat16/float16
+operand on CUDA reads it rounded to its own dtype (CUDA casts a 0-dim device tensor to the
+operand's dtype; a Python number stays float32), and a 0-dim operand
 of another dtype is promoted to the buffer's; `model.half()` casts the buffer as well. Under
 autograd, `x * buffer` saves the buffer, so a backward through two calls fails (the second
 `fill_` modified it in place). An index reads a copy: a later in-place change of the table
@@ -48,7 +50,7 @@ from graphsafe.model import Applicability
 
 FixSpec = tuple[str, list[tuple[object, str]], Applicability]
 
-_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
+_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply)  # not `/`: see keep_tensor.py
 _MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 
 

@@ -73,7 +73,7 @@ class PythonScalarInput(Rule):
     The fix rewrites the region and its callers together, so it is offered only where one file
     shows every place: a number parameter (`scale: float`, `t: int`) of a method of an
     `nn.Module` that is itself marked as a region (`@graphsafe.region`, `# graphsafe: region`),
-    read only as the right operand of `+ - * /` on a tensor or (an `int`) as the only index of
+    read only as the right operand of `+ - *` on a tensor or (an `int`) as the only index of
     a tensor (`self.alphas[t]`), and called only as `self.method(...)` outside capture blocks.
     Then `__init__` registers a non-persistent buffer (`torch.zeros(())`, int64 for an `int`;
     it follows `.to(device)`), the parameter is annotated `torch.Tensor`, and each call passes
@@ -83,16 +83,19 @@ class PythonScalarInput(Rule):
     self.step)`, `other.step(...)`), or where it is called from a `torch.cuda.graph` block (the
     fill would belong before each `replay()`, with a value the analyzer cannot know).
 
-    The fix is unsafe. Eager values are bitwise equal for floating-point operands with at least
-    one dimension (float32, bfloat16, float16: the kernel converts the scalar to its math type
-    from a number or a 0-dim tensor alike) and for integer operands and indexes of an `int`
-    (tested with random values, NaN and inf). They differ for a float64 operand (the value is
-    held as float32) and in dtype for a 0-dim operand of another dtype. Under autograd,
-    `x * scale` now saves the buffer for backward: a graph spanning two calls fails in backward
-    because the next call's `fill_` changed it. An index reads a copy rather than a view, and a
-    table kept as a plain attribute (not a buffer) does not follow the module to the buffer's
-    device. `model.half()` / `.to(dtype)` casts the buffer too, rounding the number to that
-    dtype. Callers in other files keep passing numbers (still correct eagerly, not graph-safe).
+    The fix is unsafe. Eager values are bitwise equal for float32 operands with at least one
+    dimension on CPU and CUDA (the kernel converts the scalar to its math type from a number
+    or a 0-dim tensor alike; a graph captured with the buffer follows each new value: checked
+    on an H100 by bench/scalar_fix_cuda.py), for bfloat16/float16 operands on CPU only (CUDA
+    rounds a 0-dim device tensor to the operand's dtype first), and for integer operands and
+    indexes of an `int` (tested with random values, NaN and inf). They differ for a float64
+    operand (the value is held as float32) and in dtype for a 0-dim operand of another
+    dtype. Under autograd, `x * scale` now saves the buffer for backward: a graph spanning two
+    calls fails in backward because the next call's `fill_` changed it. An index reads a copy
+    rather than a view, and a table kept as a plain attribute (not a buffer) does not follow
+    the module to the buffer's device. `model.half()` / `.to(dtype)` casts the buffer too,
+    rounding the number to that dtype. Callers in other files keep passing numbers (still
+    correct eagerly, not graph-safe).
     """
 
     code = "GS301"

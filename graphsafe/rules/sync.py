@@ -75,17 +75,18 @@ class ItemSync(_SyncRule):
     ```
 
     ## Fix safety
-    When the value is the right operand of `+`, `-`, `*` or `/` with a tensor, the fix
-    keeps the tensor: `x * t.item()` → `x * t.reshape(())` (a 0-dim tensor broadcasts like a
-    number). The kernel converts the scalar to the operation's math type either way, so values
-    are bitwise equal when the other operand is a floating-point tensor with at least one
-    dimension, or of `t`'s dtype (tested with float32/float64/bfloat16/float16, NaN and inf).
-    The dtype differs when the other operand is an integer or bool tensor (a Python float
-    promotes it to the default dtype, a 0-dim float64 tensor to float64) or a 0-dim tensor of
-    another floating dtype. The analyzer does not know dtypes, so this fix is unsafe. With the
-    value on the left (`v.item() * x`) or as an exponent there is no fix: Python passes the
-    number to the kernel second, and a float16/bfloat16 kernel rounds a tensor passed first
-    (1e30 → inf), while an integer exponent takes another kernel.
+    When the value is the right operand of `+`, `-` or `*` with a tensor, the fix keeps the
+    tensor: `x * t.item()` → `x * t.reshape(())` (a 0-dim tensor broadcasts like a number). The
+    kernel converts the scalar to the operation's math type either way, so values are bitwise
+    equal when the other operand is a float32 or float64 tensor with at least one dimension
+    (CPU and CUDA, tested with random values, NaN and inf). They differ with a bfloat16/float16
+    operand on CUDA (the 0-dim device tensor is rounded to the operand's dtype first; on CPU
+    they are equal), and the dtype differs when the other operand is an integer or bool tensor
+    (a Python float promotes it to the default dtype, a 0-dim float64 tensor to float64) or a
+    0-dim tensor of another floating dtype. The analyzer does not know dtypes or devices, so
+    this fix is unsafe. `x / v.item()` (CUDA multiplies by `1 / v` for a number), the value on
+    the left (`v.item() * x`: a float16 CPU kernel rounds a tensor passed first) and exponents
+    get no fix. `v = t.item()` whose every read is such an operand becomes `v = t.reshape(())`.
     When `.item()` feeds a print or logging call, the fix removes that call from the region
     (unsafe: log the graph's static output after replay instead).
     """
@@ -101,7 +102,7 @@ class ItemSync(_SyncRule):
         Example("s = y.sum()\nz = x * s.item()", fixed="s = y.sum()\nz = x * s.reshape(())"),
         Example("z = x.float() - y.sum().item()", fixed="z = x.float() - y.sum()"),
         "z = y.sum().item() * x",
-        Example("s = y.sum().item()\nz = x * s\nw = z / s", fixed="s = y.sum()\nz = x * s\nw = z / s"),
+        Example("s = y.sum().item()\nz = x * s\nw = z - s", fixed="s = y.sum()\nz = x * s\nw = z - s"),
         "s = y.sum().item()\nz = x * s\nreturn s",  # returned to Python: no fix
     )
     fixable = True
@@ -295,9 +296,10 @@ class TensorToPython(_SyncRule):
     from outside the region.
 
     ## Fix safety
-    `float(t)` as the right operand of `+`, `-`, `*` or `/` with a tensor keeps the
-    tensor (`x * float(t)` → `x * t.reshape(())`), with the same conditions as GS101's fix
-    (unsafe: equal values, but the dtype differs for an integer/bool operand or a 0-dim
+    `float(t)` as the right operand of `+`, `-` or `*` with a tensor keeps the tensor
+    (`x * float(t)` → `x * t.reshape(())`), with the same conditions as GS101's fix (unsafe:
+    equal values for float32/float64 operands, but not for bfloat16/float16 ones on CUDA, and
+    the dtype differs for an integer/bool operand or a 0-dim
     operand of another floating dtype). `int(t)` and `bool(t)` get no fix: `int()` truncates a
     float, and both change the result's dtype category.
     """
