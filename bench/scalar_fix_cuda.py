@@ -19,6 +19,7 @@ tests/test_rewriter_scalar_buffer.py; CUDA kernels treat a Python number (a CPU 
 
 from __future__ import annotations
 
+import math
 import sys
 
 import torch
@@ -47,7 +48,7 @@ def keep_tensor_checks(device: str) -> list[str]:
                     x[:len(SPECIAL)] = torch.tensor(SPECIAL, dtype=torch.float64).to(x_dtype)
                     raw = SPECIAL[trial] if trial < len(SPECIAL) else float(torch.randn((), generator=gen) * 10 ** (trial % 7))
                     if not s_dtype.is_floating_point:
-                        raw = int(max(min(raw, 1e6), -1e6)) if raw == raw else 3
+                        raw = int(max(min(raw, 1e6), -1e6)) if not math.isnan(raw) else 3
                     t = torch.tensor(raw, dtype=torch.float64).to(s_dtype).to(device)
                     if not same(op(x, t.item()), op(x, t.reshape(()))):
                         claimed = name in CLAIMED_OPS and x_dtype in CLAIMED_KEEP

@@ -12,7 +12,6 @@ unsafe) is pinned by its own test.
 
 from __future__ import annotations
 
-import textwrap
 
 import pytest
 import torch
