@@ -3,6 +3,10 @@
 A file is written only if the fixed text parses, re-analysis no longer reports the fixed
 hazards, the file did not change on disk since it was read, and its encoding, BOM and line
 endings are kept. Writes are atomic (temporary file + rename).
+
+Every edit of a Fix applies to the file of its diagnostic: a rewrite that spans functions (the
+GS301 buffer: `__init__`, the region, its callers) is offered only when all of them are in that
+file, so each file keeps these guarantees on its own.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ import libcst as cst
 
 from graphsafe.analyzer.nodes import children
 
-from graphsafe.model import Consequence, Principle
+from graphsafe.model import Consequence, Example, Principle
+from graphsafe.rewriters import scalar_buffer
 from graphsafe.rules.base import Rule
 
 # Arguments that are sizes, not values: a changing size is a shape change (re-capture), not a
@@ -22,6 +23,22 @@ FACTORIES = frozenset("zeros ones empty full rand randn randint zeros_like ones_
 
 # param_groups keys whose Python values a captured optimizer step bakes in
 OPTIMIZER_KEYS = frozenset({"lr", "betas", "momentum", "weight_decay", "eps", "alpha", "initial_lr"})
+
+
+_SCALED_MODULE = """
+class C(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4){init_tail}
+
+    def step2(self, x: torch.Tensor, scale: {annotation}):  # graphsafe: region
+        return self.lin(x) * scale
+
+    def run(self, x: torch.Tensor, scales: list[float]):
+        for s in scales:
+            x = {call}
+        return x
+"""
 
 
 class PythonScalarInput(Rule):
@@ -53,8 +70,32 @@ class PythonScalarInput(Rule):
     ```
 
     ## Fix safety
-    The rewrite touches the region and its callers; it is offered by `graphsafe fix` where the
-    flow is clear (safe: the same values are computed eagerly).
+    The fix rewrites the region and its callers together, so it is offered only where one file
+    shows every place: a number parameter (`scale: float`, `t: int`) of a method of an
+    `nn.Module` that is itself marked as a region (`@graphsafe.region`, `# graphsafe: region`),
+    read only as the right operand of `+ - *` on a tensor or (an `int`) as the only index of
+    a tensor (`self.alphas[t]`), and called only as `self.method(...)` outside capture blocks.
+    Then `__init__` registers a non-persistent buffer (`torch.zeros(())`, int64 for an `int`;
+    it follows `.to(device)`), the parameter is annotated `torch.Tensor`, and each call passes
+    `self._method_param.fill_(value)`: filled outside the region, read inside it. No fix where
+    the value also flows into Python math or control flow, a list, another call or an
+    optimizer's `param_groups`, where the method is referenced otherwise (`torch.compile(
+    self.step)`, `other.step(...)`), or where it is called from a `torch.cuda.graph` block (the
+    fill would belong before each `replay()`, with a value the analyzer cannot know).
+
+    The fix is unsafe. Eager values are bitwise equal for float32 operands with at least one
+    dimension on CPU and CUDA (the kernel converts the scalar to its math type from a number
+    or a 0-dim tensor alike; a graph captured with the buffer follows each new value: checked
+    on an H100 by bench/scalar_fix_cuda.py), for bfloat16/float16 operands on CPU only (CUDA
+    rounds a 0-dim device tensor to the operand's dtype first), and for integer operands and
+    indexes of an `int` (tested with random values, NaN and inf). They differ for a float64
+    operand (the value is held as float32) and in dtype for a 0-dim operand of another
+    dtype. Under autograd, `x * scale` now saves the buffer for backward: a graph spanning two
+    calls fails in backward because the next call's `fill_` changed it. An index reads a copy
+    rather than a view, and a table kept as a plain attribute (not a buffer) does not follow
+    the module to the buffer's device. `model.half()` / `.to(dtype)` casts the buffer too,
+    rounding the number to that dtype. Callers in other files keep passing numbers (still
+    correct eagerly, not graph-safe).
     """
 
     code = "GS301"
@@ -74,22 +115,62 @@ class PythonScalarInput(Rule):
         "def step2(x: torch.Tensor, t: int):  # graphsafe: region\n    return x[:, t]",
         "def step2(x: torch.Tensor, temperature=1.0):  # graphsafe: region\n    return torch.softmax(x / temperature, -1)",
         "def step2(opt, lr: float):  # graphsafe: region\n    for g in opt.param_groups:\n        g['lr'] = lr",
+        Example(
+            _SCALED_MODULE.format(init_tail="", annotation="float", call="self.step2(x, s)"),
+            module=True,
+            fixed=_SCALED_MODULE.format(
+                init_tail='\n        self.register_buffer("_step2_scale", torch.zeros(()), persistent=False)',
+                annotation="torch.Tensor", call="self.step2(x, self._step2_scale.fill_(s))",
+            ),
+        ),
+        # read in Python math (`scale / 2`) and called from a capture block: no fix
+        Example(_SCALED_MODULE.replace("* scale", "* (scale / 2)").format(init_tail="", annotation="float", call="self.step2(x, s)"),
+                module=True),
+        Example(_SCALED_MODULE.format(init_tail="", annotation="float", call="self.step2(x, s)").replace(
+            "for s in scales:", "with torch.cuda.graph(self.graph):"), module=True),
     )
+
+    def __init__(self) -> None:
+        self.uses = scalar_buffer.ScalarParameterUses()
+        # parameter hits in methods, reported at the end of the file with the fix (if any)
+        self.deferred: list[tuple[cst.BaseExpression, object, str, str, str]] = []
 
     def _flag(self, expr: cst.BaseExpression, ctx) -> None:
         if ctx.kind(expr).is_tensor:
             return  # `x / t` inside an argument: reported at `t` by the arithmetic check
         source = ctx.scalar_source(expr)
-        if source is not None:
-            ctx.report(self, expr, condition=source.condition, source=source.label)
+        if source is None:
+            return
+        method = ctx.function_name
+        if isinstance(expr, cst.Name) and source.label == f"parameter `{expr.value}`" and ctx.class_key and method:
+            if ctx.first_report(f"{self.code}-deferred", expr):
+                self.deferred.append((expr, ctx.here(), ctx.class_key, method, source.label))
+            return
+        ctx.report(self, expr, condition=source.condition, source=source.label)
+
+    def end_module(self, ctx) -> None:
+        fixes: dict[tuple[str, str, str], object] = {}
+        for expr, place, class_key, method, label in self.deferred:
+            key = (class_key, method, expr.value)
+            if key not in fixes:
+                fixes[key] = scalar_buffer.buffer_fix(class_key, method, expr.value, ctx, self.uses)
+            ctx.report(self, expr, fix=fixes[key], at=place, source=label)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef, ctx) -> None:
+        scalar_buffer.note_function(node, ctx, self.uses)
+
+    def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
+        scalar_buffer.note_attribute(node, ctx, self.uses)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        scalar_buffer.note_binary(node, ctx, self.uses)
         if ctx.kind(node.left).is_tensor:
             self._flag(node.right, ctx)
         elif ctx.kind(node.right).is_tensor:
             self._flag(node.left, ctx)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
+        scalar_buffer.note_call(node, ctx, self.uses)
         func = node.func
         name = ctx.resolve(func) or ""
         tensor_op = name.startswith("torch.") and not name.startswith(("torch.cuda.", "torch.distributed."))
@@ -105,6 +186,7 @@ class PythonScalarInput(Rule):
                 self._flag(arg.value, ctx)
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
+        scalar_buffer.note_subscript(node, ctx, self.uses)
         # Whether `node.value` is a tensor or a Python list, the selection is frozen at capture.
         for element in node.slice:
             index = element.slice

@@ -6,6 +6,8 @@ import libcst as cst
 
 from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rewriters.edits import enclosing_statement_line, removal_fix
+from graphsafe.rewriters import keep_tensor
+from graphsafe.rewriters.keep_tensor import operand_fix
 from graphsafe.rewriters.keywords import keyword_fix
 from graphsafe.rules.base import Rule
 from graphsafe.rules.syntax import is_true as _is_true
@@ -73,8 +75,19 @@ class ItemSync(_SyncRule):
     ```
 
     ## Fix safety
-    When the value is an operand of tensor arithmetic, keeping the tensor gives the same values
-    (safe). When it feeds a print or logging call, the fix removes that call from the region
+    When the value is the right operand of `+`, `-` or `*` with a tensor, the fix keeps the
+    tensor: `x * t.item()` → `x * t.reshape(())` (a 0-dim tensor broadcasts like a number). The
+    kernel converts the scalar to the operation's math type either way, so values are bitwise
+    equal when the other operand is a float32 or float64 tensor with at least one dimension
+    (CPU and CUDA, tested with random values, NaN and inf). They differ with a bfloat16/float16
+    operand on CUDA (the 0-dim device tensor is rounded to the operand's dtype first; on CPU
+    they are equal), and the dtype differs when the other operand is an integer or bool tensor
+    (a Python float promotes it to the default dtype, a 0-dim float64 tensor to float64) or a
+    0-dim tensor of another floating dtype. The analyzer does not know dtypes or devices, so
+    this fix is unsafe. `x / v.item()` (CUDA multiplies by `1 / v` for a number), the value on
+    the left (`v.item() * x`: a float16 CPU kernel rounds a tensor passed first) and exponents
+    get no fix. `v = t.item()` whose every read is such an operand becomes `v = t.reshape(())`.
+    When `.item()` feeds a print or logging call, the fix removes that call from the region
     (unsafe: log the graph's static output after replay instead).
     """
 
@@ -86,21 +99,35 @@ class ItemSync(_SyncRule):
     invalid = (
         "v = x.item()",
         Example("loss = F.mse_loss(x, y)\nprint(loss.item())", fixed="loss = F.mse_loss(x, y)"),
-        Example("s = y.sum()\nz = x * s.item()", fixed="s = y.sum()\nz = x * s"),
+        Example("s = y.sum()\nz = x * s.item()", fixed="s = y.sum()\nz = x * s.reshape(())"),
+        Example("z = x.float() - y.sum().item()", fixed="z = x.float() - y.sum()"),
+        "z = y.sum().item() * x",
+        Example("s = y.sum().item()\nz = x * s\nw = z - s", fixed="s = y.sum()\nz = x * s\nw = z - s"),
+        "s = y.sum().item()\nz = x * s\nreturn s",  # returned to Python: no fix
     )
     fixable = True
 
+    def __init__(self) -> None:
+        self.bindings = keep_tensor.ScalarBindings()  # `v = t.item()`: decided at the end of the file
+
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        keep_tensor.note_safe_read(node, ctx, self.bindings)
         # `x * loss.item()`: the tensor itself gives the same values without leaving the GPU.
-        for operand, other in ((node.left, node.right), (node.right, node.left)):
-            if self._is_item(operand, ctx) and ctx.kind(other).is_tensor:
-                receiver = ctx.code_for(operand.func.value)
-                fix = ("Use the tensor instead of `.item()`", [(operand, receiver)], Applicability.SAFE)
-                ctx.report(self, operand, fix=fix)
+        for operand in (node.left, node.right):
+            if self._is_item(operand, ctx):
+                fix = operand_fix(node, operand, ctx)
+                if fix is not None:
+                    ctx.report(self, operand, fix=fix)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if self._is_item(node, ctx):
+            if ctx.first_report("GS101-binding", node) and keep_tensor.note_binding(node, ctx, self.bindings):
+                return
             ctx.report(self, node, fix=log_removal_fix(ctx))
+
+    def end_module(self, ctx) -> None:
+        for binding in self.bindings.bindings:
+            ctx.report(self, binding.call, fix=keep_tensor.binding_fix(binding, ctx, self.bindings), at=binding.place)
 
     @staticmethod
     def _is_item(node, ctx) -> bool:
@@ -269,8 +296,14 @@ class TensorToPython(_SyncRule):
     from outside the region.
 
     ## Fix safety
-    `float(t)` feeding only tensor math can keep the tensor (safe); other uses have no fix.
+    `float(t)` as the right operand of `+`, `-` or `*` with a tensor keeps the tensor
+    (`x * float(t)` → `x * t.reshape(())`), with the same conditions as GS101's fix (unsafe:
+    equal values for float32/float64 operands, but not for bfloat16/float16 ones on CUDA, and
+    the dtype differs for an integer/bool operand or a 0-dim
+    operand of another floating dtype). `int(t)` and `bool(t)` get no fix: `int()` truncates a
+    float, and both change the result's dtype category.
     """
+    fixable = True
 
     code = "GS105"
     name = "tensor-to-python"
@@ -279,12 +312,37 @@ class TensorToPython(_SyncRule):
     valid = ("n = int(x.shape[0])", "k = x.size(-1)\nz = x[:, :k]", "z = x[0]")
     invalid = ("f = float(x)", "b = bool(x.sum())", "for i in range(x.sum()):\n    pass", "n = x.sum()\nz = y[:n]",
                "idx = torch.arange(x.sum())",
+               Example("z = F.softmax(x, -1) * float(y.max())", fixed="z = F.softmax(x, -1) * y.max()"),
+               Example("z = x + float(y)", fixed="z = x + y.reshape(())"), "z = x * int(y.sum())",
+               Example("m = float(y[0])\nz = x - m", fixed="m = y[0].reshape(())\nz = x - m"),
+               "m = float(y[0])\nif m > 0:\n    z = x - m",
                "layers = torch.nn.ModuleList([torch.nn.Linear(2, 2)])\nlayer = layers[x.argmax()]")
+
+    def __init__(self) -> None:
+        self.bindings = keep_tensor.ScalarBindings()  # `v = float(t)`: decided at the end of the file
+
+    def end_module(self, ctx) -> None:
+        for binding in self.bindings.bindings:
+            fix = keep_tensor.binding_fix(binding, ctx, self.bindings)
+            ctx.report(self, binding.call, fix=fix, at=binding.place, what="`float()`")
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
+        keep_tensor.note_safe_read(node, ctx, self.bindings)
+        # `x * float(t)`: keep the tensor (reported here, with its fix, before visit_Call sees it)
+        for operand in (node.left, node.right):
+            if isinstance(operand, cst.Call) and isinstance(operand.func, cst.Name) and operand.func.value == "float":
+                fix = operand_fix(node, operand, ctx)
+                if fix is not None:
+                    ctx.report(self, operand, fix=fix, what="`float()`")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
         if isinstance(func, cst.Name) and func.value in ("bool", "int", "float", "range", "complex"):
             if any(arg.keyword is None and ctx.kind(arg.value).is_tensor for arg in node.args):
+                if func.value == "float" and ctx.first_report("GS105-binding", node) \
+                        and keep_tensor.scalar_read(node, ctx) is not None \
+                        and keep_tensor.note_binding(node, ctx, self.bindings):
+                    return
                 ctx.report(self, node, what=f"`{func.value}()`")
             return
         name = ctx.resolve(func) or ""
