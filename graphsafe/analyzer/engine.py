@@ -225,23 +225,25 @@ def check_paths(
 
 
 def check_source(source: str, filename: str, settings: Settings | None = None, others: list[FileFacts] = (),
-                 naming: ModuleNaming | None = None) -> CheckResult:
+                 naming: ModuleNaming | None = None, parse=None) -> CheckResult:
     """Analyse one in-memory buffer as if it were `filename` (stdin mode, editors).
 
     `others` are facts of the rest of the project (e.g. an editor's workspace index), so
     regions and chains that cross files stay correct; `naming` is the buffer's module name
-    in that project (see discovery.module_names).
+    in that project (see discovery.module_names); `parse` replaces libcst.parse_module (an
+    editor's incremental parser, analyzer/incremental.py).
     """
     with no_cyclic_gc():
-        return _check_source(source, filename, settings or Settings(), others, naming)
+        return _check_source(source, filename, settings or Settings(), others, naming, parse)
 
 
-def _check_source(source: str, filename: str, settings: Settings, others, naming) -> CheckResult:
+def _check_source(source: str, filename: str, settings: Settings, others, naming, parse) -> CheckResult:
     started = time.perf_counter()
     if naming is None:
         module, is_package = module_name(Path(filename))
         naming = ModuleNaming(module, is_package)
-    facts = analyze_text(filename, naming.module, naming.is_package, source, CHECK_RULES, naming.renames)
+    facts = analyze_text(filename, naming.module, naming.is_package, source, CHECK_RULES, naming.renames,
+                         **({"parse": parse} if parse is not None else {}))
     all_facts = [facts, *(f for f in others if f.path != filename)]
     diagnostics, regions = diagnose(all_facts, settings)
     diagnostics = [d for d in diagnostics if d.path == filename]

@@ -93,14 +93,16 @@ def analyze_bytes(path: str, module: str, is_package: bool, content: bytes, rule
     return analyze_text(path, module, is_package, text, rules, renames)
 
 
-def analyze_text(path: str, module: str, is_package: bool, text: str, rules, renames=None) -> FileFacts:
+def analyze_text(path: str, module: str, is_package: bool, text: str, rules, renames=None,
+                 parse=cst.parse_module) -> FileFacts:
+    """`parse` turns text into a libcst module (an editor passes an incremental parser)."""
     if len(text) > LARGE_FILE_BYTES:
         encoded = text.encode("utf-8", "surrogateescape")
         if not any(token in encoded for token in RELEVANT_TOKENS):
             return FileFacts(path, module, (), (), (), (), ())
     try:
         with _time_limit(TIME_LIMIT_S), no_cyclic_gc():
-            module_node = cst.parse_module(text)
+            module_node = parse(text)
             walker = FileWalker(path, module, is_package, rules, dict(renames or ()))
             return walker.run(module_node, text)
     except cst.ParserSyntaxError as error:

@@ -26,6 +26,7 @@ from pygls.uris import from_fs_path
 from graphsafe.analyzer.discovery import DEFAULT_EXCLUDE, ModuleNaming, module_name
 from graphsafe.analyzer.engine import check_source, diagnose
 from graphsafe.analyzer.facts import FileFacts
+from graphsafe.analyzer.incremental import IncrementalParser
 from graphsafe.config import Settings
 from graphsafe.lsp import convert, index
 from graphsafe.lsp.settings import resolve
@@ -107,6 +108,7 @@ class WorkspaceState:
         self.projects: list[Project] = []
         self.stray: dict[str, Project] = {}
         self.documents: dict[str, Analysed] = {}  # uri → last analysis of an open buffer
+        self.parsers: dict[str, IncrementalParser] = {}  # uri → its syntax tree, updated per edit
         self.errors: list[str] = []  # configuration errors not yet shown
         for folder in folders:
             self.add_folder(folder)
@@ -224,7 +226,9 @@ class WorkspaceState:
         project = self.project_for(path)
         previous = self.documents.get(uri)
         naming = project.naming_of(path)
-        result = check_source(text, path, project.settings, self._facts(project, skip=path), naming=naming)
+        parser = self.parsers.setdefault(uri, IncrementalParser())
+        result = check_source(text, path, project.settings, self._facts(project, skip=path), naming=naming,
+                              parse=parser.parse)
         facts = result.facts[0]
         document = Analysed(uri, path, version, text, tuple(convert.split_lines(text)), facts, tuple(result.diagnostics),
                             naming)
@@ -269,6 +273,7 @@ class WorkspaceState:
         None when the document was never open here (a client's mistake, ignored).
         """
         document = self.documents.pop(uri, None)
+        self.parsers.pop(uri, None)
         if document is None:
             return None
         project = self.project_for(path)
