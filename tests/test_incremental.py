@@ -152,3 +152,49 @@ def test_edits_inside_a_method_reparse_only_that_method() -> None:
     assert after.body[0] is before.body[0]  # the import line is the same node
     old_class, new_class = before.body[3], after.body[3]
     assert new_class is not old_class and new_class.body.body[1] is old_class.body.body[1]  # g() reused
+
+
+def _typing_edit(rng: random.Random, text: str) -> str:
+    """Edits that keep the call graph: a trailing space, a character typed into a bound name."""
+    lines = text.split("\n")
+    k = rng.randrange(len(lines))
+    if rng.random() < 0.5:
+        lines[k] += " "
+    else:
+        import re
+
+        found = re.match(r"^(\s+[A-Za-z_]\w*)(\s*=[^=].*)$", lines[k])
+        if found:
+            lines[k] = found.group(1) + rng.choice("xyz_") + found.group(2)
+    return "\n".join(lines)
+
+
+def test_reused_project_step_gives_the_full_diagnostics() -> None:
+    from graphsafe.analyzer.discovery import module_names
+    from graphsafe.analyzer.engine import ProjectCache, check_source, collect_facts
+    from graphsafe.config import Settings
+
+    folder = ROOT / "corpus" / "decode_loop"
+    files = sorted(folder.glob("*.py"))
+    facts, _ = collect_facts(files, folder, jobs=1)
+    names = module_names(files, Path.cwd())
+    settings = Settings()
+    rng = random.Random(11)
+    reused = 0
+    for target in files:
+        others = [f for f, p in zip(facts, files) if p != target]
+        naming = names[target]
+        original = target.read_text(encoding="utf-8")
+        parser, cache = IncrementalParser(), ProjectCache()
+        text, in_regions = original, 0
+        for step in range(40):
+            roll = rng.random()
+            text = original if roll < 0.1 else _random_edit(rng, text) if roll < 0.3 else _typing_edit(rng, text)
+            full = check_source(text, str(target), settings, others, naming)
+            fast = check_source(text, str(target), settings, others, naming, parse=parser.parse, cache=cache)
+            assert fast.diagnostics == full.diagnostics, f"{target.name}, step {step}:\n{text}"
+            assert fast.regions == full.regions
+            reused += cache.reused
+            in_regions += sum(d.region is not None for d in fast.diagnostics)
+        assert in_regions or target.name == "run.py"  # diagnostics with chains were compared
+    assert reused > 40  # the reuse path was taken

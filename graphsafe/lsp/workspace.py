@@ -24,7 +24,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from graphsafe.analyzer.discovery import DEFAULT_EXCLUDE, ModuleNaming, module_name
-from graphsafe.analyzer.engine import check_source, diagnose
+from graphsafe.analyzer.engine import ProjectCache, check_source, diagnose, shape_of
 from graphsafe.analyzer.facts import FileFacts
 from graphsafe.analyzer.incremental import IncrementalParser
 from graphsafe.config import Settings
@@ -109,6 +109,7 @@ class WorkspaceState:
         self.stray: dict[str, Project] = {}
         self.documents: dict[str, Analysed] = {}  # uri → last analysis of an open buffer
         self.parsers: dict[str, IncrementalParser] = {}  # uri → its syntax tree, updated per edit
+        self.steps: dict[str, ProjectCache] = {}  # uri → its last project step, reused while its calls stay
         self.errors: list[str] = []  # configuration errors not yet shown
         for folder in folders:
             self.add_folder(folder)
@@ -228,13 +229,14 @@ class WorkspaceState:
         naming = project.naming_of(path)
         parser = self.parsers.setdefault(uri, IncrementalParser())
         result = check_source(text, path, project.settings, self._facts(project, skip=path), naming=naming,
-                              parse=parser.parse)
+                              parse=parser.parse, cache=self.steps.setdefault(uri, ProjectCache()))
         facts = result.facts[0]
         document = Analysed(uri, path, version, text, tuple(convert.split_lines(text)), facts, tuple(result.diagnostics),
                             naming)
         self.documents[uri] = document
         publications = [self._publication(document)]
-        if previous is None or previous.facts != facts:
+        # Other files see only this one's units, calls and classes, not its hits.
+        if previous is None or (previous.facts != facts and shape_of(previous.facts) != shape_of(facts)):
             publications.extend(self.rediagnose(project, skip=uri))
         return publications
 
@@ -274,6 +276,7 @@ class WorkspaceState:
         """
         document = self.documents.pop(uri, None)
         self.parsers.pop(uri, None)
+        self.steps.pop(uri, None)
         if document is None:
             return None
         project = self.project_for(path)
