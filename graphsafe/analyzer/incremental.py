@@ -147,6 +147,18 @@ class IncrementalParser:
         self.text, self.module = text, module
         return module
 
+    def prepare(self) -> None:
+        """Compute now what the next edit would otherwise compute first: the statements'
+        lengths in the module and in its top-level defs and classes (an editor calls this
+        when idle; about one code generation of the file, once per full parse)."""
+        module = self.module
+        if module is None or not module.has_trailing_newline:
+            return
+        layout = self._layout(module, [])
+        for statement, length in zip(module.body, layout.children):
+            if _descendable(statement):
+                self._layout(statement, [], length)
+
     # ------------------------------------------------------------------ layouts
     def _state(self, indents: list[str]) -> CodegenState:
         state = CodegenState(default_indent=self.module.default_indent, default_newline=self.module.default_newline)

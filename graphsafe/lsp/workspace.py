@@ -34,6 +34,9 @@ from graphsafe.model import Diagnostic
 
 log = logging.getLogger("graphsafe.lsp")
 
+# Buffers up to this size keep their syntax tree between edits (analyzer/incremental.py).
+INCREMENTAL_MAX_CHARS = 512 * 1024
+
 
 @dataclass
 class Project:
@@ -227,9 +230,13 @@ class WorkspaceState:
         project = self.project_for(path)
         previous = self.documents.get(uri)
         naming = project.naming_of(path)
-        parser = self.parsers.setdefault(uri, IncrementalParser())
+        if len(text) <= INCREMENTAL_MAX_CHARS:
+            parse = self.parsers.setdefault(uri, IncrementalParser()).parse
+        else:  # a tree kept per buffer costs ~80 bytes per character
+            self.parsers.pop(uri, None)
+            parse = None
         result = check_source(text, path, project.settings, self._facts(project, skip=path), naming=naming,
-                              parse=parser.parse, cache=self.steps.setdefault(uri, ProjectCache()))
+                              parse=parse, cache=self.steps.setdefault(uri, ProjectCache()))
         facts = result.facts[0]
         document = Analysed(uri, path, version, text, tuple(convert.split_lines(text)), facts, tuple(result.diagnostics),
                             naming)
@@ -239,6 +246,15 @@ class WorkspaceState:
         if previous is None or (previous.facts != facts and shape_of(previous.facts) != shape_of(facts)):
             publications.extend(self.rediagnose(project, skip=uri))
         return publications
+
+    def prepare(self, uri: str) -> None:
+        """Idle time after an analysis: get the buffer's parser ready for the next edit."""
+        parser = self.parsers.get(uri)
+        if parser is not None:
+            try:
+                parser.prepare()
+            except Exception:  # only a head start: the next edit computes what it needs itself
+                log.debug("preparing the parser of %s failed", uri, exc_info=True)
 
     def rediagnose(self, project: Project | None, skip: str | None = None) -> list[Publication]:
         """Diagnostics of the open buffers (of `project`, or of all) from stored facts; only changed ones."""
