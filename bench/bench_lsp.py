@@ -4,9 +4,10 @@ Starts the server over stdio with the repository as its workspace (so the index 
 corpus and the rest of the repo), waits for the index, opens torch/_tensor.py (from the
 installed torch) and corpus/decode_loop/model.py, then sends N tiny incremental edits per
 file and edit pattern, one at a time, with the debounce switched off through
-`initializationOptions` so that every edit is analysed. Two patterns: a trailing space
-added to / removed from the first line, and a character typed into / deleted from a name
-bound inside a function body in the middle of the file (every step valid code).
+`initializationOptions` so that every edit is analysed. Three patterns: a trailing space
+added to / removed from the first line; a character typed into / deleted from a name bound
+inside a function body in the middle of the file (every step valid code); an empty line
+added above that line and removed (every later line moves: the full project step runs).
 
 Baselines, measured in this process in the same run, between edits (the server is idle
 then): `libcst.parse_module` of the same full text (the target: p50 ≤ 1.5×, p95 ≤ 2× of
@@ -133,7 +134,15 @@ def typing_in_body(text: str) -> tuple[str, int]:
     return f"typing in a body (line {line})", found.end(1)
 
 
-PATTERNS = (trailing_space, typing_in_body)
+def new_line_in_body(text: str) -> tuple[str, int]:
+    """Edit pattern 3: an empty line added above that assignment and removed again. Every
+    later line moves, so the project step (regions, call graph) runs in full each time."""
+    label, offset = typing_in_body(text)
+    return label.replace("typing in", "a new line in"), text.rfind("\n", 0, offset) + 1
+
+
+PATTERNS = (trailing_space, typing_in_body, new_line_in_body)
+INSERTED = {trailing_space: " ", typing_in_body: "x", new_line_in_body: "\n"}
 
 
 def bench_file(client: Client, path: Path, n: int, spacing_s: float, version: int) -> list[dict]:
@@ -153,7 +162,7 @@ def bench_file(client: Client, path: Path, n: int, spacing_s: float, version: in
     for pattern in PATTERNS:
         label, offset = pattern(text)
         at = _position(text, offset)
-        edited = text[:offset] + ("x" if pattern is typing_in_body else " ") + text[offset:]
+        edited = text[:offset] + INSERTED[pattern] + text[offset:]
         latencies, parses, analyses = [], [], []
         for i in range(n):
             version += 1
@@ -161,7 +170,7 @@ def bench_file(client: Client, path: Path, n: int, spacing_s: float, version: in
                 change = {"range": {"start": at, "end": at}, "text": edited[offset]}
                 current = edited
             else:
-                change = {"range": {"start": at, "end": {"line": at["line"], "character": at["character"] + 1}}, "text": ""}
+                change = {"range": {"start": at, "end": _position(edited, offset + 1)}, "text": ""}
                 current = text
             sent = client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
                                                              "contentChanges": [change]})

@@ -169,13 +169,30 @@ def _typing_edit(rng: random.Random, text: str) -> str:
     return "\n".join(lines)
 
 
-def test_reused_project_step_gives_the_full_diagnostics() -> None:
+REDEFINED = """import torch
+
+
+def step(x: torch.Tensor):  # graphsafe: region
+    y = x * 2
+    return y.item()
+
+
+def step(x: torch.Tensor):  # graphsafe: region
+    y = x * 3
+    return y.cpu()
+"""
+
+
+def test_reused_project_step_gives_the_full_diagnostics(tmp_path: Path) -> None:
     from graphsafe.analyzer.discovery import module_names
     from graphsafe.analyzer.engine import ProjectCache, check_source, collect_facts
     from graphsafe.config import Settings
 
     folder = ROOT / "corpus" / "decode_loop"
     files = sorted(folder.glob("*.py"))
+    redefined = tmp_path / "redefined.py"  # one name defined twice: the first definition is the unit
+    redefined.write_text(REDEFINED, encoding="utf-8")
+    files.append(redefined)
     facts, _ = collect_facts(files, folder, jobs=1)
     names = module_names(files, Path.cwd())
     settings = Settings()
@@ -196,5 +213,5 @@ def test_reused_project_step_gives_the_full_diagnostics() -> None:
             assert fast.regions == full.regions
             reused += cache.reused
             in_regions += sum(d.region is not None for d in fast.diagnostics)
-        assert in_regions or target.name == "run.py"  # diagnostics with chains were compared
+        assert in_regions or target.name in ("run.py", "redefined.py")  # diagnostics with chains were compared
     assert reused > 40  # the reuse path was taken

@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 from graphsafe.analyzer.cache import FactsCache
 from graphsafe.analyzer.callgraph import Project, Reach
 from graphsafe.analyzer.discovery import ModuleNaming, discover, module_name, module_names
-from graphsafe.analyzer.facts import FileFacts
+from graphsafe.analyzer.facts import FileFacts, Unit
 from graphsafe.analyzer.noqa import suppressed
 from graphsafe.analyzer.parsing import analyze_bytes, analyze_text, error_facts, no_cyclic_gc
 from graphsafe.config import Settings
@@ -258,7 +258,10 @@ class ProjectCache:
         if (last is not None and last.shape == shape and last.settings == settings and len(last.others) == len(others)
                 and all(a is b for a, b in zip(last.others, others))):
             step, self.reused = last, True
-            found = step.project.hit_diagnostics(step.reach, facts.path, {u.key: u for u in facts.units})
+            units: dict[str, Unit] = {}
+            for unit in facts.units:
+                units.setdefault(unit.key, unit)  # the first of a redefined name, as Project keeps it
+            found = step.project.hit_diagnostics(step.reach, facts.path, units)
         else:
             self.reused = False
             project = Project([facts, *others])

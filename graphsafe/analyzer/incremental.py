@@ -265,14 +265,14 @@ class IncrementalParser:
                 children = list(layout.children)
                 children[first] = replaced_layout.total
                 body = (*statements[:first], replaced, *statements[first + 1:])
-                return self._rebuild(node, body, None, None), _Layout(layout.prefix, tuple(children), layout.suffix)
+                return self._rebuild(node, body), _Layout(layout.prefix, tuple(children), layout.suffix)
 
         at_top = is_module and first == 0
         at_end = is_module and last == len(statements) - 1
         chunk_start = base if at_top else offsets[first][0]
         chunk_end = len(text) if at_end else offsets[last][1] + delta
         chunk = text[chunk_start:chunk_end]
-        new, header, footer, has_trailing_newline = self._parse_chunk(chunk, inner, at_top, at_end, first > 0)
+        new, header, footer, has_trailing_newline = self._parse_chunk(chunk, inner, at_top, at_end)
         following = statements[last + 1:]
         if following and any(line.whitespace.value for line in following[0].leading_lines):
             raise _Fallback()  # indented comments after the chunk could change owner
@@ -294,20 +294,21 @@ class IncrementalParser:
             raise _Fallback()  # lengths would be off by the missing newline
         return rebuilt, _Layout(new_prefix, children, new_suffix)
 
-    def _rebuild(self, node, body, header, footer, has_trailing_newline=None):
-        body = tuple(body) if isinstance(node.body if isinstance(node, cst.Module) else node.body.body, tuple) else list(body)
-        if isinstance(node, cst.Module):
-            changes = {"body": body}
-            if header is not None:
-                changes["header"] = header
-            if footer is not None:
-                changes["footer"] = footer
-            if has_trailing_newline is not None:
-                changes["has_trailing_newline"] = has_trailing_newline
-            return node.with_changes(**changes)
-        return node.with_changes(body=node.body.with_changes(body=body))
+    @staticmethod
+    def _rebuild(node, body, header=None, footer=None, has_trailing_newline=None):
+        """`node` with new statements (libcst's parser gives tuples; so do we)."""
+        if not isinstance(node, cst.Module):
+            return node.with_changes(body=node.body.with_changes(body=tuple(body)))
+        changes = {"body": tuple(body)}
+        if header is not None:
+            changes["header"] = header
+        if footer is not None:
+            changes["footer"] = footer
+        if has_trailing_newline is not None:
+            changes["has_trailing_newline"] = has_trailing_newline
+        return node.with_changes(**changes)
 
-    def _parse_chunk(self, chunk: str, indents: list[str], at_top: bool, at_end: bool, after_statement: bool):
+    def _parse_chunk(self, chunk: str, indents: list[str], at_top: bool, at_end: bool):
         """Parse `chunk` (whole statements at indentation `indents`) as the file would.
 
         Returns (statements, header, footer, has_trailing_newline); header/footer only where
