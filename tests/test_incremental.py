@@ -96,7 +96,9 @@ def _incremental(parser: IncrementalParser, text: str):
 
 def _sources() -> list[tuple[str, str]]:
     corpus = sorted((ROOT / "corpus").glob("*/*.py"))[:6]
-    return [("tricky", TRICKY)] + [(p.name, p.read_text(encoding="utf-8")) for p in corpus]
+    variants = [("tricky", TRICKY), ("crlf", TRICKY.replace("\n", "\r\n")), ("tabs", TRICKY.replace("    ", "\t")),
+                ("two spaces", TRICKY.replace("    ", "  ")), ("no blocks", "import os\n# c\nx = 1\n\ny = [\n  2]\n")]
+    return variants + [(p.name, p.read_text(encoding="utf-8")) for p in corpus]
 
 
 @pytest.mark.parametrize("seed", range(6))
