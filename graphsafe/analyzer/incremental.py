@@ -272,6 +272,8 @@ class IncrementalParser:
         chunk_start = base if at_top else offsets[first][0]
         chunk_end = len(text) if at_end else offsets[last][1] + delta
         chunk = text[chunk_start:chunk_end]
+        if len(chunk) > len(text) // 2:
+            raise _Fallback()  # most of the file: a plain parse is cheaper (no lengths to generate)
         new, header, footer, has_trailing_newline = self._parse_chunk(chunk, inner, at_top, at_end)
         following = statements[last + 1:]
         if following and any(line.whitespace.value for line in following[0].leading_lines):
