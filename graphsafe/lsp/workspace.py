@@ -1,11 +1,13 @@
 """What the server knows about the workspace, owned by its single worker thread.
 
 A *project* is a workspace folder: its settings and the index (facts of its files on disk).
-Open buffers overlay the index: a changed buffer is re-analysed alone (one parse + walk) and
-the project-level step (regions, call graph, reachability) runs over the index plus the
-overlay, which costs milliseconds. When a buffer's facts change, the other open buffers of
-its project are re-diagnosed from their stored facts (no re-parse), because a region or a
-callee in one file changes what another file reports.
+Open buffers overlay the index: a changed buffer is re-analysed alone (parse + walk; the
+parse reuses the statements the edit did not touch, analyzer/incremental.py) and the
+project-level step (regions, call graph, reachability) runs over the index plus the overlay,
+which costs milliseconds, and is reused while an edit changes only the buffer's hits
+(engine.ProjectCache). When a buffer's units, calls or classes change, the other open
+buffers of its project are re-diagnosed from their stored facts (no re-parse), because a
+region or a callee in one file changes what another file reports.
 
 Every method here runs on the worker thread (see worker.py), so nothing needs a lock; the
 event loop only reads `documents` entries, which are replaced whole.
