@@ -18,6 +18,13 @@ _MAX_ALIAS_DEPTH = 8
 
 
 @dataclass(frozen=True)
+class Reach:
+    parent: dict[str, str | None]  # unit key → its caller on a shortest chain (None: a region root)
+    root_of: dict[str, Region]
+    order: tuple[str, ...]  # breadth-first
+
+
+@dataclass(frozen=True)
 class _Located:
     unit: Unit
     path: str
@@ -193,10 +200,14 @@ class Project:
 
     # ---------------------------------------------------------------- reachability
     def reachable_diagnostics(self, regions: list[Region]) -> list[Diagnostic]:
-        """Hazards in units reachable from any region, each with its shortest chain.
+        """Hazards in units reachable from any region, each with its shortest chain."""
+        return self.hit_diagnostics(self.reach(regions))
+
+    def reach(self, regions: list[Region]) -> Reach:
+        """Every unit reachable from a region, its caller on a shortest chain and its root.
 
         One breadth-first walk from all roots at once: O(units + calls) even with `--region '*'`.
-        """
+        Depends on calls, classes and regions only, never on hits."""
         parent: dict[str, str | None] = {}
         root_of: dict[str, Region] = {}
         queue: deque[str] = deque()
@@ -216,14 +227,24 @@ class Project:
                         parent[callee] = key
                         root_of[callee] = root_of[key]
                         queue.append(callee)
+        return Reach(parent, root_of, tuple(order))
+
+    def hit_diagnostics(self, reach: Reach, path: str | None = None, units: dict[str, Unit] | None = None
+                        ) -> list[Diagnostic]:
+        """The hits of the reachable units (of file `path` only, if given; `units` by key
+        replace that file's units: same calls, newer hits)."""
+        parent, root_of = reach.parent, reach.root_of
         diagnostics: dict[tuple, Diagnostic] = {}
-        for key in order:
+        for key in reach.order:
             located = self.units[key]
-            if not located.unit.hits:
+            if path is not None and located.path != path:
+                continue
+            unit = units[key] if units is not None and located.path == path else located.unit
+            if not unit.hits:
                 continue
             chain = self._chain(key, parent)
             is_root = parent[key] is None
-            for hit in located.unit.hits:
+            for hit in unit.hits:
                 if hit.root_only and not is_root:
                     continue
                 if hit.condition is not None and not self.attr_is_varying(*hit.condition):

@@ -8,14 +8,14 @@ from __future__ import annotations
 import fnmatch
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
 from graphsafe.analyzer.cache import FactsCache
-from graphsafe.analyzer.callgraph import Project
+from graphsafe.analyzer.callgraph import Project, Reach
 from graphsafe.analyzer.discovery import ModuleNaming, discover, module_name, module_names
-from graphsafe.analyzer.facts import FileFacts
+from graphsafe.analyzer.facts import FileFacts, Unit
 from graphsafe.analyzer.noqa import suppressed
 from graphsafe.analyzer.parsing import analyze_bytes, analyze_text, error_facts, no_cyclic_gc
 from graphsafe.config import Settings
@@ -224,25 +224,80 @@ def check_paths(
     return CheckResult(diagnostics, regions, len(files), hits, time.perf_counter() - started, facts)
 
 
+def shape_of(facts: FileFacts) -> FileFacts:
+    """What other files and the call graph see of a file: its facts without hits and noqa."""
+    return replace(facts, units=tuple(replace(u, hits=()) for u in facts.units), noqa=(), errors=(), always=())
+
+
+@dataclass
+class _ProjectStep:
+    others: list[FileFacts]  # the very objects (compared by identity: cheap and exact)
+    settings: Settings
+    shape: FileFacts
+    project: Project
+    regions: list[Region]
+    reach: Reach
+
+
+class ProjectCache:
+    """The project step (regions, call graph, reachability) of one buffer's last analysis.
+
+    An edit that changes only the buffer's hits (typing inside a body, a trailing space)
+    leaves the call graph as it was: the reachable units and their chains are reused and
+    only the buffer's hits are turned into diagnostics. Anything else (the buffer's calls,
+    units, lines, classes; another file; the settings) runs the whole step."""
+
+    def __init__(self) -> None:
+        self._last: _ProjectStep | None = None
+        self.reused = False  # the last diagnose() reused the project step (for tests and stats)
+
+    def diagnose(self, facts: FileFacts, others: list[FileFacts], settings: Settings) -> tuple[list[Diagnostic], list[Region]]:
+        """`diagnose([facts, *others], settings)`, keeping only `facts.path`'s diagnostics."""
+        shape = shape_of(facts)
+        last = self._last
+        if (last is not None and last.shape == shape and last.settings == settings and len(last.others) == len(others)
+                and all(a is b for a, b in zip(last.others, others))):
+            step, self.reused = last, True
+            units: dict[str, Unit] = {}
+            for unit in facts.units:
+                units.setdefault(unit.key, unit)  # the first of a redefined name, as Project keeps it
+            found = step.project.hit_diagnostics(step.reach, facts.path, units)
+        else:
+            self.reused = False
+            project = Project([facts, *others])
+            regions = project.regions(settings.regions, settings.root)
+            step = self._last = _ProjectStep(list(others), settings, shape, project, regions, project.reach(regions))
+            found = project.hit_diagnostics(step.reach, facts.path)
+        found.extend(facts.errors)
+        found.extend(Diagnostic(h.code, h.message, facts.path, h.start, h.end, None, (), h.fix) for h in facts.always)
+        return filter_diagnostics(found, [facts], settings), step.regions
+
+
 def check_source(source: str, filename: str, settings: Settings | None = None, others: list[FileFacts] = (),
-                 naming: ModuleNaming | None = None) -> CheckResult:
+                 naming: ModuleNaming | None = None, parse=None, cache: ProjectCache | None = None) -> CheckResult:
     """Analyse one in-memory buffer as if it were `filename` (stdin mode, editors).
 
     `others` are facts of the rest of the project (e.g. an editor's workspace index), so
     regions and chains that cross files stay correct; `naming` is the buffer's module name
-    in that project (see discovery.module_names).
+    in that project (see discovery.module_names). An editor keeps state per buffer between
+    edits: `parse` replaces libcst.parse_module (analyzer/incremental.py) and `cache` reuses
+    the project step; both give exactly the result of a run without them.
     """
     with no_cyclic_gc():
-        return _check_source(source, filename, settings or Settings(), others, naming)
+        return _check_source(source, filename, settings or Settings(), others, naming, parse, cache)
 
 
-def _check_source(source: str, filename: str, settings: Settings, others, naming) -> CheckResult:
+def _check_source(source: str, filename: str, settings: Settings, others, naming, parse, cache) -> CheckResult:
     started = time.perf_counter()
     if naming is None:
         module, is_package = module_name(Path(filename))
         naming = ModuleNaming(module, is_package)
-    facts = analyze_text(filename, naming.module, naming.is_package, source, CHECK_RULES, naming.renames)
-    all_facts = [facts, *(f for f in others if f.path != filename)]
-    diagnostics, regions = diagnose(all_facts, settings)
-    diagnostics = [d for d in diagnostics if d.path == filename]
+    facts = analyze_text(filename, naming.module, naming.is_package, source, CHECK_RULES, naming.renames,
+                         **({"parse": parse} if parse is not None else {}))
+    if cache is not None:
+        diagnostics, regions = cache.diagnose(facts, [f for f in others if f.path != filename], settings)
+    else:
+        all_facts = [facts, *(f for f in others if f.path != filename)]
+        diagnostics, regions = diagnose(all_facts, settings)
+        diagnostics = [d for d in diagnostics if d.path == filename]
     return CheckResult(diagnostics, regions, 1, 0, time.perf_counter() - started, [facts])

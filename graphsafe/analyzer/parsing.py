@@ -93,7 +93,9 @@ def analyze_bytes(path: str, module: str, is_package: bool, content: bytes, rule
     return analyze_text(path, module, is_package, text, rules, renames)
 
 
-def analyze_text(path: str, module: str, is_package: bool, text: str, rules, renames=None) -> FileFacts:
+def analyze_text(path: str, module: str, is_package: bool, text: str, rules, renames=None,
+                 parse=cst.parse_module) -> FileFacts:
+    """`parse` turns text into a libcst module (an editor passes an incremental parser)."""
     other = other_language(path)
     if other is not None:
         return _analyze_other(other, path, module, text, rules)
@@ -103,7 +105,7 @@ def analyze_text(path: str, module: str, is_package: bool, text: str, rules, ren
             return FileFacts(path, module, (), (), (), (), ())
     try:
         with _time_limit(TIME_LIMIT_S), no_cyclic_gc():
-            module_node = cst.parse_module(text)
+            module_node = parse(text)
             walker = FileWalker(path, module, is_package, rules, dict(renames or ()))
             return walker.run(module_node, text)
     except cst.ParserSyntaxError as error:

@@ -39,6 +39,16 @@ SCALAR_BUILTINS = frozenset(
 )
 
 _children = children  # fast field-based traversal (see analyzer/nodes.py)
+_VISITS: dict[type, tuple[tuple[type, str], ...]] = {}
+
+
+def _visits(rule: type) -> tuple[tuple[type, str], ...]:
+    """(node type, method name) of a rule's `visit_<Node>` methods; scanned once per class
+    (dir() on every rule costs ~0.6 ms per file, a tenth of an editor's small-file analysis)."""
+    found = _VISITS.get(rule)
+    if found is None:
+        found = _VISITS[rule] = tuple((getattr(cst, a[6:]), a) for a in dir(rule) if a.startswith("visit_"))
+    return found
 
 
 @dataclass(frozen=True)
@@ -118,10 +128,8 @@ class FileWalker:
         self.handlers: dict[type, list[Callable]] = {}
         self.end_hooks = [rule.end_module for rule in self.rules if hasattr(rule, "end_module")]
         for rule in self.rules:
-            for attr in dir(rule):
-                if attr.startswith("visit_"):
-                    node_type = getattr(cst, attr[6:])
-                    self.handlers.setdefault(node_type, []).append(getattr(rule, attr))
+            for node_type, attr in _visits(type(rule)):
+                self.handlers.setdefault(node_type, []).append(getattr(rule, attr))
         self.units: list[_UnitBuilder] = []
         self.always: list[_PendingHit] = []  # hits reported regardless of regions
         self.region_refs: list[tuple[RegionKind, Confidence, tuple[CallRef, ...], str | None, cst.CSTNode]] = []

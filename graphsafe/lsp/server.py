@@ -266,6 +266,8 @@ class GraphsafeServer(LanguageServer):
         publications, errors = await self.run(self._analyse_current, uri, self.path_of(uri), document.version,
                                               document.source)
         self.publish(publications)
+        if publications:  # analysed: use the pause before the next edit (not awaited; never raises)
+            self.worker.submit(WorkspaceState.prepare, self.state, uri)
         for message in errors:  # a stray file's pyproject.toml, read for the first time
             self.show_error(message)
 

@@ -1,11 +1,13 @@
 """What the server knows about the workspace, owned by its single worker thread.
 
 A *project* is a workspace folder: its settings and the index (facts of its files on disk).
-Open buffers overlay the index: a changed buffer is re-analysed alone (one parse + walk) and
-the project-level step (regions, call graph, reachability) runs over the index plus the
-overlay, which costs milliseconds. When a buffer's facts change, the other open buffers of
-its project are re-diagnosed from their stored facts (no re-parse), because a region or a
-callee in one file changes what another file reports.
+Open buffers overlay the index: a changed buffer is re-analysed alone (parse + walk; the
+parse reuses the statements the edit did not touch, analyzer/incremental.py) and the
+project-level step (regions, call graph, reachability) runs over the index plus the overlay,
+which costs milliseconds, and is reused while an edit changes only the buffer's hits
+(engine.ProjectCache). When a buffer's units, calls or classes change, the other open
+buffers of its project are re-diagnosed from their stored facts (no re-parse), because a
+region or a callee in one file changes what another file reports.
 
 Every method here runs on the worker thread (see worker.py), so nothing needs a lock; the
 event loop only reads `documents` entries, which are replaced whole.
@@ -24,14 +26,18 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from graphsafe.analyzer.discovery import DEFAULT_EXCLUDE, ModuleNaming, module_name
-from graphsafe.analyzer.engine import check_source, diagnose
+from graphsafe.analyzer.engine import ProjectCache, check_source, diagnose, shape_of
 from graphsafe.analyzer.facts import FileFacts
+from graphsafe.analyzer.incremental import IncrementalParser
 from graphsafe.config import Settings
 from graphsafe.lsp import convert, index
 from graphsafe.lsp.settings import resolve
 from graphsafe.model import Diagnostic
 
 log = logging.getLogger("graphsafe.lsp")
+
+# Buffers up to this size keep their syntax tree between edits (analyzer/incremental.py).
+INCREMENTAL_MAX_CHARS = 512 * 1024
 
 
 @dataclass
@@ -107,6 +113,8 @@ class WorkspaceState:
         self.projects: list[Project] = []
         self.stray: dict[str, Project] = {}
         self.documents: dict[str, Analysed] = {}  # uri → last analysis of an open buffer
+        self.parsers: dict[str, IncrementalParser] = {}  # uri → its syntax tree, updated per edit
+        self.steps: dict[str, ProjectCache] = {}  # uri → its last project step, reused while its calls stay
         self.errors: list[str] = []  # configuration errors not yet shown
         for folder in folders:
             self.add_folder(folder)
@@ -224,15 +232,31 @@ class WorkspaceState:
         project = self.project_for(path)
         previous = self.documents.get(uri)
         naming = project.naming_of(path)
-        result = check_source(text, path, project.settings, self._facts(project, skip=path), naming=naming)
+        if len(text) <= INCREMENTAL_MAX_CHARS:
+            parse = self.parsers.setdefault(uri, IncrementalParser()).parse
+        else:  # a tree kept per buffer costs ~80 bytes per character
+            self.parsers.pop(uri, None)
+            parse = None
+        result = check_source(text, path, project.settings, self._facts(project, skip=path), naming=naming,
+                              parse=parse, cache=self.steps.setdefault(uri, ProjectCache()))
         facts = result.facts[0]
         document = Analysed(uri, path, version, text, tuple(convert.split_lines(text)), facts, tuple(result.diagnostics),
                             naming)
         self.documents[uri] = document
         publications = [self._publication(document)]
-        if previous is None or previous.facts != facts:
+        # Other files see only this one's units, calls and classes, not its hits.
+        if previous is None or (previous.facts != facts and shape_of(previous.facts) != shape_of(facts)):
             publications.extend(self.rediagnose(project, skip=uri))
         return publications
+
+    def prepare(self, uri: str) -> None:
+        """Idle time after an analysis: get the buffer's parser ready for the next edit."""
+        parser = self.parsers.get(uri)
+        if parser is not None:
+            try:
+                parser.prepare()
+            except Exception:  # only a head start: the next edit computes what it needs itself
+                log.debug("preparing the parser of %s failed", uri, exc_info=True)
 
     def rediagnose(self, project: Project | None, skip: str | None = None) -> list[Publication]:
         """Diagnostics of the open buffers (of `project`, or of all) from stored facts; only changed ones."""
@@ -269,6 +293,8 @@ class WorkspaceState:
         None when the document was never open here (a client's mistake, ignored).
         """
         document = self.documents.pop(uri, None)
+        self.parsers.pop(uri, None)
+        self.steps.pop(uri, None)
         if document is None:
             return None
         project = self.project_for(path)

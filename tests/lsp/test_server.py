@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 from lsprotocol import types
@@ -116,3 +117,95 @@ async def test_buffers_get_their_module_name_among_clashing_script_folders(sessi
     [d] = await session.wait_for_version(ex1)
     assert d.related_information[0].message == "in capture region step: step → helper"
     assert await session.wait_for_version(ex2) == []  # ex2's helper is reached by no region
+
+
+EDITED = (
+    "import torch\n"
+    "\n"
+    "opt = torch.optim.Adam(params)\n"
+    "\n"
+    "\n"
+    "class Model(torch.nn.Module):\n"
+    "    def forward(self, x: torch.Tensor):\n"
+    "        # a comment\n"
+    "        y = x * 2\n"
+    "        if y.sum() > 0:\n"
+    "            return y.item()\n"
+    "        return y.cpu()\n"
+    "\n"
+    "\n"
+    "def step(model: Model, x: torch.Tensor):  # graphsafe: region\n"
+    "    out = model(x)\n"
+    "    opt.step()\n"
+    "    return float(out)\n"
+)
+
+
+async def test_random_edits_publish_what_a_fresh_analysis_finds(session: Session):
+    """Ranged didChange edits (the incremental path: reused syntax tree and project step),
+    some of them syntax errors: after each, the diagnostics equal a from-scratch analysis."""
+    import random
+
+    from graphsafe.analyzer.engine import check_source
+    from graphsafe.lsp import convert, index
+    from graphsafe.lsp.settings import resolve
+
+    await session.initialize()
+    await session.wait_for_index()
+    path = session.root / "edited.py"
+    settings, naming = resolve(session.root).settings, index.naming_among(str(path), [])
+    uri = session.open("edited.py", EDITED)
+    rng = random.Random(3)
+    text, broken, valid, with_chain = EDITED, 0, 0, 0
+    for step in range(60):
+        line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+        at = rng.choice(line_starts)
+        indent = len(text[at:]) - len(text[at:].lstrip(" "))
+        kind = rng.random()
+        if broken >= 3:  # back to the original, as one ranged edit
+            start, end, new = 0, len(text), EDITED
+        elif kind < 0.25:  # a trailing space
+            start = end = text.find("\n", at) if "\n" in text[at:] else len(text)
+            new = " "
+        elif kind < 0.5:  # a character typed into a word
+            words = [i + 1 for i in range(len(text) - 1) if text[i].isalpha() and text[i + 1].isalnum()]
+            start = end = rng.choice(words)
+            new = "x"
+        elif kind < 0.7:  # a new statement at a line's indentation (a body grows, or a region call)
+            start = end = at
+            new = " " * indent + rng.choice(["z = y.item()\n", "pass\n", "# note\n", "\n", "torch.cuda.synchronize()\n"])
+        elif kind < 0.85:  # a line deleted
+            start, end = at, (text.find("\n", at) + 1) or len(text)
+            new = ""
+        else:  # a random character anywhere (often a syntax error, fixed by a later step)
+            start = rng.randint(0, len(text))
+            end = min(len(text), start + rng.choice([0, 1]))
+            new = rng.choice([" ", "(", ":", "#", "\n", "    "])
+
+        def position(offset: int) -> types.Position:
+            line = text.count("\n", 0, offset)
+            return types.Position(line=line, character=offset - (text.rfind("\n", 0, offset) + 1))
+
+        change = types.TextDocumentContentChangePartial(range=types.Range(start=position(start), end=position(end)), text=new)
+        text = text[:start] + new + text[end:]
+        session.versions[uri] += 1
+        session.texts[uri] = text
+        session.client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=session.versions[uri]),
+            content_changes=[change],
+        ))
+        published = await session.wait_for_version(uri)
+        fresh = check_source(text, str(path), settings, [], naming).diagnostics
+        lines = convert.split_lines(text)
+        expected = [convert.to_diagnostic(d, lines, convert.UTF16, lambda p: session.uri(Path(p).name)) for d in fresh]
+
+        def key(d: types.Diagnostic):
+            related = [(r.message, r.location.uri, r.location.range.start.line) for r in d.related_information or ()]
+            return (d.code, d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character,
+                    d.message, related)
+
+        assert sorted(map(key, published)) == sorted(map(key, expected)), f"step {step}:\n{text}"
+        broken = broken + 1 if any(d.code == "GS000" for d in fresh) else 0
+        valid += not broken
+        with_chain += sum(d.region is not None for d in fresh)
+    assert valid > 30 and with_chain > 30  # mostly analysable code, with regions and chains
