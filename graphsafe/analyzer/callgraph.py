@@ -30,6 +30,7 @@ class Project:
         self.classes: dict[str, ClassInfo] = {}
         self.aliases: dict[str, dict[str, str]] = {}
         self._by_suffix: dict[str, list[str]] | None = None
+        self._subclasses: dict[str, list[str]] | None = None
         for facts in files:
             self.aliases[facts.module] = dict(facts.aliases)
             for unit in facts.units:
@@ -98,6 +99,33 @@ class Project:
         self._methods[cache_key] = result
         return result
 
+    def overrides(self, class_key: str, name: str) -> list[str]:
+        """Methods `name` defined by the project's subclasses of `class_key` (transitively)."""
+        found = []
+        seen = {class_key}
+        stack = list(self._subclass_index().get(class_key, ()))
+        while stack:
+            sub = stack.pop()
+            if sub in seen:
+                continue
+            seen.add(sub)
+            key = f"{sub}.{name}"
+            if key in self.units:
+                found.append(key)
+            stack.extend(self._subclass_index().get(sub, ()))
+        return sorted(found)
+
+    def _subclass_index(self) -> dict[str, list[str]]:
+        if self._subclasses is None:
+            index: dict[str, list[str]] = {}
+            for key, info in self.classes.items():
+                for base in info.bases:
+                    base_key = self.resolve_symbol(base)
+                    if base_key in self.classes and base_key != key:
+                        index.setdefault(base_key, []).append(key)
+            self._subclasses = index
+        return self._subclasses
+
     def attr_classes(self, class_key: str, attr: str, seen: frozenset = frozenset()) -> tuple[str, ...]:
         info = self.classes.get(class_key)
         if info is None or class_key in seen:
@@ -150,7 +178,8 @@ class Project:
         if ref.kind == "self":
             method = self.lookup_method(class_key, ref.target)
             if method:
-                return [method]
+                # `self.update()` in a base class runs the subclass's override on its instances
+                return [method, *self.overrides(class_key, ref.target)]
             targets: list[str] = []
             for cls in self.attr_classes(class_key, ref.target):
                 targets.extend(self._call_targets_of_instance(cls, "__call__"))
