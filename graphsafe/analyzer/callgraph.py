@@ -31,6 +31,9 @@ class Project:
         self.aliases: dict[str, dict[str, str]] = {}
         self._by_suffix: dict[str, list[str]] | None = None
         self._subclasses: dict[str, list[str]] | None = None
+        self._scalar_index: dict[str, list[tuple[str, tuple]]] | None = None
+        self._reachable: dict[str, str | None] = {}
+        self._param_memo: dict[frozenset, dict[tuple[str, str], bool]] = {}
         for facts in files:
             self.aliases[facts.module] = dict(facts.aliases)
             for unit in facts.units:
@@ -177,9 +180,10 @@ class Project:
             return []
         if ref.kind == "self":
             method = self.lookup_method(class_key, ref.target)
-            if method:
-                # `self.update()` in a base class runs the subclass's override on its instances
-                return [method, *self.overrides(class_key, ref.target)]
+            # `self.update()` in a base class runs the subclass's override on its instances
+            overrides = self.overrides(class_key, ref.target)
+            if method or overrides:
+                return [method, *overrides] if method else overrides
             targets: list[str] = []
             for cls in self.attr_classes(class_key, ref.target):
                 targets.extend(self._call_targets_of_instance(cls, "__call__"))
@@ -246,6 +250,8 @@ class Project:
                         root_of[callee] = root_of[key]
                         queue.append(callee)
         diagnostics: dict[tuple, Diagnostic] = {}
+        roots = frozenset(r.function for r in regions)
+        self._reachable = parent
         for key in order:
             located = self.units[key]
             if not located.unit.hits:
@@ -255,7 +261,7 @@ class Project:
             for hit in located.unit.hits:
                 if hit.root_only and not is_root:
                     continue
-                if hit.condition is not None and not self.attr_is_varying(*hit.condition):
+                if hit.condition is not None and not self.condition_holds(hit.condition, key, roots):
                     continue
                 ident = (located.path, hit.start, hit.code)
                 if ident in diagnostics:
@@ -264,6 +270,49 @@ class Project:
                     hit.code, hit.message, located.path, hit.start, hit.end, root_of[key], chain, hit.fix
                 )
         return list(diagnostics.values())
+
+    def condition_holds(self, condition: tuple[str, ...], unit_key: str, roots: frozenset) -> bool:
+        """A Hit/argument condition: a varying attribute of a class, or a number parameter that
+        is per-step (the code using it is a region root, or some caller passes a per-step value)."""
+        if not condition:
+            return True
+        if condition == ("loop",):  # a loop variable: per step where the loop drives the steps
+            return unit_key not in self._reachable
+        if condition[0] == "param" and len(condition) == 3:
+            if unit_key in roots:
+                return True
+            return self.param_is_varying(condition[1], condition[2], roots)
+        return self.attr_is_varying(*condition)
+
+    def param_is_varying(self, function: str, name: str, roots: frozenset) -> bool:
+        memo = self._param_memo.setdefault(roots, {})
+        key = (function, name)
+        if key in memo:
+            return memo[key]
+        memo[key] = False  # guards recursion
+        result = function in roots
+        located = self.units.get(function)
+        if not result and located is not None:
+            params = located.unit.params
+            slots = {name, str(params.index(name))} if name in params else {name}
+            for caller, slot_conditions in self._scalar_callers().get(function, ()):
+                if any(slot in slots and self.condition_holds(cond, caller, roots) for slot, cond in slot_conditions):
+                    result = True
+                    break
+        memo[key] = result
+        return result
+
+    def _scalar_callers(self) -> dict[str, list[tuple[str, tuple]]]:
+        """callee key → [(caller unit key, its per-step arguments)]."""
+        if self._scalar_index is None:
+            index: dict[str, list[tuple[str, tuple]]] = {}
+            for key, located in self.units.items():
+                unit = located.unit
+                for ref, slots in unit.scalar_args:
+                    for callee in self.callees(ref, unit.class_key):
+                        index.setdefault(callee, []).append((key, slots))
+            self._scalar_index = index
+        return self._scalar_index
 
     def _chain(self, key: str, parent: dict[str, str | None]) -> tuple[str, ...]:
         names = []

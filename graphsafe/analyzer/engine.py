@@ -18,8 +18,8 @@ from graphsafe.analyzer.callgraph import Project
 from graphsafe.analyzer.discovery import ModuleNaming, discover, module_name, module_names
 from graphsafe.analyzer.facts import FileFacts
 from graphsafe.analyzer.noqa import suppressed
-from graphsafe.analyzer.returns import external_key
 from graphsafe.analyzer.parsing import analyze_bytes, analyze_text, error_facts, no_cyclic_gc
+from graphsafe.analyzer.returns import external_key
 from graphsafe.config import Settings
 from graphsafe.model import Diagnostic, Region
 from graphsafe.rules import CHECK_RULES, selected

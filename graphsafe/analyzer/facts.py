@@ -48,6 +48,10 @@ class Unit:
     # What calling it returns, for callers in other files (analyzer/returns.py): () unknown,
     # ("T",) one tensor, ("tuple", "T", "S") a tuple by element; "@pid" slots defer to another call.
     returns: tuple[str, ...] = ()
+    params: tuple[str, ...] = ()  # positional parameter names without self (for argument slots)
+    # calls that pass per-step Python numbers: (callee, ((position or keyword, condition), ...));
+    # condition () is certain, else as Hit.condition
+    scalar_args: tuple[tuple[CallRef, tuple[tuple[str, tuple[str, ...]], ...]], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,12 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from graphsafe.analyzer import tensorness as T
-from graphsafe.analyzer.returns import summarize_returns
 from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
 from graphsafe.analyzer.names import ImportTable, dotted
 from graphsafe.analyzer.nodes import children
 from graphsafe.analyzer.noqa import noqa_lines
 from graphsafe.analyzer.positions import node_ranges
+from graphsafe.analyzer.returns import summarize_returns
 from graphsafe.model import Applicability, Confidence, Edit, Fix, Hit, Position, RegionKind
 from graphsafe.rewriters.edits import WholeLines
 from graphsafe.rules.base import Rule
@@ -39,6 +39,9 @@ SCALAR_BUILTINS = frozenset(
     "len int float bool str repr isinstance issubclass hasattr callable id hash type range format ord chr".split()
 )
 
+# Builtins whose number result carries their arguments' per-step variation.
+_NUMBER_BUILTINS = frozenset("min max abs round float int".split())
+
 _children = children  # fast field-based traversal (see analyzer/nodes.py)
 
 
@@ -47,10 +50,10 @@ class ScalarSource:
     """A Python scalar that may change between steps: a number parameter or a varying attribute."""
 
     label: str  # "parameter `lr`", "attribute `self.pos`"
-    condition: tuple[str, str] | None = None  # decided project-wide (class in another file)
-    # A number parameter: a hazard only where its function is a region root; in a callee it is
-    # whatever the caller passes, and a per-step value is reported where the caller makes it.
-    parameter: bool = False
+    # Decided project-wide: (class, attr) for an attribute of a class in another file;
+    # ("param", function key, name) for a number parameter: per-step where its function is a
+    # region root, or where a caller passes it a per-step value (callgraph.param_is_varying).
+    condition: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,7 @@ class _PendingHit:
     message: str
     fix: _FixSpec | None
     root_only: bool = False
-    condition: tuple[str, str] | None = None
+    condition: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -91,6 +94,9 @@ class _UnitBuilder:
     returns: list[tuple[str, ...]] = field(default_factory=list)  # one summary per `return`
     generator: bool = False
     declared_returns: tuple[str, ...] = ()  # from a return annotation; wins over `return`s
+    params: tuple[str, ...] = ()  # positional parameter names, without self
+    # calls passing per-step Python numbers: (callee, ((slot, source condition), ...))
+    scalar_args: list[tuple[CallRef, tuple[tuple[str, tuple[str, ...]], ...]]] = field(default_factory=list)
 
 
 @dataclass
@@ -142,6 +148,7 @@ class FileWalker:
         self.class_attr_kinds: dict[str, dict[str, T.Kind]] = {}
         self.varying_attrs: dict[str, set[str]] = {}  # class key → number attributes changed per step
         self.module_defs: dict[str, str] = {}
+        self.loop_names: list[set[str]] = []  # names bound by the enclosing `for` loops
         self.registrars: tuple[str, ...] = ()  # methods that register a buffer named by their argument
         self.globals: dict[str, T.Kind] = {}
         self.stores: set[int] = set()
@@ -207,7 +214,7 @@ class FileWalker:
         fix: tuple[str, list[tuple[cst.CSTNode, str]], Applicability] | None = None,
         root_only: bool = False,
         always: bool = False,
-        condition: tuple[str, str] | None = None,
+        condition: tuple[str, ...] | None = None,
         at: "Place | None" = None,
         **fields: str,
     ) -> None:
@@ -299,7 +306,7 @@ class FileWalker:
             if name in scope.tainted:
                 return scope.tainted[name]
             if name in scope.number_params and name not in scope.reassigned:
-                return ScalarSource(f"parameter `{name}`", parameter=True)
+                return ScalarSource(f"parameter `{name}`", ("param", self.function_key or "", name))
             return None
         if isinstance(expr, cst.Attribute):
             attr = expr.attr.value
@@ -318,6 +325,13 @@ class FileWalker:
             return None
         if isinstance(expr, (cst.BinaryOperation,)):
             return self.scalar_source(expr.left) or self.scalar_source(expr.right)
+        if (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in _NUMBER_BUILTINS
+                and not scope.imports.is_imported(expr.func.value)):
+            for arg in expr.args:  # `decay = min(cap, (1 + self.step) / (10 + self.step))`
+                source = self.scalar_source(arg.value)
+                if source is not None:
+                    return source
+            return None
         if isinstance(expr, cst.IfExp):
             return self.scalar_source(expr.body) or self.scalar_source(expr.orelse)
         if isinstance(expr, (cst.List, cst.Tuple)):
@@ -371,6 +385,9 @@ class FileWalker:
             return T.SCALAR
         if tp in (cst.List, cst.Tuple):
             elements = [self._kind(e.value) for e in expr.elements if not isinstance(e, cst.StarredElement)]
+            if elements and all(k.tag == "object" for k in elements):
+                # `[MaxLength(n), EosToken(id)]`: iterating and calling it runs their __call__
+                return T.module_set(*dict.fromkeys(r for k in elements for r in k.refs))
             return T.TENSOR_TUPLE if any(k.is_tensor for k in elements) else T.SCALAR
         if tp in (cst.ListComp, cst.GeneratorExp):
             return T.UNKNOWN  # elements unknown: iterating it must not invent tensors
@@ -877,6 +894,7 @@ class FileWalker:
         if outer.class_key and all_params and not _is_staticmethod(node):
             self_name = all_params[0].name.value
             inner.self_name = self_name
+        unit.params = tuple(p.name.value for p in all_params if p.name.value != self_name)
         for param in all_params + list(params.kwonly_params):
             if param.name.value == self_name:
                 continue
@@ -981,7 +999,11 @@ class FileWalker:
         self._visit(node.iter)
         self._visit_target(node.target)
         self._bind_loop_target(node.target, node.iter)
-        self._walk_block(node.body)
+        self.loop_names.append({n.value for n in _names_in(node.target)})
+        try:
+            self._walk_block(node.body)
+        finally:
+            self.loop_names.pop()
         if node.orelse is not None:
             self._walk_block(node.orelse.body)
 
@@ -1019,9 +1041,16 @@ class FileWalker:
         self.scope.imports.add(node)
 
     def _visit_call(self, node: cst.Call) -> None:
-        for ref in self._call_refs(node.func):
+        refs = self._call_refs(node.func)
+        for ref in refs:
             for unit in self.scope.units:
                 unit.calls[ref] = None
+        if refs and node.args and self.scope.is_function:
+            slots = self._scalar_arg_slots(node)
+            if slots:
+                for ref in refs:
+                    for unit in self.scope.units:
+                        unit.scalar_args.append((ref, slots))
         self._region_ref(node)
         self._visit(node.func)
         for arg in node.args:
@@ -1079,6 +1108,40 @@ class FileWalker:
             if head in self.module_defs and head not in scope.env:
                 return [CallRef("global", f"{self.module}.{name}")]
         return []
+
+    def _scalar_arg_slots(self, call: cst.Call) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Arguments that are per-step Python numbers here: (position or keyword, condition)."""
+        found = []
+        position = 0
+        for arg in call.args:
+            if arg.star:
+                break
+            slot = arg.keyword.value if arg.keyword is not None else str(position)
+            if arg.keyword is None:
+                position += 1
+            if self._kind(arg.value).is_tensor:
+                continue
+            source = self.scalar_source(arg.value)
+            if source is not None:
+                found.append((slot, source.condition or ()))
+            elif self.loop_names and self._mentions_loop_name(arg.value):
+                # `train_step(x, lr_at(it))` in the eager loop that drives the steps
+                found.append((slot, ("loop",)))
+        return tuple(found)
+
+    def _mentions_loop_name(self, expr: cst.BaseExpression) -> bool:
+        names = set().union(*self.loop_names)
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Name) and node.value in names:
+                return True
+            if isinstance(node, cst.Attribute):
+                stack.append(node.value)
+            elif isinstance(node, (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Arg, cst.Subscript,
+                                   cst.SubscriptElement, cst.Index)):
+                stack.extend(_children(node))
+        return False
 
     def _region_ref(self, call: cst.Call) -> None:
         name = self.resolve(call.func)
@@ -1169,7 +1232,7 @@ class FileWalker:
             marks = tuple(RegionMark(kind, conf, line) for kind, conf in unit.marks)
             returns = unit.declared_returns or (() if unit.generator else summarize_returns(unit.returns))
             units.append(Unit(unit.key, display, unit.class_key, line, tuple(unit.calls), tuple(hits), marks,
-                              unit.is_function, returns))
+                              unit.is_function, returns, unit.params, tuple(unit.scalar_args)))
         refs = tuple(
             RegionRef(kind, conf, targets, class_key, line_of(node))
             for kind, conf, targets, class_key, node in self.region_refs
@@ -1249,6 +1312,14 @@ def _varying_number_attrs(node: cst.ClassDef) -> set[str]:
                             elif not in_init:
                                 changed.add(target.attr.value)
     return numbers & changed
+
+
+def _names_in(target: cst.BaseExpression):
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _names_in(element.value)
 
 
 def _buffer_registrars(classes) -> tuple[str, ...]:
