@@ -7,6 +7,7 @@ walker through its `Context` methods: `kind`, `resolve`, `report`, `is_store`.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -38,6 +39,8 @@ CONTAINER_MODULES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "to
 SCALAR_BUILTINS = frozenset(
     "len int float bool str repr isinstance issubclass hasattr callable id hash type range format ord chr".split()
 )
+
+_LITERALS = frozenset({cst.Integer, cst.Float, cst.SimpleString})
 
 # Builtins whose number result carries their arguments' per-step variation.
 _NUMBER_BUILTINS = frozenset("min max abs round float int".split())
@@ -128,7 +131,10 @@ class FileWalker:
         self.path = path
         # pending id → kind of what a project function defined elsewhere returns (second pass)
         self.external = external or {}
-        self.wanted: set[str] = set()  # pending ids whose kind a rule asked about
+        self.wanted: set[str] = set()  # pending ids whose kind would change what a rule reports
+        self._probed: list[str] = []  # pending ids the running rule handler asked about
+        self._speculating: set[str] | None = None  # ids taken to be tensors in a what-if run
+        self._captured: list | None = None  # reports of a what-if run (not kept)
         self._pending: dict[int, str] = {}  # id(call node) → pending id
         self.module = module
         self.is_package = is_package
@@ -173,7 +179,9 @@ class FileWalker:
         if kind.tag == "unknown" and (self._pending or self.scope.pending):
             pid = self._depends_on(expr)
             if pid is not None:
-                self.wanted.add(pid)
+                if self._speculating is not None:
+                    return T.TENSOR if pid in self._speculating else kind
+                self._probed.append(pid)
         return kind
 
     def _kind(self, expr: cst.BaseExpression) -> T.Kind:
@@ -222,6 +230,9 @@ class FileWalker:
         `root_only` keeps the hit only where this function is itself a region root; `always`
         reports it whether or not the code is reachable from a region (configuration checks:
         they fire where the capture is set up)."""
+        if self._captured is not None:
+            self._captured.append(rule.code)
+            return
         if not self.first_report(rule.code, node):
             return
         spec = _FixSpec(fix[0], fix[1], fix[2]) if fix else None
@@ -489,6 +500,23 @@ class FileWalker:
             return T.SCALAR  # torch.float16, torch.cuda, ...: constants and modules
         return T.UNKNOWN
 
+    def _what_if_tensors(self, handler: Callable, node: cst.CSTNode, pids: set[str]) -> None:
+        """Run a rule handler again as if the values from `pids` were tensors. Only if it then
+        reports something are the ids worth resolving project-wide (and this file worth a second
+        walk): most questions (`if not ctx.kind(v).is_tensor: return`) change nothing. The rule's
+        own containers are restored afterwards, and nothing it reports here is kept."""
+        rule = getattr(handler, "__self__", None)
+        saved = {k: copy.copy(v) for k, v in vars(rule).items() if isinstance(v, (list, set, dict))} if rule else {}
+        self._speculating, self._captured = pids, []
+        try:
+            handler(node, self)
+            if self._captured:
+                self.wanted.update(pids)
+        finally:
+            self._speculating, self._captured = None, None
+            for key, value in saved.items():
+                setattr(rule, key, value)
+
     def _call_pid(self, call: cst.Call) -> str | None:
         """A pending id for a call to a project function or method (resolved project-wide):
         `global:pkg.mod.f`, `method:pkg.mod.Model::__call__`, `self:encode@pkg.mod.Cls`."""
@@ -523,6 +551,13 @@ class FileWalker:
             return self._depends_on(expr.left) or self._depends_on(expr.right)
         if tp is cst.UnaryOperation and not isinstance(expr.operator, cst.Not):
             return self._depends_on(expr.expression)
+        if tp is cst.Comparison:  # `value > 0`
+            found = self._depends_on(expr.left)
+            for comparison in expr.comparisons:
+                found = found or self._depends_on(comparison.comparator)
+            return found
+        if tp is cst.BooleanOperation:
+            return self._depends_on(expr.left) or self._depends_on(expr.right)
         return None
 
     def _return_slot(self, expr: cst.BaseExpression) -> str:
@@ -858,8 +893,14 @@ class FileWalker:
         tp = type(node)
         handlers = self.handlers.get(tp)
         if handlers:
+            probed = self._probed
             for handler in handlers:
                 handler(node, self)
+                if probed:
+                    asked = set(probed)
+                    probed.clear()
+                    if not asked <= self.wanted:
+                        self._what_if_tensors(handler, node, asked)
         method = _SPECIAL.get(tp)
         if method is not None:
             method(self, node)
@@ -1045,7 +1086,7 @@ class FileWalker:
         for ref in refs:
             for unit in self.scope.units:
                 unit.calls[ref] = None
-        if refs and node.args and self.scope.is_function:
+        if refs and node.args and self.scope.is_function and any(self._may_vary(a.value) for a in node.args):
             slots = self._scalar_arg_slots(node)
             if slots:
                 for ref in refs:
@@ -1108,6 +1149,16 @@ class FileWalker:
             if head in self.module_defs and head not in scope.env:
                 return [CallRef("global", f"{self.module}.{name}")]
         return []
+
+    def _may_vary(self, value: cst.BaseExpression) -> bool:
+        """A cheap pre-check before `scalar_source`: literals and plain untainted names never vary."""
+        tp = type(value)
+        if tp in _LITERALS:
+            return False
+        if tp is cst.Name:
+            name, scope = value.value, self.scope
+            return name in scope.tainted or name in scope.number_params or any(name in s for s in self.loop_names)
+        return True
 
     def _scalar_arg_slots(self, call: cst.Call) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """Arguments that are per-step Python numbers here: (position or keyword, condition)."""

@@ -134,15 +134,16 @@ class PythonScalarInput(Rule):
         # work of that branch. Branches that only compute Python numbers are left to the place
         # those numbers are used; a condition with a host draw (`random.random() < eps`) is
         # already reported as one (GS502).
-        if _host_draw_in(node.test, ctx) or not _records_device_work(node, ctx):
-            return
-        for operand in _condition_operands(node.test):
-            self._flag(operand, ctx)
+        self._branch(node, ctx)
 
     def visit_While(self, node: cst.While, ctx) -> None:
-        if _host_draw_in(node.test, ctx) or not _records_device_work(node, ctx):
-            return
-        for operand in _condition_operands(node.test):
+        self._branch(node, ctx)
+
+    def _branch(self, node: cst.If | cst.While, ctx) -> None:
+        operands = [o for o in _condition_operands(node.test) if ctx.scalar_source(o) is not None]
+        if not operands or _host_draw_in(node.test, ctx) or not _records_device_work(node, ctx):
+            return  # the cheap question first: most conditions hold no per-step number
+        for operand in operands:
             self._flag(operand, ctx)
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
