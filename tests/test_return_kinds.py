@@ -146,3 +146,10 @@ def test_summaries_merge_returns():
     assert summarize_returns([("tuple", "T", "S"), ("tuple", "T", "S")]) == ("tuple", "T", "S")
     assert summarize_returns([("tuple", "T"), ("T",)]) == ()
     assert summarize_returns([("S",)]) == ()  # nothing a caller can use
+
+
+def test_several_callers_are_walked_again_in_a_pool(tmp_path):
+    write(tmp_path, {"model.py": MODEL, "decode.py": DECODE, "eval.py": EVAL, "eval2.py": EVAL})
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=2)
+    got = {(Path(d.path).name, d.start.line, d.code) for d in result.diagnostics}
+    assert {("eval.py", 10, "GS105"), ("eval2.py", 10, "GS105")} <= got

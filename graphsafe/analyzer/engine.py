@@ -167,7 +167,24 @@ def collect_facts(
         for index, job in pending:
             finish(index, *_analyze_job(job))
     facts = [results[i] for i in range(len(files))]
-    return returns.refine(facts, lambda i, external: _rewalk(jobs_by_index[i], external, cache)), hits
+
+    def rewalk_all(todo: list[tuple[int, dict]]) -> dict[int, FileFacts | None]:
+        work = [(jobs_by_index[i], external, cache) for i, external in todo]
+        if len(work) > 1 and jobs > 1:
+            from concurrent.futures import ProcessPoolExecutor
+
+            with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=_pool_context()) as pool:
+                # the largest files first, so that the pool does not end waiting on one of them
+                order = sorted(range(len(work)), key=lambda k: -_size(work[k][0][1]))
+                done = dict(zip(order, pool.map(_rewalk_star, [work[k] for k in order])))
+            return {todo[k][0]: done[k] for k in range(len(work))}
+        return {i: _rewalk(*w) for (i, _), w in zip(todo, work)}
+
+    return returns.refine(facts, rewalk_all), hits
+
+
+def _rewalk_star(args) -> FileFacts | None:
+    return _rewalk(*args)
 
 
 def _rewalk(job: tuple[str, str, str, bool, tuple], external: dict, cache: FactsCache | None) -> FileFacts | None:
@@ -267,8 +284,8 @@ def _check_source(source: str, filename: str, settings: Settings, others, naming
     all_facts = [facts, *(f for f in others if f.path != filename)]
     all_facts = returns.refine(
         all_facts,
-        lambda i, external: analyze_text(filename, naming.module, naming.is_package, source, CHECK_RULES,
-                                         naming.renames, external),
+        lambda todo: {i: analyze_text(filename, naming.module, naming.is_package, source, CHECK_RULES,
+                                      naming.renames, external) for i, external in todo},
         only=lambda i: i == 0,  # only the buffer's diagnostics are kept
     )
     facts = all_facts[0]

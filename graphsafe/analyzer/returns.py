@@ -123,23 +123,28 @@ def external_kinds(facts: FileFacts, resolver: ReturnKinds) -> dict[str, T.Kind]
     return found
 
 
-def refine(facts: list[FileFacts], rewalk: Callable[[int, dict[str, T.Kind]], FileFacts | None],
+def refine(facts: list[FileFacts],
+           rewalk: Callable[[list[tuple[int, dict[str, T.Kind]]]], dict[int, FileFacts | None]],
            only: Callable[[int], bool] = lambda i: True) -> list[FileFacts]:
-    """Facts with the files whose wanted ids resolve to tensors walked again (by `rewalk`)."""
+    """Facts with the files whose wanted ids resolve to tensors walked again: `rewalk` gets
+    every (file index, kinds) at once, so that it can spread them over a pool."""
     if not any(f.wanted for f in facts):
         return facts
     from graphsafe.analyzer.callgraph import Project
 
     resolver = ReturnKinds(Project(facts))
-    refined = list(facts)
+    todo = []
     for i, f in enumerate(facts):
-        if not f.wanted or not only(i):
-            continue
-        external = external_kinds(f, resolver)
-        if external:
-            again = rewalk(i, external)
-            if again is not None:
-                refined[i] = again
+        if f.wanted and only(i):
+            external = external_kinds(f, resolver)
+            if external:
+                todo.append((i, external))
+    if not todo:
+        return facts
+    refined = list(facts)
+    for i, again in rewalk(todo).items():
+        if again is not None:
+            refined[i] = again
     return refined
 
 
