@@ -135,6 +135,7 @@ class FileWalker:
         self._probed: list[str] = []  # pending ids the running rule handler asked about
         self._speculating: set[str] | None = None  # ids taken to be tensors in a what-if run
         self._captured: list | None = None  # reports of a what-if run (not kept)
+        self._report_log: list[tuple[str, int]] = []  # every report, to compare a what-if run with
         self._pending: dict[int, str] = {}  # id(call node) → pending id
         self.module = module
         self.is_package = is_package
@@ -231,8 +232,9 @@ class FileWalker:
         reports it whether or not the code is reachable from a region (configuration checks:
         they fire where the capture is set up)."""
         if self._captured is not None:
-            self._captured.append(rule.code)
+            self._captured.append((rule.code, id(node)))
             return
+        self._report_log.append((rule.code, id(node)))
         if not self.first_report(rule.code, node):
             return
         spec = _FixSpec(fix[0], fix[1], fix[2]) if fix else None
@@ -500,7 +502,7 @@ class FileWalker:
             return T.SCALAR  # torch.float16, torch.cuda, ...: constants and modules
         return T.UNKNOWN
 
-    def _what_if_tensors(self, handler: Callable, node: cst.CSTNode, pids: set[str]) -> None:
+    def _what_if_tensors(self, handler: Callable, node: cst.CSTNode, pids: set[str], reported: set) -> None:
         """Run a rule handler again as if the values from `pids` were tensors. Only if it then
         reports something are the ids worth resolving project-wide (and this file worth a second
         walk): most questions (`if not ctx.kind(v).is_tensor: return`) change nothing. The rule's
@@ -510,7 +512,7 @@ class FileWalker:
         self._speculating, self._captured = pids, []
         try:
             handler(node, self)
-            if self._captured:
+            if any(r not in reported for r in self._captured):  # it would report something new
                 self.wanted.update(pids)
         finally:
             self._speculating, self._captured = None, None
@@ -788,7 +790,8 @@ class FileWalker:
                         orelse = getattr(orelse, "orelse", None)
 
         scan(module.body, "")
-        self.registrars = _buffer_registrars(node for node, _ in pending_classes)
+        if "register_buffer" in self.source:  # the scan reads every method: only where it can find one
+            self.registrars = _buffer_registrars(node for node, _ in pending_classes)
         self.scope = _Scope(imports, self.globals, {}, None, None, "", [])
         for node, key in pending_classes:
             bases = tuple(b for b in (imports.resolve(arg.value) for arg in node.bases) if b)
@@ -893,14 +896,15 @@ class FileWalker:
         tp = type(node)
         handlers = self.handlers.get(tp)
         if handlers:
-            probed = self._probed
+            probed, log = self._probed, self._report_log
             for handler in handlers:
+                mark = len(log)
                 handler(node, self)
                 if probed:
                     asked = set(probed)
                     probed.clear()
                     if not asked <= self.wanted:
-                        self._what_if_tensors(handler, node, asked)
+                        self._what_if_tensors(handler, node, asked, set(log[mark:]))
         method = _SPECIAL.get(tp)
         if method is not None:
             method(self, node)
