@@ -139,4 +139,5 @@ class Hit:
     root_only: bool = False
     # Only a hazard if, project-wide, class `condition[0]`'s attribute `condition[1]` changes
     # between steps (the class may live in another file).
-    condition: tuple[str, str] | None = None
+    # (a 3-tuple ("param", function, name): only if that number parameter gets per-step values)
+    condition: tuple[str, ...] | None = None

@@ -43,11 +43,22 @@ def programs() -> list[Path]:
 # Labelled hazards the analyzer is known to miss, with the reason; the golden test keeps this
 # list honest (an entry that starts being reported must be removed from here).
 KNOWN_MISSES = {
-    # `log_probs, out_lens = model(...)` with the model defined in another file: the kinds of
-    # values returned across files are not inferred yet, so `int(out_lens.sum())` and
-    # `repr(pred[0])` are not known to touch tensors.
-    ("corpus/speech_eval/evaluate.py", 43, "GS104"): "cross-file return kinds",
-    ("corpus/speech_eval/evaluate.py", 43, "GS105"): "cross-file return kinds",
+    # `EosTokenCriteria.__call__(self, input_ids, scores)` has unannotated parameters; the kinds
+    # of arguments callers pass are not propagated into callees, so `input_ids[:, -1] == eos`
+    # is not known to be a tensor.
+    ("corpus/hf_decode/generation.py", 55, "GS201"): "argument kinds are not propagated to callees",
+}
+
+# Reported but not labelled, with the reason; kept honest the same way.
+KNOWN_FALSE_ALARMS = {
+    # `TokenStreamer.put(value)` gets `next_tokens[:1].cpu()`: `.tolist()` of a CPU tensor is no
+    # sync, but the device of arguments is not propagated to callees (GS103 is reported at the
+    # `.cpu()` call itself).
+    ("corpus/hf_decode/generation.py", 83, "GS102"): "argument devices are not propagated to callees",
+    # `checkpoint(block, x, use_reentrant=False)` on a dropout-free block: stashing the RNG state
+    # is harmless on torch >= 2.10 (measured by the program's author); GS603 does not look at
+    # whether the checkpointed function draws random numbers. It is a warning.
+    ("corpus/mixup_train/model.py", 37, "GS603"): "GS603 does not check for RNG use in the checkpointed function",
 }
 
 

@@ -91,3 +91,31 @@ class M(nn.Module):
         return x
 """
     assert tensor_codes(source) == ["GS201", "GS201"]
+
+
+@pytest.mark.parametrize("code", [
+    "u = torch.unique(x).tolist()",
+    "u, inv = torch.unique(x, return_inverse=True)\nv = inv.tolist()",
+])
+def test_unique_gives_one_tensor_unless_inverse_or_counts(code):
+    assert "GS102" in codes(body(code))
+
+
+def test_a_list_of_instances_reaches_their_call_methods():
+    source = """
+import torch
+
+class Eos:
+    def __call__(self, ids):
+        print("done")
+        return ids
+
+class Step:
+    def __init__(self):
+        self.criteria = [Eos(), Eos()]
+
+    def run(self, ids: torch.Tensor):  # graphsafe: region
+        for c in self.criteria:
+            ids = c(ids)
+"""
+    assert "GS501" in codes(source)

@@ -37,6 +37,10 @@ class Project:
         self.classes: dict[str, ClassInfo] = {}
         self.aliases: dict[str, dict[str, str]] = {}
         self._by_suffix: dict[str, list[str]] | None = None
+        self._subclasses: dict[str, list[str]] | None = None
+        self._scalar_index: dict[str, list[tuple[str, tuple]]] | None = None
+        self._reachable: dict[str, str | None] = {}
+        self._param_memo: dict[frozenset, dict[tuple[str, str], bool]] = {}
         for facts in files:
             self.aliases[facts.module] = dict(facts.aliases)
             for unit in facts.units:
@@ -105,6 +109,33 @@ class Project:
         self._methods[cache_key] = result
         return result
 
+    def overrides(self, class_key: str, name: str) -> list[str]:
+        """Methods `name` defined by the project's subclasses of `class_key` (transitively)."""
+        found = []
+        seen = {class_key}
+        stack = list(self._subclass_index().get(class_key, ()))
+        while stack:
+            sub = stack.pop()
+            if sub in seen:
+                continue
+            seen.add(sub)
+            key = f"{sub}.{name}"
+            if key in self.units:
+                found.append(key)
+            stack.extend(self._subclass_index().get(sub, ()))
+        return sorted(found)
+
+    def _subclass_index(self) -> dict[str, list[str]]:
+        if self._subclasses is None:
+            index: dict[str, list[str]] = {}
+            for key, info in self.classes.items():
+                for base in info.bases:
+                    base_key = self.resolve_symbol(base)
+                    if base_key in self.classes and base_key != key:
+                        index.setdefault(base_key, []).append(key)
+            self._subclasses = index
+        return self._subclasses
+
     def attr_classes(self, class_key: str, attr: str, seen: frozenset = frozenset()) -> tuple[str, ...]:
         info = self.classes.get(class_key)
         if info is None or class_key in seen:
@@ -156,8 +187,10 @@ class Project:
             return []
         if ref.kind == "self":
             method = self.lookup_method(class_key, ref.target)
-            if method:
-                return [method]
+            # `self.update()` in a base class runs the subclass's override on its instances
+            overrides = self.overrides(class_key, ref.target)
+            if method or overrides:
+                return [method, *overrides] if method else overrides
             targets: list[str] = []
             for cls in self.attr_classes(class_key, ref.target):
                 targets.extend(self._call_targets_of_instance(cls, "__call__"))
@@ -235,6 +268,8 @@ class Project:
         replace that file's units: same calls, newer hits)."""
         parent, root_of = reach.parent, reach.root_of
         diagnostics: dict[tuple, Diagnostic] = {}
+        roots = frozenset(key for key, up in parent.items() if up is None)
+        self._reachable = parent  # condition_holds asks whether a loop's unit is reached
         for key in reach.order:
             located = self.units[key]
             if path is not None and located.path != path:
@@ -247,7 +282,7 @@ class Project:
             for hit in unit.hits:
                 if hit.root_only and not is_root:
                     continue
-                if hit.condition is not None and not self.attr_is_varying(*hit.condition):
+                if hit.condition is not None and not self.condition_holds(hit.condition, key, roots):
                     continue
                 ident = (located.path, hit.start, hit.code)
                 if ident in diagnostics:
@@ -256,6 +291,49 @@ class Project:
                     hit.code, hit.message, located.path, hit.start, hit.end, root_of[key], chain, hit.fix
                 )
         return list(diagnostics.values())
+
+    def condition_holds(self, condition: tuple[str, ...], unit_key: str, roots: frozenset) -> bool:
+        """A Hit/argument condition: a varying attribute of a class, or a number parameter that
+        is per-step (the code using it is a region root, or some caller passes a per-step value)."""
+        if not condition:
+            return True
+        if condition == ("loop",):  # a loop variable: per step where the loop drives the steps
+            return unit_key not in self._reachable
+        if condition[0] == "param" and len(condition) == 3:
+            if unit_key in roots:
+                return True
+            return self.param_is_varying(condition[1], condition[2], roots)
+        return self.attr_is_varying(*condition)
+
+    def param_is_varying(self, function: str, name: str, roots: frozenset) -> bool:
+        memo = self._param_memo.setdefault(roots, {})
+        key = (function, name)
+        if key in memo:
+            return memo[key]
+        memo[key] = False  # guards recursion
+        result = function in roots
+        located = self.units.get(function)
+        if not result and located is not None:
+            params = located.unit.params
+            slots = {name, str(params.index(name))} if name in params else {name}
+            for caller, slot_conditions in self._scalar_callers().get(function, ()):
+                if any(slot in slots and self.condition_holds(cond, caller, roots) for slot, cond in slot_conditions):
+                    result = True
+                    break
+        memo[key] = result
+        return result
+
+    def _scalar_callers(self) -> dict[str, list[tuple[str, tuple]]]:
+        """callee key → [(caller unit key, its per-step arguments)]."""
+        if self._scalar_index is None:
+            index: dict[str, list[tuple[str, tuple]]] = {}
+            for key, located in self.units.items():
+                unit = located.unit
+                for ref, slots in unit.scalar_args:
+                    for callee in self.callees(ref, unit.class_key):
+                        index.setdefault(callee, []).append((key, slots))
+            self._scalar_index = index
+        return self._scalar_index
 
     def _chain(self, key: str, parent: dict[str, str | None]) -> tuple[str, ...]:
         names = []

@@ -12,12 +12,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
+from graphsafe.analyzer import returns
 from graphsafe.analyzer.cache import FactsCache
 from graphsafe.analyzer.callgraph import Project, Reach
 from graphsafe.analyzer.discovery import ModuleNaming, discover, module_name, module_names
 from graphsafe.analyzer.facts import FileFacts, Unit
 from graphsafe.analyzer.noqa import suppressed
 from graphsafe.analyzer.parsing import analyze_bytes, analyze_text, error_facts, no_cyclic_gc
+from graphsafe.analyzer.returns import external_key
 from graphsafe.config import Settings
 from graphsafe.model import Diagnostic, Region
 from graphsafe.rules import CHECK_RULES, selected
@@ -60,7 +62,7 @@ def _read(path: Path) -> bytes | str:
         return f"cannot read file: {error.strerror or error}"
 
 
-def _analyze_job(job: tuple[str, str, str, bool, tuple]) -> tuple[FileFacts, str]:
+def _analyze_job(job: tuple[str, str, str, bool, tuple], external=None) -> tuple[FileFacts, str]:
     """Read and analyse one file in a worker; returns the facts and the cache key of what was read.
 
     Workers read the files themselves so the parent never holds the tree's contents (they
@@ -69,8 +71,8 @@ def _analyze_job(job: tuple[str, str, str, bool, tuple]) -> tuple[FileFacts, str
     content = _read(Path(path))
     if isinstance(content, str):
         return error_facts(shown, module, content), ""
-    facts = analyze_bytes(shown, module, is_package, content, CHECK_RULES, renames)
-    key = FactsCache.key(shown, module + repr(renames), content)
+    facts = analyze_bytes(shown, module, is_package, content, CHECK_RULES, renames, external)
+    key = FactsCache.key(shown, module + repr(renames) + ("\0" + external_key(external) if external else ""), content)
     if len(content) > _BIG_FILE:
         _release_memory()  # a big file's syntax tree leaves the worker's heap fragmented
     return facts, key
@@ -120,9 +122,11 @@ def collect_facts(
     pending: list[tuple[int, tuple[str, str, str, bool, tuple]]] = []
     hits = 0
     naming = module_names(files, Path.cwd())
+    jobs_by_index: dict[int, tuple[str, str, str, bool, tuple]] = {}
     for index, path in enumerate(files):
         shown = _display_path(path, root)
         named = naming[path]
+        jobs_by_index[index] = (shown, str(path), named.module, named.is_package, named.renames)
         if cache:
             content = _read(path)
             if isinstance(content, bytes):
@@ -162,7 +166,42 @@ def collect_facts(
     else:
         for index, job in pending:
             finish(index, *_analyze_job(job))
-    return [results[i] for i in range(len(files))], hits
+    facts = [results[i] for i in range(len(files))]
+
+    def rewalk_all(todo: list[tuple[int, dict]]) -> dict[int, FileFacts | None]:
+        work = [(jobs_by_index[i], external, cache) for i, external in todo]
+        if len(work) > 1 and jobs > 1:
+            from concurrent.futures import ProcessPoolExecutor
+
+            with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=_pool_context()) as pool:
+                # the largest files first, so that the pool does not end waiting on one of them
+                order = sorted(range(len(work)), key=lambda k: -_size(work[k][0][1]))
+                done = dict(zip(order, pool.map(_rewalk_star, [work[k] for k in order])))
+            return {todo[k][0]: done[k] for k in range(len(work))}
+        return {i: _rewalk(*w) for (i, _), w in zip(todo, work)}
+
+    return returns.refine(facts, rewalk_all), hits
+
+
+def _rewalk_star(args) -> FileFacts | None:
+    return _rewalk(*args)
+
+
+def _rewalk(job: tuple[str, str, str, bool, tuple], external: dict, cache: FactsCache | None) -> FileFacts | None:
+    """Walk a file again with the kinds that project functions elsewhere return. Cached under
+    the file's content and those kinds: when a callee's summary changes, the key changes."""
+    shown, path, module, is_package, renames = job
+    if cache:
+        content = _read(Path(path))
+        if not isinstance(content, bytes):
+            return None
+        cached = cache.get(FactsCache.key(shown, module + repr(renames) + "\0" + external_key(external), content))
+        if cached is not None:
+            return cached
+    facts, key = _analyze_job(job, external)
+    if cache and key:
+        cache.put(key, facts)
+    return facts
 
 
 def filter_diagnostics(diagnostics: Iterable[Diagnostic], facts: list[FileFacts], settings: Settings) -> list[Diagnostic]:
@@ -292,12 +331,19 @@ def _check_source(source: str, filename: str, settings: Settings, others, naming
     if naming is None:
         module, is_package = module_name(Path(filename))
         naming = ModuleNaming(module, is_package)
-    facts = analyze_text(filename, naming.module, naming.is_package, source, CHECK_RULES, naming.renames,
-                         **({"parse": parse} if parse is not None else {}))
+    parsing = {"parse": parse} if parse is not None else {}
+    facts = analyze_text(filename, naming.module, naming.is_package, source, CHECK_RULES, naming.renames, **parsing)
+    others = [f for f in others if f.path != filename]
+    if facts.wanted:  # calls into other files whose returned kinds decide a diagnostic: walk again
+        facts = returns.refine(
+            [facts, *others],
+            lambda todo: {i: analyze_text(filename, naming.module, naming.is_package, source, CHECK_RULES,
+                                          naming.renames, external, **parsing) for i, external in todo},
+            only=lambda i: i == 0,  # only the buffer's diagnostics are kept
+        )[0]
     if cache is not None:
-        diagnostics, regions = cache.diagnose(facts, [f for f in others if f.path != filename], settings)
+        diagnostics, regions = cache.diagnose(facts, others, settings)
     else:
-        all_facts = [facts, *(f for f in others if f.path != filename)]
-        diagnostics, regions = diagnose(all_facts, settings)
+        diagnostics, regions = diagnose([facts, *others], settings)
         diagnostics = [d for d in diagnostics if d.path == filename]
     return CheckResult(diagnostics, regions, 1, 0, time.perf_counter() - started, [facts])

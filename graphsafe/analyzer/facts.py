@@ -45,6 +45,13 @@ class Unit:
     hits: tuple[Hit, ...]
     marks: tuple[RegionMark, ...]  # this unit is itself a region root
     is_function: bool  # a def (matched by --region patterns), not a module body or block
+    # What calling it returns, for callers in other files (analyzer/returns.py): () unknown,
+    # ("T",) one tensor, ("tuple", "T", "S") a tuple by element; "@pid" slots defer to another call.
+    returns: tuple[str, ...] = ()
+    params: tuple[str, ...] = ()  # positional parameter names without self (for argument slots)
+    # calls that pass per-step Python numbers: (callee, ((position or keyword, condition), ...));
+    # condition () is certain, else as Hit.condition
+    scalar_args: tuple[tuple[CallRef, tuple[tuple[str, tuple[str, ...]], ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -79,3 +86,6 @@ class FileFacts:
     noqa: tuple[tuple[int, tuple[str, ...] | None], ...]  # line → codes (None: every code)
     errors: tuple[Diagnostic, ...] = ()  # GS000: the file could not be analysed
     always: tuple[Hit, ...] = ()  # configuration hazards, reported whether or not reachable
+    # pending ids (project calls defined elsewhere) whose return kind a rule asked about: if the
+    # project finds they return tensors, this file is walked again with those kinds
+    wanted: tuple[str, ...] = ()

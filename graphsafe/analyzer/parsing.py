@@ -81,7 +81,7 @@ def decode(content: bytes) -> str:
     return content.decode(encoding)
 
 
-def analyze_bytes(path: str, module: str, is_package: bool, content: bytes, rules, renames=None) -> FileFacts:
+def analyze_bytes(path: str, module: str, is_package: bool, content: bytes, rules, renames=None, external=None) -> FileFacts:
     try:
         text = decode(content)
     except UnicodeDecodeError as error:
@@ -90,12 +90,13 @@ def analyze_bytes(path: str, module: str, is_package: bool, content: bytes, rule
         return error_facts(path, module, f"cannot decode file as {error.encoding}: byte {content[error.start]:#04x} is invalid", line, column)
     except SyntaxError as error:  # a bad coding cookie
         return error_facts(path, module, f"bad encoding declaration: {error.msg if hasattr(error, 'msg') else error}")
-    return analyze_text(path, module, is_package, text, rules, renames)
+    return analyze_text(path, module, is_package, text, rules, renames, external)
 
 
-def analyze_text(path: str, module: str, is_package: bool, text: str, rules, renames=None,
+def analyze_text(path: str, module: str, is_package: bool, text: str, rules, renames=None, external=None,
                  parse=cst.parse_module) -> FileFacts:
-    """`parse` turns text into a libcst module (an editor passes an incremental parser)."""
+    """`parse` turns text into a libcst module (an editor passes an incremental parser); `external`
+    holds the kinds of other files' calls found by the project pass (a second, targeted walk)."""
     other = other_language(path)
     if other is not None:
         return _analyze_other(other, path, module, text, rules)
@@ -106,7 +107,7 @@ def analyze_text(path: str, module: str, is_package: bool, text: str, rules, ren
     try:
         with _time_limit(TIME_LIMIT_S), no_cyclic_gc():
             module_node = parse(text)
-            walker = FileWalker(path, module, is_package, rules, dict(renames or ()))
+            walker = FileWalker(path, module, is_package, rules, dict(renames or ()), external)
             return walker.run(module_node, text)
     except cst.ParserSyntaxError as error:
         return _syntax_error_facts(path, module, text, error)

@@ -234,6 +234,10 @@ def torch_call_kind(name: str, call: cst.Call) -> Kind | None:
         return UNKNOWN  # private helpers return anything
     if func in TORCH_NON_TENSOR or func[:1].isupper() or func.startswith(SCALAR_PREFIXES):
         return SCALAR if func not in ("Generator",) else instance_of(name)
+    if func in ("unique", "unique_consecutive"):  # one tensor unless inverse/counts are asked for
+        extra = any(a.keyword is not None and a.keyword.value in ("return_inverse", "return_counts")
+                    and not (isinstance(a.value, cst.Name) and a.value.value == "False") for a in call.args)
+        return TENSOR_TUPLE if extra or len([a for a in call.args if a.keyword is None]) > 2 else TENSOR
     if func in TORCH_TUPLE:
         return TENSOR_TUPLE
     if func in ("max", "min") and (len(call.args) > 1 or any(a.keyword and a.keyword.value == "dim" for a in call.args)):

@@ -7,6 +7,7 @@ walker through its `Context` methods: `kind`, `resolve`, `report`, `is_store`.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -19,6 +20,7 @@ from graphsafe.analyzer.names import ImportTable, dotted
 from graphsafe.analyzer.nodes import children
 from graphsafe.analyzer.noqa import noqa_lines
 from graphsafe.analyzer.positions import node_ranges
+from graphsafe.analyzer.returns import summarize_returns
 from graphsafe.model import Applicability, Confidence, Edit, Fix, Hit, Position, RegionKind
 from graphsafe.rewriters.edits import WholeLines
 from graphsafe.rules.base import Rule
@@ -38,6 +40,11 @@ SCALAR_BUILTINS = frozenset(
     "len int float bool str repr isinstance issubclass hasattr callable id hash type range format ord chr".split()
 )
 
+_LITERALS = frozenset({cst.Integer, cst.Float, cst.SimpleString})
+
+# Builtins whose number result carries their arguments' per-step variation.
+_NUMBER_BUILTINS = frozenset("min max abs round float int".split())
+
 _children = children  # fast field-based traversal (see analyzer/nodes.py)
 _VISITS: dict[type, tuple[tuple[type, str], ...]] = {}
 
@@ -56,7 +63,10 @@ class ScalarSource:
     """A Python scalar that may change between steps: a number parameter or a varying attribute."""
 
     label: str  # "parameter `lr`", "attribute `self.pos`"
-    condition: tuple[str, str] | None = None  # decided project-wide (class in another file)
+    # Decided project-wide: (class, attr) for an attribute of a class in another file;
+    # ("param", function key, name) for a number parameter: per-step where its function is a
+    # region root, or where a caller passes it a per-step value (callgraph.param_is_varying).
+    condition: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -81,7 +91,7 @@ class _PendingHit:
     message: str
     fix: _FixSpec | None
     root_only: bool = False
-    condition: tuple[str, str] | None = None
+    condition: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -94,6 +104,12 @@ class _UnitBuilder:
     calls: dict[CallRef, None] = field(default_factory=dict)  # ordered set
     hits: list[_PendingHit] = field(default_factory=list)
     marks: list[tuple[RegionKind, Confidence]] = field(default_factory=list)
+    returns: list[tuple[str, ...]] = field(default_factory=list)  # one summary per `return`
+    generator: bool = False
+    declared_returns: tuple[str, ...] = ()  # from a return annotation; wins over `return`s
+    params: tuple[str, ...] = ()  # positional parameter names, without self
+    # calls passing per-step Python numbers: (callee, ((slot, source condition), ...))
+    scalar_args: list[tuple[CallRef, tuple[tuple[str, tuple[str, ...]], ...]]] = field(default_factory=list)
 
 
 @dataclass
@@ -113,14 +129,24 @@ class _Scope:
     # local name → where its Python-scalar value comes from (for per-step scalar rules)
     tainted: dict[str, "ScalarSource"] = field(default_factory=dict)
     reassigned: set[str] = field(default_factory=set)  # names rebound in the body
+    # local name → pending id: its value came from a project call whose return kind is unknown here
+    pending: dict[str, str] = field(default_factory=dict)
 
 
 class FileWalker:
     """Analyse one parsed module. Rules are instantiated once per walker."""
 
     def __init__(self, path: str, module: str, is_package: bool, rules: Iterable[type[Rule]],
-                 renames: dict[str, str] | None = None) -> None:
+                 renames: dict[str, str] | None = None, external: dict[str, T.Kind] | None = None) -> None:
         self.path = path
+        # pending id → kind of what a project function defined elsewhere returns (second pass)
+        self.external = external or {}
+        self.wanted: set[str] = set()  # pending ids whose kind would change what a rule reports
+        self._probed: list[str] = []  # pending ids the running rule handler asked about
+        self._speculating: set[str] | None = None  # ids taken to be tensors in a what-if run
+        self._captured: list | None = None  # reports of a what-if run (not kept)
+        self._report_log: list[tuple[str, int]] = []  # every report, to compare a what-if run with
+        self._pending: dict[int, str] = {}  # id(call node) → pending id
         self.module = module
         self.is_package = is_package
         self.renames = renames or {}
@@ -137,6 +163,8 @@ class FileWalker:
         self.class_attr_kinds: dict[str, dict[str, T.Kind]] = {}
         self.varying_attrs: dict[str, set[str]] = {}  # class key → number attributes changed per step
         self.module_defs: dict[str, str] = {}
+        self.loop_names: list[set[str]] = []  # names bound by the enclosing `for` loops
+        self.registrars: tuple[str, ...] = ()  # methods that register a buffer named by their argument
         self.globals: dict[str, T.Kind] = {}
         self.stores: set[int] = set()
         self.reported: set[tuple[str, int]] = set()
@@ -153,6 +181,19 @@ class FileWalker:
 
     # ------------------------------------------------------------------ Context for rules
     def kind(self, expr: cst.BaseExpression) -> T.Kind:
+        """The kind of `expr` as rules see it. When it is unknown only because it comes from a
+        project function defined elsewhere, the call is noted: the project pass re-walks this
+        file if that function is found to return tensors (see analyzer/returns.py)."""
+        kind = self._kind(expr)
+        if kind.tag == "unknown" and (self._pending or self.scope.pending):
+            pid = self._depends_on(expr)
+            if pid is not None:
+                if self._speculating is not None:
+                    return T.TENSOR if pid in self._speculating else kind
+                self._probed.append(pid)
+        return kind
+
+    def _kind(self, expr: cst.BaseExpression) -> T.Kind:
         key = id(expr)
         known = self._kinds.get(key)
         if known is None:
@@ -190,7 +231,7 @@ class FileWalker:
         fix: tuple[str, list[tuple[cst.CSTNode, str]], Applicability] | None = None,
         root_only: bool = False,
         always: bool = False,
-        condition: tuple[str, str] | None = None,
+        condition: tuple[str, ...] | None = None,
         at: "Place | None" = None,
         **fields: str,
     ) -> None:
@@ -198,6 +239,10 @@ class FileWalker:
         `root_only` keeps the hit only where this function is itself a region root; `always`
         reports it whether or not the code is reachable from a region (configuration checks:
         they fire where the capture is set up)."""
+        if self._captured is not None:
+            self._captured.append((rule.code, id(node)))
+            return
+        self._report_log.append((rule.code, id(node)))
         if not self.first_report(rule.code, node):
             return
         spec = _FixSpec(fix[0], fix[1], fix[2]) if fix else None
@@ -260,6 +305,14 @@ class FileWalker:
         return None
 
     @property
+    def function_node(self) -> cst.FunctionDef | None:
+        """The innermost enclosing `def` (None at module level)."""
+        for unit in reversed(self.scope.units):
+            if unit.is_function:
+                return unit.node
+        return None
+
+    @property
     def function_name(self) -> str | None:
         for unit in reversed(self.scope.units):
             if unit.is_function:
@@ -274,7 +327,7 @@ class FileWalker:
             if name in scope.tainted:
                 return scope.tainted[name]
             if name in scope.number_params and name not in scope.reassigned:
-                return ScalarSource(f"parameter `{name}`")
+                return ScalarSource(f"parameter `{name}`", ("param", self.function_key or "", name))
             return None
         if isinstance(expr, cst.Attribute):
             attr = expr.attr.value
@@ -282,7 +335,7 @@ class FileWalker:
                 if attr in self.varying_attrs.get(scope.class_key, ()):
                     return ScalarSource(f"attribute `self.{attr}`")
                 return None
-            base = self.kind(expr.value)
+            base = self._kind(expr.value)
             if base.tag == "object":
                 for ref in base.refs:
                     if ref in self.varying_attrs:
@@ -293,6 +346,13 @@ class FileWalker:
             return None
         if isinstance(expr, (cst.BinaryOperation,)):
             return self.scalar_source(expr.left) or self.scalar_source(expr.right)
+        if (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in _NUMBER_BUILTINS
+                and not scope.imports.is_imported(expr.func.value)):
+            for arg in expr.args:  # `decay = min(cap, (1 + self.step) / (10 + self.step))`
+                source = self.scalar_source(arg.value)
+                if source is not None:
+                    return source
+            return None
         if isinstance(expr, cst.IfExp):
             return self.scalar_source(expr.body) or self.scalar_source(expr.orelse)
         if isinstance(expr, (cst.List, cst.Tuple)):
@@ -332,7 +392,10 @@ class FileWalker:
             if name in ("True", "False", "None"):
                 return T.SCALAR
             if name in scope.env:
-                return scope.env[name]
+                found = scope.env[name]
+                if found.tag == "unknown" and name in scope.pending and self.external:
+                    return self.external.get(scope.pending[name], found)
+                return found
             if name in self.globals:
                 return self.globals[name]
             if scope.imports.is_imported(name) or name in self.module_defs or name in scope.local_defs:
@@ -342,14 +405,17 @@ class FileWalker:
                   cst.FormattedString, cst.Lambda, cst.Dict, cst.Set, cst.DictComp, cst.SetComp):
             return T.SCALAR
         if tp in (cst.List, cst.Tuple):
-            elements = [self.kind(e.value) for e in expr.elements if not isinstance(e, cst.StarredElement)]
+            elements = [self._kind(e.value) for e in expr.elements if not isinstance(e, cst.StarredElement)]
+            if elements and all(k.tag == "object" for k in elements):
+                # `[MaxLength(n), EosToken(id)]`: iterating and calling it runs their __call__
+                return T.module_set(*dict.fromkeys(r for k in elements for r in k.refs))
             return T.TENSOR_TUPLE if any(k.is_tensor for k in elements) else T.SCALAR
         if tp in (cst.ListComp, cst.GeneratorExp):
             return T.UNKNOWN  # elements unknown: iterating it must not invent tensors
         if tp is cst.Attribute:
             return self._infer_attribute(expr)
         if tp is cst.Subscript:
-            base = self.kind(expr.value)
+            base = self._kind(expr.value)
             if base.is_tensor:
                 return T.TENSOR
             if base.tag == "tensor-tuple":
@@ -361,11 +427,21 @@ class FileWalker:
                 return T.instance_of(*base.refs)
             if base.not_tensor and base.tag == "scalar":
                 return T.SCALAR
+            if self.external:
+                pid = self._depends_on(expr)
+                if pid is not None and pid in self.external:
+                    return self.external[pid]
             return T.UNKNOWN
         if tp is cst.Call:
-            return self._infer_call(expr)
+            kind = self._infer_call(expr)
+            if kind.tag == "unknown":
+                pid = self._call_pid(expr)
+                if pid is not None:
+                    self._pending[id(expr)] = pid
+                    return self.external.get(pid, kind)
+            return kind
         if tp is cst.BinaryOperation:
-            left, right = self.kind(expr.left), self.kind(expr.right)
+            left, right = self._kind(expr.left), self._kind(expr.right)
             if isinstance(expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
                 if left.is_bool_tensor or right.is_bool_tensor:
                     return T.BOOL_TENSOR
@@ -379,31 +455,31 @@ class FileWalker:
         if tp is cst.UnaryOperation:
             if isinstance(expr.operator, cst.Not):
                 return T.SCALAR
-            return self.kind(expr.expression)
+            return self._kind(expr.expression)
         if tp is cst.Comparison:
             ops = [c.operator for c in expr.comparisons]
             if all(isinstance(op, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for op in ops):
                 return T.SCALAR
-            kinds = [self.kind(expr.left)] + [self.kind(c.comparator) for c in expr.comparisons]
+            kinds = [self._kind(expr.left)] + [self._kind(c.comparator) for c in expr.comparisons]
             if any(k.is_tensor for k in kinds):
                 return T.BOOL_TENSOR
             if all(k.not_tensor for k in kinds):
                 return T.SCALAR
             return T.UNKNOWN
         if tp is cst.BooleanOperation:
-            left, right = self.kind(expr.left), self.kind(expr.right)
+            left, right = self._kind(expr.left), self._kind(expr.right)
             if left.is_tensor or right.is_tensor:
                 return T.TENSOR
             return T.SCALAR if left.not_tensor and right.not_tensor else T.UNKNOWN
         if tp is cst.IfExp:
             # `m.reshape(-1) if m is not None else None` is a tensor wherever it is used as one
             if _is_none_literal(expr.orelse):
-                return self.kind(expr.body)
+                return self._kind(expr.body)
             if _is_none_literal(expr.body):
-                return self.kind(expr.orelse)
-            return T.merge(self.kind(expr.body), self.kind(expr.orelse))
+                return self._kind(expr.orelse)
+            return T.merge(self._kind(expr.body), self._kind(expr.orelse))
         if tp is cst.NamedExpr:
-            return self.kind(expr.value)
+            return self._kind(expr.value)
         return T.UNKNOWN
 
     def _infer_attribute(self, expr: cst.Attribute) -> T.Kind:
@@ -418,7 +494,7 @@ class FileWalker:
                 return kind
         if T.looks_like_config(expr):
             return T.CONFIG
-        base = self.kind(expr.value)
+        base = self._kind(expr.value)
         if base.tag == "object":
             kinds = [self.class_attr_kinds[r].get(attr) for r in base.refs if r in self.class_attr_kinds]
             kinds = [k for k in kinds if k is not None]
@@ -433,6 +509,102 @@ class FileWalker:
         if name is not None and name.startswith("torch.") and not name.startswith("torch.Tensor"):
             return T.SCALAR  # torch.float16, torch.cuda, ...: constants and modules
         return T.UNKNOWN
+
+    def _what_if_tensors(self, handler: Callable, node: cst.CSTNode, pids: set[str], reported: set) -> None:
+        """Run a rule handler again as if the values from `pids` were tensors. Only if it then
+        reports something are the ids worth resolving project-wide (and this file worth a second
+        walk): most questions (`if not ctx.kind(v).is_tensor: return`) change nothing. The rule's
+        own containers are restored afterwards, and nothing it reports here is kept."""
+        rule = getattr(handler, "__self__", None)
+        saved = _save_state(rule) if rule is not None else []
+        self._speculating, self._captured = pids, []
+        try:
+            handler(node, self)
+            if any(r not in reported for r in self._captured):  # it would report something new
+                self.wanted.update(pids)
+        finally:
+            self._speculating, self._captured = None, None
+            for owner, key, value in saved:
+                setattr(owner, key, value)
+
+    def _call_pid(self, call: cst.Call) -> str | None:
+        """A pending id for a call to a project function or method (resolved project-wide):
+        `global:pkg.mod.f`, `method:pkg.mod.Model::__call__`, `self:encode@pkg.mod.Cls`."""
+        refs = self._call_refs(call.func)
+        if not refs:
+            return None
+        pid = ";".join(f"{r.kind}:{r.target}" for r in refs)
+        if any(r.kind in ("self", "super") for r in refs):
+            pid += f"@{self.scope.class_key}"
+        return pid
+
+    def _depends_on(self, expr: cst.BaseExpression) -> str | None:
+        """The pending id an unknown kind hangs on: a project call, a name bound from one,
+        an element of its tuple result, a method call or arithmetic on such a value."""
+        tp = type(expr)
+        if tp is cst.Name:
+            return self.scope.pending.get(expr.value)
+        if tp is cst.Call:
+            self._kind(expr)
+            pid = self._pending.get(id(expr))
+            if pid is None and isinstance(expr.func, cst.Attribute):
+                return self._depends_on(expr.func.value)  # `out_lens.sum()`
+            return pid
+        if tp is cst.Subscript:
+            base = self._depends_on(expr.value)
+            if base is not None and "#" not in base and len(expr.slice) == 1:
+                index = expr.slice[0].slice
+                if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
+                    return f"{base}#{index.value.evaluated_value}"
+            return base
+        if tp is cst.BinaryOperation:
+            return self._depends_on(expr.left) or self._depends_on(expr.right)
+        if tp is cst.UnaryOperation and not isinstance(expr.operator, cst.Not):
+            return self._depends_on(expr.expression)
+        if tp is cst.Comparison:  # `value > 0`
+            found = self._depends_on(expr.left)
+            for comparison in expr.comparisons:
+                found = found or self._depends_on(comparison.comparator)
+            return found
+        if tp is cst.BooleanOperation:
+            return self._depends_on(expr.left) or self._depends_on(expr.right)
+        return None
+
+    def _return_slot(self, expr: cst.BaseExpression) -> str:
+        """One returned value, summarised for other files: T tensor, B bool tensor, L tuple of
+        tensors, S not a tensor, @pid whatever that project call returns, ? unknown."""
+        kind = self._kind(expr)
+        if kind.is_bool_tensor:
+            return "B"
+        if kind.is_tensor:
+            return "T"
+        if kind.tag == "tensor-tuple":
+            return "L"
+        if kind.not_tensor:
+            return "S"
+        pid = self._depends_on(expr)
+        return f"@{pid}" if pid is not None else "?"
+
+    def _visit_return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self._visit(node.value)
+        unit = next((u for u in reversed(self.scope.units) if u.is_function), None)
+        if unit is None:
+            return
+        value = node.value
+        if value is None:
+            unit.returns.append(("S",))
+        elif isinstance(value, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
+            unit.returns.append(("tuple", *(self._return_slot(e.value) for e in value.elements)))
+        else:
+            unit.returns.append((self._return_slot(value),))
+
+    def _visit_yield(self, node) -> None:
+        unit = next((u for u in reversed(self.scope.units) if u.is_function), None)
+        if unit is not None:
+            unit.generator = True  # calling it gives a generator, whatever it yields
+        for child in _children(node):
+            self._visit(child)
 
     def _annotation_kind(self, annotation: cst.BaseExpression) -> T.Kind:
         kind = T.annotation_kind(annotation, self.scope.imports.resolve)
@@ -456,7 +628,7 @@ class FileWalker:
                 return self._call_instance_kind(local)
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            receiver = self.kind(func.value)
+            receiver = self._kind(func.value)
             if receiver.tag in ("object", "modules"):
                 return receiver if method in T.MODULE_SELF_METHODS else T.UNKNOWN
             if receiver.is_tensor:
@@ -495,7 +667,7 @@ class FileWalker:
             kind = self._named_call_kind(name, call)
             if kind is not None:
                 return kind
-        callee = self.kind(func)  # e.g. nn.Linear(2, 2)(x)
+        callee = self._kind(func)  # e.g. nn.Linear(2, 2)(x)
         if callee.tag in ("object", "modules"):
             return self._call_instance_kind(callee)
         return T.UNKNOWN
@@ -534,7 +706,7 @@ class FileWalker:
         while stack:
             node = stack.pop()
             if isinstance(node, cst.Call):
-                kind = self.kind(node)
+                kind = self._kind(node)
                 if kind.tag == "object":
                     found.extend(kind.refs)
                     continue
@@ -545,10 +717,17 @@ class FileWalker:
         return found
 
     # ------------------------------------------------------------------ binding
-    def _bind(self, target: cst.BaseExpression, kind: T.Kind, value: cst.BaseExpression | None = None) -> None:
+    def _bind(self, target: cst.BaseExpression, kind: T.Kind, value: cst.BaseExpression | None = None,
+              pid: str | None = None) -> None:
         scope = self.scope
         assert scope is not None
         if isinstance(target, cst.Name):
+            if kind == T.UNKNOWN and pid is None and value is not None and (self._pending or scope.pending):
+                pid = self._depends_on(value)
+            if pid is not None and kind == T.UNKNOWN:
+                scope.pending[target.value] = pid
+            else:
+                scope.pending.pop(target.value, None)
             if kind == T.UNKNOWN and T.CONVENTIONAL_TENSOR_NAME.match(target.value):
                 kind = T.TENSOR
             scope.env[target.value] = kind
@@ -562,11 +741,16 @@ class FileWalker:
             values = None
             if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):
                 values = [e.value for e in value.elements]
+            whole = self._depends_on(value) if values is None and value is not None and kind.tag == "unknown" else None
             for i, element in enumerate(target.elements):
                 if values is not None:
-                    self._bind(element.value, self.kind(values[i]), values[i])
+                    self._bind(element.value, self._kind(values[i]), values[i])
                 elif kind.tag == "tensor-tuple":
                     self._bind(element.value, T.TENSOR)
+                elif whole is not None and "#" not in whole:
+                    # `log_probs, lens = model(x)`: element i of what a project function returns
+                    element_pid = f"{whole}#{i}"
+                    self._bind(element.value, self.external.get(element_pid, T.UNKNOWN), pid=element_pid)
                 else:
                     self._bind(element.value, T.UNKNOWN)
         elif isinstance(target, cst.StarredElement):
@@ -614,6 +798,8 @@ class FileWalker:
                         orelse = getattr(orelse, "orelse", None)
 
         scan(module.body, "")
+        if "register_buffer" in self.source:  # the scan reads every method: only where it can find one
+            self.registrars = _buffer_registrars(node for node, _ in pending_classes)
         self.scope = _Scope(imports, self.globals, {}, None, None, "", [])
         for node, key in pending_classes:
             bases = tuple(b for b in (imports.resolve(arg.value) for arg in node.bases) if b)
@@ -663,18 +849,19 @@ class FileWalker:
             for t in small.targets:
                 target = t.target
                 if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == self_name:
-                    kind = kind or self.kind(small.value)
+                    kind = kind or self._kind(small.value)
                     name = target.attr.value
                     kinds[name] = T.merge(kinds[name], kind) if name in kinds else kind
                 elif isinstance(target, cst.Name):
-                    scope.env[target.value] = kind = kind or self.kind(small.value)
+                    scope.env[target.value] = kind = kind or self._kind(small.value)
         elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Attribute):
             target = small.target
             if isinstance(target.value, cst.Name) and target.value.value == self_name:
-                kinds[target.attr.value] = self.kind(small.value)
+                kinds[target.attr.value] = self._kind(small.value)
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             call = small.value
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("register_buffer", "register_parameter") and call.args:
+            registrars = ("register_buffer", "register_parameter", *self.registrars)
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in registrars and call.args:
                 first = call.args[0].value
                 if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
                     kinds[first.evaluated_value] = T.TENSOR
@@ -717,8 +904,15 @@ class FileWalker:
         tp = type(node)
         handlers = self.handlers.get(tp)
         if handlers:
+            probed, log = self._probed, self._report_log
             for handler in handlers:
+                mark = len(log)
                 handler(node, self)
+                if probed:
+                    asked = set(probed)
+                    probed.clear()
+                    if not asked <= self.wanted:
+                        self._what_if_tensors(handler, node, asked, set(log[mark:]))
         method = _SPECIAL.get(tp)
         if method is not None:
             method(self, node)
@@ -753,6 +947,7 @@ class FileWalker:
         if outer.class_key and all_params and not _is_staticmethod(node):
             self_name = all_params[0].name.value
             inner.self_name = self_name
+        unit.params = tuple(p.name.value for p in all_params if p.name.value != self_name)
         for param in all_params + list(params.kwonly_params):
             if param.name.value == self_name:
                 continue
@@ -774,6 +969,10 @@ class FileWalker:
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 env[star.name.value] = T.UNKNOWN
+        if node.returns is not None:  # `-> torch.Tensor` says what callers elsewhere get
+            declared = self._annotation_kind(node.returns.annotation)
+            if declared.is_tensor or declared.tag == "tensor-tuple":
+                unit.declared_returns = ("B" if declared.is_bool_tensor else "T" if declared.is_tensor else "L",)
         saved_kinds = self._kinds
         self._kinds = {}
         body = node.body
@@ -795,7 +994,7 @@ class FileWalker:
 
     def _visit_assign(self, node: cst.Assign) -> None:
         self._visit(node.value)
-        kind = self.kind(node.value)
+        kind = self._kind(node.value)
         for target in node.targets:
             self._visit_target(target.target)
             self._bind(target.target, kind, node.value)
@@ -805,7 +1004,7 @@ class FileWalker:
             self._visit(node.value)
         kind = self._annotation_kind(node.annotation.annotation)
         if kind == T.UNKNOWN and node.value is not None:
-            kind = self.kind(node.value)
+            kind = self._kind(node.value)
         self._visit_target(node.target)
         self._bind(node.target, kind)
 
@@ -823,7 +1022,7 @@ class FileWalker:
 
     def _element_kind(self, iterable: cst.BaseExpression) -> T.Kind:
         """The kind of the elements one gets by iterating `iterable`."""
-        kind = self.kind(iterable)
+        kind = self._kind(iterable)
         if kind.tag == "modules":
             return T.instance_of(*kind.refs)
         if kind.is_bool_tensor:
@@ -853,7 +1052,11 @@ class FileWalker:
         self._visit(node.iter)
         self._visit_target(node.target)
         self._bind_loop_target(node.target, node.iter)
-        self._walk_block(node.body)
+        self.loop_names.append({n.value for n in _names_in(node.target)})
+        try:
+            self._walk_block(node.body)
+        finally:
+            self.loop_names.pop()
         if node.orelse is not None:
             self._walk_block(node.orelse.body)
 
@@ -865,7 +1068,7 @@ class FileWalker:
                 block = item
             if item.asname is not None:
                 self._visit_target(item.asname.name)
-                self._bind(item.asname.name, self.kind(item.item))
+                self._bind(item.asname.name, self._kind(item.item))
         unit = None
         if block is not None:
             unit = self._open_block_unit(block.item, "graph", "torch.cuda.graph block", RegionKind.GRAPH_BLOCK)
@@ -891,9 +1094,16 @@ class FileWalker:
         self.scope.imports.add(node)
 
     def _visit_call(self, node: cst.Call) -> None:
-        for ref in self._call_refs(node.func):
+        refs = self._call_refs(node.func)
+        for ref in refs:
             for unit in self.scope.units:
                 unit.calls[ref] = None
+        if refs and node.args and self.scope.is_function and any(self._may_vary(a.value) for a in node.args):
+            slots = self._scalar_arg_slots(node)
+            if slots:
+                for ref in refs:
+                    for unit in self.scope.units:
+                        unit.scalar_args.append((ref, slots))
         self._region_ref(node)
         self._visit(node.func)
         for arg in node.args:
@@ -939,7 +1149,7 @@ class FileWalker:
                 return [CallRef("self", method)]
             if isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super":
                 return [CallRef("super", method)] if scope.class_key else []
-            kind = self.kind(base)
+            kind = self._kind(base)
             if kind.tag in ("object", "modules") and kind.refs:
                 return [CallRef("method", f"{ref}::{method}") for ref in kind.refs]
             name = dotted(func)
@@ -951,6 +1161,50 @@ class FileWalker:
             if head in self.module_defs and head not in scope.env:
                 return [CallRef("global", f"{self.module}.{name}")]
         return []
+
+    def _may_vary(self, value: cst.BaseExpression) -> bool:
+        """A cheap pre-check before `scalar_source`: literals and plain untainted names never vary."""
+        tp = type(value)
+        if tp in _LITERALS:
+            return False
+        if tp is cst.Name:
+            name, scope = value.value, self.scope
+            return name in scope.tainted or name in scope.number_params or any(name in s for s in self.loop_names)
+        return True
+
+    def _scalar_arg_slots(self, call: cst.Call) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Arguments that are per-step Python numbers here: (position or keyword, condition)."""
+        found = []
+        position = 0
+        for arg in call.args:
+            if arg.star:
+                break
+            slot = arg.keyword.value if arg.keyword is not None else str(position)
+            if arg.keyword is None:
+                position += 1
+            if self._kind(arg.value).is_tensor:
+                continue
+            source = self.scalar_source(arg.value)
+            if source is not None:
+                found.append((slot, source.condition or ()))
+            elif self.loop_names and self._mentions_loop_name(arg.value):
+                # `train_step(x, lr_at(it))` in the eager loop that drives the steps
+                found.append((slot, ("loop",)))
+        return tuple(found)
+
+    def _mentions_loop_name(self, expr: cst.BaseExpression) -> bool:
+        names = set().union(*self.loop_names)
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Name) and node.value in names:
+                return True
+            if isinstance(node, cst.Attribute):
+                stack.append(node.value)
+            elif isinstance(node, (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Arg, cst.Subscript,
+                                   cst.SubscriptElement, cst.Index)):
+                stack.extend(_children(node))
+        return False
 
     def _region_ref(self, call: cst.Call) -> None:
         name = self.resolve(call.func)
@@ -974,7 +1228,7 @@ class FileWalker:
 
     def _callable_refs(self, expr: cst.BaseExpression) -> list[CallRef]:
         """What calling `expr` runs: a function, or a module instance's forward."""
-        kind = self.kind(expr)
+        kind = self._kind(expr)
         if kind.tag in ("object", "modules") and kind.refs:
             return [CallRef("method", f"{ref}::__call__") for ref in kind.refs]
         scope = self.scope
@@ -1039,7 +1293,9 @@ class FileWalker:
             if not unit.is_function and unit.marks:
                 display = f"{display} (line {line})"
             marks = tuple(RegionMark(kind, conf, line) for kind, conf in unit.marks)
-            units.append(Unit(unit.key, display, unit.class_key, line, tuple(unit.calls), tuple(hits), marks, unit.is_function))
+            returns = unit.declared_returns or (() if unit.generator else summarize_returns(unit.returns))
+            units.append(Unit(unit.key, display, unit.class_key, line, tuple(unit.calls), tuple(hits), marks,
+                              unit.is_function, returns, unit.params, tuple(unit.scalar_args)))
         refs = tuple(
             RegionRef(kind, conf, targets, class_key, line_of(node))
             for kind, conf, targets, class_key, node in self.region_refs
@@ -1053,6 +1309,7 @@ class FileWalker:
             aliases=tuple(sorted(imports.aliases.items())),
             noqa=noqa_lines(source_lines),
             always=tuple(build(pending) for pending in self.always),
+            wanted=tuple(sorted(self.wanted)),
         )
 
 
@@ -1118,6 +1375,36 @@ def _varying_number_attrs(node: cst.ClassDef) -> set[str]:
                             elif not in_init:
                                 changed.add(target.attr.value)
     return numbers & changed
+
+
+def _names_in(target: cst.BaseExpression):
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _names_in(element.value)
+
+
+def _buffer_registrars(classes) -> tuple[str, ...]:
+    """Methods of this file's classes that register a buffer under the name they are given
+    (torchmetrics' `add_state(name, default)` → `self.register_buffer(name, ...)`), so that
+    `self.add_state("total", t)` makes `self.total` a tensor like `register_buffer` does."""
+    found = []
+    for node in classes:
+        for stmt in node.body.body:
+            if not isinstance(stmt, cst.FunctionDef) or len(stmt.params.params) < 2:
+                continue
+            self_name, first = stmt.params.params[0].name.value, stmt.params.params[1].name.value
+            for n in _statements_in(stmt.body):
+                call = _expression_call(n) if isinstance(n, cst.SimpleStatementLine) else None
+                func = call.func if call is not None else None
+                if (isinstance(func, cst.Attribute) and func.attr.value == "register_buffer"
+                        and isinstance(func.value, cst.Name) and func.value.value == self_name
+                        and call.args and isinstance(call.args[0].value, cst.Name)
+                        and call.args[0].value.value == first):
+                    found.append(stmt.name.value)
+                    break
+    return tuple(found)
 
 
 def _statements_in(block: cst.BaseSuite):
@@ -1187,6 +1474,8 @@ def _is_staticmethod(node: cst.FunctionDef) -> bool:
 
 _SPECIAL: dict[type, Callable] = {
     cst.FunctionDef: FileWalker._visit_function,
+    cst.Return: FileWalker._visit_return,
+    cst.Yield: FileWalker._visit_yield,
     cst.ClassDef: FileWalker._visit_class,
     cst.Assign: FileWalker._visit_assign,
     cst.AnnAssign: FileWalker._visit_annassign,
@@ -1204,3 +1493,30 @@ _SPECIAL: dict[type, Callable] = {
     cst.GeneratorExp: FileWalker._visit_listcomp,
     cst.DictComp: FileWalker._visit_listcomp,
 }
+
+
+_CONTAINERS = (list, set, dict)
+
+
+def _save_state(rule) -> list[tuple[object, str, object]]:
+    """A rule's per-file state, copied so that a what-if run can be undone: its containers, and
+    the containers held by its state objects (e.g. a dataclass of bindings filled during the
+    walk), one level down; elements are shared (they are nodes and ids, never mutated)."""
+    saved: list[tuple[object, str, object]] = []
+    for key, value in vars(rule).items():
+        if isinstance(value, _CONTAINERS):
+            saved.append((rule, key, _copy_containers(value)))
+        elif hasattr(value, "__dict__") and not isinstance(value, type):
+            saved.extend((value, k, _copy_containers(v)) for k, v in vars(value).items() if isinstance(v, _CONTAINERS))
+    return saved
+
+
+def _copy_containers(value, depth: int = 0):
+    """Containers copied down to their non-container elements (a dict of lists: both levels)."""
+    if depth > 3 or not isinstance(value, _CONTAINERS):
+        return value
+    if isinstance(value, dict):
+        return {k: _copy_containers(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy_containers(v, depth + 1) for v in value]
+    return set(value)

@@ -336,6 +336,7 @@ class HostLogging(_GpuOnlyBindingRule):
         "self.log('train/loss', x)",
         "writer.add_scalar('loss', x, n)",
         "import mlflow\nmlflow.log_metric('n', n)",
+        "import warnings\nwarnings.warn('nan values')",
         Example("log.debug('a')\nfabric.log_dict({'n': n})", expect=2),
     )
 
@@ -362,6 +363,8 @@ class HostLogging(_GpuOnlyBindingRule):
             if head == "logging" and tail in LOG_METHODS:
                 return f"{name}()"
             if name in ("wandb.log", "wandb.run.log", "wandb.log_artifact", "wandb.alert"):
+                return f"{name}()"
+            if name in ("warnings.warn", "warnings.warn_explicit"):  # the warnings module logs too
                 return f"{name}()"
             if name.startswith("mlflow.") and tail.startswith("log_"):
                 return f"{name}()"

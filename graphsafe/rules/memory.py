@@ -118,6 +118,7 @@ class HostDataTensor(_StaticMemoryRule):
         "z = torch.as_tensor(x, device=x.device)",
         'z = x.to("cuda")',
         "z = x.to(torch.float16)",
+        "z = y.to(x.device)",  # a tensor of the region: already on the device
         "z = y[:, -1:]",
         "rows = [x, y]\nz = rows[0]",
         'm = torch.nn.Linear(2, 2).to("cuda")',
@@ -133,6 +134,7 @@ class HostDataTensor(_StaticMemoryRule):
         "z = torch.zeros(3).cuda()",
         "z = x[x < y[:, [-1]]]",
         'w = torch.FloatTensor([1.0, 2.0]).to(device="cuda")',
+        "g = torch.ones(x.size()).to(x.device)",  # a CPU tensor sent where the region's tensors live
     )
 
     def __init__(self) -> None:
@@ -183,12 +185,18 @@ class HostDataTensor(_StaticMemoryRule):
     def _to_device(self, node: cst.Call, ctx) -> None:
         func = node.func
         method = func.attr.value
+        shown = ".cuda()" if method == "cuda" else '.to("cuda")'
         if method == "to":
             target = _keyword(node, "device") or next(iter(_positional(node)), None)
-            if target is None or not _is_cuda_device(target.value, ctx):
+            if target is None:
                 return
+            # `.to(x.device)` with x a tensor of the region: the GPU the graph is captured on
+            follows = _is_tensor_device(target.value, ctx) and _cpu_factory_call(func.value, ctx)
+            if not follows and not _is_cuda_device(target.value, ctx):
+                return
+            if follows:
+                shown = f".to({ctx.code_for(target.value)})"
         receiver = func.value
-        shown = ".cuda()" if method == "cuda" else '.to("cuda")'
         if isinstance(receiver, cst.Call):
             inner = ctx.resolve(receiver.func) or ""
             if inner in _HOST_DATA_FACTORIES or inner in _LEGACY_CONSTRUCTORS:
@@ -201,6 +209,11 @@ class HostDataTensor(_StaticMemoryRule):
         if kind.is_tensor and not _cpu_factory_call(receiver, ctx):
             return  # a tensor in the region: taken to be on the device already
         ctx.report(self, node, what=shown, why="copies host memory to the GPU, which is refused during capture unless it is pinned")
+
+
+def _is_tensor_device(expr: cst.BaseExpression, ctx) -> bool:
+    """`x.device` of a tensor `x`."""
+    return isinstance(expr, cst.Attribute) and expr.attr.value == "device" and ctx.kind(expr.value).is_tensor
 
 
 def _cpu_factory_call(expr: cst.BaseExpression, ctx) -> bool:

@@ -34,7 +34,8 @@ class UnregisteredGenerator(BindingRule):
     """## What it does
     Flags `generator=gen` on an op inside a captured region when `gen` is a CUDA generator
     built in the same file (`torch.Generator(device="cuda")`, any device text that mentions
-    `cuda`) and no `register_generator_state(gen)` call in the file registers it with a graph.
+    `cuda`, or a device given by a variable such as `self.device`: the region is captured on
+    the GPU) and no `register_generator_state(gen)` call in the file registers it with a graph.
     Generators are matched by name: `gen`, or `.gen` for an attribute (`self.gen` in
     `__init__`, `model.gen` where the graph is built).
 
@@ -87,12 +88,16 @@ class UnregisteredGenerator(BindingRule):
         'z = torch.randn(4, generator=g, device="cuda")',
         "g = torch.Generator()\nz = torch.randn(4, generator=g)",  # a CPU generator
         'z = torch.rand(4, generator=n, device="cuda")',  # not built in this file
+        'g = torch.Generator(device="cpu")\nz = torch.rand(4, generator=g)',
+        "g = torch.Generator()\nz = torch.rand(4, generator=g)",
         Example('g = torch.Generator(device="cuda")\nz = torch.rand(4, generator=g, device="cuda")', region=False),
     )
     invalid = (
         'g = torch.Generator(device="cuda")\nz = torch.randn(4, generator=g, device="cuda")',
         'self.gen = torch.Generator(device=f"cuda:{n}")\nz = torch.multinomial(x, 1, generator=self.gen)',
         Example('g = torch.Generator("cuda")\nx.normal_(generator=g)\ny.bernoulli_(0.5, generator=g)', expect=2),
+        # a device variable: the region using the generator is captured on the GPU
+        "self.noise = torch.Generator(device=self.device)\nz = torch.randn(4, generator=self.noise, device=x.device)",
     )
 
     def __init__(self) -> None:
@@ -114,7 +119,7 @@ class UnregisteredGenerator(BindingRule):
         key = binding_key(arg.value) if arg is not None else None
         if key is not None:
             def built_for_cuda(bindings) -> bool:
-                return "cuda" in bindings.generators.get(key, "")
+                return _maybe_cuda(bindings.generators.get(key, ""))
 
             self.later(built_for_cuda, arg.value, ctx, generator=ctx.code_for(arg.value))
 
@@ -306,3 +311,13 @@ class CheckpointRngState(Rule):
 
 
 RULES = (UnregisteredGenerator, SeedInRegion, CheckpointRngState)
+
+
+def _maybe_cuda(device_text: str) -> bool:
+    """A generator's device argument that can be the GPU: text mentioning cuda, or a variable
+    (`device`, `self.device`): the region using it is captured on the GPU. No argument or a
+    literal string without "cuda" (`"cpu"`) is a CPU generator."""
+    if "cuda" in device_text:
+        return True
+    return bool(device_text) and not device_text.startswith(("'", '"'))
+

@@ -46,7 +46,11 @@ class PythonScalarInput(Rule):
     Flags a Python number that changes between steps — a number parameter of a captured
     function (`lr: float`, `temperature: float`, a sampler's `t: int`) or a number attribute
     the program updates (`self.pos += T`) — used inside a captured region in tensor math,
-    tensor indexing/slicing, a tensor or optimizer-state assignment, or control flow.
+    tensor indexing/slicing, a tensor or optimizer-state assignment, or control flow that
+    chooses which tensor work is recorded. A callee's number parameter counts when a caller
+    passes it such a value (the region root's own parameter, a varying attribute, or a loop
+    variable of the eager loop that drives the steps); a step-invariant argument
+    (`self.layer_idx`, a config value) does not.
 
     ## Why is this bad?
     A graph records kernels with their arguments. A Python number is read once, while the
@@ -109,9 +113,30 @@ class PythonScalarInput(Rule):
         "k = x.size(-1)\nz = x[:, :k]",
         "y = x / x.shape[-1] ** 0.5",
         "def inner(scale: float):\n    return scale * 2\nz = inner(1.0)",
+        # a callee's number parameter that every caller fills with a step-invariant value
+        Example("import torch\nclass Cache:\n    def update(self, k: torch.Tensor, layer_idx: int):\n"
+                "        return k * layer_idx\nclass Layer:\n    def __init__(self, i):\n        self.layer_idx = i\n"
+                "        self.cache = Cache()\n    def forward(self, k: torch.Tensor):  # graphsafe: region\n"
+                "        return self.cache.update(k, self.layer_idx)", module=True),
+        # a branch that only computes Python numbers; a branch on a host draw (GS502 reports it)
+        "def step2(x: torch.Tensor, lr: float):  # graphsafe: region\n    if lr > 1.0:\n        cap = 1.0\n    return x",
+        ("import random\ndef step2(x: torch.Tensor, eps: float):  # graphsafe: region\n"
+         "    if random.random() < eps:\n        x.mul_(2)\n    return x"),
     )
     invalid = (
         "def step2(x: torch.Tensor, lr: float):  # graphsafe: region\n    return x * lr",
+        # a callee's parameter given the root's per-step parameter
+        Example("import torch\ndef scale(x: torch.Tensor, lr: float):\n    return x * lr\n"
+                "def step(x: torch.Tensor, lr: float):  # graphsafe: region\n    return scale(x, lr)", module=True),
+        # given a loop variable by the eager loop that drives the steps
+        Example("import torch\ndef lr_at(it: int) -> float:\n    return 0.1 / (it + 1)\n"
+                "def scale(x: torch.Tensor, lr: float):\n    return x * lr\n"
+                "def step_captured(x: torch.Tensor):  # graphsafe: region\n    return scale(x, lr_at(0))\n"
+                "def main(x):\n    for it in range(10):\n        scale(x, lr_at(it))", module=True),
+        # a branch on a per-step counter that chooses the tensor work recorded
+        Example("import torch\nclass C:\n    def __init__(self):\n        self.step = 0\n"
+                "    def run(self, x: torch.Tensor):  # graphsafe: region\n        if self.step % 5 == 0:\n"
+                "            x.mul_(2)\n        self.step += 1", module=True),
         "def step2(x: torch.Tensor, t: int):  # graphsafe: region\n    return x[:, t]",
         "def step2(x: torch.Tensor, temperature=1.0):  # graphsafe: region\n    return torch.softmax(x / temperature, -1)",
         "def step2(opt, lr: float):  # graphsafe: region\n    for g in opt.param_groups:\n        g['lr'] = lr",
@@ -133,7 +158,7 @@ class PythonScalarInput(Rule):
     def __init__(self) -> None:
         self.uses = scalar_buffer.ScalarParameterUses()
         # parameter hits in methods, reported at the end of the file with the fix (if any)
-        self.deferred: list[tuple[cst.BaseExpression, object, str, str, str]] = []
+        self.deferred: list[tuple[cst.BaseExpression, object, str, str, object]] = []  # ..., ScalarSource
 
     def _flag(self, expr: cst.BaseExpression, ctx) -> None:
         if ctx.kind(expr).is_tensor:
@@ -144,17 +169,17 @@ class PythonScalarInput(Rule):
         method = ctx.function_name
         if isinstance(expr, cst.Name) and source.label == f"parameter `{expr.value}`" and ctx.class_key and method:
             if ctx.first_report(f"{self.code}-deferred", expr):
-                self.deferred.append((expr, ctx.here(), ctx.class_key, method, source.label))
+                self.deferred.append((expr, ctx.here(), ctx.class_key, method, source))
             return
         ctx.report(self, expr, condition=source.condition, source=source.label)
 
     def end_module(self, ctx) -> None:
         fixes: dict[tuple[str, str, str], object] = {}
-        for expr, place, class_key, method, label in self.deferred:
+        for expr, place, class_key, method, source in self.deferred:
             key = (class_key, method, expr.value)
             if key not in fixes:
                 fixes[key] = scalar_buffer.buffer_fix(class_key, method, expr.value, ctx, self.uses)
-            ctx.report(self, expr, fix=fixes[key], at=place, source=label)
+            ctx.report(self, expr, fix=fixes[key], at=place, condition=source.condition, source=source.label)
 
     def visit_FunctionDef(self, node: cst.FunctionDef, ctx) -> None:
         scalar_buffer.note_function(node, ctx, self.uses)
@@ -185,6 +210,23 @@ class PythonScalarInput(Rule):
             if arg.keyword is None or arg.keyword.value not in SIZE_KEYWORDS:
                 self._flag(arg.value, ctx)
 
+    def visit_If(self, node: cst.If, ctx) -> None:
+        # A branch on a per-step number is decided once, at capture; replay keeps the tensor
+        # work of that branch. Branches that only compute Python numbers are left to the place
+        # those numbers are used; a condition with a host draw (`random.random() < eps`) is
+        # already reported as one (GS502).
+        self._branch(node, ctx)
+
+    def visit_While(self, node: cst.While, ctx) -> None:
+        self._branch(node, ctx)
+
+    def _branch(self, node: cst.If | cst.While, ctx) -> None:
+        operands = [o for o in _condition_operands(node.test) if ctx.scalar_source(o) is not None]
+        if not operands or _host_draw_in(node.test, ctx) or not _records_device_work(node, ctx):
+            return  # the cheap question first: most conditions hold no per-step number
+        for operand in operands:
+            self._flag(operand, ctx)
+
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         scalar_buffer.note_subscript(node, ctx, self.uses)
         # Whether `node.value` is a tensor or a Python list, the selection is frozen at capture.
@@ -204,6 +246,57 @@ class PythonScalarInput(Rule):
                 continue
             if ctx.kind(tgt.value).is_tensor or _optimizer_key(tgt):
                 self._flag(node.value, ctx)
+
+
+_HOST_DRAWS = ("random.", "numpy.random.", "time.")
+
+
+def _host_draw_in(expr: cst.BaseExpression, ctx) -> bool:
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call) and (ctx.resolve(node.func) or "").startswith(_HOST_DRAWS):
+            return True
+        stack.extend(children(node))
+    return False
+
+
+def _records_device_work(node: cst.If | cst.While, ctx) -> bool:
+    """Does either branch call torch, a tensor method, a module/optimizer or a method of self?"""
+    stack: list[cst.CSTNode] = [node.body]
+    if node.orelse is not None:
+        stack.append(node.orelse)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            func = current.func
+            if (ctx.resolve(func) or "").startswith("torch."):
+                return True
+            if isinstance(func, cst.Attribute):
+                receiver = ctx.kind(func.value)
+                if receiver.is_tensor or receiver.tag in ("object", "modules") or ctx.is_self(func.value):
+                    return True
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        stack.extend(children(current))
+    return False
+
+
+def _condition_operands(test: cst.BaseExpression):
+    """The values a condition compares or tests: `a % n == 0` → `a % n`, `0`."""
+    if isinstance(test, cst.BooleanOperation):
+        yield from _condition_operands(test.left)
+        yield from _condition_operands(test.right)
+    elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        yield from _condition_operands(test.expression)
+    elif isinstance(test, cst.Comparison):
+        if all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in test.comparisons):
+            return  # `x is None`: identity, not a number
+        yield test.left
+        for comparison in test.comparisons:
+            yield comparison.comparator
+    else:
+        yield test
 
 
 def _optimizer_key(target: cst.Subscript) -> bool:
@@ -248,6 +341,8 @@ class PythonCounterInRegion(Rule):
         "count = 0\ncount += 1",
         "class C:\n    def run(self, x: torch.Tensor):  # graphsafe: region\n        self.total = x.sum()\n        self.total += x.sum()",
         "class C:\n    def reset(self):\n        self.step += 1",
+        # one cause, reported at the sync (GS101)
+        "class C:\n    def run(self, x: torch.Tensor):  # graphsafe: region\n        self.ema = 0.9 * self.ema + x.sum().item()",
     )
     invalid = (
         "class C:\n    def run(self, x):  # graphsafe: region\n        self.step += 1",
@@ -271,7 +366,25 @@ class PythonCounterInRegion(Rule):
             return
         if ctx.kind(target).is_tensor or ctx.kind(value).is_tensor:
             return  # `self.total += loss` on a tensor attribute is a device op
+        if _reads_tensor_on_host(value, ctx):
+            return  # `self.ema = 0.9 * self.ema + loss.item()`: one cause, reported at the sync (GS101/GS105)
         ctx.report(self, target, target=f"self.{target.attr.value}")
+
+
+def _reads_tensor_on_host(expr: cst.BaseExpression, ctx) -> bool:
+    """`t.item()`, `t.tolist()`, `float(t)`, `int(t)` of a tensor somewhere in `expr`."""
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("item", "tolist"):
+                return True
+            if (isinstance(func, cst.Name) and func.value in ("float", "int", "bool") and node.args
+                    and ctx.kind(node.args[0].value).is_tensor):
+                return True
+        stack.extend(children(node))
+    return False
 
 
 def _mentions(expr: cst.BaseExpression, attribute: cst.Attribute) -> bool:

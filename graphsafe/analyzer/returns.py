@@ -1,0 +1,153 @@
+"""Cross-file return kinds: what a project function defined in another file returns.
+
+The per-file walk cannot know that `log_probs, lens = model(x)` gives tensors when `forward`
+lives in another module. It leaves such values unknown, names the call by a *pending id*
+(`method:pkg.model.CTC::__call__`, `global:pkg.decode.greedy`, `self:encode@pkg.m.Cls`, with
+`#i` for element i of a returned tuple), and lists in `FileFacts.wanted` the ids a rule asked
+about. Each function's facts carry a summary of what it returns (`Unit.returns`).
+
+The project pass resolves every wanted id through the call graph and the summaries (following
+`@pid` slots through further calls, a few levels deep) and walks again only the files for which
+some wanted id turns out to be a tensor (or tuple of tensors), giving the walker those kinds.
+Nothing else is re-walked, and a re-walk is cached under the file's content *and* the kinds it
+was given, so a changed callee invalidates exactly the callers whose answers depend on it.
+
+Not covered: kinds of returned objects' attributes, `*args` returns, functions that return
+different shapes on different paths (merged to unknown), and calls through dynamic dispatch
+the call graph does not resolve.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from graphsafe.analyzer import tensorness as T
+from graphsafe.analyzer.facts import CallRef, FileFacts
+
+_MAX_DEPTH = 6
+_SLOT_KINDS = {"T": T.TENSOR, "B": T.BOOL_TENSOR, "L": T.TENSOR_TUPLE}
+
+
+def _merge_slot(a: str, b: str) -> str:
+    if a == b:
+        return a
+    if a in "TB" and b in "TB":
+        return "T"
+    return "?"
+
+
+def summarize_returns(returns: list[tuple[str, ...]]) -> tuple[str, ...]:
+    """One summary for all of a function's `return`s; () when unknown or never a tensor."""
+    if not returns:
+        return ()
+    first = returns[0]
+    for other in returns[1:]:
+        if len(other) != len(first) or (other[0] == "tuple") != (first[0] == "tuple"):
+            return ()
+        first = tuple(x if i == 0 and x == "tuple" else _merge_slot(x, y) for i, (x, y) in enumerate(zip(first, other)))
+    slots = first[1:] if first[0] == "tuple" else first
+    if not any(s in _SLOT_KINDS or s.startswith("@") for s in slots):
+        return ()
+    return first
+
+
+def _parse(pid: str) -> tuple[list[CallRef], str | None, int | None]:
+    base, _, index = pid.partition("#")
+    refs_text, _, class_key = base.partition("@")
+    refs = []
+    for part in refs_text.split(";"):
+        kind, _, target = part.partition(":")
+        refs.append(CallRef(kind, target))
+    return refs, class_key or None, int(index) if index.isdigit() else None
+
+
+class ReturnKinds:
+    """Resolves pending ids against the project's call graph and return summaries."""
+
+    def __init__(self, project) -> None:
+        self.project = project
+        self._memo: dict[str, T.Kind | None] = {}
+
+    def kind(self, pid: str, depth: int = 0) -> T.Kind | None:
+        """A tensor kind for `pid`, or None when it is not known to be one."""
+        if pid in self._memo:
+            return self._memo[pid]
+        self._memo[pid] = None  # guards recursion
+        result = self._resolve(pid, depth) if depth < _MAX_DEPTH else None
+        self._memo[pid] = result
+        return result
+
+    def _resolve(self, pid: str, depth: int) -> T.Kind | None:
+        refs, class_key, index = _parse(pid)
+        found: list[T.Kind | None] = []
+        for ref in refs:
+            for key in self.project.callees(ref, class_key):
+                if ref.kind == "global" and self.project.resolve_symbol(ref.target) in self.project.classes:
+                    return None  # a constructor call makes an object, not what __init__ returns
+                summary = self.project.units[key].unit.returns
+                found.append(self._from_summary(summary, index, depth))
+        if not found or any(k is None for k in found):
+            return None
+        merged = found[0]
+        for k in found[1:]:
+            merged = T.merge(merged, k)
+        return merged if merged.is_tensor or merged.tag == "tensor-tuple" else None
+
+    def _slot(self, slot: str, depth: int) -> T.Kind | None:
+        if slot.startswith("@"):
+            return self.kind(slot[1:], depth + 1)
+        return _SLOT_KINDS.get(slot)
+
+    def _from_summary(self, summary: tuple[str, ...], index: int | None, depth: int) -> T.Kind | None:
+        if not summary:
+            return None
+        if summary[0] == "tuple":
+            elements = summary[1:]
+            if index is not None:
+                return self._slot(elements[index], depth) if index < len(elements) else None
+            kinds = [self._slot(s, depth) for s in elements]
+            return T.TENSOR_TUPLE if kinds and all(k is not None and k.is_tensor for k in kinds) else None
+        kind = self._slot(summary[0], depth)
+        if index is not None:
+            return T.TENSOR if kind is not None and kind.tag == "tensor-tuple" else None
+        return kind
+
+
+def external_kinds(facts: FileFacts, resolver: ReturnKinds) -> dict[str, T.Kind]:
+    """The wanted ids of one file that resolve to tensor kinds (empty: no re-walk needed)."""
+    found = {}
+    for pid in facts.wanted:
+        kind = resolver.kind(pid)
+        if kind is not None:
+            found[pid] = kind
+    return found
+
+
+def refine(facts: list[FileFacts],
+           rewalk: Callable[[list[tuple[int, dict[str, T.Kind]]]], dict[int, FileFacts | None]],
+           only: Callable[[int], bool] = lambda i: True) -> list[FileFacts]:
+    """Facts with the files whose wanted ids resolve to tensors walked again: `rewalk` gets
+    every (file index, kinds) at once, so that it can spread them over a pool."""
+    if not any(f.wanted for f in facts):
+        return facts
+    from graphsafe.analyzer.callgraph import Project
+
+    resolver = ReturnKinds(Project(facts))
+    todo = []
+    for i, f in enumerate(facts):
+        if f.wanted and only(i):
+            external = external_kinds(f, resolver)
+            if external:
+                todo.append((i, external))
+    if not todo:
+        return facts
+    refined = list(facts)
+    for i, again in rewalk(todo).items():
+        if again is not None:
+            refined[i] = again
+    return refined
+
+
+def external_key(external: dict[str, T.Kind]) -> str:
+    """A stable text for a re-walk's inputs, part of its cache key."""
+    return ";".join(f"{pid}={kind.tag}" for pid, kind in sorted(external.items()))

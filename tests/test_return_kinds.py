@@ -1,0 +1,155 @@
+"""Cross-file return kinds: values returned by project functions defined in other files.
+
+The per-file walk exports each function's return summary; the project pass walks again only
+the files whose rule questions depended on such calls. The re-walk is cached under the file's
+content and the kinds it was given, so editing the callee invalidates the caller's result.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from graphsafe.analyzer.engine import check_paths, check_source
+from graphsafe.analyzer.returns import summarize_returns
+from graphsafe.config import Settings
+
+MODEL = """
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x, lengths: torch.Tensor):
+        out = self.lin(x)
+        return out.log_softmax(-1), lengths - 1
+"""
+
+DECODE = """
+import torch
+
+
+def greedy(log_probs):
+    pred = log_probs.argmax(-1)
+    return [], pred, 0.5
+"""
+
+EVAL = """
+import torch
+from model import Net
+from decode import greedy
+
+
+@torch.compile(mode="reduce-overhead")
+def eval_step(model: Net, x, lengths):
+    log_probs, out_lens = model(x, lengths)
+    n = int(out_lens.sum())
+    hyps, pred, conf = greedy(log_probs)
+    text = repr(pred[0])
+    c = float(conf)
+    return n, text, c
+"""
+
+
+def write(tmp_path: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+
+
+def found(tmp_path: Path, cache_dir: Path | None = None) -> set[tuple[str, int, str]]:
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=cache_dir is not None,
+                         cache_dir=cache_dir, jobs=1)
+    return {(Path(d.path).name, d.start.line, d.code) for d in result.diagnostics}
+
+
+def test_tuple_elements_returned_by_a_module_and_a_function_in_other_files(tmp_path):
+    write(tmp_path, {"model.py": MODEL, "decode.py": DECODE, "eval.py": EVAL})
+    got = found(tmp_path)
+    assert ("eval.py", 10, "GS105") in got  # int(out_lens.sum()): element 1 of Net.forward
+    assert ("eval.py", 12, "GS104") in got  # repr(pred[0]): element 1 of greedy()
+    assert ("eval.py", 13, "GS105") not in got  # conf is element 2: a Python float
+
+
+def test_unknown_returns_stay_silent(tmp_path):
+    write(tmp_path, {
+        "model.py": MODEL.replace("return out.log_softmax(-1), lengths - 1", "return self.helper(out)"),
+        "decode.py": DECODE, "eval.py": EVAL,
+    })
+    assert ("eval.py", 10, "GS105") not in found(tmp_path)
+
+
+def test_return_annotation_and_base_class_dispatch(tmp_path):
+    write(tmp_path, {
+        "metric.py": """
+            import torch
+
+            class Metric:
+                def compute(self) -> torch.Tensor:
+                    raise NotImplementedError
+
+                def forward(self, x):
+                    self.update(x)
+                    return self.compute()
+
+            class Mean(Metric):
+                def update(self, x: torch.Tensor):
+                    if x.isnan().any():
+                        pass
+        """,
+        "step.py": """
+            import torch
+            from metric import Mean
+
+            class Eval:
+                def __init__(self):
+                    self.mean = Mean()
+
+                def step(self, x):  # graphsafe: region
+                    value = self.mean.forward(x)
+                    if value > 0:
+                        pass
+        """,
+    })
+    got = found(tmp_path)
+    assert ("step.py", 11, "GS201") in got  # Metric.compute is annotated -> Tensor
+    assert ("metric.py", 14, "GS201") in got  # self.update() in Metric runs Mean.update
+
+
+def test_cache_invalidates_callers_when_a_callee_changes(tmp_path):
+    project, cache = tmp_path / "p", tmp_path / "cache"
+    project.mkdir()
+    write(project, {"model.py": MODEL, "decode.py": DECODE, "eval.py": EVAL})
+    assert ("eval.py", 10, "GS105") in found(project, cache)
+    assert ("eval.py", 10, "GS105") in found(project, cache)  # warm: same answer
+    # the callee now returns a Python int as element 1: eval.py itself did not change
+    write(project, {"model.py": MODEL.replace("lengths - 1", "len(lengths)")})
+    assert ("eval.py", 10, "GS105") not in found(project, cache)
+    write(project, {"model.py": MODEL})
+    assert ("eval.py", 10, "GS105") in found(project, cache)
+
+
+def test_editor_buffer_uses_other_files_summaries(tmp_path):
+    write(tmp_path, {"model.py": MODEL, "decode.py": DECODE, "eval.py": EVAL})
+    others = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1).facts
+    result = check_source(textwrap.dedent(EVAL), str(tmp_path / "eval.py"), Settings(root=tmp_path),
+                          others=[f for f in others if not f.path.endswith("eval.py")])
+    assert any(d.code == "GS105" and d.start.line == 10 for d in result.diagnostics)
+
+
+def test_summaries_merge_returns():
+    assert summarize_returns([("T",), ("B",)]) == ("T",)
+    assert summarize_returns([("T",), ("S",)]) == ()  # a tensor on one path, None on another
+    assert summarize_returns([("tuple", "T", "S"), ("tuple", "T", "S")]) == ("tuple", "T", "S")
+    assert summarize_returns([("tuple", "T"), ("T",)]) == ()
+    assert summarize_returns([("S",)]) == ()  # nothing a caller can use
+
+
+def test_several_callers_are_walked_again_in_a_pool(tmp_path):
+    write(tmp_path, {"model.py": MODEL, "decode.py": DECODE, "eval.py": EVAL, "eval2.py": EVAL})
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=2)
+    got = {(Path(d.path).name, d.start.line, d.code) for d in result.diagnostics}
+    assert {("eval.py", 10, "GS105"), ("eval2.py", 10, "GS105")} <= got
