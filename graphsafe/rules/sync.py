@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphsafe.model import Applicability, Consequence, Example, Principle
+from graphsafe.rewriters.device_log import append_item_fix
 from graphsafe.rewriters.edits import enclosing_statement_line, removal_fix
 from graphsafe.rewriters.keywords import keyword_fix
 from graphsafe.rewriters.repeat_interleave import output_size_fix
@@ -76,7 +77,11 @@ class ItemSync(_SyncRule):
     ## Fix safety
     When the value is an operand of tensor arithmetic, keeping the tensor gives the same values
     (safe). When it feeds a print or logging call, the fix removes that call from the region
-    (unsafe: log the graph's static output after replay instead).
+    (unsafe: log the graph's static output after replay instead). When it is only appended
+    to a list (`losses.append(loss.item())`), the fix appends `loss.detach()` instead
+    (unsafe: the list holds 0-dim device tensors with the same values, read them with
+    `torch.stack(losses).tolist()` after the loop; sums of the list are then computed in the
+    tensor's dtype, and printing an entry shows `tensor(...)`).
     """
 
     code = "GS101"
@@ -88,6 +93,7 @@ class ItemSync(_SyncRule):
         "v = x.item()",
         Example("loss = F.mse_loss(x, y)\nprint(loss.item())", fixed="loss = F.mse_loss(x, y)"),
         Example("s = y.sum()\nz = x * s.item()", fixed="s = y.sum()\nz = x * s"),
+        Example("losses = []\nlosses.append(x.sum().item())", fixed="losses = []\nlosses.append(x.sum().detach())"),
     )
     fixable = True
 
@@ -101,7 +107,7 @@ class ItemSync(_SyncRule):
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if self._is_item(node, ctx):
-            ctx.report(self, node, fix=log_removal_fix(ctx))
+            ctx.report(self, node, fix=log_removal_fix(ctx) or append_item_fix(node, ctx))
 
     @staticmethod
     def _is_item(node, ctx) -> bool:
