@@ -222,3 +222,30 @@ def test_removed_statement_did_not_contribute_to_the_results(name, x):
         torch.cuda.synchronize = saved
     got = _load(fixed, "step")(x.clone())
     assert same(expected, got)
+
+
+def test_copy_fix_never_copies_a_non_tensor():
+    """Found on the torch package tree: `self._tracker = None` after a capture became
+    `self._tracker.copy_(None)`. Releasing an attribute is not reported; a literal never gets
+    the `.copy_()` fix."""
+    source = """
+        class G:
+            def __init__(self):
+                self.buf = torch.zeros(2)
+                self.n = torch.zeros(2)
+
+            def capture(self):
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g):
+                    y = self.buf * 2 + self.n
+                return y
+
+            def reset(self):
+                self.buf = None
+
+            def count(self):
+                self.n = 3
+    """
+    text = "import torch\n" + textwrap.dedent(source)
+    outcome = fix_text(text, "case.py", Settings(), [], unsafe=True)
+    assert outcome.error is None and ".copy_(" not in outcome.fixed
