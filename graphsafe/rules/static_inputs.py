@@ -55,7 +55,9 @@ class StaticInputRebinding(Rule):
 
     ## Fix safety
     `static.copy_(new)` computes the same values when shapes and dtypes match (safe); a new
-    value of another shape raises instead of being silently ignored.
+    value of another shape raises instead of being silently ignored, except a smaller one that
+    broadcasts, which is repeated; a value of another dtype is cast to the buffer's dtype.
+    Rebinding to a non-tensor (`self.buf = None`) is not reported.
     """
     fixable = True
 
