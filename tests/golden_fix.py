@@ -63,7 +63,7 @@ def run_program(folder: Path) -> dict[str, float]:
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     done = subprocess.run([sys.executable, "-c", _RUNNER, str(folder)], capture_output=True, text=True, env=env,
-                          timeout=600)
+                          timeout=600, check=False)
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     if done.returncode != 0 or not lines:
         raise AssertionError(f"{folder.name}: run() failed (exit {done.returncode}):\n{done.stderr[-3000:]}")

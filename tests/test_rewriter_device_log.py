@@ -68,7 +68,7 @@ def load(source: str):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_offered_only_as_unsafe(name):
-    original, safe = fixed_source(CASES[name], unsafe=False)
+    _, safe = fixed_source(CASES[name], unsafe=False)
     assert ".detach())" not in safe
     _, unsafe = fixed_source(CASES[name], unsafe=True)
     assert ".detach())" in unsafe and ".item()" not in unsafe

@@ -67,9 +67,9 @@ def _function_unit(ctx) -> cst.FunctionDef | None:
 
 def _owning_class(module: cst.Module, function: cst.FunctionDef) -> cst.ClassDef | None:
     for statement in module.body:
-        if isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
-            if any(s is function for s in statement.body.body):
-                return statement
+        if (isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock)
+                and any(s is function for s in statement.body.body)):
+            return statement
     return None
 
 
@@ -139,9 +139,9 @@ def _local_name_only_read(name: str, assign: cst.Assign, function: cst.FunctionD
         node = stack.pop()
         if isinstance(node, (cst.Global, cst.Nonlocal)):
             return False
-        if isinstance(node, cst.Name) and node.value == name and node is not target:
-            if not _consumed_by_value(node, parents, ctx):
-                return False
+        if isinstance(node, cst.Name) and node.value == name and node is not target \
+                and not _consumed_by_value(node, parents, ctx):
+            return False
         stack.extend(children(node))
     return True
 

@@ -8,9 +8,6 @@ import libcst as cst
 
 from graphsafe.rules.syntax import keyword, positional, string_value
 
-# dtypes whose name tells their kind (the hoisting fix keeps them as written).
-INT_DTYPES = frozenset("int8 int16 int32 int64 int long short uint8".split())
-
 
 @dataclass(frozen=True)
 class LiteralTensor:
