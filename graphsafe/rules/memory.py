@@ -14,6 +14,7 @@ import libcst as cst
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.names import dotted
 from graphsafe.model import Applicability, Consequence, Example, Principle
+from graphsafe.rewriters.hoist import hoist_fix
 from graphsafe.rules.base import Rule
 from graphsafe.rules.syntax import is_true as _is_true
 from graphsafe.rules.syntax import keyword as _keyword
@@ -105,8 +106,17 @@ class HostDataTensor(_StaticMemoryRule):
     ```
 
     ## Fix safety
-    No automatic fix here: hoisting a constant out of the region is done by the rewriters.
+    A `torch.tensor(<literals>)` in a method of a module-level class is hoisted into
+    `__init__` (right after `super().__init__()`) as a plain attribute built by the same call,
+    and the region reads the attribute. Offered only with a literal `device=` (or none) and
+    when the shared tensor is only read by ops that build new tensors (no in-place op, no
+    return or store of it). Safe when an explicit dtype or int/bool data fix the dtype and the
+    device is "cpu" or "cuda:N"; unsafe otherwise (the default dtype, default device or
+    current CUDA device are then read in `__init__` instead of at the call). Host data that is
+    not a literal is left alone: copy it into a static buffer before replay.
     """
+
+    fixable = True
 
     code = "GS402"
     name = "host-data-tensor"
@@ -133,6 +143,16 @@ class HostDataTensor(_StaticMemoryRule):
         'batch = {"ids": [1, 2]}\nids = batch["ids"].to("cuda", non_blocking=True)',
         "z = torch.zeros(3).cuda()",
         "z = x[x < y[:, [-1]]]",
+        Example(
+            "class C(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
+            "    def forward(self, x):  # graphsafe: region\n"
+            "        scale = torch.tensor([0.5, 2.0], device=\"cuda:0\")\n        return x * scale",
+            module=True,
+            fixed="class C(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self._scale_const = torch.tensor([0.5, 2.0], device=\"cuda:0\")\n\n"
+            "    def forward(self, x):  # graphsafe: region\n"
+            "        scale = self._scale_const\n        return x * scale",
+        ),
         'w = torch.FloatTensor([1.0, 2.0]).to(device="cuda")',
         "g = torch.ones(x.size()).to(x.device)",  # a CPU tensor sent where the region's tensors live
     )
@@ -173,11 +193,12 @@ class HostDataTensor(_StaticMemoryRule):
         what = f"{name}(...)"
         device = _keyword(node, "device")
         on_device = name.startswith("torch.cuda.") or (device is not None and not _is_cpu_device(device.value, ctx))
+        fix = hoist_fix(node, ctx) if name == "torch.tensor" else None
         if on_device:
-            ctx.report(self, node, what=what, why="copies host data to the GPU, which is refused during capture")
+            ctx.report(self, node, fix=fix, what=what, why="copies host data to the GPU, which is refused during capture")
         else:
             ctx.report(
-                self, node, what=what,
+                self, node, fix=fix, what=what,
                 why="builds a CPU tensor from host data: CPU work is not captured, so replay keeps the values seen at capture",
                 consequence=Consequence.SILENTLY_WRONG.value,
             )

@@ -55,7 +55,9 @@ class StaticInputRebinding(Rule):
 
     ## Fix safety
     `static.copy_(new)` computes the same values when shapes and dtypes match (safe); a new
-    value of another shape raises instead of being silently ignored.
+    value of another shape raises instead of being silently ignored, except a smaller one that
+    broadcasts, which is repeated; a value of another dtype is cast to the buffer's dtype.
+    Rebinding to a non-tensor (`self.buf = None`) is not reported.
     """
     fixable = True
 
@@ -111,6 +113,8 @@ class StaticInputRebinding(Rule):
                 if ctx.kind(tgt).is_tensor and value_kind.is_tensor and _reads_attribute(node.value, tgt) and not growing:
                     ctx.report(self, tgt, fix=_copy_fix(node, ctx), target=f"self.{tgt.attr.value}",
                                why="holds state the graph reads and updates")
+                if value_kind.not_tensor:
+                    continue  # `self.static = None`: releasing it, not feeding the graph new values
                 self.assignments.append(_Assignment(
                     tgt, ctx.class_key, tgt.attr.value, ctx.function_key or "<module>", self.order,
                     ctx.function_name == "__init__", ctx.here(), node,
@@ -134,12 +138,20 @@ class StaticInputRebinding(Rule):
 
 def _copy_fix(assign: cst.Assign, ctx, statement: cst.CSTNode | None = None):
     """`x = value` → `x.copy_(value)`: the graph keeps its buffer, the values arrive (one target only)."""
-    if len(assign.targets) != 1:
-        return None
+    if len(assign.targets) != 1 or _not_a_tensor(assign.value, ctx):
+        return None  # `x.copy_(None)` or `x.copy_(3)` would not do what `x = ...` did
     target = assign.targets[0].target
     call = cst.Call(func=cst.Attribute(value=target, attr=cst.Name("copy_")), args=[cst.Arg(value=assign.value)])
     title = f"Copy into `{ctx.code_for(target)}` with `.copy_()` instead of rebinding it"
     return (title, [(assign, ctx.code_for(cst.Expr(call), at=statement or ctx.statement))], Applicability.SAFE)
+
+
+def _not_a_tensor(value: cst.BaseExpression, ctx) -> bool:
+    literal = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
+               cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp, cst.Lambda)
+    if isinstance(value, literal) or (isinstance(value, cst.Name) and value.value in ("None", "True", "False")):
+        return True
+    return ctx.kind(value).not_tensor
 
 
 def _reads_attribute(expr: cst.BaseExpression, attribute: cst.Attribute) -> bool:

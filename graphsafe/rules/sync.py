@@ -5,10 +5,12 @@ from __future__ import annotations
 import libcst as cst
 
 from graphsafe.model import Applicability, Consequence, Example, Principle
+from graphsafe.rewriters.device_log import append_item_fix
 from graphsafe.rewriters.edits import enclosing_statement_line, removal_fix
 from graphsafe.rewriters import keep_tensor
 from graphsafe.rewriters.keep_tensor import operand_fix
 from graphsafe.rewriters.keywords import keyword_fix
+from graphsafe.rewriters.repeat_interleave import output_size_fix
 from graphsafe.rules.base import Rule
 from graphsafe.rules.syntax import is_true as _is_true
 from graphsafe.rules.syntax import keyword as _keyword
@@ -88,7 +90,11 @@ class ItemSync(_SyncRule):
     the left (`v.item() * x`: a float16 CPU kernel rounds a tensor passed first) and exponents
     get no fix. `v = t.item()` whose every read is such an operand becomes `v = t.reshape(())`.
     When `.item()` feeds a print or logging call, the fix removes that call from the region
-    (unsafe: log the graph's static output after replay instead).
+    (unsafe: log the graph's static output after replay instead). When it is only appended
+    to a list (`losses.append(loss.item())`), the fix appends `loss.detach()` instead
+    (unsafe: the list holds 0-dim device tensors with the same values, read them with
+    `torch.stack(losses).tolist()` after the loop; sums of the list are then computed in the
+    tensor's dtype, and printing an entry shows `tensor(...)`).
     """
 
     code = "GS101"
@@ -104,6 +110,7 @@ class ItemSync(_SyncRule):
         "z = y.sum().item() * x",
         Example("s = y.sum().item()\nz = x * s\nw = z - s", fixed="s = y.sum()\nz = x * s\nw = z - s"),
         "s = y.sum().item()\nz = x * s\nreturn s",  # returned to Python: no fix
+        Example("losses = []\nlosses.append(x.sum().item())", fixed="losses = []\nlosses.append(x.sum().detach())"),
     )
     fixable = True
 
@@ -123,7 +130,7 @@ class ItemSync(_SyncRule):
         if self._is_item(node, ctx):
             if ctx.first_report("GS101-binding", node) and keep_tensor.note_binding(node, ctx, self.bindings):
                 return
-            ctx.report(self, node, fix=log_removal_fix(ctx))
+            ctx.report(self, node, fix=log_removal_fix(ctx) or append_item_fix(node, ctx))
 
     def end_module(self, ctx) -> None:
         for binding in self.bindings.bindings:
@@ -444,8 +451,14 @@ class DynamicShapeOp(_SyncRule):
     `repeat_interleave(..., output_size=n)`, `one_hot(x, num_classes=c)`, or masking.
 
     ## Fix safety
-    `repeat_interleave` gets `output_size` when it is known statically (safe).
+    `repeat_interleave` gets `output_size` when it is provable: `repeats` written as a literal
+    `torch.tensor([...])` of two or more non-negative ints, whose sum is the output size
+    (safe: torch requires one repeat count per input row, so any input that runs gives that
+    size). A single repeat count broadcasts and a repeats tensor computed elsewhere is not
+    read: no fix, since a wrong `output_size` silently produces garbage.
     """
+
+    fixable = True
 
     code = "GS107"
     name = "dynamic-shape-op"
@@ -455,22 +468,41 @@ class DynamicShapeOp(_SyncRule):
              "r = torch.repeat_interleave(x, y, output_size=8)", "r = x.repeat_interleave(n, dim=0)",
              "o = F.one_hot(x, num_classes=10)")
     invalid = ("i = torch.nonzero(x)", "i = x.nonzero()", "u = torch.unique(x)", "i = torch.where(x > 0)",
-               "r = torch.repeat_interleave(x, y)", "c = torch.bincount(x)", "o = F.one_hot(x)",
+               "r = torch.repeat_interleave(x, y)", "c = torch.bincount(x)",
+               Example("r = torch.repeat_interleave(x, torch.tensor([1, 0, 2]), dim=0)",
+                       fixed="r = torch.repeat_interleave(x, torch.tensor([1, 0, 2]), dim=0, output_size=3)"), "o = F.one_hot(x)",
                "s = torch.masked_select(x, x > 0)")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         name = ctx.resolve(node.func) or ""
         namespace, _, func = name.rpartition(".")
         what = None
+        offset = 0
         if namespace in ("torch", "torch.nn.functional"):
             what = self._dynamic(func, node, 0, ctx)
         elif isinstance(node.func, cst.Attribute) and not name.startswith("torch."):
             method = node.func.attr.value
             if method in _DYNAMIC_FUNCS or method in ("repeat_interleave",):
                 if not ctx.kind(node.func.value).not_tensor:
-                    what = self._dynamic(method, node, 1, ctx)
+                    what, offset = self._dynamic(method, node, 1, ctx), 1
         if what:
-            ctx.report(self, node, what=what)
+            fix = None
+            if what == "repeat_interleave":
+                repeats = self._repeats(node, offset)
+                fix = output_size_fix(node, repeats.value, ctx) if repeats is not None else None
+            ctx.report(self, node, fix=fix, what=what)
+
+    @staticmethod
+    def _repeats(node: cst.Call, positional_offset: int) -> cst.Arg | None:
+        """The `repeats` argument of `torch.repeat_interleave(x, repeats)`, `x.repeat_interleave(
+        repeats)` or the one-argument `torch.repeat_interleave(repeats)`."""
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        index = 1 - positional_offset
+        if len(positional) > index:
+            return positional[index]
+        if positional_offset == 0 and len(positional) == 1 and _keyword(node, "repeats") is None:
+            return positional[0]
+        return _keyword(node, "repeats")
 
     @staticmethod
     def _dynamic(func: str, node: cst.Call, positional_offset: int, ctx) -> str | None:

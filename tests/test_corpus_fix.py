@@ -1,0 +1,109 @@
+"""`graphsafe fix` on the corpus: golden diffs, same CPU results, nothing fixable left, idempotent.
+
+For each program and each variant (safe fixes; safe + unsafe fixes) a copy of the program is
+fixed in a temporary tree and:
+  - the diff equals the golden (`expected_fix.diff` / `expected_fix_unsafe.diff`);
+  - `run()` of the fixed copy, in a fresh interpreter on CPU, returns the original's numbers:
+    exactly equal floats for safe fixes (the same ops run in the same order), and within
+    rel 1e-6 / abs 1e-9 for unsafe ones (they may change how a value is computed, e.g. the
+    optimizer's capturable code path);
+  - `check` on the fixed copy reports no diagnostic whose fix that variant would apply;
+  - fixing the fixed copy again changes nothing.
+
+Each program runs once unfixed and once per variant that changed it (CPU time on 2-core CI).
+Regenerate the goldens after a reviewed change:  python -m tests.golden_fix --update
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from graphsafe.analyzer.engine import check_paths
+from graphsafe.config import Settings
+from graphsafe.fixes import applicable
+from tests import golden, golden_fix
+
+pytest.importorskip("torch")
+
+PROGRAMS = golden.programs()
+TOLERANCE = {"safe": (0.0, 0.0), "unsafe": (1e-6, 1e-9)}
+# Fixes that are correct only on CUDA, left out of the CPU run (not out of the golden or the
+# re-check): their rule's "Fix safety" says so, which is why they are unsafe.
+CUDA_ONLY_FIXES = {"GS701": "Adam-family optimizers refuse capturable=True for CPU parameters"}
+# Outputs of run() that count what an unsafe fix removes by design (that is why it is unsafe):
+# (program, key) -> why. Every other output must stay the same.
+REMOVED_BY_UNSAFE_FIXES = {
+    ("speech_eval", "logged"): "counts the rows of metrics.log(...), a host logging call the unsafe "
+                               "GS104/GS501 fix removes from the captured step",
+}
+
+
+@pytest.fixture(scope="module")
+def original_results(tmp_path_factory):
+    """run() of each unfixed program, computed at most once."""
+    cache: dict[str, dict[str, float]] = {}
+
+    def get(name: str) -> dict[str, float]:
+        if name not in cache:
+            cache[name] = golden_fix.run_program(golden.CORPUS / name)
+        return cache[name]
+
+    return get
+
+
+def _copy(program: Path, root: Path) -> Path:
+    target = root / "corpus" / program.name
+    shutil.copytree(program, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return target
+
+
+def _same(expected: dict[str, float], got: dict[str, float], variant: str) -> list[str]:
+    rel, abs_ = TOLERANCE[variant]
+    bad = [k for k in expected if k not in got or not (
+        expected[k] == got[k] or (math.isnan(expected[k]) and math.isnan(got[k]))
+        or math.isclose(expected[k], got[k], rel_tol=rel, abs_tol=abs_))]
+    return [f"{k}: {expected[k]!r} -> {got.get(k)!r}" for k in bad] + [f"new key {k}" for k in set(got) - set(expected)]
+
+
+@pytest.mark.parametrize("variant", sorted(golden_fix.VARIANTS))
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
+def test_fix_matches_golden_keeps_results_and_is_idempotent(program, variant, tmp_path, original_results):
+    unsafe = variant == "unsafe"
+    golden_file = program / golden_fix.VARIANTS[variant]
+    assert golden_file.exists(), "no golden: run `python -m tests.golden_fix --update` and review the diff"
+    copy = _copy(program, tmp_path)
+
+    diff = golden_fix.fix_diff(tmp_path, program.name, unsafe, write=True)
+    assert diff == golden_file.read_text(encoding="utf-8"), (
+        "fix output changed: run `python -m tests.golden_fix --update` and review the diff")
+
+    left = check_paths([copy], Settings(root=tmp_path), use_cache=False, jobs=1).diagnostics
+    assert [f"{d.path}:{d.start.line} {d.code}" for d in left if applicable(d, unsafe)] == [], "fixable hazards left"
+
+    assert golden_fix.fix_diff(tmp_path, program.name, unsafe, write=True) == "", "second fix changed the code"
+
+    if diff and (program / "run.py").exists():
+        expected = original_results(program.name)
+        if unsafe:  # a second copy without the CUDA-only fixes, for the CPU run
+            run_root = tmp_path / "cpu"
+            copy = _copy(program, run_root)
+            if not golden_fix.fix_diff(run_root, program.name, unsafe, write=True, ignore=tuple(CUDA_ONLY_FIXES)):
+                return
+        got = golden_fix.run_program(copy)
+        if unsafe:
+            for program_name, key in REMOVED_BY_UNSAFE_FIXES:
+                if program_name == program.name:
+                    expected, got = dict(expected), dict(got)
+                    expected.pop(key), got.pop(key)
+        assert _same(expected, got, variant) == [], f"fixed program computes other numbers ({variant} fixes)"
+
+
+def test_every_program_has_goldens():
+    assert PROGRAMS
+    for program in PROGRAMS:
+        for filename in golden_fix.VARIANTS.values():
+            assert (program / filename).is_file(), f"{program.name}/{filename} missing"

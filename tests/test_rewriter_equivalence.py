@@ -1,0 +1,251 @@
+"""Differential tests (CPU) for the fixes that are not rewriters of their own module: GS401's
+`.copy_()`, GS407's `.clone()`, GS110's `error_if_nonfinite=False`, GS603's
+`preserve_rng_state=False`, and the statement removals (GS106 synchronize, GS101/GS104 logging).
+
+Each test applies graphsafe's fix to a program, then executes the original and the fixed
+statement(s) on random CPU tensors (NaN/inf included) and compares, bitwise (`torch.equal`
+with NaNs equal) since the ops are the same. The fixes that need CUDA to run at all
+(`capturable=True`, `cache_enabled=False`, a real graph replay) are in
+test_rewriter_equivalence_cuda.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import textwrap
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graphsafe.config import Settings
+from graphsafe.fixer import fix_text
+
+values = st.one_of(st.floats(-4, 4, width=32), st.sampled_from([0.0, -0.0, float("nan"), float("inf"), float("-inf")]))
+rows = st.lists(values, min_size=6, max_size=6).map(lambda v: torch.tensor(v).reshape(2, 3))
+
+
+def fix(source: str, unsafe: bool) -> str:
+    text = "import torch\n" + textwrap.dedent(source)
+    outcome = fix_text(text, "case.py", Settings(), [], unsafe=unsafe)
+    assert outcome.error is None
+    assert outcome.fixed != text, "no fix was applied"
+    return outcome.fixed
+
+
+def changed_lines(source: str, unsafe: bool) -> tuple[str, str]:
+    """The one line the fix changed, before and after, without indentation."""
+    before = ("import torch\n" + textwrap.dedent(source)).splitlines()
+    after = fix(source, unsafe).splitlines()
+    assert len(before) == len(after)
+    pairs = [(a.strip(), b.strip()) for a, b in zip(before, after) if a != b]
+    assert len(pairs) == 1, pairs
+    return pairs[0]
+
+
+def same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(
+        a.nan_to_num(7.0, 8.0, 9.0), b.nan_to_num(7.0, 8.0, 9.0)) and torch.equal(a.isnan(), b.isnan())
+
+
+REBIND = """
+    def main(model, loader):
+        static_x = torch.zeros(2, 3)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            out = model(static_x)
+        for batch in loader:
+            static_x = batch * 2.0
+            g.replay()
+"""
+
+
+@settings(max_examples=60, deadline=None)
+@given(old=rows, new=rows)
+def test_copy_fix_gives_the_name_the_new_values_in_the_buffer_the_graph_reads(old, new):
+    """GS401: after `static_x.copy_(v)` the name holds bitwise the values `static_x = v` gave
+    it (same shape and dtype), and they are in the buffer the graph captured."""
+    original, fixed = changed_lines(REBIND, unsafe=False)
+    assert fixed == "static_x.copy_(batch * 2.0)"
+    results = []
+    for line in (original, fixed):
+        captured = old.clone()
+        namespace = {"static_x": captured, "batch": new, "torch": torch}
+        exec(line, namespace)
+        results.append((namespace["static_x"], captured))
+    (rebound, stale), (copied, buffer) = results
+    assert same(rebound, copied)
+    assert copied is buffer and same(buffer, new * 2.0)  # the graph now reads the new batch
+    assert same(stale, old)  # what the unfixed code left in the captured buffer
+
+
+KEPT = """
+    def main(x: torch.Tensor):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            out = x * 2
+        outs = []
+        for _ in range(3):
+            g.replay()
+            outs.append(out)
+        return outs
+"""
+
+
+@settings(max_examples=60, deadline=None)
+@given(first=rows, second=rows)
+def test_clone_fix_keeps_the_value_seen_at_append(first, second):
+    """GS407: `outs.append(out.clone())` keeps bitwise the appended values after the static
+    output is overwritten (as the next replay does); the unfixed list entry changes with it."""
+    original, fixed = changed_lines(KEPT, unsafe=False)
+    assert fixed == "outs.append(out.clone())"
+    kept = []
+    for line in (original, fixed):
+        out = first.clone()
+        namespace = {"out": out, "outs": []}
+        exec(line, namespace)
+        out.copy_(second)  # the next replay writes into the same output tensor
+        kept.append(namespace["outs"][0])
+    assert same(kept[1], first)
+    assert same(kept[0], second)
+
+
+CLIP = """
+    def step(model: torch.nn.Module, x: torch.Tensor):  # graphsafe: region
+        loss = model(x).sum()
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, error_if_nonfinite=True)
+        return norm
+"""
+
+
+def _load(source: str, name: str):
+    namespace: dict = {}
+    exec(compile(source, "case.py", "exec"), namespace)
+    return namespace[name]
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=rows)
+def test_error_if_nonfinite_off_keeps_norm_and_grads_when_finite(x):
+    """GS110 (unsafe): with finite gradients, norm and clipped gradients are bitwise equal;
+    with a non-finite norm the original raises and the fixed code returns the norm."""
+    original = "import torch\n" + textwrap.dedent(CLIP)
+    fixed = fix(CLIP, unsafe=True)
+    assert "error_if_nonfinite=False" in fixed
+    runs = []
+    for source in (original, fixed):
+        torch.manual_seed(0)
+        model = torch.nn.Linear(3, 2)
+        try:
+            norm = _load(source, "step")(model, x)
+        except RuntimeError:
+            runs.append(None)
+            continue
+        runs.append((norm, [p.grad.clone() for p in model.parameters()]))
+    if runs[0] is None:
+        assert not torch.isfinite(runs[1][0])
+        return
+    assert same(runs[0][0], runs[1][0])
+    assert all(same(a, b) for a, b in zip(runs[0][1], runs[1][1]))
+
+
+CHECKPOINT = """
+    def step(block: torch.nn.Module, x: torch.Tensor):  # graphsafe: region
+        y = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
+        y.sum().backward()
+        return y
+"""
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=rows)
+def test_preserve_rng_state_off_keeps_values_of_a_deterministic_block(x):
+    """GS603 (unsafe): a block without randomness gives bitwise equal outputs and gradients.
+    With dropout in the block the recomputed mask may differ (why the fix is unsafe)."""
+    original = "import torch\n" + textwrap.dedent(CHECKPOINT)
+    fixed = fix(CHECKPOINT, unsafe=True)
+    assert "preserve_rng_state=False" in fixed
+    runs = []
+    for source in (original, fixed):
+        torch.manual_seed(0)
+        block = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.GELU(), torch.nn.Linear(4, 3))
+        xin = x.clone().requires_grad_(True)
+        y = _load(source, "step")(block, xin)
+        runs.append((y.detach(), xin.grad, [p.grad for p in block.parameters()]))
+    (y0, g0, p0), (y1, g1, p1) = runs
+    assert same(y0, y1) and same(g0, g1) and all(same(a, b) for a, b in zip(p0, p1))
+
+
+REMOVALS = {
+    "synchronize (GS106)": """
+        def step(x: torch.Tensor):  # graphsafe: region
+            y = x * 2 + 1
+            torch.cuda.synchronize()
+            return y.exp()
+    """,
+    "print of .item() (GS101)": """
+        def step(x: torch.Tensor):  # graphsafe: region
+            y = x.abs().sum()
+            print(y.item())
+            return y / 3
+    """,
+    "f-string log (GS104)": """
+        import logging
+        log = logging.getLogger(__name__)
+
+        def step(x: torch.Tensor):  # graphsafe: region
+            y = x.clamp(-1, 1)
+            log.warning(f"y {y}")
+            return y
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(REMOVALS))
+@settings(max_examples=30, deadline=None)
+@given(x=rows)
+def test_removed_statement_did_not_contribute_to_the_results(name, x):
+    """Removals (unsafe: the program no longer syncs or logs) leave bitwise equal results.
+    The original's `torch.cuda.synchronize` is a no-op stand-in here (no CUDA on CPU)."""
+    original = "import torch\n" + textwrap.dedent(REMOVALS[name])
+    fixed = fix(REMOVALS[name], unsafe=True)
+    assert len(fixed.splitlines()) == len(original.splitlines()) - 1
+    saved = torch.cuda.synchronize
+    torch.cuda.synchronize = lambda *a, **k: None
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            expected = _load(original, "step")(x.clone())
+    finally:
+        torch.cuda.synchronize = saved
+    got = _load(fixed, "step")(x.clone())
+    assert same(expected, got)
+
+
+def test_copy_fix_never_copies_a_non_tensor():
+    """Found on the torch package tree: `self._tracker = None` after a capture became
+    `self._tracker.copy_(None)`. Releasing an attribute is not reported; a literal never gets
+    the `.copy_()` fix."""
+    source = """
+        class G:
+            def __init__(self):
+                self.buf = torch.zeros(2)
+                self.n = torch.zeros(2)
+
+            def capture(self):
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g):
+                    y = self.buf * 2 + self.n
+                return y
+
+            def reset(self):
+                self.buf = None
+
+            def count(self):
+                self.n = 3
+    """
+    text = "import torch\n" + textwrap.dedent(source)
+    outcome = fix_text(text, "case.py", Settings(), [], unsafe=True)
+    assert outcome.error is None and ".copy_(" not in outcome.fixed
