@@ -228,7 +228,7 @@ class FileWalker:
         self,
         rule: Rule,
         node: cst.CSTNode,
-        fix: tuple[str, list[tuple[cst.CSTNode, str]], Applicability] | None = None,
+        fix: "tuple[str, list[tuple[cst.CSTNode, str]], Applicability] | Callable[[], object] | None" = None,
         root_only: bool = False,
         always: bool = False,
         condition: tuple[str, ...] | None = None,
@@ -238,13 +238,16 @@ class FileWalker:
         """Report `node` for `rule`. `fix` is (title, [(node, replacement code)], applicability);
         `root_only` keeps the hit only where this function is itself a region root; `always`
         reports it whether or not the code is reachable from a region (configuration checks:
-        they fire where the capture is set up)."""
+        they fire where the capture is set up). `fix` may be a callable returning the fix: it is
+        then built only for a report that is kept (not in a what-if run, not for a duplicate)."""
         if self._captured is not None:
             self._captured.append((rule.code, id(node)))
             return
         self._report_log.append((rule.code, id(node)))
         if not self.first_report(rule.code, node):
             return
+        if callable(fix):
+            fix = fix()
         spec = _FixSpec(fix[0], fix[1], fix[2]) if fix else None
         statement = at.statement if at is not None else self.statement
         self.anchors.setdefault(id(node), statement)
@@ -1512,11 +1515,16 @@ def _save_state(rule) -> list[tuple[object, str, object]]:
 
 
 def _copy_containers(value, depth: int = 0):
-    """Containers copied down to their non-container elements (a dict of lists: both levels)."""
-    if depth > 3 or not isinstance(value, _CONTAINERS):
-        return value
+    """Containers copied down to their non-container elements (a dict of lists: both levels);
+    a level without nested containers is copied in one C call."""
     if isinstance(value, dict):
-        return {k: _copy_containers(v, depth + 1) for k, v in value.items()}
+        if depth < 3 and any(isinstance(v, _CONTAINERS) for v in value.values()):
+            return {k: _copy_containers(v, depth + 1) for k, v in value.items()}
+        return value.copy()
     if isinstance(value, list):
-        return [_copy_containers(v, depth + 1) for v in value]
-    return set(value)
+        if depth < 3 and any(isinstance(v, _CONTAINERS) for v in value):
+            return [_copy_containers(v, depth + 1) for v in value]
+        return value.copy()
+    if isinstance(value, set):
+        return value.copy()
+    return value

@@ -85,7 +85,7 @@ class TensorBranch(Rule):
     def _check(self, test: cst.BaseExpression, ctx, what: str, fix=None) -> None:
         for operand in truth_tested(test):
             if ctx.kind(operand).is_tensor:
-                ctx.report(self, operand, fix=fix() if fix else None, what=what)
+                ctx.report(self, operand, fix=fix, what=what)  # a callable: built only if kept
 
     def visit_If(self, node: cst.If, ctx) -> None:
         self._check(node.test, ctx, "`if`", fix=lambda: if_statement_fix(node, ctx))
