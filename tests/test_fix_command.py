@@ -124,3 +124,50 @@ def test_removing_every_statement_of_a_block_keeps_it_valid(tmp_path, monkeypatc
     code, _, err = run(capsys, "fix", "r.py", "--no-cache", "--unsafe-fixes")
     fixed = (tmp_path / "r.py").read_text()
     assert err == "" and fixed.endswith("def report(x: torch.Tensor):  # graphsafe: region\n    pass\n"), fixed
+
+
+LOGGED_BRANCHES = textwrap.dedent("""\
+    import logging
+
+    import torch
+
+    log = logging.getLogger(__name__)
+
+
+    def step(x, limit: float):  # graphsafe: region
+        loss = (x * 2).sum()
+        if loss > limit:
+            log.warning("loss spike %.3f", loss.item())
+        y = x + 1
+        if x.is_cuda:
+            torch.cuda.synchronize()
+        if log.isEnabledFor(10):
+            print(f"{loss:.3f}")
+        return y
+""")
+
+
+def test_removing_an_ifs_only_statement_removes_the_if_when_its_test_only_reads(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text(LOGGED_BRANCHES)
+    code, out, err = run(capsys, "fix", "m.py", "--unsafe-fixes", "--no-cache")
+    fixed = (tmp_path / "m.py").read_text()
+    assert "if loss > limit" not in fixed and "loss.item()" not in fixed  # no branch on a tensor left
+    assert "if x.is_cuda" not in fixed and "synchronize" not in fixed
+    # a test that calls something unknown may have effects: the `if` stays, with a `pass`
+    assert "    if log.isEnabledFor(10):\n        pass\n" in fixed
+    compile(fixed, "m.py", "exec")
+    assert run(capsys, "fix", "m.py", "--unsafe-fixes", "--no-cache")[0] == 0  # nothing left to change
+
+
+@pytest.mark.parametrize("source, pure", [
+    ("loss > limit", True), ("x.is_cuda and not flag", True), ("torch.isnan(x).any()", True),
+    ("x.isnan().any() or len(xs) > 3", True), ("cfg['k'] >= 2", True), ("log.isEnabledFor(10)", False),
+    ("next(it) > 0", False), ("(y := x.sum()) > 0", False),
+])
+def test_side_effect_free_tests(source, pure):
+    import libcst as cst
+
+    from graphsafe.rewriters.edits import is_side_effect_free
+
+    assert is_side_effect_free(cst.parse_expression(source)) is pure

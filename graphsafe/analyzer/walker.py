@@ -175,6 +175,7 @@ class FileWalker:
         self.cst_module: cst.Module | None = None
         self.statement: cst.CSTNode | None = None  # innermost statement being walked
         self.block_sizes: dict[int, int] = {}  # id(statement) → statements in its block
+        self.block_owners: dict[int, cst.CSTNode | None] = {}  # id(statement) → the statement whose block holds it
         self.indents: list[str] = []  # indentation of the blocks being walked
         self.statement_indents: dict[int, tuple[str, ...]] = {}
         self.anchors: dict[int, cst.CSTNode | None] = {}  # target node → its statement
@@ -283,6 +284,10 @@ class FileWalker:
     def enclosing_block_size(self, statement: cst.CSTNode) -> int:
         """How many statements share the block `statement` is in (1: removing it empties it)."""
         return self.block_sizes.get(id(statement), 0)
+
+    def enclosing_statement(self, statement: cst.CSTNode) -> cst.CSTNode | None:
+        """The compound statement (`if`, `for`, `def`, ...) whose block holds `statement`."""
+        return self.block_owners.get(id(statement))
 
     def file_state(self, factory: Callable):
         """Per-file state shared by several rules (one instance per `factory` per file)."""
@@ -875,6 +880,7 @@ class FileWalker:
         outer_statement = self.statement
         for stmt in statements:
             self.block_sizes[id(stmt)] = len(statements)
+            self.block_owners[id(stmt)] = outer_statement
             self.statement_indents[id(stmt)] = tuple(self.indents)
             if isinstance(stmt, cst.BaseStatement):
                 self.statement = stmt
