@@ -1,5 +1,5 @@
 """Differential tests (CPU) for the fixes that are not rewriters of their own module: GS401's
-`.copy_()`, GS407's `.clone()`, GS110's `error_if_nonfinite=False`, GS603's
+`.copy_()`, GS407's `.clone()`, GS110's device-side check or `error_if_nonfinite=False`, GS603's
 `preserve_rng_state=False`, and the statement removals (GS106 synchronize, GS101/GS104 logging).
 
 Each test applies graphsafe's fix to a program, then executes the original and the fixed
@@ -127,29 +127,57 @@ def _load(source: str, name: str):
     return namespace[name]
 
 
-@settings(max_examples=60, deadline=None)
-@given(x=rows)
-def test_error_if_nonfinite_off_keeps_norm_and_grads_when_finite(x):
-    """GS110 (unsafe): with finite gradients, norm and clipped gradients are bitwise equal;
-    with a non-finite norm the original raises and the fixed code returns the norm."""
-    original = "import torch\n" + textwrap.dedent(CLIP)
-    fixed = fix(CLIP, unsafe=True)
-    assert "error_if_nonfinite=False" in fixed
+CLIP_IN_EXPRESSION = """
+    def step(model: torch.nn.Module, x: torch.Tensor):  # graphsafe: region
+        loss = model(x).sum()
+        loss.backward()
+        return 2 * torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, error_if_nonfinite=True)
+"""
+
+
+def _clip_runs(source_text: str, x: torch.Tensor) -> list:
+    """(norm, grads) of the original and the fixed step, or the exception each raised."""
     runs = []
-    for source in (original, fixed):
+    for source in ("import torch\n" + textwrap.dedent(source_text), fix(source_text, unsafe=True)):
         torch.manual_seed(0)
         model = torch.nn.Linear(3, 2)
         try:
             norm = _load(source, "step")(model, x)
-        except RuntimeError:
-            runs.append(None)
+        except RuntimeError as error:
+            runs.append(error)
             continue
         runs.append((norm, [p.grad.clone() for p in model.parameters()]))
-    if runs[0] is None:
-        assert not torch.isfinite(runs[1][0])
+    return runs
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=rows)
+def test_device_side_nonfinite_check_keeps_norm_and_grads_and_still_raises(x):
+    """GS110 (unsafe): `torch._assert_async(torch.isfinite(norm))` after the call. With a finite
+    norm, norm and clipped gradients are bitwise equal; with a non-finite norm both raise (the
+    fixed code after scaling the gradients: the documented difference)."""
+    assert "torch._assert_async(torch.isfinite(norm)" in fix(CLIP, unsafe=True)
+    original, fixed = _clip_runs(CLIP, x)
+    if isinstance(original, RuntimeError):
+        assert isinstance(fixed, RuntimeError) and "non-finite" in str(fixed)
         return
-    assert same(runs[0][0], runs[1][0])
-    assert all(same(a, b) for a, b in zip(runs[0][1], runs[1][1]))
+    assert not isinstance(fixed, RuntimeError)
+    assert same(original[0], fixed[0])
+    assert all(same(a, b) for a, b in zip(original[1], fixed[1]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=rows)
+def test_error_if_nonfinite_off_keeps_norm_and_grads_when_finite(x):
+    """GS110 where the norm is used inside an expression: the check is turned off (unsafe).
+    Finite: bitwise equal; non-finite: the original raises, the fixed code returns the norm."""
+    assert "error_if_nonfinite=False" in fix(CLIP_IN_EXPRESSION, unsafe=True)
+    original, fixed = _clip_runs(CLIP_IN_EXPRESSION, x)
+    if isinstance(original, RuntimeError):
+        assert not torch.isfinite(fixed[0])
+        return
+    assert same(original[0], fixed[0])
+    assert all(same(a, b) for a, b in zip(original[1], fixed[1]))
 
 
 CHECKPOINT = """

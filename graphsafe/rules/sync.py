@@ -10,6 +10,7 @@ from graphsafe.rewriters.edits import enclosing_statement_line, removal_fix
 from graphsafe.rewriters import keep_tensor
 from graphsafe.rewriters.keep_tensor import operand_fix
 from graphsafe.rewriters.keywords import keyword_fix
+from graphsafe.rewriters.nonfinite import nonfinite_check_fix
 from graphsafe.rewriters.repeat_interleave import output_size_fix
 from graphsafe.rules.base import Rule
 from graphsafe.rules.syntax import is_true as _is_true
@@ -633,7 +634,15 @@ class NonfiniteCheckSync(_SyncRule):
     ```
 
     ## Fix safety
-    Turning the check off stops the exception: unsafe.
+    Where the call is a statement of its own (`clip_grad_norm_(...)` or `norm =
+    clip_grad_norm_(...)`) and `torch` is imported, the fix keeps the check on the device:
+    `error_if_nonfinite=False` and `torch._assert_async(torch.isfinite(norm), ...)` after the
+    call, which captures. With a finite norm the gradients and the norm are bitwise the same.
+    With a non-finite one the original raises before touching the gradients; the fixed code
+    scales them first and then fails: a RuntimeError at once on the CPU, a device-side assert
+    on CUDA (it ends the process's CUDA context; the error surfaces at the next sync). So the
+    fix is unsafe. Elsewhere (the norm used inside an expression) the fix only turns the check
+    off (unsafe: nothing raises any more).
     """
     fixable = True
 
@@ -642,8 +651,16 @@ class NonfiniteCheckSync(_SyncRule):
     summary = "`clip_grad_norm_(error_if_nonfinite=True)` reads the norm on the host"
     message = "`clip_grad_norm_(error_if_nonfinite=True)` reads the norm on the host: {consequence}"
     valid = ("torch.nn.utils.clip_grad_norm_(x, 1.0)",)
-    invalid = (Example("torch.nn.utils.clip_grad_norm_(x, 1.0, error_if_nonfinite=True)",
-                       fixed="torch.nn.utils.clip_grad_norm_(x, 1.0, error_if_nonfinite=False)"),)
+    invalid = (
+        Example("torch.nn.utils.clip_grad_norm_(x, 1.0, error_if_nonfinite=True)",
+                fixed='torch._assert_async(torch.isfinite(torch.nn.utils.clip_grad_norm_(x, 1.0, error_if_nonfinite=False)), '
+                      '"clip_grad_norm_: the total norm of the gradients is non-finite")'),
+        Example("norm = torch.nn.utils.clip_grad_norm_(x, 1.0, error_if_nonfinite=True)",
+                fixed='norm = torch.nn.utils.clip_grad_norm_(x, 1.0, error_if_nonfinite=False)\n'
+                      'torch._assert_async(torch.isfinite(norm), "clip_grad_norm_: the total norm of the gradients is non-finite")'),
+        Example("scaled = 2 * torch.nn.utils.clip_grad_norm_(x, 1.0, error_if_nonfinite=True)",
+                fixed="scaled = 2 * torch.nn.utils.clip_grad_norm_(x, 1.0, error_if_nonfinite=False)"),
+    )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
@@ -651,9 +668,7 @@ class NonfiniteCheckSync(_SyncRule):
         if name == "clip_grad_norm_":
             arg = _keyword(node, "error_if_nonfinite")
             if arg is not None and _is_true(arg.value):
-                fix = ("Set `error_if_nonfinite=False` (check the returned norm after replay)",
-                       [keyword_fix(ctx, node, "error_if_nonfinite", "False")], Applicability.UNSAFE)
-                ctx.report(self, node, fix=fix)
+                ctx.report(self, node, fix=lambda: nonfinite_check_fix(node, ctx))
 
 
 RULES = (ItemSync, TolistSync, HostCopy, TensorFormat, TensorToPython, ExplicitSync, DynamicShapeOp,

@@ -1,0 +1,38 @@
+"""GS110: `clip_grad_norm_(..., error_if_nonfinite=True)` → the same clipping without the host
+check, followed by a device-side assertion on the returned norm (`torch._assert_async`), which
+captures (checked on an H100, torch 2.11: captured and replayed): the check stays, only where
+and when it fails changes."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from graphsafe.model import Applicability
+from graphsafe.rewriters.keywords import keyword_fix
+
+MESSAGE = '"clip_grad_norm_: the total norm of the gradients is non-finite"'
+TITLE_CHECK = "Check the norm on the device (`torch._assert_async`) instead of on the host"
+TITLE_OFF = "Set `error_if_nonfinite=False` (check the returned norm after replay)"
+
+
+def nonfinite_check_fix(node: cst.Call, ctx):
+    """The device-side check where the call is a statement of its own (`clip_grad_norm_(...)`
+    or `norm = clip_grad_norm_(...)`) and `torch` is imported; else the check turned off."""
+    line = ctx.statement
+    small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+    if small is None or ctx.resolve(cst.Name("torch")) != "torch":
+        return (TITLE_OFF, [keyword_fix(ctx, node, "error_if_nonfinite", "False")], Applicability.UNSAFE)
+    call = node.with_changes(args=[
+        a.with_changes(value=cst.Name("False")) if a.keyword is not None and a.keyword.value == "error_if_nonfinite"
+        else a for a in node.args])
+    if isinstance(small, cst.Expr) and small.value is node:
+        code = f"torch._assert_async(torch.isfinite({ctx.code_for(call, at=node)}), {MESSAGE})"
+        return (TITLE_CHECK, [(node, code)], Applicability.UNSAFE)
+    if (isinstance(small, cst.Assign) and small.value is node and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Name)):
+        name = small.targets[0].target.value
+        indent = "".join(ctx.statement_indents.get(id(line), ()))
+        code = (f"{ctx.code_for(small.with_changes(value=call), at=node)}\n"
+                f"{indent}torch._assert_async(torch.isfinite({name}), {MESSAGE})")
+        return (TITLE_CHECK, [(small, code)], Applicability.UNSAFE)
+    return (TITLE_OFF, [keyword_fix(ctx, node, "error_if_nonfinite", "False")], Applicability.UNSAFE)
