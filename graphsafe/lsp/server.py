@@ -31,6 +31,7 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from graphsafe import __version__
+from graphsafe.analyzer.parsing import other_language
 from graphsafe.lsp import actions, convert, hover, index
 from graphsafe.lsp.settings import is_config
 from graphsafe.lsp.worker import Worker
@@ -214,6 +215,12 @@ class GraphsafeServer(LanguageServer):
             return False
         return path.endswith(".py") or document.language_id == "python"
 
+    def is_analyzed(self, uri: str) -> bool:
+        """Python buffers, and launch scripts (`*.sh`: the Megatron flag rules); code actions
+        stay Python-only (no rule fixes a script)."""
+        return self.is_python(uri) or (self.open_document(uri) is not None
+                                       and other_language(self.path_of(uri)) is not None)
+
     def publish(self, publications: list[Publication]) -> None:
         for p in publications:
             if self.current_version(p.uri) != p.version:
@@ -261,7 +268,7 @@ class GraphsafeServer(LanguageServer):
 
     async def analyse_now(self, uri: str) -> None:
         document = self.open_document(uri)
-        if document is None or self.state is None or not self.is_python(uri):
+        if document is None or self.state is None or not self.is_analyzed(uri):
             return
         publications, errors = await self.run(self._analyse_current, uri, self.path_of(uri), document.version,
                                               document.source)
@@ -457,14 +464,14 @@ def build_server() -> GraphsafeServer:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     @guard(server, None)
     def did_open(params: types.DidOpenTextDocumentParams) -> None:
-        if server.state is not None and server.is_python(params.text_document.uri):
+        if server.state is not None and server.is_analyzed(params.text_document.uri):
             server.schedule(params.text_document.uri, 0.0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     @guard(server, None)
     def did_change(params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
-        if server.state is None or not server.is_python(uri):
+        if server.state is None or not server.is_analyzed(uri):
             return
         document = server.open_document(uri)
         if document is not None and len(document.source) > LIVE_LIMIT_CHARS:
@@ -478,7 +485,7 @@ def build_server() -> GraphsafeServer:
             return
         if is_config(server.path_of(uri)):
             await guard_async(server, server.reload_config, None)()
-        elif server.is_python(uri):
+        elif server.is_analyzed(uri):
             timer = server.timers.pop(uri, None)
             if timer is not None:
                 timer.cancel()

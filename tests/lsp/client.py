@@ -71,12 +71,12 @@ class Session:
         path.write_text(text, encoding="utf-8")
         return self.uri(name)
 
-    def open(self, name: str, text: str) -> str:
+    def open(self, name: str, text: str, language_id: str = "python") -> str:
         uri = self.uri(name)
         self.versions[uri] = 1
         self.texts[uri] = text
         self.client.text_document_did_open(types.DidOpenTextDocumentParams(
-            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+            text_document=types.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text)
         ))
         return uri
 

@@ -209,3 +209,21 @@ async def test_random_edits_publish_what_a_fresh_analysis_finds(session: Session
         valid += not broken
         with_chain += sum(d.region is not None for d in fresh)
     assert valid > 30 and with_chain > 30  # mostly analysable code, with regions and chains
+
+
+LAUNCH = """#!/bin/bash
+torchrun pretrain_gpt.py --transformer-impl local --enable-cuda-graph --bf16
+"""
+
+
+async def test_launch_scripts_get_the_megatron_diagnostics(session: Session):
+    await session.initialize()
+    uri = session.open("launch.sh", LAUNCH, language_id="shellscript")
+    [d] = await session.wait_for_version(uri)
+    assert d.code == "GS801" and d.range.start.line == 1  # at the flag that enables CUDA graphs
+    session.change(uri, LAUNCH.replace("--bf16", "--bf16 --te-rng-tracker"))
+    assert await session.wait_for_version(uri) == []
+    other = session.open("notes.txt", "--enable-cuda-graph\n", language_id="plaintext")
+    await asyncio.sleep(0.3)
+    assert session.diagnostics(other) == []  # only Python files and launch scripts are analysed
+
