@@ -277,3 +277,31 @@ def test_copy_fix_never_copies_a_non_tensor():
     text = "import torch\n" + textwrap.dedent(source)
     outcome = fix_text(text, "case.py", Settings(), [], unsafe=True)
     assert outcome.error is None and ".copy_(" not in outcome.fixed
+
+
+ASSERT = """
+    def step(x: torch.Tensor):  # graphsafe: region
+        assert (x > -3).all(), "value below -3"
+        return x * 2
+"""
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=rows)
+def test_tensor_assert_becomes_a_device_side_check(x):
+    """GS201 `assert t, "msg"` → `torch._assert_async(t, "msg")` (unsafe): a true condition gives
+    the same result bitwise; a false one raises in both (AssertionError before, RuntimeError
+    with the same message after: the documented difference)."""
+    fixed = fix(ASSERT, unsafe=True)
+    assert 'torch._assert_async((x > -3).all(), "value below -3")' in fixed
+    outcomes = []
+    for source in ("import torch\n" + textwrap.dedent(ASSERT), fixed):
+        try:
+            outcomes.append(_load(source, "step")(x))
+        except (AssertionError, RuntimeError) as error:
+            outcomes.append(error)
+    original, rewritten = outcomes
+    if isinstance(original, AssertionError):
+        assert isinstance(rewritten, RuntimeError) and "value below -3" in str(rewritten)
+    else:
+        assert not (x <= -3).any() and same(original, rewritten)

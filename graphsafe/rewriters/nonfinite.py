@@ -1,7 +1,9 @@
-"""GS110: `clip_grad_norm_(..., error_if_nonfinite=True)` → the same clipping without the host
-check, followed by a device-side assertion on the returned norm (`torch._assert_async`), which
-captures (checked on an H100, torch 2.11: captured and replayed): the check stays, only where
-and when it fails changes."""
+"""Checks kept on the device with `torch._assert_async`, which captures (checked on an H100,
+torch 2.11: captured and replayed): the check stays, only where and when it fails changes.
+
+- GS110: `clip_grad_norm_(..., error_if_nonfinite=True)` → the same clipping without the host
+  check, followed by an assertion that the returned norm is finite;
+- GS201: `assert <tensor condition>, "message"` → `torch._assert_async(<condition>, "message")`."""
 
 from __future__ import annotations
 
@@ -36,3 +38,19 @@ def nonfinite_check_fix(node: cst.Call, ctx):
                 f"{indent}torch._assert_async(torch.isfinite({name}), {MESSAGE})")
         return (TITLE_CHECK, [(small, code)], Applicability.UNSAFE)
     return (TITLE_OFF, [keyword_fix(ctx, node, "error_if_nonfinite", "False")], Applicability.UNSAFE)
+
+
+def assert_fix(node: cst.Assert, ctx):
+    """`assert t, "msg"` where the whole test is one tensor (not `a and b`, not `not t`): the
+    message must be a plain string (an f-string would format a tensor on the host)."""
+    if ctx.resolve(cst.Name("torch")) != "torch" or isinstance(node.test, (cst.BooleanOperation, cst.UnaryOperation)):
+        return None
+    if not ctx.kind(node.test).is_tensor:
+        return None
+    msg = node.msg
+    if msg is not None and not (isinstance(msg, cst.SimpleString)):
+        return None
+    message = ctx.code_for(msg) if msg is not None else '"assertion failed"'
+    code = f"torch._assert_async({ctx.code_for(node.test)}, {message})"
+    return ("Check on the device: `torch._assert_async` (fails as a device-side assert)", [(node, code)],
+            Applicability.UNSAFE)

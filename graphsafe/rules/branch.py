@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphsafe.model import Consequence, Example, Principle
+from graphsafe.rewriters.nonfinite import assert_fix
 from graphsafe.rewriters.where import if_expression_fix, if_statement_fix
 from graphsafe.rules.base import Rule
 
@@ -47,6 +48,12 @@ class TensorBranch(Rule):
     arms are side-effect-free tensor expressions assigning the same names (or both `return`),
     so eager forward values are unchanged (safe). Gradients can differ where the unused arm
     produces NaN/inf (a known property of `torch.where`).
+
+    `assert t, "message"` (one tensor as the whole test, a plain string message) becomes
+    `torch._assert_async(t, "message")`, which captures: a true condition changes nothing; a
+    false one raises a RuntimeError instead of an AssertionError on the CPU, and on CUDA fails as
+    a device-side assert that ends the process's CUDA context (the error surfaces at the next
+    sync). It also runs under `python -O`, which drops `assert`. Unsafe.
     """
     fixable = True
 
@@ -71,7 +78,9 @@ class TensorBranch(Rule):
         "if x.sum() > 0:\n    pass",
         "if (x > 0).any():\n    pass",
         "while x.max() > 1:\n    x = x / 2",
-        "assert (x >= 0).all()",
+        Example("assert (x >= 0).all()", fixed='torch._assert_async((x >= 0).all(), "assertion failed")'),
+        Example('assert x.max() < 10, "out of range"', fixed='torch._assert_async(x.max() < 10, "out of range")'),
+        'assert x.max() < 10, f"max {x.max()}"',  # an f-string message would format a tensor: no fix
         "z = x if (x > 0).all() else y",
         "ok = not (x > 0).all()",
         "z = x.any() and y",
@@ -94,7 +103,7 @@ class TensorBranch(Rule):
         self._check(node.test, ctx, "`while`")
 
     def visit_Assert(self, node: cst.Assert, ctx) -> None:
-        self._check(node.test, ctx, "`assert`")
+        self._check(node.test, ctx, "`assert`", fix=lambda: assert_fix(node, ctx))
 
     def visit_IfExp(self, node: cst.IfExp, ctx) -> None:
         self._check(node.test, ctx, "a conditional expression", fix=lambda: if_expression_fix(node, ctx))
