@@ -305,3 +305,44 @@ def test_tensor_assert_becomes_a_device_side_check(x):
         assert isinstance(rewritten, RuntimeError) and "value below -3" in str(rewritten)
     else:
         assert not (x <= -3).any() and same(original, rewritten)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-2**62, 2**62), st.booleans()),
+       dtype=st.sampled_from([torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32,
+                              torch.bool, None]))
+def test_scalar_tensor_becomes_a_device_fill_with_the_same_value_and_dtype(value, dtype):
+    """GS402 `torch.tensor(<number>, dtype=..., device=...)` → `torch.full((), <number>, ...)`
+    (unsafe): bitwise the same value and dtype for Python numbers; the one difference, which is
+    why it is unsafe, is that `torch.full` raises for a number outside the dtype's range where
+    `torch.tensor` rounds it (a float beyond the dtype's max, an int beyond int32)."""
+    region = ("def make(value: float, x: torch.Tensor):  # graphsafe: region\n"
+              f"    return torch.tensor(value{', dtype=dtype' if dtype is not None else ''}, device=x.device)\n")
+    fixed = fix(region, unsafe=True)
+    assert "torch.full((), value" in fixed
+    results = []
+    for text in ("import torch\n" + region, fixed):
+        namespace = {"dtype": dtype}
+        exec(compile(text, "case.py", "exec"), namespace)
+        try:
+            results.append(namespace["make"](value, torch.zeros(1)))
+        except (RuntimeError, OverflowError) as error:
+            results.append(type(error))
+    original, rewritten = results
+    if isinstance(original, type):
+        assert isinstance(rewritten, type)
+        return
+    if isinstance(rewritten, type):  # the documented difference: out of the dtype's range
+        made = original.dtype  # the dtype torch.tensor gave (explicit, or inferred from the number)
+        info = torch.finfo(made) if made.is_floating_point else torch.iinfo(made) if made != torch.bool else None
+        assert info is not None and not (info.min <= value <= info.max), (value, dtype)
+        return
+    assert rewritten.shape == () and same(original, rewritten)
+
+
+@pytest.mark.parametrize("value", ["cfg.weights", "[t] * x.shape[0]", "self.scale", "values + [1.0]"])
+def test_no_device_fill_for_values_that_may_be_lists(value):
+    text = ("import torch\n\n\ndef make(cfg, t, values, x: torch.Tensor):  # graphsafe: region\n"
+            f"    return torch.tensor({value}, device=x.device)\n")
+    outcome = fix_text(text, "case.py", Settings(), [], unsafe=True)
+    assert outcome.error is None and "torch.full" not in outcome.fixed

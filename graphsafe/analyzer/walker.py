@@ -372,6 +372,11 @@ class FileWalker:
             return self.scalar_source(expr.expression)
         return None
 
+    def is_number_param(self, name: str) -> bool:
+        """A parameter of the current function declared a number (`lr: float`, `t=0`), not rebound."""
+        scope = self.scope
+        return scope is not None and name in scope.number_params and name not in scope.reassigned
+
     def local_kind(self, name: str) -> T.Kind | None:
         """The kind bound to a local name so far in this function, if any."""
         return self.scope.env.get(name) if self.scope is not None else None

@@ -15,6 +15,7 @@ from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.names import dotted
 from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rewriters.hoist import hoist_fix
+from graphsafe.rewriters.scalar_tensor import full_fix
 from graphsafe.rules.base import Rule
 from graphsafe.rules.syntax import is_true as _is_true
 from graphsafe.rules.syntax import keyword as _keyword
@@ -114,6 +115,13 @@ class HostDataTensor(_StaticMemoryRule):
     device is "cpu" or "cuda:N"; unsafe otherwise (the default dtype, default device or
     current CUDA device are then read in `__init__` instead of at the call). Host data that is
     not a literal is left alone: copy it into a static buffer before replay.
+    A 0-dim `torch.tensor(<Python number>, dtype=..., device=...)` that cannot be hoisted (its
+    device comes from a tensor, say) becomes `torch.full((), <number>, dtype=..., device=...)`:
+    a fill kernel, no host copy, same value and dtype for numbers in the dtype's range. Unsafe:
+    `torch.full` raises for a number outside an explicit dtype's range where `torch.tensor`
+    rounds it (to inf), and without a dtype `torch.tensor` takes a NumPy scalar's dtype where
+    `torch.full` takes the default one. The number is still fixed at capture (GS301 reports it
+    when it varies).
     """
 
     fixable = True
@@ -153,6 +161,9 @@ class HostDataTensor(_StaticMemoryRule):
             "    def forward(self, x):  # graphsafe: region\n"
             "        scale = self._scale_const\n        return x * scale",
         ),
+        Example("scale = torch.tensor(x.shape[-1] ** -0.5, dtype=x.dtype, device=x.device)",
+                fixed="scale = torch.full((), x.shape[-1] ** -0.5, dtype=x.dtype, device=x.device)"),
+        "weights = torch.tensor(cfg.loss_weights, device=x.device)",  # may be a list: no fix
         'w = torch.FloatTensor([1.0, 2.0]).to(device="cuda")',
         "g = torch.ones(x.size()).to(x.device)",  # a CPU tensor sent where the region's tensors live
     )
@@ -195,6 +206,8 @@ class HostDataTensor(_StaticMemoryRule):
         on_device = name.startswith("torch.cuda.") or (device is not None and not _is_cpu_device(device.value, ctx))
         fix = hoist_fix(node, ctx) if name == "torch.tensor" else None
         if on_device:
+            if fix is None and name == "torch.tensor" and ctx.resolve(cst.Name("torch")) == "torch":
+                fix = full_fix(node, ctx)
             ctx.report(self, node, fix=fix, what=what, why="copies host data to the GPU, which is refused during capture")
         else:
             ctx.report(
