@@ -1,4 +1,5 @@
-"""Differential test: `metrics.append(t.item())` → `metrics.append(t.detach())` records the same values.
+"""Differential test: `metrics.append(t.item())` → `metrics.append(t.detach())` (and
+`self.last = t.item()` → `self.last = t.detach()`) record the same values.
 
 Original and fixed code run a few steps on random CPU tensors (NaN/inf included); every entry
 of the fixed list, read back outside the region with `float(v)`, must equal the original
@@ -36,6 +37,23 @@ CASES = {
                 m.step(x, y)
             return m.losses
     """,
+    "attribute-store": """
+        class Meter:
+            def __init__(self):
+                self.last = 0.0
+
+            def step(self, x: torch.Tensor, y: torch.Tensor):  # graphsafe: region
+                loss = ((x - y) ** 2).mean()
+                self.last = (loss * 2).item()
+                return loss
+
+        def f(xs, ys):
+            m, seen = Meter(), []
+            for x, y in zip(xs, ys):
+                m.step(x, y)
+                seen.append(m.last)  # read outside the step
+            return seen
+    """,
     "global-list-expression": """
         HISTORY = []
 
@@ -69,9 +87,9 @@ def load(source: str):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_offered_only_as_unsafe(name):
     _, safe = fixed_source(CASES[name], unsafe=False)
-    assert ".detach())" not in safe
+    assert ".detach()" not in safe
     _, unsafe = fixed_source(CASES[name], unsafe=True)
-    assert ".detach())" in unsafe and ".item()" not in unsafe
+    assert ".detach()" in unsafe and ".item()" not in unsafe
 
 
 def test_not_offered_when_the_number_is_used_otherwise():

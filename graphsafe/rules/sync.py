@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphsafe.model import Applicability, Consequence, Example, Principle
-from graphsafe.rewriters.device_log import append_item_fix
+from graphsafe.rewriters.device_log import append_item_fix, attribute_item_fix
 from graphsafe.rewriters.edits import enclosing_statement_line, removal_fix
 from graphsafe.rewriters import keep_tensor
 from graphsafe.rewriters.keep_tensor import operand_fix
@@ -95,7 +95,9 @@ class ItemSync(_SyncRule):
     to a list (`losses.append(loss.item())`), the fix appends `loss.detach()` instead
     (unsafe: the list holds 0-dim device tensors with the same values, read them with
     `torch.stack(losses).tolist()` after the loop; sums of the list are then computed in the
-    tensor's dtype, and printing an entry shows `tensor(...)`).
+    tensor's dtype, and printing an entry shows `tensor(...)`). Stored in an attribute
+    (`self.last = loss.item()`), the fix stores `loss.detach()` (unsafe: the attribute holds a
+    0-dim device tensor; in a captured step it then shows each replay's value).
     """
 
     code = "GS101"
@@ -112,6 +114,7 @@ class ItemSync(_SyncRule):
         Example("s = y.sum().item()\nz = x * s\nw = z - s", fixed="s = y.sum()\nz = x * s\nw = z - s"),
         "s = y.sum().item()\nz = x * s\nreturn s",  # returned to Python: no fix
         Example("losses = []\nlosses.append(x.sum().item())", fixed="losses = []\nlosses.append(x.sum().detach())"),
+        Example("self.last = x.mean().item()", fixed="self.last = x.mean().detach()"),
     )
     fixable = True
 
@@ -131,7 +134,7 @@ class ItemSync(_SyncRule):
         if self._is_item(node, ctx):
             if ctx.first_report("GS101-binding", node) and keep_tensor.note_binding(node, ctx, self.bindings):
                 return
-            ctx.report(self, node, fix=log_removal_fix(ctx) or append_item_fix(node, ctx))
+            ctx.report(self, node, fix=log_removal_fix(ctx) or append_item_fix(node, ctx) or attribute_item_fix(node, ctx))
 
     def end_module(self, ctx) -> None:
         for binding in self.bindings.bindings:
