@@ -8,9 +8,12 @@ own GPU path does and returns the step that path captures):
 1. `graphsafe check` on a copy of the program: the hazards found;
 2. `graphsafe fix --unsafe-fixes` on that copy, then `check` again: what the fixes left;
 3. trial capture (`graphsafe capture`'s fresh-subprocess protocol) of the ORIGINAL program's step:
-   it should fail with the rule code of a labelled line (or replay differently), and the FIXED
-   copy's step: it should capture and replay equal to eager, with its speedup;
-4. torch.compile(mode="reduce-overhead") on the original and on the fixed step, for comparison.
+   it should fail with the rule code of a labelled line (or replay differently), of the FIXED
+   copy's step (it captures only if `fix` removed every hazard on the captured path), and of the
+   FINISHED copy: the fixed copy plus the hand edits of the program's `finish.diff`
+   (tests/finish.py), which must capture and replay equal to eager, with its speedup, graph-pool
+   memory and capture time;
+4. torch.compile(mode="reduce-overhead") on the original, fixed and finished steps, for comparison.
 Everything runs one trial at a time; graph trials first, compile trials while the budget lasts.
 """
 
@@ -32,6 +35,7 @@ sys.path.insert(0, str(REPO))
 
 from graphsafe.runtime.capture_cli import TrialUsageError, run_trial_subprocess  # noqa: E402
 from graphsafe.runtime.capture_report import CaptureReport  # noqa: E402
+from tests.finish import FINISH, finished_copy  # noqa: E402
 
 # program -> capture mode of its own GPU path
 PROGRAMS = {
@@ -106,6 +110,25 @@ def speedup(report: CaptureReport | None) -> str:
     return f"{t.speedup:.2f}x ({t.eager_ms:.3f} -> {t.replay_ms:.3f} ms)" if t and t.speedup else "—"
 
 
+def capture_time(report: CaptureReport | None) -> str:
+    t = report.timings if report is not None and report.captured else None
+    return f"{t.capture_s:.2f} s" if t and t.capture_s is not None else "—"
+
+
+def pool(report: CaptureReport | None) -> str:
+    m = report.memory if report is not None and report.captured else None
+    if m is None or m.reserved_bytes is None:
+        return "—"
+    return f"{m.reserved_bytes / 2**20:.1f} MiB reserved, {(m.active_bytes or 0) / 2**20:.1f} MiB in use"
+
+
+def finish_size(patch: Path) -> int | None:
+    if not patch.exists():
+        return None
+    return sum(1 for line in patch.read_text(encoding="utf-8").splitlines()
+               if line[:1] in "+-" and not line.startswith(("+++", "---")))
+
+
 def compiled(report: CaptureReport | None) -> str:
     """torch.compile's speedup, and how its results compare with eager (inductor draws random
     numbers differently and fuses float math: a difference is reported, not hidden)."""
@@ -137,8 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget-s", type=float, default=400.0)
     parser.add_argument("--trial-timeout-s", type=float, default=120.0)
     parser.add_argument("--no-compile", action="store_true")
-    parser.add_argument("--variants", default="original,fixed",
-                        help="which copies to trial-capture: original and/or fixed (default both)")
+    parser.add_argument("--variants", default="original,fixed,finished",
+                        help="which copies to trial-capture: original, fixed, finished (default all)")
     parser.add_argument("--json-out", type=Path)
     parser.add_argument("--md-out", type=Path)
     args = parser.parse_args(argv)
@@ -150,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     deadline = started + args.budget_s
     work = Path(tempfile.mkdtemp(prefix="gs-corpus-"))
     rows: dict[str, dict] = {}
+    folders = {}
     for name in programs:
         original = work / "original" / name
         fixed = work / "fixed" / name
@@ -158,27 +182,39 @@ def main(argv: list[str] | None = None) -> int:
         before = diagnostics(fixed)
         fix_summary = fix(fixed)
         after = diagnostics(fixed)
+        folders[name, "original"], folders[name, "fixed"] = original, fixed
+        finished_left: list[dict] | None = None
+        if (REPO / "corpus" / name / FINISH).exists():
+            finished = finished_copy(REPO / "corpus" / name, work / "finished")
+            folders[name, "finished"] = finished
+            finished_left = diagnostics(finished)
         diff = subprocess.run(["diff", "-u", "-r", str(original), str(fixed)], capture_output=True, text=True).stdout
         rows[name] = {"mode": PROGRAMS[name], "before": len(before), "after": len(after),
                       "left": sorted({d["code"] for d in after}), "fix": fix_summary,
                       "changed_lines": sum(1 for line in diff.splitlines() if line[:1] in "+-"
                                            and not line.startswith(("+++", "---"))),
+                      "finished_left": None if finished_left is None else len(finished_left),
+                      "finish_lines": finish_size(REPO / "corpus" / name / FINISH),
                       "labels": labels(original), "fixed_labels": labels(fixed)}
     reports: dict[tuple[str, str, str], CaptureReport] = {}
-    variants = [v for v in ("original", "fixed") if v in args.variants.split(",")]
+    variants = [v for v in ("original", "fixed", "finished") if v in args.variants.split(",")]
     for variant in variants:
         for name in programs:
+            if (name, variant) not in folders:
+                continue
             remaining = deadline - time.monotonic()
-            reports[name, variant, "graph"] = trial(work / variant / name, PROGRAMS[name], args,
+            reports[name, variant, "graph"] = trial(folders[name, variant], PROGRAMS[name], args,
                                                     max(30.0, min(args.trial_timeout_s, remaining)))
     if not args.no_compile:
         for name in programs:
             for variant in variants:
+                if (name, variant) not in folders:
+                    continue
                 remaining = deadline - time.monotonic()
                 if remaining < 40:
                     sys.stderr.write(f"[bench] {variant}/{name} compile: skipped ({remaining:.0f} s left)\n")
                     continue
-                reports[name, variant, "compile"] = trial(work / variant / name, "compile", args,
+                reports[name, variant, "compile"] = trial(folders[name, variant], "compile", args,
                                                           min(args.trial_timeout_s, remaining - 5))
     device = next((r.device for r in reports.values() if r and r.device), "unknown")
     version = next((r.torch_version for r in reports.values() if r and r.torch_version), "unknown")
@@ -200,6 +236,19 @@ def main(argv: list[str] | None = None) -> int:
             compiled(reports.get((name, "original", "compile"))),
             compiled(reports.get((name, "fixed", "compile"))),
         ]) + " |")
+    if "finished" in variants:
+        out += ["\nFinished programs (`fix --unsafe-fixes` + the hand edits of `finish.diff`):\n",
+                "| program | finish.diff (+/- lines) | diagnostics left | capture | speedup | capture time "
+                "| graph pool | compile finished |", "|---|---:|---:|---|---|---:|---|---|"]
+        for name in programs:
+            row = rows[name]
+            if row["finished_left"] is None:
+                out.append(f"| {name} | no finish.diff | | | | | | |")
+                continue
+            report = reports.get((name, "finished", "graph"))
+            out.append("| " + " | ".join([
+                name, str(row["finish_lines"]), str(row["finished_left"]), outcome(report), speedup(report),
+                capture_time(report), pool(report), compiled(reports.get((name, "finished", "compile")))]) + " |")
     out.append(f"\ntotal {time.monotonic() - started:.0f} s\n")
     text = "\n".join(out) + "\n"
     failures = "\n".join(f"## {n} {v} {m}\n{r.to_text()}" for (n, v, m), r in reports.items() if r and not r.ok)
