@@ -284,18 +284,28 @@ ASSERT = """
         assert (x > -3).all(), "value below -3"
         return x * 2
 """
+ASSERT_FSTRING = """
+    LIMIT = -3
+
+    def step(x: torch.Tensor):  # graphsafe: region
+        assert (x > LIMIT).all(), f"value below {LIMIT}"
+        return x * 2
+"""
+ASSERT_FIXED = {ASSERT: 'torch._assert_async((x > -3).all(), "value below -3")',
+                ASSERT_FSTRING: 'torch._assert_async((x > LIMIT).all(), f"value below {LIMIT}")'}
 
 
 @settings(max_examples=60, deadline=None)
-@given(x=rows)
-def test_tensor_assert_becomes_a_device_side_check(x):
+@given(x=rows, source=st.sampled_from([ASSERT, ASSERT_FSTRING]))
+def test_tensor_assert_becomes_a_device_side_check(x, source):
     """GS201 `assert t, "msg"` → `torch._assert_async(t, "msg")` (unsafe): a true condition gives
     the same result bitwise; a false one raises in both (AssertionError before, RuntimeError
-    with the same message after: the documented difference)."""
-    fixed = fix(ASSERT, unsafe=True)
-    assert 'torch._assert_async((x > -3).all(), "value below -3")' in fixed
+    with the same message after: the documented difference). An f-string message of Python
+    values is kept as is."""
+    fixed = fix(source, unsafe=True)
+    assert ASSERT_FIXED[source] in fixed
     outcomes = []
-    for source in ("import torch\n" + textwrap.dedent(ASSERT), fixed):
+    for source in ("import torch\n" + textwrap.dedent(source), fixed):
         try:
             outcomes.append(_load(source, "step")(x))
         except (AssertionError, RuntimeError) as error:

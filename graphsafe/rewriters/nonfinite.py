@@ -41,16 +41,26 @@ def nonfinite_check_fix(node: cst.Call, ctx):
 
 
 def assert_fix(node: cst.Assert, ctx):
-    """`assert t, "msg"` where the whole test is one tensor (not `a and b`, not `not t`): the
-    message must be a plain string (an f-string would format a tensor on the host)."""
+    """`assert t, "msg"` where the whole test is one tensor (not `a and b`, not `not t`). The
+    message is a plain string, or an f-string none of whose values is known to be a tensor:
+    `_assert_async` takes it formatted on every call (assert formats it only on failure), so a
+    tensor in it would be a host read each step; a Python value in it is frozen at capture,
+    which is why the fix is unsafe anyway."""
     if ctx.resolve(cst.Name("torch")) != "torch" or isinstance(node.test, (cst.BooleanOperation, cst.UnaryOperation)):
         return None
     if not ctx.kind(node.test).is_tensor:
         return None
     msg = node.msg
-    if msg is not None and not (isinstance(msg, cst.SimpleString)):
+    if msg is not None and not isinstance(msg, cst.SimpleString) and not _formats_no_tensor(msg, ctx):
         return None
     message = ctx.code_for(msg) if msg is not None else '"assertion failed"'
     code = f"torch._assert_async({ctx.code_for(node.test)}, {message})"
     return ("Check on the device: `torch._assert_async` (fails as a device-side assert)", [(node, code)],
             Applicability.UNSAFE)
+
+
+def _formats_no_tensor(msg: cst.BaseExpression, ctx) -> bool:
+    if not isinstance(msg, cst.FormattedString):
+        return False
+    values = [part.expression for part in msg.parts if isinstance(part, cst.FormattedStringExpression)]
+    return not any(ctx.kind(value).is_tensor for value in values)

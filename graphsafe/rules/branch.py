@@ -49,11 +49,14 @@ class TensorBranch(Rule):
     so eager forward values are unchanged (safe). Gradients can differ where the unused arm
     produces NaN/inf (a known property of `torch.where`).
 
-    `assert t, "message"` (one tensor as the whole test, a plain string message) becomes
-    `torch._assert_async(t, "message")`, which captures: a true condition changes nothing; a
+    `assert t, "message"` (one tensor as the whole test; a plain string message, or an f-string
+    of values not known to be tensors) becomes `torch._assert_async(t, "message")`, which
+    captures: a true condition changes nothing; a
     false one raises a RuntimeError instead of an AssertionError on the CPU, and on CUDA fails as
     a device-side assert that ends the process's CUDA context (the error surfaces at the next
-    sync). It also runs under `python -O`, which drops `assert`. Unsafe.
+    sync). It also runs under `python -O`, which drops `assert`. An f-string message is
+    formatted on every call instead of only on failure, and its values are those of the capture
+    on every replay. Unsafe.
     """
     fixable = True
 
@@ -81,6 +84,8 @@ class TensorBranch(Rule):
         Example("assert (x >= 0).all()", fixed='torch._assert_async((x >= 0).all(), "assertion failed")'),
         Example('assert x.max() < 10, "out of range"', fixed='torch._assert_async(x.max() < 10, "out of range")'),
         'assert x.max() < 10, f"max {x.max()}"',  # an f-string message would format a tensor: no fix
+        Example('assert x.max() < 10, f"layer {self.index}"',
+                fixed='torch._assert_async(x.max() < 10, f"layer {self.index}")'),
         "z = x if (x > 0).all() else y",
         "ok = not (x > 0).all()",
         "z = x.any() and y",
