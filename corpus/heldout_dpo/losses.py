@@ -55,7 +55,7 @@ def preference_stats(chosen_rewards: torch.Tensor, rejected_rewards: torch.Tenso
         "rewards/rejected": rejected_rewards.mean(),
         "rewards/margins": margins.mean(),
         "rewards/accuracy": correct.float().mean(),
-        "rewards/correct_margin": margins[correct].mean(),  # expect: GS108
+        "rewards/correct_margin": margins[correct].mean() if correct.any() else margins.new_zeros(()),  # expect: GS108, GS201
     }
     if not correct.any():  # expect: GS201
         logger.warning("no preference pair ranked correctly in this batch")  # expect: GS501

@@ -40,6 +40,8 @@ class Actor(nn.Module):
     def get_action(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         mean, log_std = self(obs)
         std = log_std.exp()
+        if (std < 1e-6).any():  # expect: GS201
+            std = std.clamp_min(1e-6)
         x_t = mean + std * torch.randn_like(mean)
         y_t = torch.tanh(x_t)
         action = y_t * self.action_scale + self.action_bias

@@ -66,6 +66,7 @@ class TranslationSession:
             self.sample_gen.manual_seed(self.gen_cfg.seed + self.cur_len)  # expect: GS602
             probs = top_k_filter(logp / self.temperature, self.gen_cfg.top_k).softmax(-1)  # expect: GS301
             next_tok = torch.multinomial(probs, 1, generator=self.sample_gen)  # expect: GS601
+        assert (next_tok < self.cfg.tgt_vocab).all(), "sampled id outside the target vocabulary"  # expect: GS201
         pad = torch.tensor(self.cfg.pad_id, device=next_tok.device)  # expect: GS402
         next_tok = torch.where(self.finished.unsqueeze(1), pad, next_tok)
         lp = ((5.0 + self.cur_len) / 6.0) ** self.gen_cfg.length_penalty

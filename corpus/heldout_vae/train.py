@@ -26,6 +26,9 @@ class _NullBar:
     def set_postfix(self, **kwargs) -> None:
         pass
 
+    def write(self, msg: str) -> None:
+        pass
+
     def close(self) -> None:
         pass
 
@@ -62,6 +65,9 @@ class VAETrainer:
         self.opt.step()
         self.ema.update(self.model)
 
+        collapsed = terms.kl_per_dim.max() < self.cfg.active_threshold
+        if collapsed:  # expect: GS201
+            self.pbar.write("posterior collapse: every latent dimension is below the KL threshold")  # expect: GS505
         self.running_recon = 0.98 * self.running_recon + 0.02 * terms.recon.detach()  # expect: GS401
         self.latent_bank = torch.cat([self.latent_bank, mu.detach()])  # expect: GS404
         self.kl_history["kl"].append(terms.kl.detach())  # expect: GS503
