@@ -34,4 +34,4 @@ class TrainModule(torch.nn.Module):
 
     def log(self, name: str, value, prog_bar: bool = False) -> None:
         if self.fabric is not None:
-            self.fabric.log(name, value)
+            self.fabric.log(name, value)  # expect: GS501
