@@ -94,7 +94,7 @@ class SACAgent:
         if torch.equal(self.qf1.net[0].weight, self.qf2.net[0].weight):  # expect: GS109
             warnings.warn("twin critics have collapsed to the same weights")  # expect: GS501
         if qf_loss > 1e3 or not torch.isfinite(actor_loss):  # expect: GS201
-            warnings.warn("critic diverging")  # expect: GS501
+            warnings.warn("critic diverging: qf_loss=%s" % qf_loss)  # expect: GS104, GS501
         self.num_updates += 1  # expect: GS302
         out = {"qf_loss": qf_loss.detach() / 2.0, "actor_loss": actor_loss.detach(), "alpha_loss": alpha_loss.detach(), "q_mean": q_mean}
         for name, value in out.items():
