@@ -24,4 +24,5 @@ class GenerationConfig:
     length_penalty: float = 0.6
     seed: int | None = None
     return_step_logits: bool = False
+    bad_words_ids: list[list[int]] | None = None
     use_graph: bool = True

@@ -10,7 +10,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from cache import StaticKVCache
 from config import GenerationConfig
 from model import Translator
-from sampling import finished_rows, sample_next, top_k_filter
+from sampling import banned_token_mask, finished_rows, sample_next, top_k_filter
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,8 @@ class TranslationSession:
         logp, cross = self.model.decode_one(token, self.position, self.memory, self.memory_mask, self.cache)
         logp = logp[:, [-1], :].squeeze(1)  # expect: GS402
         self.alignments = torch.cat([self.alignments, cross], dim=1)  # expect: GS404
+        if self.gen_cfg.bad_words_ids is not None:
+            logp = logp.masked_fill(banned_token_mask(self.gen_cfg.bad_words_ids, logp.shape[-1], logp.device), float("-inf"))
         if not self.gen_cfg.do_sample:
             next_tok = logp.argmax(-1, keepdim=True)
         elif self.gen_cfg.seed is None:

@@ -27,7 +27,7 @@ def run(steps: int = 3, seed: int = 0) -> dict[str, float]:
     device = torch.device("cpu")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pin_memory without an accelerator
-        greedy = translate(model, src, GenerationConfig(return_step_logits=True), batch_size=2, device=device)
+        greedy = translate(model, src, GenerationConfig(return_step_logits=True, bad_words_ids=[[5, 6], []]), batch_size=2, device=device)
         sampled = translate(model, src, GenerationConfig(do_sample=True, seed=seed), batch_size=2, device=device)
     return {
         "greedy_tokens_sum": float(greedy["tokens"].sum()),
