@@ -40,6 +40,12 @@ REMOVED_BY_UNSAFE_FIXES = {
     ("speech_eval", "logged"): "counts the rows of metrics.log(...), a host logging call the unsafe "
                                "GS104/GS501 fix removes from the captured step",
 }
+# Programs whose run() reads back what an unsafe fix removes by design, so the unsafe copy cannot
+# run to the end on CPU: program -> why. Their diff, re-check and idempotence are still tested.
+RUN_READS_REMOVED_OUTPUT = {
+    "heldout_lmtrain": "run() returns logged['train/grad_norm'][-1], the row of self.log(..., norm.item()) "
+                       "that the unsafe GS501 fix removes from the captured step",
+}
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +92,7 @@ def test_fix_matches_golden_keeps_results_and_is_idempotent(program, variant, tm
 
     assert golden_fix.fix_diff(tmp_path, program.name, unsafe, write=True) == "", "second fix changed the code"
 
-    if diff and (program / "run.py").exists():
+    if diff and (program / "run.py").exists() and not (unsafe and program.name in RUN_READS_REMOVED_OUTPUT):
         expected = original_results(program.name)
         if unsafe:  # a second copy without the CUDA-only fixes, for the CPU run
             run_root = tmp_path / "cpu"
