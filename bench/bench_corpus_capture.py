@@ -160,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget-s", type=float, default=400.0)
     parser.add_argument("--trial-timeout-s", type=float, default=120.0)
     parser.add_argument("--no-compile", action="store_true")
+    parser.add_argument("--no-graph", action="store_true", help="torch.compile trials only")
     parser.add_argument("--variants", default="original,fixed,finished",
                         help="which copies to trial-capture: original, fixed, finished (default all)")
     parser.add_argument("--json-out", type=Path)
@@ -198,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
                       "labels": labels(original), "fixed_labels": labels(fixed)}
     reports: dict[tuple[str, str, str], CaptureReport] = {}
     variants = [v for v in ("original", "fixed", "finished") if v in args.variants.split(",")]
-    for variant in variants:
+    for variant in variants if not args.no_graph else ():
         for name in programs:
             if (name, variant) not in folders:
                 continue
