@@ -345,6 +345,9 @@ _POISONED = "Offset increment outside graph capture encountered unexpectedly"
 _UNREGISTERED_GENERATOR = "Attempt to increase offset for a CUDA generator not in capture mode"
 _GENERATOR_CALL = re.compile(r"Cannot call CUDAGeneratorImpl::(\w+)|CUDAGeneratorImpl::set_state_index")
 _DEFAULT_STREAM = "CUDA graphs must be captured on a non-default stream"
+# torch.compile(mode="reduce-overhead") records and replays its own graphs (cudagraph trees); run
+# inside a manual capture it tries to replay one (measured on an H200, torch 2.11).
+_NESTED_CUDAGRAPHS = "Cannot prepare for replay during capturing stage"
 _OOM = re.compile(r"out of memory", re.IGNORECASE)
 
 # Source-line patterns that name the op of a sync inside capture, most specific first.
@@ -493,6 +496,11 @@ def classify(record: FailureRecord, is_library: Callable[[str], bool] | None = N
     elif any(_OVERWRITTEN in m for m in messages):
         code, error_class = "GS407", "graph output overwritten"
         detail = _sentence("GS407")
+    elif any(_NESTED_CUDAGRAPHS in m for m in messages):
+        code, error_class = None, "CUDA graphs of torch.compile inside a capture"
+        detail = ("a function compiled with `torch.compile(mode=\"reduce-overhead\")` records and replays its own "
+                  "CUDA graphs and cannot run inside another capture: capture the uncompiled function, or compile "
+                  "it with a mode without CUDA graphs (`\"default\"`, `\"max-autotune-no-cudagraphs\"`)")
     elif any(_DEFAULT_STREAM in m for m in messages):
         code, error_class = None, "capture on the default stream"
         detail = "capture must run on a side stream (`torch.cuda.graph` picks one; do not pass the default stream)"

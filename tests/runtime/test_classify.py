@@ -204,6 +204,18 @@ def test_poisoned_process_is_told_apart():
     assert "fresh process" in failure.cause
 
 
+def test_reduce_overhead_function_inside_a_manual_capture():
+    """Measured on an H200 (torch 2.11): a @torch.compile(mode="reduce-overhead") step captured by
+    torch.cuda.graph raises this from inductor's generated code."""
+    message = ("Cannot prepare for replay during capturing stage. during CUDA graph capture. If you need this "
+               "call to be captured, please file an issue. Current cudaStreamCaptureStatus: "
+               "cudaStreamCaptureStatusActive")
+    failure = classify(FailureRecord.of(("RuntimeError", message, user_frames(4, "out = eval_step(model, x)"))),
+                       phase="capture")
+    assert failure.code is None and "torch.compile" in failure.error_class
+    assert "uncompiled function" in failure.cause and failure.line == 4
+
+
 def test_an_ordinary_exception_is_not_a_capture_rule():
     failure = classify(FailureRecord.of(("KeyError", "'logits'", user_frames(3, "y = out['logits']"))),
                        phase="warmup")
