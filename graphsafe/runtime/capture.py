@@ -35,7 +35,7 @@ import statistics
 import time
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import torch
 
@@ -478,11 +478,23 @@ class _GraphedCallablesRunner(_Runner):
         else:
             self.pool_ids = None
         self.pools_before = self.backend.private_pools()
+        module = self.step if isinstance(self.step, torch.nn.Module) else None
+        forward_before = module.__dict__.get("forward", _NO_FORWARD) if module is not None else None
         self.graphed = torch.cuda.make_graphed_callables(self.step, self.args, **kwargs)
+        if module is not None:
+            # make_graphed_callables swaps the module's `forward` in place: without putting it back
+            # the eager reference and eager timing would replay the graph too, and the user's module
+            # would leave the trial changed. The graphed forward is installed only around replays.
+            self.graphed_forward = module.forward
+            _set_forward(module, forward_before)
 
     def call_captured(self) -> Any:
         self._clear_grads()
-        output = self.graphed(*self.args)
+        if getattr(self, "graphed_forward", None) is not None:
+            with _forward_installed(self.step, self.graphed_forward):
+                output = self.step(*self.args)
+        else:
+            output = self.graphed(*self.args)
         _backward_outputs(output)
         return output
 
@@ -490,7 +502,27 @@ class _GraphedCallablesRunner(_Runner):
         return clone_tree(self.call_captured())
 
     def close(self) -> None:
-        self.graphed = None
+        self.graphed = self.graphed_forward = None
+
+
+_NO_FORWARD = object()
+
+
+def _set_forward(module: torch.nn.Module, forward: Any) -> None:
+    if forward is _NO_FORWARD:
+        module.__dict__.pop("forward", None)
+    else:
+        module.forward = forward
+
+
+@contextlib.contextmanager
+def _forward_installed(module: torch.nn.Module, forward: Callable) -> Iterator[None]:
+    before = module.__dict__.get("forward", _NO_FORWARD)
+    module.forward = forward
+    try:
+        yield
+    finally:
+        _set_forward(module, before)
 
 
 class _CompileRunner(_Runner):
