@@ -49,6 +49,11 @@ FLAGGED = [
     ("y = torch.softmax(x, -1)\nprint(y)", "GS104"),
     ("t = th_val = x.sum()\nv = float(t)", "GS105"),
     ("if mask:\n    pass", None),  # unknown kind: silent
+    # torch.distributions objects: their methods and value properties give tensors
+    ("d = torch.distributions.Categorical(logits=x, validate_args=False)\nif d.log_prob(x).mean() > 0:\n    pass", "GS201"),
+    ("d = torch.distributions.Normal(x, 1.0, validate_args=False)\nv = float(d.entropy().sum())", "GS105"),
+    ("d = torch.distributions.Normal(x, 1.0, validate_args=False)\nprint(d.mean)", "GS104"),
+    ("d = torch.distributions.Normal(x, 1.0, validate_args=False)\nif d.batch_shape:\n    pass", None),
 ]
 
 

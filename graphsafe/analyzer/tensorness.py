@@ -137,6 +137,19 @@ TENSOR_CLASSES = frozenset(
     torch.Tensor torch.FloatTensor torch.LongTensor torch.BoolTensor""".split()
 )
 
+# What a torch.distributions object gives: every method that computes on its parameters returns
+# a tensor (`dist.log_prob(a)`, `dist.entropy()`, `dist.sample()`), and so do these properties.
+DISTRIBUTION_NON_TENSOR_METHODS = frozenset("expand set_default_validate_args".split())
+DISTRIBUTION_TENSOR_ATTRS = frozenset(
+    "mean mode variance stddev probs logits loc scale concentration rate low high df".split()
+)
+
+
+def is_distribution(kind: "Kind") -> bool:
+    """An instance of a torch.distributions class (`Categorical(logits=x)`)."""
+    return kind.tag == _OBJ and bool(kind.refs) and all(r.startswith("torch.distributions.") for r in kind.refs)
+
+
 STREAM_FACTORIES = frozenset(
     """torch.cuda.Event torch.cuda.Stream torch.cuda.current_stream torch.cuda.default_stream
     torch.cuda.ExternalStream torch.Event torch.Stream torch.accelerator.current_stream
@@ -225,7 +238,7 @@ def torch_call_kind(name: str, call: cst.Call) -> Kind | None:
     if namespace not in TENSOR_NAMESPACES:
         if name.startswith("torch.nn.") and func[:1].isupper():
             return instance_of(name)  # a torch module constructor, e.g. nn.Linear(...)
-        if name.startswith("torch.optim.") and func[:1].isupper():
+        if name.startswith(("torch.optim.", "torch.distributions.")) and func[:1].isupper():
             return instance_of(name)
         if name.startswith("torch."):
             return UNKNOWN
