@@ -145,9 +145,22 @@ DISTRIBUTION_TENSOR_ATTRS = frozenset(
 )
 
 
+# The Distribution classes of torch.distributions (not its transforms or constraints).
+DISTRIBUTION_CLASSES = frozenset(
+    """Bernoulli Beta Binomial Categorical Cauchy Chi2 ContinuousBernoulli Dirichlet Distribution
+    Exponential ExponentialFamily FisherSnedecor Gamma GeneralizedPareto Geometric Gumbel HalfCauchy
+    HalfNormal Independent InverseGamma Kumaraswamy LKJCholesky Laplace LogNormal LogisticNormal
+    LowRankMultivariateNormal MixtureSameFamily Multinomial MultivariateNormal NegativeBinomial Normal
+    OneHotCategorical OneHotCategoricalStraightThrough Pareto Poisson RelaxedBernoulli
+    RelaxedOneHotCategorical StudentT TransformedDistribution Uniform VonMises Weibull Wishart""".split()
+)
+
+
 def is_distribution(kind: "Kind") -> bool:
-    """An instance of a torch.distributions class (`Categorical(logits=x)`)."""
-    return kind.tag == _OBJ and bool(kind.refs) and all(r.startswith("torch.distributions.") for r in kind.refs)
+    """An instance of a torch.distributions Distribution (`Categorical(logits=x)`)."""
+    return kind.tag == _OBJ and bool(kind.refs) and all(
+        r.startswith("torch.distributions.") and r.rpartition(".")[2] in DISTRIBUTION_CLASSES for r in kind.refs
+    )
 
 
 STREAM_FACTORIES = frozenset(
