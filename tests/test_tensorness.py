@@ -124,3 +124,10 @@ class Step:
             ids = c(ids)
 """
     assert "GS501" in codes(source)
+
+
+def test_starred_elements_keep_what_they_hold():
+    source = body("parts = (*torch.chunk(x, 2), x)\nfor p in (*parts,):\n    if p.sum() > 0:\n        pass")
+    assert tensor_codes(source) == ["GS201"]
+    source = body("parts = (*x.shape,)\nfor p in (*parts,):\n    if p > 0:\n        pass")
+    assert tensor_codes(source) == []

@@ -454,7 +454,9 @@ class FileWalker:
                   cst.FormattedString, cst.Lambda, cst.Dict, cst.Set, cst.DictComp, cst.SetComp):
             return T.SCALAR
         if tp in (cst.List, cst.Tuple):
-            elements = [self._kind(e.value) for e in expr.elements if not isinstance(e, cst.StarredElement)]
+            # `(*self.caches, *self.draft_caches)`: a starred element adds what iterating it gives
+            elements = [self._element_kind(e.value) if type(e) is cst.StarredElement else self._kind(e.value)
+                        for e in expr.elements]
             if elements and all(k.tag == "object" for k in elements):
                 # `[MaxLength(n), EosToken(id)]`: iterating and calling it runs their __call__
                 return T.module_set(*dict.fromkeys(r for k in elements for r in k.refs))
