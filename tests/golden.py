@@ -61,10 +61,6 @@ KNOWN_MISSES = {
 
 # Reported but not labelled, with the reason; kept honest the same way.
 KNOWN_FALSE_ALARMS = {
-    # `TokenStreamer.put(value)` gets `next_tokens[:1].cpu()`: `.tolist()` of a CPU tensor is no
-    # sync, but the device of arguments is not propagated to callees (GS103 is reported at the
-    # `.cpu()` call itself).
-    ("corpus/hf_decode/generation.py", 83, "GS102"): "argument devices are not propagated to callees",
     # `checkpoint(block, x, use_reentrant=False)` on a dropout-free block: stashing the RNG state
     # is harmless on torch >= 2.10 (measured by the program's author); GS603 does not look at
     # whether the checkpointed function draws random numbers. It is a warning.

@@ -147,3 +147,45 @@ def test_unreached_callers_still_count():
     # a caller outside any region passing a number decides too: precision before recall
     extra = "\ndef log_only():\n    is_done(3, 2)\n"
     assert codes(region("is_done(x, 2)", extra)) == []
+
+
+STREAMER = """
+import torch
+
+
+class Streamer:
+    def __init__(self):
+        self.tokens = []
+
+    def put(self, value: torch.Tensor):
+        if value.dim() > 1:
+            value = value[0]
+        return value.tolist(), value[0].item(), int(value.sum())
+
+
+class Decoder:
+    def __init__(self):
+        self.streamer = Streamer()
+
+    def step(self, logits: torch.Tensor):  # graphsafe: region
+        tokens = logits.argmax(-1)
+        {calls}
+        return tokens
+"""
+
+
+def sync_codes(calls: str) -> list[tuple[int, str]]:
+    from tests.helpers import diagnostics
+
+    source = STREAMER.replace("{calls}", calls)
+    return sorted((d.start.line, d.code) for d in diagnostics(source) if d.code in ("GS101", "GS102", "GS105"))
+
+
+def test_reading_a_host_tensor_that_every_caller_passes_is_no_sync():
+    assert sync_codes("self.streamer.put(tokens[:1].cpu())") == []
+    assert sync_codes('host = tokens.to("cpu")\n        self.streamer.put(host)') == []
+
+
+def test_one_caller_passing_a_device_tensor_keeps_the_syncs():
+    calls = "self.streamer.put(tokens[:1].cpu())\n        self.streamer.put(tokens)"
+    assert sync_codes(calls) == [(12, "GS101"), (12, "GS102"), (12, "GS105")]

@@ -39,6 +39,7 @@ class Project:
         self._by_suffix: dict[str, list[str]] | None = None
         self._subclasses: dict[str, list[str]] | None = None
         self._scalar_index: dict[str, list[tuple[str, tuple]]] | None = None
+        self._call_sites: dict[str, list[tuple[tuple[str, str], ...]]] | None = None
         self._reachable: dict[str, str | None] = {}
         self._param_memo: dict[frozenset, dict[tuple[str, str], bool]] = {}
         for facts in files:
@@ -299,6 +300,8 @@ class Project:
             return True
         if condition == ("loop",):  # a loop variable: per step where the loop drives the steps
             return unit_key not in self._reachable
+        if condition[0] == "host-param":  # a sync on a parameter: none where callers pass host tensors
+            return not self.param_is_host(condition[1], condition[2], roots)
         if condition[0] == "param" and len(condition) == 3:
             if unit_key in roots:
                 return True
@@ -322,6 +325,34 @@ class Project:
                     break
         memo[key] = result
         return result
+
+    def param_is_host(self, function: str, name: str, roots: frozenset) -> bool:
+        """Does every call site of `function` pass a tensor in host memory (`t.cpu()`) as `name`?
+        (A region root's parameters come from whoever captures it: not known.)"""
+        located = self.units.get(function)
+        sites = self.call_sites().get(function)
+        if function in roots or located is None or not sites:
+            return False
+        params = located.unit.params
+        position = str(params.index(name)) if name in params else None
+        for slots in sites:
+            passed = [value for slot, value in slots if slot in (name, position, "*")]
+            if passed != ["H"]:
+                return False
+        return True
+
+    def call_sites(self) -> dict[str, list[tuple[tuple[str, str], ...]]]:
+        """callee key → the argument slots (Unit.arg_kinds) of every call site resolved to it.
+        (A call in a capture block is listed by the block and by its function: the same slots.)"""
+        if self._call_sites is None:
+            index: dict[str, list[tuple[tuple[str, str], ...]]] = {}
+            for located in self.units.values():
+                unit = located.unit
+                for ref, slots in unit.arg_kinds:
+                    for callee in self.callees(ref, unit.class_key):
+                        index.setdefault(callee, []).append(slots)
+            self._call_sites = index
+        return self._call_sites
 
     def _scalar_callers(self) -> dict[str, list[tuple[str, tuple]]]:
         """callee key → [(caller unit key, its per-step arguments)]."""

@@ -33,7 +33,7 @@ from graphsafe.analyzer.facts import CallRef, FileFacts
 
 _MAX_DEPTH = 6
 ARG_PID = "arg:"  # pending id of a parameter: `arg:<function key>:<parameter name>`
-_SLOT_KINDS = {"T": T.TENSOR, "B": T.BOOL_TENSOR, "L": T.TENSOR_TUPLE}
+_SLOT_KINDS = {"T": T.TENSOR, "B": T.BOOL_TENSOR, "L": T.TENSOR_TUPLE, "H": T.TENSOR}  # H: in host memory
 
 
 def _merge_slot(a: str, b: str) -> str:
@@ -75,7 +75,6 @@ class ReturnKinds:
     def __init__(self, project) -> None:
         self.project = project
         self._memo: dict[str, T.Kind | None] = {}
-        self._sites: dict[str, list[tuple[tuple[str, str], ...]]] | None = None
 
     def kind(self, pid: str, depth: int = 0) -> T.Kind | None:
         """A tensor kind for `pid`, or None when it is not known to be one."""
@@ -108,7 +107,7 @@ class ReturnKinds:
     def _argument_kind(self, function: str, name: str, depth: int) -> T.Kind | None:
         """The tensor kind every resolved call site passes to parameter `name` of `function`."""
         located = self.project.units.get(function)
-        sites = self._call_sites().get(function)
+        sites = self.project.call_sites().get(function)
         if located is None or not sites:
             return None
         params = located.unit.params
@@ -126,19 +125,6 @@ class ReturnKinds:
                 return None
             merged = kind if merged is None else T.merge(merged, kind)
         return merged if merged.is_tensor or merged.tag == "tensor-tuple" else None
-
-    def _call_sites(self) -> dict[str, list[tuple[tuple[str, str], ...]]]:
-        """callee key → the argument slots of every call site that resolves to it."""
-        if self._sites is None:
-            # (a call in a capture block is listed by the block and by its function: the same slots)
-            index: dict[str, list[tuple[tuple[str, str], ...]]] = {}
-            for located in self.project.units.values():
-                unit = located.unit
-                for ref, slots in unit.arg_kinds:
-                    for callee in self.project.callees(ref, unit.class_key):
-                        index.setdefault(callee, []).append(slots)
-            self._sites = index
-        return self._sites
 
     def _slot(self, slot: str, depth: int) -> T.Kind | None:
         if slot.startswith("@"):

@@ -279,6 +279,30 @@ def torch_call_kind(name: str, call: cst.Call) -> Kind | None:
     return TENSOR
 
 
+def is_host_copy(expr: cst.BaseExpression, resolve) -> bool:
+    """`t.cpu()`, `t.to("cpu")`, `t.to(device=torch.device("cpu"))`: a tensor in host memory."""
+    if type(expr) is not cst.Call or type(expr.func) is not cst.Attribute:
+        return False
+    method = expr.func.attr.value
+    if method == "cpu":
+        return not expr.args
+    if method != "to":
+        return False
+    for arg in expr.args:
+        if arg.keyword is None or arg.keyword.value == "device":
+            return _is_cpu_device(arg.value, resolve)
+    return False
+
+
+def _is_cpu_device(expr: cst.BaseExpression, resolve) -> bool:
+    if type(expr) is cst.SimpleString:
+        value = expr.evaluated_value
+        return isinstance(value, str) and value.split(":")[0] == "cpu"
+    if type(expr) is cst.Call and resolve(expr.func) == "torch.device" and expr.args:
+        return _is_cpu_device(expr.args[0].value, resolve)
+    return False
+
+
 def looks_like_config(expr: cst.BaseExpression) -> bool:
     """`self.config.x`, `cfg.flag`, `args.debug`, `self.training`: settings, not tensors."""
     name = dotted(expr)

@@ -45,6 +45,8 @@ _LITERALS = frozenset({cst.Integer, cst.Float, cst.SimpleString})
 # Builtins whose number result carries their arguments' per-step variation.
 _NUMBER_BUILTINS = frozenset("min max abs round float int".split())
 
+_DEVICE_MOVES = frozenset("to cuda cpu pin_memory".split())  # methods that may change a tensor's device
+
 _children = children  # fast field-based traversal (see analyzer/nodes.py)
 _VISITS: dict[type, tuple[tuple[type, str], ...]] = {}
 
@@ -133,6 +135,9 @@ class _Scope:
     # local name → pending id: its value came from a project call whose return kind is unknown here
     pending: dict[str, str] = field(default_factory=dict)
     loop_derived: set[str] = field(default_factory=set)  # locals computed from a loop variable
+    host_names: set[str] = field(default_factory=set)  # locals bound to `t.cpu()` and the like
+    # local name → the parameter whose tensor it views (`value = value[0]`): same device
+    param_views: dict[str, str] = field(default_factory=dict)
 
 
 class FileWalker:
@@ -268,6 +273,20 @@ class FileWalker:
         units = at.units if at is not None else self.scope.units
         for unit in units:
             unit.hits.append(hit)
+
+    def host_condition(self, expr: cst.BaseExpression) -> tuple[str, ...] | None:
+        """For a sync on `expr` (`value.tolist()`): when `expr` is a view of a parameter, the
+        condition that keeps the report only where some caller may pass a device tensor (a
+        caller passing `t.cpu()` makes the read a host read, no sync)."""
+        # ops on a tensor keep its device: `value[0]`, `value.sum()` read the same memory's side
+        while type(expr) is cst.Subscript or (type(expr) is cst.Call and type(expr.func) is cst.Attribute
+                                               and expr.func.attr.value not in _DEVICE_MOVES):
+            expr = expr.value if type(expr) is cst.Subscript else expr.func.value
+        if type(expr) is not cst.Name or self.scope is None:
+            return None
+        param = self.scope.param_views.get(expr.value)
+        function = self.function_key
+        return ("host-param", function, param) if param is not None and function else None
 
     def in_what_if(self, rule: Rule, node: cst.CSTNode) -> bool:
         """True in a what-if run (see _what_if_tensors), noting that `rule` would report `node`:
@@ -796,6 +815,15 @@ class FileWalker:
             scope.env[target.value] = kind
             scope.reassigned.add(target.value)
             source = self.scalar_source(value) if value is not None and not kind.is_tensor else None
+            if value is not None and T.is_host_copy(value, self.resolve):
+                scope.host_names.add(target.value)
+            else:
+                scope.host_names.discard(target.value)
+            view_of = self._viewed_param(value) if value is not None else None
+            if view_of is not None:
+                scope.param_views[target.value] = view_of
+            else:
+                scope.param_views.pop(target.value, None)
             if self.loop_names and value is not None and not kind.is_tensor and self._mentions_loop_name(value):
                 scope.loop_derived.add(target.value)  # `clip = base * (1 - it / n)`: varies per iteration
             else:
@@ -1033,6 +1061,7 @@ class FileWalker:
                 kind = T.SCALAR
             env[param.name.value] = kind
             inner.params[param.name.value] = kind
+            inner.param_views[param.name.value] = param.name.value
             if kind == T.UNKNOWN:  # its kind may come from what every caller passes (returns.py)
                 inner.pending[param.name.value] = f"{ARG_PID}{key}:{param.name.value}"
             if _declares_number(param) and not T.SIZE_NAME.match(param.name.value):
@@ -1254,19 +1283,45 @@ class FileWalker:
         return True
 
     def _arg_kind_slots(self, call: cst.Call) -> tuple[tuple[str, str], ...]:
-        """The kind of each argument of a project call (see Unit.arg_kinds)."""
+        """The kind of each argument of a project call (see Unit.arg_kinds); H: a tensor in
+        host memory (`t.cpu()`, or a local bound to one)."""
         found = []
         position = 0
         for arg in call.args:
             if arg.star:
                 found.append(("*", "?"))
                 break
+            slot = self._return_slot(arg.value)
+            if slot != "S" and self._is_host_tensor(arg.value):
+                slot = "H"  # `t.cpu()` is a tensor even where `t`'s kind is unknown here
             if arg.keyword is None:
-                found.append((str(position), self._return_slot(arg.value)))
+                found.append((str(position), slot))
                 position += 1
             else:
-                found.append((arg.keyword.value, self._return_slot(arg.value)))
+                found.append((arg.keyword.value, slot))
         return tuple(found)
+
+    def _is_host_tensor(self, expr: cst.BaseExpression) -> bool:
+        if type(expr) is cst.Name:
+            return expr.value in self.scope.host_names
+        return T.is_host_copy(expr, self.resolve)
+
+    def _viewed_param(self, value: cst.BaseExpression) -> str | None:
+        """The parameter `value` is (a view of): `value`, `value[0]`, `value.flatten()`."""
+        while True:
+            tp = type(value)
+            if tp is cst.Name:
+                name = value.value
+                scope = self.scope
+                if name in scope.param_views:
+                    return scope.param_views[name]
+                return name if name in scope.params and name not in scope.reassigned else None
+            if tp is cst.Subscript:
+                value = value.value
+            elif tp is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in T.SHAPE_METHODS:
+                value = value.func.value
+            else:
+                return None
 
     def _scalar_arg_slots(self, call: cst.Call) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """Arguments that are per-step Python numbers here: (position or keyword, condition)."""

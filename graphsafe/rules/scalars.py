@@ -46,12 +46,14 @@ class PythonScalarInput(Rule):
     """## What it does
     Flags a Python number that changes between steps — a number parameter of a captured
     function (`lr: float`, `temperature: float`, a sampler's `t: int`) or a number attribute
-    the program updates (`self.pos += T`) — used inside a captured region in tensor math,
+    the program updates (`self.pos += T`, `self.ent_coef *= decay`), or a number computed
+    from one (arithmetic, `min`/`max`, `math.exp(...)`, a helper method that returns it) —
+    used inside a captured region in tensor math (comparisons with a tensor included),
     tensor indexing/slicing, a tensor or optimizer-state assignment, or control flow that
     chooses which tensor work is recorded. A callee's number parameter counts when a caller
-    passes it such a value (the region root's own parameter, a varying attribute, or a loop
-    variable of the eager loop that drives the steps); a step-invariant argument
-    (`self.layer_idx`, a config value) does not.
+    passes it such a value (the region root's own parameter, a varying attribute, or a value
+    computed from a loop variable of the eager loop that drives the steps); a step-invariant
+    argument (`self.layer_idx`, a config value) does not.
 
     ## Why is this bad?
     A graph records kernels with their arguments. A Python number is read once, while the
