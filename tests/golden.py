@@ -51,12 +51,6 @@ KNOWN_MISSES = {
     # in another file (`-> list[KVCache]`): cross-file return kinds cover tensors only, not
     # objects, so the call is not in the call graph and `rollback` is not reached.
     ("corpus/specdec_decode/lm.py", 26, "GS302"): "object kinds returned by calls into other files are not known",
-    # `scheduler.set_timesteps()` rebinds `self.sigmas`/`self.timesteps` on every request after
-    # capture; the captured step reads them only inside other methods (`step`,
-    # `current_timestep`). GS401 matches reads and rebindings within one file's capture blocks
-    # and region code, not across methods reached through calls.
-    ("corpus/flow_sampler/schedulers.py", 20, "GS401"): "GS401 does not follow reads of an attribute through calls",
-    ("corpus/flow_sampler/schedulers.py", 21, "GS401"): "GS401 does not follow reads of an attribute through calls",
 }
 
 # Reported but not labelled, with the reason; kept honest the same way.

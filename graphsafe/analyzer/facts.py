@@ -56,6 +56,7 @@ class Unit:
     # with slots as in `returns`; ("*", "?") ends a call that unpacks `*args`/`**kwargs`. The
     # project pass gives a callee's unannotated parameter the kind all its callers pass.
     arg_kinds: tuple[tuple[CallRef, tuple[tuple[str, str], ...]], ...] = ()
+    replays: bool = False  # calls `.replay()`: runs a captured graph (a serving or training loop)
 
 
 @dataclass(frozen=True)

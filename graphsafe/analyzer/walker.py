@@ -113,6 +113,7 @@ class _UnitBuilder:
     # calls passing per-step Python numbers: (callee, ((slot, source condition), ...))
     scalar_args: list[tuple[CallRef, tuple[tuple[str, tuple[str, ...]], ...]]] = field(default_factory=list)
     arg_kinds: list[tuple[CallRef, tuple[tuple[str, str], ...]]] = field(default_factory=list)  # per call site
+    replays: bool = False
 
 
 @dataclass
@@ -342,6 +343,11 @@ class FileWalker:
             if unit.is_function:
                 return unit.key
         return None
+
+    @property
+    def unit_key(self) -> str:
+        """The key of the innermost unit: a capture block inside a function has its own."""
+        return self.scope.units[-1].key
 
     @property
     def function_node(self) -> cst.FunctionDef | None:
@@ -1202,6 +1208,9 @@ class FileWalker:
         for ref in refs:
             for unit in self.scope.units:
                 unit.calls[ref] = None
+        if type(node.func) is cst.Attribute and node.func.attr.value == "replay" and not node.args:
+            for unit in self.scope.units:
+                unit.replays = True
         if refs and node.args:
             slots = self._arg_kind_slots(node)
             for ref in refs:
@@ -1451,7 +1460,7 @@ class FileWalker:
             returns = unit.declared_returns or (() if unit.generator else summarize_returns(unit.returns))
             units.append(Unit(unit.key, display, unit.class_key, line, tuple(unit.calls), tuple(hits), marks,
                               unit.is_function, returns, unit.params, tuple(unit.scalar_args),
-                              tuple(unit.arg_kinds)))
+                              tuple(unit.arg_kinds), unit.replays))
         refs = tuple(
             RegionRef(kind, conf, targets, class_key, line_of(node))
             for kind, conf, targets, class_key, node in self.region_refs
