@@ -153,3 +153,21 @@ def test_several_callers_are_walked_again_in_a_pool(tmp_path):
     result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=2)
     got = {(Path(d.path).name, d.start.line, d.code) for d in result.diagnostics}
     assert {("eval.py", 10, "GS105"), ("eval2.py", 10, "GS105")} <= got
+
+
+def test_pieces_of_a_split_of_what_a_project_call_returns(tmp_path):
+    step = """
+        import torch
+        from model import Net
+
+        def step(model: Net, x, lengths, scale: float):  # graphsafe: region
+            out, _ = model(x, lengths)
+            a, b = out.{split}
+            if a.sum() > 0:
+                pass
+            return scale * (a - b)
+    """
+    write(tmp_path, {"model.py": MODEL, "step.py": step.format(split="chunk(2)")})
+    assert {("step.py", 8, "GS201"), ("step.py", 10, "GS301")} <= found(tmp_path)
+    write(tmp_path, {"step.py": step.format(split="shape")})  # a torch.Size: numbers
+    assert {d for d in found(tmp_path) if d[0] == "step.py"} == set()

@@ -49,6 +49,11 @@ FLAGGED = [
     ("y = torch.softmax(x, -1)\nprint(y)", "GS104"),
     ("t = th_val = x.sum()\nv = float(t)", "GS105"),
     ("if mask:\n    pass", None),  # unknown kind: silent
+    # torch.distributions objects: their methods and value properties give tensors
+    ("d = torch.distributions.Categorical(logits=x, validate_args=False)\nif d.log_prob(x).mean() > 0:\n    pass", "GS201"),
+    ("d = torch.distributions.Normal(x, 1.0, validate_args=False)\nv = float(d.entropy().sum())", "GS105"),
+    ("d = torch.distributions.Normal(x, 1.0, validate_args=False)\nprint(d.mean)", "GS104"),
+    ("d = torch.distributions.Normal(x, 1.0, validate_args=False)\nif d.batch_shape:\n    pass", None),
 ]
 
 
@@ -119,3 +124,10 @@ class Step:
             ids = c(ids)
 """
     assert "GS501" in codes(source)
+
+
+def test_starred_elements_keep_what_they_hold():
+    source = body("parts = (*torch.chunk(x, 2), x)\nfor p in (*parts,):\n    if p.sum() > 0:\n        pass")
+    assert tensor_codes(source) == ["GS201"]
+    source = body("parts = (*x.shape,)\nfor p in (*parts,):\n    if p > 0:\n        pass")
+    assert tensor_codes(source) == []

@@ -15,6 +15,8 @@ from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, Unit
 from graphsafe.model import Confidence, Diagnostic, Region, RegionKind
 
 _MAX_ALIAS_DEPTH = 8
+# Hit condition: (REBOUND_AFTER_REPLAY, rebinding function, "reader,reader", "other rebinder,...")
+REBOUND_AFTER_REPLAY = "rebound-after-replay"
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,8 @@ class Project:
         self._by_suffix: dict[str, list[str]] | None = None
         self._subclasses: dict[str, list[str]] | None = None
         self._scalar_index: dict[str, list[tuple[str, tuple]]] | None = None
+        self._call_sites: dict[str, list[tuple[tuple[str, str], ...]]] | None = None
+        self._callers: dict[str, list[str]] | None = None
         self._reachable: dict[str, str | None] = {}
         self._param_memo: dict[frozenset, dict[tuple[str, str], bool]] = {}
         for facts in files:
@@ -299,6 +303,10 @@ class Project:
             return True
         if condition == ("loop",):  # a loop variable: per step where the loop drives the steps
             return unit_key not in self._reachable
+        if condition[0] == REBOUND_AFTER_REPLAY:
+            return self.rebound_after_replay(condition[1], condition[2].split(","), condition[3].split(","))
+        if condition[0] == "host-param":  # a sync on a parameter: none where callers pass host tensors
+            return not self.param_is_host(condition[1], condition[2], roots)
         if condition[0] == "param" and len(condition) == 3:
             if unit_key in roots:
                 return True
@@ -322,6 +330,71 @@ class Project:
                     break
         memo[key] = result
         return result
+
+    def rebound_after_replay(self, function: str, readers: list[str], rebinders: list[str]) -> bool:
+        """An attribute rebound in `function`, read by `readers`: a hazard when captured code
+        reads it (a reader is reached from a region, no reached code rebinds it itself) and
+        `function` runs outside the region, called from code that replays a graph (a few
+        calls up), so the rebinding happens between replays."""
+        reached = self._reachable
+        if function in reached or not any(r in reached for r in readers) or any(b in reached for b in rebinders if b):
+            return False
+        seen, frontier = {function}, [function]
+        for _ in range(3):
+            frontier = [c for f in frontier for c in self.callers().get(f, ()) if c not in seen]
+            if any(self.units[c].unit.replays for c in frontier):
+                return True
+            seen.update(frontier)
+        return False
+
+    def callers(self) -> dict[str, list[str]]:
+        """callee key → the units that call it."""
+        if self._callers is None:
+            index: dict[str, list[str]] = {}
+            for key, located in self.units.items():
+                for ref in located.unit.calls:
+                    for callee in self.callees(ref, located.unit.class_key):
+                        index.setdefault(callee, []).append(key)
+            self._callers = index
+        return self._callers
+
+    def always_diagnostics(self, facts: FileFacts, reach: Reach) -> list[Diagnostic]:
+        """A file's region-independent hits (configuration, rebinding between replays), those
+        whose project-wide condition holds."""
+        self._reachable = reach.parent
+        roots = frozenset(key for key, up in reach.parent.items() if up is None)
+        return [
+            Diagnostic(h.code, h.message, facts.path, h.start, h.end, None, (), h.fix) for h in facts.always
+            if h.condition is None or self.condition_holds(h.condition, "", roots)
+        ]
+
+    def param_is_host(self, function: str, name: str, roots: frozenset) -> bool:
+        """Does every call site of `function` pass a tensor in host memory (`t.cpu()`) as `name`?
+        (A region root's parameters come from whoever captures it: not known.)"""
+        located = self.units.get(function)
+        sites = self.call_sites().get(function)
+        if function in roots or located is None or not sites:
+            return False
+        params = located.unit.params
+        position = str(params.index(name)) if name in params else None
+        for slots in sites:
+            passed = [value for slot, value in slots if slot in (name, position, "*")]
+            if passed != ["H"]:
+                return False
+        return True
+
+    def call_sites(self) -> dict[str, list[tuple[tuple[str, str], ...]]]:
+        """callee key → the argument slots (Unit.arg_kinds) of every call site resolved to it.
+        (A call in a capture block is listed by the block and by its function: the same slots.)"""
+        if self._call_sites is None:
+            index: dict[str, list[tuple[tuple[str, str], ...]]] = {}
+            for located in self.units.values():
+                unit = located.unit
+                for ref, slots in unit.arg_kinds:
+                    for callee in self.callees(ref, unit.class_key):
+                        index.setdefault(callee, []).append(slots)
+            self._call_sites = index
+        return self._call_sites
 
     def _scalar_callers(self) -> dict[str, list[tuple[str, tuple]]]:
         """callee key → [(caller unit key, its per-step arguments)]."""

@@ -237,11 +237,12 @@ def _per_file_ignored(d: Diagnostic, settings: Settings) -> bool:
 def diagnose(facts: list[FileFacts], settings: Settings) -> tuple[list[Diagnostic], list[Region]]:
     project = Project(facts)
     regions = project.regions(settings.regions, settings.root)
-    found = project.reachable_diagnostics(regions)
+    reach = project.reach(regions)
+    found = project.hit_diagnostics(reach)
     found.extend(e for f in facts for e in f.errors)
-    found.extend(
-        Diagnostic(h.code, h.message, f.path, h.start, h.end, None, (), h.fix) for f in facts for h in f.always
-    )
+    for f in facts:
+        if f.always:
+            found.extend(project.always_diagnostics(f, reach))
     return filter_diagnostics(found, facts, settings), regions
 
 
@@ -308,7 +309,7 @@ class ProjectCache:
             step = self._last = _ProjectStep(list(others), settings, shape, project, regions, project.reach(regions))
             found = project.hit_diagnostics(step.reach, facts.path)
         found.extend(facts.errors)
-        found.extend(Diagnostic(h.code, h.message, facts.path, h.start, h.end, None, (), h.fix) for h in facts.always)
+        found.extend(step.project.always_diagnostics(facts, step.reach))
         return filter_diagnostics(found, [facts], settings), step.regions
 
 

@@ -12,6 +12,13 @@ some wanted id turns out to be a tensor (or tuple of tensors), giving the walker
 Nothing else is re-walked, and a re-walk is cached under the file's content *and* the kinds it
 was given, so a changed callee invalidates exactly the callers whose answers depend on it.
 
+The same mechanism gives a function's parameter the kind its callers pass: a parameter whose
+kind is unknown (no annotation, no number default) is pending as `arg:pkg.mod.f:name`, and it
+resolves to a tensor kind when every call site the project resolves to `f` passes a tensor in
+that slot (by position or keyword; a call that unpacks `*args`/`**kwargs`, or leaves the
+parameter to its default, makes it unknown). Arguments that are themselves pending (a
+caller's own parameter, a project call's result) are followed the same way.
+
 Not covered: kinds of returned objects' attributes, `*args` returns, functions that return
 different shapes on different paths (merged to unknown), and calls through dynamic dispatch
 the call graph does not resolve.
@@ -25,7 +32,8 @@ from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.facts import CallRef, FileFacts
 
 _MAX_DEPTH = 6
-_SLOT_KINDS = {"T": T.TENSOR, "B": T.BOOL_TENSOR, "L": T.TENSOR_TUPLE}
+ARG_PID = "arg:"  # pending id of a parameter: `arg:<function key>:<parameter name>`
+_SLOT_KINDS = {"T": T.TENSOR, "B": T.BOOL_TENSOR, "L": T.TENSOR_TUPLE, "H": T.TENSOR}  # H: in host memory
 
 
 def _merge_slot(a: str, b: str) -> str:
@@ -78,6 +86,9 @@ class ReturnKinds:
         return result
 
     def _resolve(self, pid: str, depth: int) -> T.Kind | None:
+        if pid.startswith(ARG_PID):
+            function, _, name = pid[len(ARG_PID):].rpartition(":")
+            return self._argument_kind(function, name, depth)
         refs, class_key, index = _parse(pid)
         found: list[T.Kind | None] = []
         for ref in refs:
@@ -91,6 +102,28 @@ class ReturnKinds:
         merged = found[0]
         for k in found[1:]:
             merged = T.merge(merged, k)
+        return merged if merged.is_tensor or merged.tag == "tensor-tuple" else None
+
+    def _argument_kind(self, function: str, name: str, depth: int) -> T.Kind | None:
+        """The tensor kind every resolved call site passes to parameter `name` of `function`."""
+        located = self.project.units.get(function)
+        sites = self.project.call_sites().get(function)
+        if located is None or not sites:
+            return None
+        params = located.unit.params
+        position = str(params.index(name)) if name in params else None
+        merged = None
+        for slots in sites:
+            code = None
+            for slot, value in slots:
+                if slot == "*":
+                    return None  # `f(*args)`, `f(**batch)`: which argument lands where is unknown
+                if slot == name or slot == position:
+                    code = value
+            kind = self._slot(code, depth) if code is not None else None
+            if kind is None:
+                return None
+            merged = kind if merged is None else T.merge(merged, kind)
         return merged if merged.is_tensor or merged.tag == "tensor-tuple" else None
 
     def _slot(self, slot: str, depth: int) -> T.Kind | None:

@@ -137,6 +137,32 @@ TENSOR_CLASSES = frozenset(
     torch.Tensor torch.FloatTensor torch.LongTensor torch.BoolTensor""".split()
 )
 
+# What a torch.distributions object gives: every method that computes on its parameters returns
+# a tensor (`dist.log_prob(a)`, `dist.entropy()`, `dist.sample()`), and so do these properties.
+DISTRIBUTION_NON_TENSOR_METHODS = frozenset("expand set_default_validate_args".split())
+DISTRIBUTION_TENSOR_ATTRS = frozenset(
+    "mean mode variance stddev probs logits loc scale concentration rate low high df".split()
+)
+
+
+# The Distribution classes of torch.distributions (not its transforms or constraints).
+DISTRIBUTION_CLASSES = frozenset(
+    """Bernoulli Beta Binomial Categorical Cauchy Chi2 ContinuousBernoulli Dirichlet Distribution
+    Exponential ExponentialFamily FisherSnedecor Gamma GeneralizedPareto Geometric Gumbel HalfCauchy
+    HalfNormal Independent InverseGamma Kumaraswamy LKJCholesky Laplace LogNormal LogisticNormal
+    LowRankMultivariateNormal MixtureSameFamily Multinomial MultivariateNormal NegativeBinomial Normal
+    OneHotCategorical OneHotCategoricalStraightThrough Pareto Poisson RelaxedBernoulli
+    RelaxedOneHotCategorical StudentT TransformedDistribution Uniform VonMises Weibull Wishart""".split()
+)
+
+
+def is_distribution(kind: "Kind") -> bool:
+    """An instance of a torch.distributions Distribution (`Categorical(logits=x)`)."""
+    return kind.tag == _OBJ and bool(kind.refs) and all(
+        r.startswith("torch.distributions.") and r.rpartition(".")[2] in DISTRIBUTION_CLASSES for r in kind.refs
+    )
+
+
 STREAM_FACTORIES = frozenset(
     """torch.cuda.Event torch.cuda.Stream torch.cuda.current_stream torch.cuda.default_stream
     torch.cuda.ExternalStream torch.Event torch.Stream torch.accelerator.current_stream
@@ -225,7 +251,7 @@ def torch_call_kind(name: str, call: cst.Call) -> Kind | None:
     if namespace not in TENSOR_NAMESPACES:
         if name.startswith("torch.nn.") and func[:1].isupper():
             return instance_of(name)  # a torch module constructor, e.g. nn.Linear(...)
-        if name.startswith("torch.optim.") and func[:1].isupper():
+        if name.startswith(("torch.optim.", "torch.distributions.")) and func[:1].isupper():
             return instance_of(name)
         if name.startswith("torch."):
             return UNKNOWN
@@ -251,6 +277,30 @@ def torch_call_kind(name: str, call: cst.Call) -> Kind | None:
             if arg.value.attr.value == "bool":
                 return BOOL_TENSOR
     return TENSOR
+
+
+def is_host_copy(expr: cst.BaseExpression, resolve) -> bool:
+    """`t.cpu()`, `t.to("cpu")`, `t.to(device=torch.device("cpu"))`: a tensor in host memory."""
+    if type(expr) is not cst.Call or type(expr.func) is not cst.Attribute:
+        return False
+    method = expr.func.attr.value
+    if method == "cpu":
+        return not expr.args
+    if method != "to":
+        return False
+    for arg in expr.args:
+        if arg.keyword is None or arg.keyword.value == "device":
+            return _is_cpu_device(arg.value, resolve)
+    return False
+
+
+def _is_cpu_device(expr: cst.BaseExpression, resolve) -> bool:
+    if type(expr) is cst.SimpleString:
+        value = expr.evaluated_value
+        return isinstance(value, str) and value.split(":")[0] == "cpu"
+    if type(expr) is cst.Call and resolve(expr.func) == "torch.device" and expr.args:
+        return _is_cpu_device(expr.args[0].value, resolve)
+    return False
 
 
 def looks_like_config(expr: cst.BaseExpression) -> bool:

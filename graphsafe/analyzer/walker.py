@@ -20,7 +20,7 @@ from graphsafe.analyzer.names import ImportTable, dotted
 from graphsafe.analyzer.nodes import children
 from graphsafe.analyzer.noqa import noqa_lines
 from graphsafe.analyzer.positions import node_ranges
-from graphsafe.analyzer.returns import summarize_returns
+from graphsafe.analyzer.returns import ARG_PID, summarize_returns
 from graphsafe.model import Applicability, Confidence, Edit, Fix, Hit, Position, RegionKind
 from graphsafe.rewriters.edits import WholeLines
 from graphsafe.rules.base import Rule
@@ -44,6 +44,8 @@ _LITERALS = frozenset({cst.Integer, cst.Float, cst.SimpleString})
 
 # Builtins whose number result carries their arguments' per-step variation.
 _NUMBER_BUILTINS = frozenset("min max abs round float int".split())
+
+_DEVICE_MOVES = frozenset("to cuda cpu pin_memory".split())  # methods that may change a tensor's device
 
 _children = children  # fast field-based traversal (see analyzer/nodes.py)
 _VISITS: dict[type, tuple[tuple[type, str], ...]] = {}
@@ -110,6 +112,8 @@ class _UnitBuilder:
     params: tuple[str, ...] = ()  # positional parameter names, without self
     # calls passing per-step Python numbers: (callee, ((slot, source condition), ...))
     scalar_args: list[tuple[CallRef, tuple[tuple[str, tuple[str, ...]], ...]]] = field(default_factory=list)
+    arg_kinds: list[tuple[CallRef, tuple[tuple[str, str], ...]]] = field(default_factory=list)  # per call site
+    replays: bool = False
 
 
 @dataclass
@@ -131,6 +135,10 @@ class _Scope:
     reassigned: set[str] = field(default_factory=set)  # names rebound in the body
     # local name → pending id: its value came from a project call whose return kind is unknown here
     pending: dict[str, str] = field(default_factory=dict)
+    loop_derived: set[str] = field(default_factory=set)  # locals computed from a loop variable
+    host_names: set[str] = field(default_factory=set)  # locals bound to `t.cpu()` and the like
+    # local name → the parameter whose tensor it views (`value = value[0]`): same device
+    param_views: dict[str, str] = field(default_factory=dict)
 
 
 class FileWalker:
@@ -166,6 +174,8 @@ class FileWalker:
         self.loop_names: list[set[str]] = []  # names bound by the enclosing `for` loops
         self.registrars: tuple[str, ...] = ()  # methods that register a buffer named by their argument
         self.globals: dict[str, T.Kind] = {}
+        # function key → the per-step number it returns (same file, defined before its callers)
+        self.scalar_returns: dict[str, ScalarSource] = {}
         self.stores: set[int] = set()
         self.reported: set[tuple[str, int]] = set()
         self.scope: _Scope | None = None
@@ -265,6 +275,28 @@ class FileWalker:
         for unit in units:
             unit.hits.append(hit)
 
+    def host_condition(self, expr: cst.BaseExpression) -> tuple[str, ...] | None:
+        """For a sync on `expr` (`value.tolist()`): when `expr` is a view of a parameter, the
+        condition that keeps the report only where some caller may pass a device tensor (a
+        caller passing `t.cpu()` makes the read a host read, no sync)."""
+        # ops on a tensor keep its device: `value[0]`, `value.sum()` read the same memory's side
+        while type(expr) is cst.Subscript or (type(expr) is cst.Call and type(expr.func) is cst.Attribute
+                                               and expr.func.attr.value not in _DEVICE_MOVES):
+            expr = expr.value if type(expr) is cst.Subscript else expr.func.value
+        if type(expr) is not cst.Name or self.scope is None:
+            return None
+        param = self.scope.param_views.get(expr.value)
+        function = self.function_key
+        return ("host-param", function, param) if param is not None and function else None
+
+    def in_what_if(self, rule: Rule, node: cst.CSTNode) -> bool:
+        """True in a what-if run (see _what_if_tensors), noting that `rule` would report `node`:
+        a rule that defers its reports to `end_module` asks this before deferring one."""
+        if self._captured is None:
+            return False
+        self._captured.append((rule.code, id(node)))
+        return True
+
     @property
     def params(self) -> dict[str, T.Kind]:
         """The current function's parameters (without self) and their declared kinds."""
@@ -311,6 +343,11 @@ class FileWalker:
             if unit.is_function:
                 return unit.key
         return None
+
+    @property
+    def unit_key(self) -> str:
+        """The key of the innermost unit: a capture block inside a function has its own."""
+        return self.scope.units[-1].key
 
     @property
     def function_node(self) -> cst.FunctionDef | None:
@@ -361,6 +398,8 @@ class FileWalker:
                 if source is not None:
                     return source
             return None
+        if type(expr) is cst.Call:
+            return self._call_scalar_source(expr)
         if isinstance(expr, cst.IfExp):
             return self.scalar_source(expr.body) or self.scalar_source(expr.orelse)
         if isinstance(expr, (cst.List, cst.Tuple)):
@@ -370,6 +409,28 @@ class FileWalker:
                     return source
         if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
             return self.scalar_source(expr.expression)
+        return None
+
+    def _call_scalar_source(self, call: cst.Call) -> ScalarSource | None:
+        """`math.exp(-self.step / tau)` carries its arguments' variation; `self.weight()` the
+        variation of what that method (defined earlier in this file) returns."""
+        func = call.func
+        if (self.resolve(func) or "").startswith("math."):
+            for arg in call.args:
+                source = self.scalar_source(arg.value)
+                if source is not None:
+                    return source
+            return None
+        callee = self._same_file_callee(func)
+        return self.scalar_returns.get(callee) if callee is not None else None
+
+    def _same_file_callee(self, func: cst.BaseExpression) -> str | None:
+        """The unit key of `self.method` / a function of this module, for what it returns."""
+        scope = self.scope
+        if isinstance(func, cst.Attribute) and self.is_self(func.value) and scope.class_key:
+            return f"{scope.class_key}.{func.attr.value}"
+        if isinstance(func, cst.Name) and func.value in self.module_defs and func.value not in scope.env:
+            return self.module_defs[func.value]
         return None
 
     def is_number_param(self, name: str) -> bool:
@@ -418,7 +479,9 @@ class FileWalker:
                   cst.FormattedString, cst.Lambda, cst.Dict, cst.Set, cst.DictComp, cst.SetComp):
             return T.SCALAR
         if tp in (cst.List, cst.Tuple):
-            elements = [self._kind(e.value) for e in expr.elements if not isinstance(e, cst.StarredElement)]
+            # `(*self.caches, *self.draft_caches)`: a starred element adds what iterating it gives
+            elements = [self._element_kind(e.value) if type(e) is cst.StarredElement else self._kind(e.value)
+                        for e in expr.elements]
             if elements and all(k.tag == "object" for k in elements):
                 # `[MaxLength(n), EosToken(id)]`: iterating and calling it runs their __call__
                 return T.module_set(*dict.fromkeys(r for k in elements for r in k.refs))
@@ -508,6 +571,8 @@ class FileWalker:
         if T.looks_like_config(expr):
             return T.CONFIG
         base = self._kind(expr.value)
+        if T.is_distribution(base):
+            return T.TENSOR if attr in T.DISTRIBUTION_TENSOR_ATTRS else T.UNKNOWN
         if base.tag == "object":
             kinds = [self.class_attr_kinds[r].get(attr) for r in base.refs if r in self.class_attr_kinds]
             kinds = [k for k in kinds if k is not None]
@@ -605,6 +670,12 @@ class FileWalker:
         if unit is None:
             return
         value = node.value
+        if value is not None:
+            # `return self.base * math.exp(-self.step / tau)`: a call to it gives a per-step number
+            # (parameter-derived values depend on each caller's arguments: not kept)
+            source = self.scalar_source(value)
+            if source is not None and not (source.condition and source.condition[0] == "param"):
+                self.scalar_returns.setdefault(unit.key, source)
         if value is None:
             unit.returns.append(("S",))
         elif isinstance(value, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
@@ -642,6 +713,10 @@ class FileWalker:
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             receiver = self._kind(func.value)
+            if T.is_distribution(receiver):
+                if method.startswith("_") or method in T.DISTRIBUTION_NON_TENSOR_METHODS:
+                    return T.UNKNOWN
+                return T.TENSOR
             if receiver.tag in ("object", "modules"):
                 return receiver if method in T.MODULE_SELF_METHODS else T.UNKNOWN
             if receiver.is_tensor:
@@ -746,6 +821,19 @@ class FileWalker:
             scope.env[target.value] = kind
             scope.reassigned.add(target.value)
             source = self.scalar_source(value) if value is not None and not kind.is_tensor else None
+            if value is not None and T.is_host_copy(value, self.resolve):
+                scope.host_names.add(target.value)
+            else:
+                scope.host_names.discard(target.value)
+            view_of = self._viewed_param(value) if value is not None else None
+            if view_of is not None:
+                scope.param_views[target.value] = view_of
+            else:
+                scope.param_views.pop(target.value, None)
+            if self.loop_names and value is not None and not kind.is_tensor and self._mentions_loop_name(value):
+                scope.loop_derived.add(target.value)  # `clip = base * (1 - it / n)`: varies per iteration
+            else:
+                scope.loop_derived.discard(target.value)
             if source is not None:
                 scope.tainted[target.value] = source
             else:
@@ -755,11 +843,16 @@ class FileWalker:
             if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):
                 values = [e.value for e in value.elements]
             whole = self._depends_on(value) if values is None and value is not None and kind.tag == "unknown" else None
+            split = (whole is not None and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                     and value.func.attr.value in T.TENSOR_TUPLE_METHODS and id(value) not in self._pending)
             for i, element in enumerate(target.elements):
                 if values is not None:
                     self._bind(element.value, self._kind(values[i]), values[i])
                 elif kind.tag == "tensor-tuple":
                     self._bind(element.value, T.TENSOR)
+                elif split:
+                    # `a, b = out.chunk(2)` with `out` from a project call: tensors if `out` is one
+                    self._bind(element.value, T.UNKNOWN, pid=whole)
                 elif whole is not None and "#" not in whole:
                     # `log_probs, lens = model(x)`: element i of what a project function returns
                     element_pid = f"{whole}#{i}"
@@ -974,6 +1067,9 @@ class FileWalker:
                 kind = T.SCALAR
             env[param.name.value] = kind
             inner.params[param.name.value] = kind
+            inner.param_views[param.name.value] = param.name.value
+            if kind == T.UNKNOWN:  # its kind may come from what every caller passes (returns.py)
+                inner.pending[param.name.value] = f"{ARG_PID}{key}:{param.name.value}"
             if _declares_number(param) and not T.SIZE_NAME.match(param.name.value):
                 inner.number_params.add(param.name.value)
             if param.default is not None:
@@ -1112,6 +1208,14 @@ class FileWalker:
         for ref in refs:
             for unit in self.scope.units:
                 unit.calls[ref] = None
+        if type(node.func) is cst.Attribute and node.func.attr.value == "replay" and not node.args:
+            for unit in self.scope.units:
+                unit.replays = True
+        if refs and node.args:
+            slots = self._arg_kind_slots(node)
+            for ref in refs:
+                for unit in self.scope.units:
+                    unit.arg_kinds.append((ref, slots))
         if refs and node.args and self.scope.is_function and any(self._may_vary(a.value) for a in node.args):
             slots = self._scalar_arg_slots(node)
             if slots:
@@ -1183,16 +1287,61 @@ class FileWalker:
             return False
         if tp is cst.Name:
             name, scope = value.value, self.scope
-            return name in scope.tainted or name in scope.number_params or any(name in s for s in self.loop_names)
+            return (name in scope.tainted or name in scope.number_params or name in scope.loop_derived
+                    or any(name in s for s in self.loop_names))
         return True
 
-    def _scalar_arg_slots(self, call: cst.Call) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        """Arguments that are per-step Python numbers here: (position or keyword, condition)."""
+    def _arg_kind_slots(self, call: cst.Call) -> tuple[tuple[str, str], ...]:
+        """The kind of each argument of a project call (see Unit.arg_kinds); H: a tensor in
+        host memory (`t.cpu()`, or a local bound to one)."""
         found = []
         position = 0
         for arg in call.args:
             if arg.star:
+                found.append(("*", "?"))
                 break
+            slot = self._return_slot(arg.value)
+            if slot != "S" and self._is_host_tensor(arg.value):
+                slot = "H"  # `t.cpu()` is a tensor even where `t`'s kind is unknown here
+            if arg.keyword is None:
+                found.append((str(position), slot))
+                position += 1
+            else:
+                found.append((arg.keyword.value, slot))
+        return tuple(found)
+
+    def _is_host_tensor(self, expr: cst.BaseExpression) -> bool:
+        if type(expr) is cst.Name:
+            return expr.value in self.scope.host_names
+        return T.is_host_copy(expr, self.resolve)
+
+    def _viewed_param(self, value: cst.BaseExpression) -> str | None:
+        """The parameter `value` is (a view of): `value`, `value[0]`, `value.flatten()`."""
+        while True:
+            tp = type(value)
+            if tp is cst.Name:
+                name = value.value
+                scope = self.scope
+                if name in scope.param_views:
+                    return scope.param_views[name]
+                return name if name in scope.params and name not in scope.reassigned else None
+            if tp is cst.Subscript:
+                value = value.value
+            elif tp is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in T.SHAPE_METHODS:
+                value = value.func.value
+            else:
+                return None
+
+    def _scalar_arg_slots(self, call: cst.Call) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Arguments that are per-step Python numbers here: (position or keyword, condition)."""
+        found = []
+        position: int | None = 0
+        for arg in call.args:
+            if arg.star:
+                position = None  # after `*args`/`**kw` positions are unknown; keywords still name their slot
+                continue
+            if arg.keyword is None and position is None:
+                continue
             slot = arg.keyword.value if arg.keyword is not None else str(position)
             if arg.keyword is None:
                 position += 1
@@ -1201,13 +1350,14 @@ class FileWalker:
             source = self.scalar_source(arg.value)
             if source is not None:
                 found.append((slot, source.condition or ()))
-            elif self.loop_names and self._mentions_loop_name(arg.value):
+            if (source is None or source.condition) and (self.loop_names or self.scope.loop_derived) \
+                    and self._mentions_loop_name(arg.value):
                 # `train_step(x, lr_at(it))` in the eager loop that drives the steps
                 found.append((slot, ("loop",)))
         return tuple(found)
 
     def _mentions_loop_name(self, expr: cst.BaseExpression) -> bool:
-        names = set().union(*self.loop_names)
+        names = set().union(*self.loop_names, self.scope.loop_derived)
         stack = [expr]
         while stack:
             node = stack.pop()
@@ -1309,7 +1459,8 @@ class FileWalker:
             marks = tuple(RegionMark(kind, conf, line) for kind, conf in unit.marks)
             returns = unit.declared_returns or (() if unit.generator else summarize_returns(unit.returns))
             units.append(Unit(unit.key, display, unit.class_key, line, tuple(unit.calls), tuple(hits), marks,
-                              unit.is_function, returns, unit.params, tuple(unit.scalar_args)))
+                              unit.is_function, returns, unit.params, tuple(unit.scalar_args),
+                              tuple(unit.arg_kinds), unit.replays))
         refs = tuple(
             RegionRef(kind, conf, targets, class_key, line_of(node))
             for kind, conf, targets, class_key, node in self.region_refs
@@ -1363,9 +1514,13 @@ def _declares_number(param: cst.Param) -> bool:
 
 
 def _varying_number_attrs(node: cst.ClassDef) -> set[str]:
-    """Attributes set to a number in the class, then changed outside __init__ (`self.pos += T`)."""
+    """Attributes set to a number in the class, then changed outside __init__ (`self.pos += T`);
+    and attributes set from a config value (`self.ent_coef = cfg.ent_coef`) that a method
+    outside __init__ updates in place with arithmetic (`self.ent_coef *= decay`)."""
     numbers: set[str] = set()
     changed: set[str] = set()
+    from_config: set[str] = set()
+    updated: set[str] = set()  # augmented assignments outside __init__
     for stmt in node.body.body:
         if not isinstance(stmt, cst.FunctionDef) or not stmt.params.params:
             continue
@@ -1379,6 +1534,8 @@ def _varying_number_attrs(node: cst.ClassDef) -> set[str]:
                     target = small.target
                     if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == self_name:
                         changed.add(target.attr.value)
+                        if not in_init:
+                            updated.add(target.attr.value)
                 elif isinstance(small, cst.Assign):
                     for t in small.targets:
                         target = t.target
@@ -1388,7 +1545,9 @@ def _varying_number_attrs(node: cst.ClassDef) -> set[str]:
                                 numbers.add(target.attr.value)
                             elif not in_init:
                                 changed.add(target.attr.value)
-    return numbers & changed
+                            elif isinstance(value, cst.Attribute) and T.looks_like_config(value):
+                                from_config.add(target.attr.value)
+    return (numbers & changed) | (from_config & updated)
 
 
 def _names_in(target: cst.BaseExpression):

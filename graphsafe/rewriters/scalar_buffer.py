@@ -104,9 +104,9 @@ def note_binary(node: cst.BinaryOperation, ctx, uses: ScalarParameterUses) -> No
 def note_subscript(node: cst.Subscript, ctx, uses: ScalarParameterUses) -> None:
     """`table[t]`: one integer index into a tensor reads the same element(s) from a 0-dim
     int64 tensor (as a copy instead of a view)."""
-    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and ctx.kind(node.value).is_tensor:
+    if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
         index = node.slice[0].slice.value
-        if isinstance(index, cst.Name) and not ctx.is_store(node):
+        if isinstance(index, cst.Name) and not ctx.is_store(node) and ctx.kind(node.value).is_tensor:
             uses.index_reads.add(id(index))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphsafe.analyzer.nodes import children
+from graphsafe.analyzer.tensorness import TORCH_NON_TENSOR
 
 from graphsafe.model import Consequence, Example, Principle
 from graphsafe.rewriters import scalar_buffer
@@ -45,12 +46,14 @@ class PythonScalarInput(Rule):
     """## What it does
     Flags a Python number that changes between steps — a number parameter of a captured
     function (`lr: float`, `temperature: float`, a sampler's `t: int`) or a number attribute
-    the program updates (`self.pos += T`) — used inside a captured region in tensor math,
+    the program updates (`self.pos += T`, `self.ent_coef *= decay`), or a number computed
+    from one (arithmetic, `min`/`max`, `math.exp(...)`, a helper method that returns it) —
+    used inside a captured region in tensor math (comparisons with a tensor included),
     tensor indexing/slicing, a tensor or optimizer-state assignment, or control flow that
     chooses which tensor work is recorded. A callee's number parameter counts when a caller
-    passes it such a value (the region root's own parameter, a varying attribute, or a loop
-    variable of the eager loop that drives the steps); a step-invariant argument
-    (`self.layer_idx`, a config value) does not.
+    passes it such a value (the region root's own parameter, a varying attribute, or a value
+    computed from a loop variable of the eager loop that drives the steps); a step-invariant
+    argument (`self.layer_idx`, a config value) does not.
 
     ## Why is this bad?
     A graph records kernels with their arguments. A Python number is read once, while the
@@ -112,6 +115,7 @@ class PythonScalarInput(Rule):
         "y = x * 2.0",
         "k = x.size(-1)\nz = x[:, :k]",
         "y = x / x.shape[-1] ** 0.5",
+        "def step2(x: torch.Tensor, n: int, lr: float):  # graphsafe: region\n    if x.dim() > n and lr > 0:\n        pass\n    return x",
         "def inner(scale: float):\n    return scale * 2\nz = inner(1.0)",
         # a callee's number parameter that every caller fills with a step-invariant value
         Example("import torch\nclass Cache:\n    def update(self, k: torch.Tensor, layer_idx: int):\n"
@@ -138,6 +142,8 @@ class PythonScalarInput(Rule):
                 "    def run(self, x: torch.Tensor):  # graphsafe: region\n        if self.step % 5 == 0:\n"
                 "            x.mul_(2)\n        self.step += 1", module=True),
         "def step2(x: torch.Tensor, t: int):  # graphsafe: region\n    return x[:, t]",
+        # a comparison with a tensor is tensor math too
+        "def step2(x: torch.Tensor, clip: float):  # graphsafe: region\n    return (x.abs() > clip).float().mean()",
         "def step2(x: torch.Tensor, temperature=1.0):  # graphsafe: region\n    return torch.softmax(x / temperature, -1)",
         "def step2(opt, lr: float):  # graphsafe: region\n    for g in opt.param_groups:\n        g['lr'] = lr",
         Example(
@@ -161,13 +167,16 @@ class PythonScalarInput(Rule):
         self.deferred: list[tuple[cst.BaseExpression, object, str, str, object]] = []  # ..., ScalarSource
 
     def _flag(self, expr: cst.BaseExpression, ctx) -> None:
-        if ctx.kind(expr).is_tensor:
-            return  # `x / t` inside an argument: reported at `t` by the arithmetic check
+        # the cheap, local question first: asking a kind may set off a what-if walk
         source = ctx.scalar_source(expr)
         if source is None:
             return
+        if ctx.kind(expr).is_tensor:
+            return  # `x / t` inside an argument: reported at `t` by the arithmetic check
         method = ctx.function_name
         if isinstance(expr, cst.Name) and source.label == f"parameter `{expr.value}`" and ctx.class_key and method:
+            if ctx.in_what_if(self, expr):
+                return
             if ctx.first_report(f"{self.code}-deferred", expr):
                 self.deferred.append((expr, ctx.here(), ctx.class_key, method, source))
             return
@@ -189,26 +198,38 @@ class PythonScalarInput(Rule):
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
         scalar_buffer.note_binary(node, ctx, self.uses)
-        if ctx.kind(node.left).is_tensor:
+        if ctx.scalar_source(node.right) is not None and ctx.kind(node.left).is_tensor:
             self._flag(node.right, ctx)
-        elif ctx.kind(node.right).is_tensor:
+        elif ctx.scalar_source(node.left) is not None and ctx.kind(node.right).is_tensor:
             self._flag(node.left, ctx)
+
+    def visit_Comparison(self, node: cst.Comparison, ctx) -> None:
+        # `(ratio - 1).abs() > clip` is a kernel with the number baked in, like `ratio * clip`
+        if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons):
+            return
+        operands = [node.left] + [c.comparator for c in node.comparisons]
+        numbers = [o for o in operands if ctx.scalar_source(o) is not None]
+        if numbers and any(ctx.kind(o).is_tensor for o in operands):
+            for operand in numbers:
+                self._flag(operand, ctx)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         scalar_buffer.note_call(node, ctx, self.uses)
         func = node.func
+        method = func.attr.value if isinstance(func, cst.Attribute) else ""
+        numbers = [arg.value for arg in node.args if (arg.keyword is None or arg.keyword.value not in SIZE_KEYWORDS)
+                   and ctx.scalar_source(arg.value) is not None]
+        if not numbers or method in SIZE_METHODS:
+            return
         name = ctx.resolve(func) or ""
-        tensor_op = name.startswith("torch.") and not name.startswith(("torch.cuda.", "torch.distributed."))
+        tensor_op = (name.startswith("torch.") and not name.startswith(("torch.cuda.", "torch.distributed."))
+                     and name.rpartition(".")[2] not in TORCH_NON_TENSOR)  # `torch.manual_seed(seed + i)`: GS602's
         if isinstance(func, cst.Attribute) and not tensor_op:
             tensor_op = ctx.kind(func.value).is_tensor
-        if not tensor_op:
+        if not tensor_op or name.rpartition(".")[2] in FACTORIES:
             return
-        method = func.attr.value if isinstance(func, cst.Attribute) else ""
-        if method in SIZE_METHODS or name.rpartition(".")[2] in FACTORIES:
-            return
-        for arg in node.args:
-            if arg.keyword is None or arg.keyword.value not in SIZE_KEYWORDS:
-                self._flag(arg.value, ctx)
+        for value in numbers:
+            self._flag(value, ctx)
 
     def visit_If(self, node: cst.If, ctx) -> None:
         # A branch on a per-step number is decided once, at capture; replay keeps the tensor

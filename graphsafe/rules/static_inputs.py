@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from graphsafe.analyzer.callgraph import REBOUND_AFTER_REPLAY
 from graphsafe.analyzer.nodes import children
 
 from graphsafe.model import Applicability, Consequence, Example, Principle
@@ -30,7 +31,10 @@ class StaticInputRebinding(Rule):
     - outside the region, `static_x = new_batch` / `self.static_tokens = cur` for a tensor
       that a `torch.cuda.graph` block reads;
     - inside the region, `self.buf = f(self.buf)` for a tensor attribute (a buffer or running
-      state) whose new value depends on the old one.
+      state) whose new value depends on the old one;
+    - outside the region, `self.sigmas = ...` in a method (`scheduler.set_timesteps()`) run
+      from code that replays a graph, when captured code of the project reads that attribute
+      (in any file) and does not rebind it itself.
 
     ## Why is this bad?
     A graph remembers the *addresses* of the tensors it read at capture. Binding a name to a
@@ -57,7 +61,8 @@ class StaticInputRebinding(Rule):
     `static.copy_(new)` computes the same values when shapes and dtypes match (safe); a new
     value of another shape raises instead of being silently ignored, except a smaller one that
     broadcasts, which is repeated; a value of another dtype is cast to the buffer's dtype.
-    Rebinding to a non-tensor (`self.buf = None`) is not reported.
+    Rebinding to a non-tensor (`self.buf = None`) is not reported. A rebinding between replays
+    in another method gets no fix: such tables are often rebuilt at a new length.
     """
     fixable = True
 
@@ -80,9 +85,23 @@ class StaticInputRebinding(Rule):
             "        return x - self.mean\n",
             module=True,
         ),
+        # a scheduler's tables, rebound per request by the loop that replays the graph
+        Example(
+            "class Sched:\n    def __init__(self):\n        self.sigmas = torch.ones(1)\n\n"
+            "    def set_timesteps(self, n: int):\n        self.sigmas = torch.linspace(1.0, 0.0, n + 1)\n\n"
+            "    def step(self, x: torch.Tensor):\n        return x * self.sigmas[0]\n\n\n"
+            "class Pipe:\n    def __init__(self):\n        self.s = Sched()\n        self.g = torch.cuda.CUDAGraph()\n\n"
+            "    def capture(self, x: torch.Tensor):\n        with torch.cuda.graph(self.g):\n"
+            "            self.out = self.s.step(x)\n\n"
+            "    def __call__(self, n: int):\n        self.s.set_timesteps(n)\n        self.g.replay()\n",
+            module=True,
+        ),
     )
 
     def __init__(self) -> None:
+        self.self_reads: set[tuple[str, str, str]] = set()  # (class, attribute, function reading it)
+        # `self.x = tensor` in a method other than __init__: decided project-wide (end_module)
+        self.rebinds: list[tuple[cst.Attribute, str, str, str, object, cst.Assign]] = []
         self.reads: set[tuple[str, str]] = set()
         self.block_end: dict[str, int] = {}  # function key → last order seen inside its capture block
         self.assignments: list[_Assignment] = []
@@ -97,6 +116,8 @@ class StaticInputRebinding(Rule):
             self.block_end[ctx.function_key or "<module>"] = self.order
 
     def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
+        if ctx.class_key and ctx.function_key and not ctx.is_store(node) and ctx.is_self(node.value):
+            self.self_reads.add((ctx.class_key, node.attr.value, ctx.unit_key))  # a capture block's own key
         if ctx.in_capture_block() and not ctx.is_store(node) and ctx.is_self(node.value) and ctx.class_key:
             kind = ctx.kind(node)
             if kind.is_tensor or kind.tag == "unknown":
@@ -115,6 +136,8 @@ class StaticInputRebinding(Rule):
                                why="holds state the graph reads and updates")
                 if value_kind.not_tensor:
                     continue  # `self.static = None`: releasing it, not feeding the graph new values
+                if value_kind.is_tensor and ctx.function_name != "__init__" and ctx.function_key:
+                    self.rebinds.append((tgt, ctx.class_key, tgt.attr.value, ctx.function_key, ctx.here(), node))
                 self.assignments.append(_Assignment(
                     tgt, ctx.class_key, tgt.attr.value, ctx.function_key or "<module>", self.order,
                     ctx.function_name == "__init__", ctx.here(), node,
@@ -134,6 +157,29 @@ class StaticInputRebinding(Rule):
             shown = a.name if isinstance(a.node, cst.Name) else f"self.{a.name}"
             ctx.report(self, a.node, always=True, at=a.place, fix=_copy_fix(a.statement, ctx, a.place.statement), target=shown,
                        why="is read by a captured graph")
+        self._rebinds_between_replays(ctx)  # after the certain reports: a node is reported once
+
+
+    def _rebinds_between_replays(self, ctx) -> None:
+        """`self.sigmas = ...` in `set_timesteps()`, read by `step()` that a graph captured, and
+        run from code that replays the graph: reported when the project shows all three."""
+        rebinders: dict[tuple[str, str], set[str]] = {}
+        for _, class_key, attr, function, _, _ in self.rebinds:
+            rebinders.setdefault((class_key, attr), set()).add(function)
+        readers: dict[tuple[str, str], set[str]] = {}
+        for class_key, attr, function in self.self_reads:
+            readers.setdefault((class_key, attr), set()).add(function)
+        for tgt, class_key, attr, function, place, statement in self.rebinds:
+            # reads in this function's own capture block: it creates the graph's inputs (the
+            # order within the function is judged above)
+            reading = {r for r in readers.get((class_key, attr), ()) if r != function and not r.startswith(function + ".<")}
+            if not reading or _reads_attribute(statement.value, tgt):
+                continue  # never read elsewhere, or `self.buf = f(self.buf)`: state, reported above
+            others = rebinders[(class_key, attr)] - {function}
+            condition = (REBOUND_AFTER_REPLAY, function, ",".join(sorted(reading)), ",".join(sorted(others)))
+            # no fix: a per-request table often changes shape (`.copy_()` would raise)
+            ctx.report(self, tgt, always=True, at=place, condition=condition, target=f"self.{attr}",
+                       why="is read by a captured graph and rebound between replays")
 
 
 def _copy_fix(assign: cst.Assign, ctx, statement: cst.CSTNode | None = None):

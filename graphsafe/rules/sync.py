@@ -134,7 +134,8 @@ class ItemSync(_SyncRule):
         if self._is_item(node, ctx):
             if ctx.first_report("GS101-binding", node) and keep_tensor.note_binding(node, ctx, self.bindings):
                 return
-            ctx.report(self, node, fix=log_removal_fix(ctx) or append_item_fix(node, ctx) or attribute_item_fix(node, ctx))
+            ctx.report(self, node, fix=log_removal_fix(ctx) or append_item_fix(node, ctx) or attribute_item_fix(node, ctx),
+                       condition=ctx.host_condition(node.func.value))
 
     def end_module(self, ctx) -> None:
         for binding in self.bindings.bindings:
@@ -150,7 +151,9 @@ class ItemSync(_SyncRule):
 
 class TolistSync(_SyncRule):
     """## What it does
-    Flags `.tolist()` on a tensor inside a captured region.
+    Flags `.tolist()` on a tensor inside a captured region. A parameter (or a view of one) that
+    every caller fills with a host copy (`t.cpu()`, `t.to("cpu")`) is host memory: reading it
+    is no sync (the same holds for `.item()`, GS101, and `int()`/`float()`, GS105).
 
     ## Why is this bad?
     `.tolist()` copies the whole tensor to host memory and waits for the GPU; capture fails.
@@ -171,12 +174,19 @@ class TolistSync(_SyncRule):
     name = "tolist-sync"
     summary = "`.tolist()` copies a tensor to the host and waits for the GPU"
     message = "`.tolist()` copies a tensor to the host and waits for the GPU: {consequence}"
-    valid = ("ids = x.argmax(-1)", Example("ids = x.tolist()", region=False))
+    valid = (
+        "ids = x.argmax(-1)", Example("ids = x.tolist()", region=False),
+        # a helper that every caller hands a host copy (`t.cpu()`, reported there as GS103)
+        Example("class Streamer:\n    def put(self, value):\n        return value[0].tolist()\n"
+                "class Decoder:\n    def __init__(self):\n        self.streamer = Streamer()\n"
+                "    def step(self, x: torch.Tensor):  # graphsafe: region\n        self.streamer.put(x.argmax(-1).cpu())",
+                module=True),
+    )
     invalid = ("ids = x.argmax(-1).tolist()",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if _method_call(node, ("tolist",)) and not ctx.kind(node.func.value).not_tensor:
-            ctx.report(self, node)
+            ctx.report(self, node, condition=ctx.host_condition(node.func.value))
 
 
 class HostCopy(_SyncRule):
@@ -354,7 +364,7 @@ class TensorToPython(_SyncRule):
                         and keep_tensor.scalar_read(node, ctx) is not None \
                         and keep_tensor.note_binding(node, ctx, self.bindings):
                     return
-                ctx.report(self, node, what=f"`{func.value}()`")
+                ctx.report(self, node, what=f"`{func.value}()`", condition=ctx.host_condition(node.args[0].value))
             return
         name = ctx.resolve(func) or ""
         if name.rpartition(".")[0] == "torch" and name.rpartition(".")[2] in SIZE_TAKING_FACTORIES:

@@ -1,0 +1,191 @@
+"""Argument kinds: a callee's unannotated parameter takes the kind every caller passes.
+
+`def crit(ids, scores)` says nothing about `ids`; when every call site the project resolves to
+`crit` passes a tensor in that slot (by position or keyword, directly or through the caller's
+own parameters), `ids` is a tensor inside `crit`. One caller passing anything else, a call that
+unpacks `*args`/`**kwargs`, or a call that leaves the parameter to its default keeps it unknown.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from graphsafe.analyzer.engine import check_paths
+from graphsafe.config import Settings
+from tests.helpers import codes
+
+CALLEE = """
+import torch
+
+
+def is_done(ids, eos):
+    done = ids[:, -1] == eos
+    if done.all():
+        pass
+    return done
+"""
+
+
+def region(call: str, extra: str = "") -> str:
+    """CALLEE plus a region that calls it (`call`) and, optionally, other code."""
+    return CALLEE + textwrap.dedent(f"""
+
+        def step(x: torch.Tensor, n: int):  # graphsafe: region
+            {call}
+        """) + textwrap.dedent(extra)
+
+
+def branch_lines(source: str) -> list[int]:
+    from tests.helpers import diagnostics
+
+    return [d.start.line for d in diagnostics(source) if d.code == "GS201"]
+
+
+@pytest.mark.parametrize("call", [
+    "is_done(x, 2)",
+    "is_done(ids=x, eos=2)",
+    "is_done(x * 2, eos=n)",
+])
+def test_every_caller_passes_a_tensor(call):
+    assert branch_lines(region(call)) == [7]
+
+
+@pytest.mark.parametrize("call,extra", [
+    ("is_done(x, 2)", "\ndef other():\n    is_done([[1, 2]], 2)\n"),  # another caller passes a list
+    ("is_done(*[x, 2])", ""),  # unpacked: which argument lands in `ids` is unknown
+    ("is_done(**{'ids': x, 'eos': 2})", ""),
+    ("is_done(n, 2)", ""),  # a Python int
+])
+def test_one_caller_that_does_not_pass_a_tensor_keeps_it_unknown(call, extra):
+    assert branch_lines(region(call, extra)) == []
+
+
+def test_a_parameter_left_to_its_default_stays_unknown():
+    source = textwrap.dedent("""
+        import torch
+
+        def scaled(x, bias=None):
+            if bias:
+                pass
+            return x
+
+        def step(x: torch.Tensor):  # graphsafe: region
+            return scaled(x)
+    """)
+    assert branch_lines(source) == []
+
+
+def test_methods_constructors_and_module_calls_map_slots_without_self():
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        class Stop:
+            def __call__(self, ids, scores):
+                if (ids[:, -1] == 0).any():
+                    pass
+
+        class Head(nn.Module):
+            def forward(self, h):
+                if h.sum() > 0:
+                    pass
+                return h
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = Head()
+                self.stop = Stop()
+
+            def step(self, x: torch.Tensor):  # graphsafe: region
+                self.stop(x, x.softmax(-1))
+                return self.head(x * 2)
+    """)
+    assert branch_lines(source) == [7, 12]
+
+
+def test_kinds_follow_a_chain_of_unannotated_parameters_across_files(tmp_path: Path):
+    files = {
+        "crit.py": CALLEE,
+        "loop.py": """
+            import torch
+            from crit import is_done
+
+            def check(tokens, eos):
+                return is_done(tokens, eos)
+
+            def step(x: torch.Tensor):  # graphsafe: region
+                return check(x.argmax(-1), 2)
+        """,
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
+    assert {(Path(d.path).name, d.start.line, d.code) for d in result.diagnostics} == {("crit.py", 7, "GS201")}
+
+
+def test_cache_follows_a_caller_that_changes_what_it_passes(tmp_path: Path):
+    project, cache = tmp_path / "p", tmp_path / "cache"
+    project.mkdir()
+    (project / "crit.py").write_text(CALLEE)
+    step = "import torch\nfrom crit import is_done\n\ndef step(x: torch.Tensor, n: int):  # graphsafe: region\n    is_done({}, 2)\n"
+
+    def found() -> set:
+        result = check_paths([project], Settings(root=project), use_cache=True, cache_dir=cache, jobs=1)
+        return {(Path(d.path).name, d.start.line, d.code) for d in result.diagnostics}
+
+    (project / "step.py").write_text(step.format("x"))
+    assert ("crit.py", 7, "GS201") in found()
+    (project / "step.py").write_text(step.format("n"))  # crit.py itself did not change
+    assert ("crit.py", 7, "GS201") not in found()
+
+
+def test_unreached_callers_still_count():
+    # a caller outside any region passing a number decides too: precision before recall
+    extra = "\ndef log_only():\n    is_done(3, 2)\n"
+    assert codes(region("is_done(x, 2)", extra)) == []
+
+
+STREAMER = """
+import torch
+
+
+class Streamer:
+    def __init__(self):
+        self.tokens = []
+
+    def put(self, value: torch.Tensor):
+        if value.dim() > 1:
+            value = value[0]
+        return value.tolist(), value[0].item(), int(value.sum())
+
+
+class Decoder:
+    def __init__(self):
+        self.streamer = Streamer()
+
+    def step(self, logits: torch.Tensor):  # graphsafe: region
+        tokens = logits.argmax(-1)
+        {calls}
+        return tokens
+"""
+
+
+def sync_codes(calls: str) -> list[tuple[int, str]]:
+    from tests.helpers import diagnostics
+
+    source = STREAMER.replace("{calls}", calls)
+    return sorted((d.start.line, d.code) for d in diagnostics(source) if d.code in ("GS101", "GS102", "GS105"))
+
+
+def test_reading_a_host_tensor_that_every_caller_passes_is_no_sync():
+    assert sync_codes("self.streamer.put(tokens[:1].cpu())") == []
+    assert sync_codes('host = tokens.to("cpu")\n        self.streamer.put(host)') == []
+
+
+def test_one_caller_passing_a_device_tensor_keeps_the_syncs():
+    calls = "self.streamer.put(tokens[:1].cpu())\n        self.streamer.put(tokens)"
+    assert sync_codes(calls) == [(12, "GS101"), (12, "GS102"), (12, "GS105")]

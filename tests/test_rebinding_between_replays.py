@@ -1,0 +1,88 @@
+"""GS401 across methods and files: an attribute that captured code reads, rebound by a method
+that runs between replays (`scheduler.set_timesteps()` per request after the first capture)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from graphsafe.analyzer.engine import check_paths, check_source
+from graphsafe.config import Settings
+
+SCHEDULER = """
+import torch
+
+
+class Scheduler:
+    def __init__(self):
+        self.index = 0
+        self.sigmas = torch.ones(1)
+
+    def set_timesteps(self, n: int):
+        self.sigmas = torch.linspace(1.0, 0.0, n + 1)
+
+    def step(self, v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        {step_body}
+"""
+
+PIPELINE = """
+import torch
+from scheduler import Scheduler
+
+
+class Pipeline:
+    def __init__(self, scheduler: Scheduler):
+        self.scheduler = scheduler
+        self.graph = None
+
+    def denoise(self, x: torch.Tensor) -> torch.Tensor:
+        return self.scheduler.step(x * 0.5, x)
+
+    def _capture(self, x: torch.Tensor):
+        self.static_x = x.clone()
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.static_out = self.denoise(self.static_x)
+
+    def __call__(self, x: torch.Tensor, n: int):
+        {call_body}
+        if self.graph is None:
+            self._capture(x)
+        self.static_x.copy_(x)
+        self.graph.replay()
+        return self.static_out.clone()
+"""
+
+STEP = "return x + (self.sigmas[1] - self.sigmas[0]) * v"
+
+
+def found(tmp_path: Path, step_body: str = STEP, call_body: str = "self.scheduler.set_timesteps(n)") -> set:
+    (tmp_path / "scheduler.py").write_text(textwrap.dedent(SCHEDULER).replace("{step_body}", step_body))
+    (tmp_path / "pipeline.py").write_text(textwrap.dedent(PIPELINE).replace("{call_body}", call_body))
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
+    return {(Path(d.path).name, d.start.line, d.code) for d in result.diagnostics if d.code == "GS401"}
+
+
+def test_rebinding_read_state_in_the_loop_that_replays(tmp_path):
+    assert found(tmp_path) == {("scheduler.py", 11, "GS401")}
+
+
+@pytest.mark.parametrize("step_body,call_body", [
+    (STEP, "pass"),  # set_timesteps is never called between replays
+    ("return x + v", "self.scheduler.set_timesteps(n)"),  # the captured code does not read sigmas
+    # the captured step rebinds it too: its own state (reported there, in the region)
+    ("self.sigmas = self.sigmas[1:]\n        return x + v * self.sigmas[0]", "self.scheduler.set_timesteps(n)"),
+])
+def test_look_alikes_stay_silent(tmp_path, step_body, call_body):
+    assert ("scheduler.py", 11, "GS401") not in found(tmp_path, step_body, call_body)
+
+
+def test_editor_buffer_sees_the_same(tmp_path):
+    found(tmp_path)
+    others = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1).facts
+    source = (tmp_path / "scheduler.py").read_text()
+    result = check_source(source, str(tmp_path / "scheduler.py"), Settings(root=tmp_path),
+                          others=[f for f in others if not f.path.endswith("scheduler.py")])
+    assert [(d.start.line, d.code) for d in result.diagnostics if d.code == "GS401"] == [(11, "GS401")]

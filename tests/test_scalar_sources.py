@@ -1,0 +1,125 @@
+"""Where per-step Python numbers come from (GS301), in the shapes training and sampling code takes.
+
+Each case has a look-alike that must stay silent: the same code with a step-invariant value.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from tests.helpers import diagnostics
+
+
+def gs301_lines(source: str) -> list[int]:
+    return sorted(d.start.line for d in diagnostics(textwrap.dedent(source)) if d.code == "GS301")
+
+
+ANNEALED = """
+import torch
+
+
+class Learner:
+    def update(self, x: torch.Tensor, clip: float):
+        return x.clamp(1 - clip, 1 + clip)
+
+    def capture(self, batch: dict):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            self.update(**batch, clip=0.2)
+
+    def learn(self, batch: dict, clip: float):
+        self.update(**batch, clip=clip)
+
+
+def train(batch: dict, cfg, iterations: int):
+    learner = Learner()
+    learner.capture(batch)
+    for it in range(iterations):
+        clip = cfg.clip * (1.0 - it / max(1, iterations))
+        learner.learn(batch, {clip})
+"""
+
+
+def test_a_value_computed_from_the_driving_loop_reaches_the_region_through_keywords():
+    # `clip` is computed from the loop variable, passed through `learn`, and after a `**batch`
+    # unpacking its keyword still names the slot
+    assert gs301_lines(ANNEALED.format(clip="clip")) == [7, 7]
+    assert gs301_lines(ANNEALED.format(clip="cfg.clip")) == []  # a config value: invariant
+
+
+DECAYED = """
+import torch
+
+
+class PPO:
+    def __init__(self, cfg):
+        self.ent_coef = cfg.ent_coef
+
+    def step(self, x: torch.Tensor):  # graphsafe: region
+        return x.mean() - self.ent_coef * x.std()
+
+    def end_iteration(self, cfg):
+        {update}
+"""
+
+
+def test_a_config_initialised_attribute_updated_in_place_varies():
+    assert gs301_lines(DECAYED.format(update="self.ent_coef *= cfg.decay")) == [10]
+    assert gs301_lines(DECAYED.format(update="pass")) == []
+
+
+EMA = """
+import math
+import torch
+
+
+class EMA:
+    def __init__(self, tau: float):
+        self.updates = 0
+        self.tau = tau
+
+    def decay(self) -> float:
+        return 0.999 * (1 - math.exp(-{counter} / self.tau))
+
+    def update(self, params: list, new: list):  # graphsafe: region
+        self.updates += 1
+        d = self.decay()
+        for p, q in zip(params, new):
+            p.mul_(d).add_(q, alpha=1 - d)
+"""
+
+
+def test_math_of_a_counter_returned_by_a_helper_method():
+    # `p` is unknown (from a list), `p.mul_(d)` a tensor: reported once, at `alpha=1 - d`
+    assert gs301_lines(EMA.format(counter="self.updates")) == [18]
+    assert gs301_lines(EMA.format(counter="self.tau")) == []
+
+
+def test_a_comparison_with_a_tensor_bakes_the_number_in():
+    source = """
+        import torch
+
+        def step(x: torch.Tensor, threshold: float, n: int):  # graphsafe: region
+            keep = (x.abs() > threshold).float()
+            if x.dim() > 1 and threshold > 0:
+                pass
+            return keep
+    """
+    assert gs301_lines(source) == [5]
+
+
+def test_reseeding_is_gs602_not_gs301():
+    source = """
+        import torch
+
+        class Sampler:
+            def __init__(self):
+                self.i = 0
+
+            def step(self, x: torch.Tensor):  # graphsafe: region
+                torch.manual_seed(1234 + self.i)
+                self.i += 1
+                return x * 2
+    """
+    found = {d.code for d in diagnostics(textwrap.dedent(source)) if d.start.line == 9}
+    assert found == {"GS602"}
