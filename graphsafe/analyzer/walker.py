@@ -786,31 +786,7 @@ class FileWalker:
     def _collect_module_level(self, module: cst.Module, imports: ImportTable) -> None:
         """Imports, top-level defs and classes (with their attribute kinds) before walking."""
         pending_classes: list[tuple[cst.ClassDef, str]] = []
-
-        def scan(statements, prefix: str) -> None:
-            for stmt in statements:
-                if isinstance(stmt, cst.SimpleStatementLine):
-                    for small in stmt.body:
-                        if isinstance(small, (cst.Import, cst.ImportFrom)) and not prefix:
-                            imports.add(small)
-                elif isinstance(stmt, cst.FunctionDef) and not prefix:
-                    self.module_defs[stmt.name.value] = f"{self.module}.{stmt.name.value}"
-                elif isinstance(stmt, cst.ClassDef):
-                    key = f"{self.module}.{prefix}{stmt.name.value}"
-                    if not prefix:
-                        self.module_defs[stmt.name.value] = key
-                    pending_classes.append((stmt, key))
-                    scan(stmt.body.body, f"{prefix}{stmt.name.value}.")
-                elif isinstance(stmt, (cst.If, cst.Try)) and not prefix:
-                    scan(stmt.body.body, prefix)
-                    for handler in getattr(stmt, "handlers", ()):
-                        scan(handler.body.body, prefix)
-                    orelse = stmt.orelse
-                    while orelse is not None:
-                        scan(orelse.body.body, prefix)
-                        orelse = getattr(orelse, "orelse", None)
-
-        scan(module.body, "")
+        self._scan_module_level(module.body, "", imports, pending_classes)
         if "register_buffer" in self.source:  # the scan reads every method: only where it can find one
             self.registrars = _buffer_registrars(node for node, _ in pending_classes)
         self.scope = _Scope(imports, self.globals, {}, None, None, "", [])
@@ -826,6 +802,34 @@ class FileWalker:
             self.varying_attrs[key] = varying
             self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)))
         self.scope = None
+
+    def _scan_module_level(self, statements, prefix: str, imports: ImportTable,
+                           pending_classes: list[tuple[cst.ClassDef, str]]) -> None:
+        """Imports, defs and classes of a module body (through top-level `if`/`try`).
+
+        A method, not a nested function: a recursive closure is a reference cycle that would
+        keep the walker, and through it the whole syntax tree, alive until the next collection."""
+        for stmt in statements:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, (cst.Import, cst.ImportFrom)) and not prefix:
+                        imports.add(small)
+            elif isinstance(stmt, cst.FunctionDef) and not prefix:
+                self.module_defs[stmt.name.value] = f"{self.module}.{stmt.name.value}"
+            elif isinstance(stmt, cst.ClassDef):
+                key = f"{self.module}.{prefix}{stmt.name.value}"
+                if not prefix:
+                    self.module_defs[stmt.name.value] = key
+                pending_classes.append((stmt, key))
+                self._scan_module_level(stmt.body.body, f"{prefix}{stmt.name.value}.", imports, pending_classes)
+            elif isinstance(stmt, (cst.If, cst.Try)) and not prefix:
+                self._scan_module_level(stmt.body.body, prefix, imports, pending_classes)
+                for handler in getattr(stmt, "handlers", ()):
+                    self._scan_module_level(handler.body.body, prefix, imports, pending_classes)
+                orelse = stmt.orelse
+                while orelse is not None:
+                    self._scan_module_level(orelse.body.body, prefix, imports, pending_classes)
+                    orelse = getattr(orelse, "orelse", None)
 
     def _class_attr_kinds(self, node: cst.ClassDef, key: str, imports: ImportTable) -> dict[str, T.Kind]:
         """Kinds of `self.x` from assignments and register_buffer calls in the class's methods."""
