@@ -17,7 +17,7 @@ from libcst._nodes.internal import CodegenState
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
 from graphsafe.analyzer.names import ImportTable, dotted
-from graphsafe.analyzer.nodes import children
+from graphsafe.analyzer.nodes import children, node_types
 from graphsafe.analyzer.noqa import noqa_lines
 from graphsafe.analyzer.positions import node_ranges
 from graphsafe.analyzer.returns import summarize_returns
@@ -46,6 +46,10 @@ _LITERALS = frozenset({cst.Integer, cst.Float, cst.SimpleString})
 _NUMBER_BUILTINS = frozenset("min max abs round float int".split())
 
 _children = children  # fast field-based traversal (see analyzer/nodes.py)
+# `type(x) in` these instead of isinstance with libcst's abstract classes (ABCMeta is slow)
+_COMPOUND_STATEMENTS = node_types(cst.BaseCompoundStatement) - {cst.FunctionDef, cst.ClassDef}
+_SUITES = node_types(cst.BaseSuite)
+_STATEMENTS = node_types(cst.BaseStatement)
 _VISITS: dict[type, tuple[tuple[type, str], ...]] = {}
 
 
@@ -330,14 +334,15 @@ class FileWalker:
     def scalar_source(self, expr: cst.BaseExpression) -> ScalarSource | None:
         """Where `expr`'s value comes from if it is a Python scalar that may change per step."""
         scope = self.scope
-        if isinstance(expr, cst.Name):
+        tp = type(expr)  # `type is`, not isinstance: libcst classes check through ABCMeta (slow)
+        if tp is cst.Name:
             name = expr.value
             if name in scope.tainted:
                 return scope.tainted[name]
             if name in scope.number_params and name not in scope.reassigned:
                 return ScalarSource(f"parameter `{name}`", ("param", self.function_key or "", name))
             return None
-        if isinstance(expr, cst.Attribute):
+        if tp is cst.Attribute:
             attr = expr.attr.value
             if self.is_self(expr.value) and scope.class_key:
                 if attr in self.varying_attrs.get(scope.class_key, ()):
@@ -352,23 +357,23 @@ class FileWalker:
                     elif not ref.startswith("torch."):
                         return ScalarSource(f"attribute `{attr}` of {ref.rpartition('.')[2]}", (ref, attr))
             return None
-        if isinstance(expr, (cst.BinaryOperation,)):
+        if tp is cst.BinaryOperation:
             return self.scalar_source(expr.left) or self.scalar_source(expr.right)
-        if (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in _NUMBER_BUILTINS
+        if (tp is cst.Call and type(expr.func) is cst.Name and expr.func.value in _NUMBER_BUILTINS
                 and not scope.imports.is_imported(expr.func.value)):
             for arg in expr.args:  # `decay = min(cap, (1 + self.step) / (10 + self.step))`
                 source = self.scalar_source(arg.value)
                 if source is not None:
                     return source
             return None
-        if isinstance(expr, cst.IfExp):
+        if tp is cst.IfExp:
             return self.scalar_source(expr.body) or self.scalar_source(expr.orelse)
-        if isinstance(expr, (cst.List, cst.Tuple)):
+        if tp is cst.List or tp is cst.Tuple:
             for element in expr.elements:
                 source = self.scalar_source(element.value)
                 if source is not None:
                     return source
-        if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
+        if tp is cst.UnaryOperation and type(expr.operator) is not cst.Not:
             return self.scalar_source(expr.expression)
         return None
 
@@ -891,7 +896,7 @@ class FileWalker:
             self.block_sizes[id(stmt)] = len(statements)
             self.block_owners[id(stmt)] = outer_statement
             self.statement_indents[id(stmt)] = tuple(self.indents)
-            if isinstance(stmt, cst.BaseStatement):
+            if type(stmt) in _STATEMENTS:
                 self.statement = stmt
             call = _expression_call(stmt)
             attr = call.func.attr.value if call is not None and isinstance(call.func, cst.Attribute) else None
@@ -1431,13 +1436,13 @@ def _statements_in(block: cst.BaseSuite):
     while stack:
         stmt = stack.pop()
         yield stmt
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) or not isinstance(stmt, cst.BaseCompoundStatement):
+        if type(stmt) not in _COMPOUND_STATEMENTS:  # simple statements, defs and classes
             continue
         parts = [stmt]
         while parts:
             part = parts.pop()
             body = getattr(part, "body", None)
-            if isinstance(body, cst.BaseSuite):
+            if type(body) in _SUITES:
                 stack.extend(reversed(body.body))
             for name in ("orelse", "finalbody"):
                 extra = getattr(part, name, None)
@@ -1448,9 +1453,9 @@ def _statements_in(block: cst.BaseSuite):
 
 
 def _expression_call(stmt: cst.CSTNode) -> cst.Call | None:
-    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+    if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1:
         expr = stmt.body[0]
-        if isinstance(expr, cst.Expr) and isinstance(expr.value, cst.Call):
+        if type(expr) is cst.Expr and type(expr.value) is cst.Call:
             return expr.value
     return None
 
