@@ -1287,7 +1287,14 @@ class FileWalker:
             if hit.fix:
                 nodes.extend(_fix_nodes(hit.fix))
         nodes.extend(ref[4] for ref in self.region_refs)
-        ranges = node_ranges(self.cst_module, self.source, [(n, self.anchors.get(id(n))) for n in nodes])
+        indents = self.statement_indents
+
+        def indent_of(statement) -> str | None:
+            found = indents.get(id(statement))
+            return None if found is None else "".join(found)
+
+        ranges = node_ranges(self.cst_module, self.source, [(n, self.anchors.get(id(n))) for n in nodes], indent_of,
+                             lambda statement: self.block_owners.get(id(statement)))
 
         def line_of(node) -> int:
             r = ranges.get(id(node))
