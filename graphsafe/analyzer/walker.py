@@ -1543,14 +1543,21 @@ def _save_state(rule) -> list[tuple[object, str, object]]:
 
 def _copy_containers(value, depth: int = 0):
     """Containers copied down to their non-container elements (a dict of lists: both levels);
-    a level without nested containers is copied in one C call."""
+    a level without nested containers is copied in one C call. (Loops, not any() over a
+    generator, and no call per plain element: this runs before every what-if run.)"""
     if isinstance(value, dict):
-        if depth < 3 and any(isinstance(v, _CONTAINERS) for v in value.values()):
-            return {k: _copy_containers(v, depth + 1) for k, v in value.items()}
+        if depth < 3:
+            for element in value.values():
+                if isinstance(element, _CONTAINERS):
+                    deeper = depth + 1
+                    return {k: _copy_containers(v, deeper) if isinstance(v, _CONTAINERS) else v for k, v in value.items()}
         return value.copy()
     if isinstance(value, list):
-        if depth < 3 and any(isinstance(v, _CONTAINERS) for v in value):
-            return [_copy_containers(v, depth + 1) for v in value]
+        if depth < 3:
+            for element in value:
+                if isinstance(element, _CONTAINERS):
+                    deeper = depth + 1
+                    return [_copy_containers(v, deeper) if isinstance(v, _CONTAINERS) else v for v in value]
         return value.copy()
     if isinstance(value, set):
         return value.copy()
