@@ -52,3 +52,13 @@ def test_children_match_an_isinstance_traversal():
         assert len(found) == len(expected) and all(a is b for a, b in zip(found, expected))
         checked += bool(found)
     assert checked > 10
+
+
+def test_leaf_types_hold_no_code():
+    import typing
+
+    from graphsafe.analyzer.walker import LEAF_TYPES
+
+    for leaf in LEAF_TYPES:
+        hints = typing.get_type_hints(leaf)
+        assert all(hints[name] in (str, bool) for name in code_fields(leaf)), leaf

@@ -306,7 +306,10 @@ class FileWalker:
 
     def in_capture_block(self) -> bool:
         """Inside a `torch.cuda.graph` block or a capture_begin/capture_end segment."""
-        return any(not u.is_function and u.marks for u in self.scope.units)
+        for unit in self.scope.units:  # a loop, not any(): asked at every call by several rules
+            if not unit.is_function and unit.marks:
+                return True
+        return False
 
     @property
     def function_key(self) -> str | None:
@@ -1502,7 +1505,16 @@ def _is_staticmethod(node: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
 
 
+def _no_children(walker: FileWalker, node: cst.CSTNode) -> None:
+    """Leaves (names, literals, pass): no child holds code, so no traversal to set up."""
+
+
+# node types whose code fields only hold text (tests/test_nodes.py checks it)
+LEAF_TYPES = (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.FormattedStringText,
+              cst.Ellipsis, cst.Pass, cst.Break, cst.Continue)
+
 _SPECIAL: dict[type, Callable] = {
+    **{leaf: _no_children for leaf in LEAF_TYPES},
     cst.FunctionDef: FileWalker._visit_function,
     cst.Return: FileWalker._visit_return,
     cst.Yield: FileWalker._visit_yield,
