@@ -3,12 +3,13 @@
 libcst's PositionProvider records a range for every node of the module, which costs about
 twice the parse itself. We need positions for a handful of nodes per file (the hazards):
 
-1. Python's own `ast` (a few ms) gives the first line of every statement; we pair libcst's
-   statements with ast's by structure.
-2. For each statement that holds targets, we run libcst's code generator on that statement
+1. For each statement that holds targets, we run libcst's code generator on that statement
    alone, noting where the targets start and end, and stop as soon as they are all placed.
-   The generated text is located in the source at the statement's line (leading comment
-   lines and decorators move it up a few lines), which turns offsets into positions.
+2. The generated text is looked up in the source: found exactly once, it is the statement
+   (a repeated text, `return x`, is generated again from the enclosing statement, a few
+   levels up). Otherwise Python's own `ast` (a few ms per file, only then) gives the first
+   line of every statement, paired with libcst's by structure, and the text is matched at
+   that line (leading comment lines and decorators move it up a few lines).
 3. Anything that cannot be placed that way falls back to generating the whole module.
 
 Only the node *types* of the targets are instrumented (their class-level `_codegen` is
@@ -226,8 +227,9 @@ def node_ranges(
     with _LOCK:
         lines: dict[int, int] | None = None
         line_starts = _line_starts(source)
-        # (a lone "\r" ends a line for ast but not for the line table: the old way there)
-        search = indent_of is not None and "\r" not in source
+        # Not where a lone "\r" ends lines (ast counts it, the line table does not); and each
+        # search scans the source (~13 GB/s): past ~1,000 statements one ast parse is cheaper.
+        search = indent_of is not None and "\r" not in source and len(by_anchor) <= _MAX_SEARCHED
         for anchor, nodes in by_anchor.values():
             if anchor is None:
                 continue
@@ -266,6 +268,7 @@ def _shifted(relative: dict[int, Range], shift: int) -> dict[int, Range]:
     return {key: (Position(s.line + shift, s.column), Position(e.line + shift, e.column)) for key, (s, e) in relative.items()}
 
 
+_MAX_SEARCHED = 1000
 _OWNER_LEVELS = 3  # enclosing statements tried; higher up, the generated prefix gets long
 
 
