@@ -789,7 +789,9 @@ class FileWalker:
         self._walk_statements(module.body)
         for hook in self.end_hooks:
             hook(self)
-        return self._finish(imports, source.splitlines())
+        # the lines only matter where a line can carry a noqa comment (noqa_lines' own test)
+        lines = source.splitlines() if "noqa" in source or "NOQA" in source else []
+        return self._finish(imports, lines)
 
     def _collect_module_level(self, module: cst.Module, imports: ImportTable) -> None:
         """Imports, top-level defs and classes (with their attribute kinds) before walking."""
@@ -1234,8 +1236,10 @@ class FileWalker:
 
     def _region_ref(self, call: cst.Call) -> None:
         name = self.resolve(call.func)
+        if name is None or (name not in GRAPHED_CALLABLES and name not in COMPILE):
+            return  # the common case, decided before looking at the arguments
         positional = [a for a in call.args if a.keyword is None and not a.star]
-        if name is None or not positional:
+        if not positional:
             return
         if name in GRAPHED_CALLABLES:
             kind = GRAPHED_CALLABLES[name]
