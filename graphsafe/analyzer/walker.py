@@ -185,17 +185,22 @@ class FileWalker:
         self.anchors: dict[int, cst.CSTNode | None] = {}  # target node → its statement
 
     # ------------------------------------------------------------------ Context for rules
-    def kind(self, expr: cst.BaseExpression) -> T.Kind:
+    def kind(self, expr: cst.BaseExpression, note: bool = True) -> T.Kind:
         """The kind of `expr` as rules see it. When it is unknown only because it comes from a
         project function defined elsewhere, the call is noted: the project pass re-walks this
-        file if that function is found to return tensors (see analyzer/returns.py)."""
+        file if that function is found to return tensors (see analyzer/returns.py).
+
+        `note=False` for a handler that never reports (bookkeeping for `end_module` or a fix):
+        noting would only run it again as a what-if, which can add nothing (only reports made
+        by the handler itself count there), at the cost of copying its rule's state."""
         kind = self._kind(expr)
         if kind.tag == "unknown" and (self._pending or self.scope.pending):
             pid = self._depends_on(expr)
             if pid is not None:
                 if self._speculating is not None:
                     return T.TENSOR if pid in self._speculating else kind
-                self._probed.append(pid)
+                if note:
+                    self._probed.append(pid)
         return kind
 
     def _kind(self, expr: cst.BaseExpression) -> T.Kind:

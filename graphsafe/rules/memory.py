@@ -570,10 +570,10 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         if not self._captures(ctx):
             return
         self.order += 1
-        kind = ctx.kind(node.value)
+        kind = ctx.kind(node.value, note=False)  # reports come in end_module: no what-if run
         for target in node.targets:
             tgt = target.target
-            if isinstance(tgt, cst.Subscript) and not ctx.kind(tgt.value).is_tensor:
+            if isinstance(tgt, cst.Subscript) and not ctx.kind(tgt.value, note=False).is_tensor:
                 self._kept(node.value, ctx)  # `results[i] = out` (a tensor's setitem copies values)
             else:
                 self._bind(tgt, kind, ctx)
@@ -583,7 +583,7 @@ class GraphOutputNotCloned(_StaticMemoryRule):
             return
         self.order += 1
         if node.value is not None:
-            self._bind(node.target, ctx.kind(node.value), ctx)
+            self._bind(node.target, ctx.kind(node.value, note=False), ctx)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func

@@ -199,7 +199,7 @@ class PythonScalarInput(Rule):
         if self._noting(ctx):
             scalar_buffer.note_attribute(node, ctx, self.uses)
         elif not ctx.is_self(node.value):
-            ctx.kind(node.value)  # asked all the same: kinds are memoised when first asked
+            ctx.kind(node.value, note=False)  # asked all the same: kinds are memoised when first asked
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
         if self._noting(ctx):
