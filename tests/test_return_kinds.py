@@ -153,3 +153,25 @@ def test_several_callers_are_walked_again_in_a_pool(tmp_path):
     result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=2)
     got = {(Path(d.path).name, d.start.line, d.code) for d in result.diagnostics}
     assert {("eval.py", 10, "GS105"), ("eval2.py", 10, "GS105")} <= got
+
+
+def test_warm_run_reads_cached_re_walks_without_a_pool(tmp_path, monkeypatch):
+    import concurrent.futures
+
+    project, cache = tmp_path / "p", tmp_path / "cache"
+    project.mkdir()
+    write(project, {"model.py": MODEL, "decode.py": DECODE, "eval.py": EVAL, "eval2.py": EVAL})
+
+    def run() -> set:
+        result = check_paths([project], Settings(root=project), use_cache=True, cache_dir=cache, jobs=2)
+        return {(Path(d.path).name, d.start.line, d.code) for d in result.diagnostics}
+
+    cold = run()
+    assert {("eval.py", 10, "GS105"), ("eval2.py", 10, "GS105")} <= cold
+
+    class NoPool:
+        def __init__(self, *args, **kwargs):
+            raise AssertionError("a warm run needs no process pool")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", NoPool)
+    assert run() == cold
