@@ -70,10 +70,31 @@ def _targets(module: cst.Module):
     return found
 
 
-def _check(source: str) -> int:
+def _layout(module: cst.Module):
+    """indent_of and owner_of for node_ranges, as the walker records them."""
+    indents: dict[int, str] = {}
+    owners: dict[int, cst.CSTNode | None] = {}
+
+    def visit(node, statement, indent):
+        if isinstance(node, cst.BaseStatement):
+            statement = node
+        if isinstance(node, cst.IndentedBlock):
+            indent += node.indent if node.indent is not None else module.default_indent
+        if isinstance(node, (cst.Module, cst.IndentedBlock)):
+            # only members of statement lists: an `elif` generated alone would read `if`
+            for member in node.body:
+                indents[id(member)], owners[id(member)] = indent, statement
+        for child in node.children:
+            visit(child, statement, indent)
+
+    visit(module, None, "")
+    return (lambda s: indents.get(id(s))), (lambda s: owners.get(id(s)))
+
+
+def _check(source: str, search: bool = False) -> int:
     module = cst.parse_module(source)
     targets = _targets(module)
-    ours = node_ranges(module, source, targets)
+    ours = node_ranges(module, source, targets, *(_layout(module) if search else ()))
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     theirs = wrapper.resolve(PositionProvider)
     for node, _ in targets:
@@ -84,8 +105,29 @@ def _check(source: str) -> int:
     return len(targets)
 
 
-def test_tricky_layout():
-    assert _check(TRICKY) > 50
+@pytest.mark.parametrize("search", [False, True], ids=["ast-lines", "text-search"])
+def test_tricky_layout(search):
+    assert _check(TRICKY, search) > 50
+
+
+def test_repeated_statements_are_placed_by_their_enclosing_statement():
+    source = (
+        "def f(x):\n    if x:\n        return x.item()\n    return x.item()\n\n\n"
+        "def g(x):\n    if x:\n        return x.item()\n    return x.item()\n"
+        "\n\nreturn_value = 1\nreturn_value = 1\n"
+    )
+    assert _check(source, search=True) > 10
+
+
+def test_search_without_ast(monkeypatch):
+    # The text search needs no ast parse when each statement is found once.
+    import graphsafe.analyzer.positions as positions
+
+    def no_ast(*args):
+        raise AssertionError("ast parse not expected")
+
+    monkeypatch.setattr(positions, "statement_lines", no_ast)
+    assert _check("import torch\n\n\ndef f(x):\n    y = x.item()\n    return torch.sin(y)\n", search=True) > 3
 
 
 def test_module_without_ast_falls_back():
@@ -98,10 +140,11 @@ def test_module_without_ast_falls_back():
     assert (start.line, start.column, end.line, end.column) == (1, 4, 1, 12)
 
 
+@pytest.mark.parametrize("search", [False, True], ids=["ast-lines", "text-search"])
 @pytest.mark.parametrize("name", ["_tensor.py", "nn/modules/module.py", "optim/adamw.py"])
-def test_real_files(name):
+def test_real_files(name, search):
     torch_dir = Path(pytest.importorskip("torch").__file__).parent
     path = torch_dir / name
     if not path.exists():
         pytest.skip(f"{name} not in this torch")
-    assert _check(path.read_text(encoding="utf-8")) > 100
+    assert _check(path.read_text(encoding="utf-8"), search) > 100

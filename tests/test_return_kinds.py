@@ -171,3 +171,25 @@ def test_pieces_of_a_split_of_what_a_project_call_returns(tmp_path):
     assert {("step.py", 8, "GS201"), ("step.py", 10, "GS301")} <= found(tmp_path)
     write(tmp_path, {"step.py": step.format(split="shape")})  # a torch.Size: numbers
     assert {d for d in found(tmp_path) if d[0] == "step.py"} == set()
+
+
+def test_warm_run_reads_cached_re_walks_without_a_pool(tmp_path, monkeypatch):
+    import concurrent.futures
+
+    project, cache = tmp_path / "p", tmp_path / "cache"
+    project.mkdir()
+    write(project, {"model.py": MODEL, "decode.py": DECODE, "eval.py": EVAL, "eval2.py": EVAL})
+
+    def run() -> set:
+        result = check_paths([project], Settings(root=project), use_cache=True, cache_dir=cache, jobs=2)
+        return {(Path(d.path).name, d.start.line, d.code) for d in result.diagnostics}
+
+    cold = run()
+    assert {("eval.py", 10, "GS105"), ("eval2.py", 10, "GS105")} <= cold
+
+    class NoPool:
+        def __init__(self, *args, **kwargs):
+            raise AssertionError("a warm run needs no process pool")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", NoPool)
+    assert run() == cold

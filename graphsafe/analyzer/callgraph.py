@@ -86,7 +86,7 @@ class Project:
         if self._by_suffix is None:
             index: dict[str, list[str]] = {}
             for key in list(self.units) + list(self.classes):
-                parts = key.split(".")
+                parts = key.rsplit(".", 2)  # only the last two parts matter: not a full split
                 if len(parts) >= 2:
                     index.setdefault(".".join(parts[-2:]), []).append(key)
             self._by_suffix = index

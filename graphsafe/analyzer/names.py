@@ -12,10 +12,10 @@ import libcst as cst
 def dotted(expr: cst.BaseExpression) -> str | None:
     """`a.b.c` as a string, or None when the expression is not a plain attribute chain."""
     parts: list[str] = []
-    while isinstance(expr, cst.Attribute):
+    while type(expr) is cst.Attribute:  # not isinstance: libcst classes check through ABCMeta (slow)
         parts.append(expr.attr.value)
         expr = expr.value
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         parts.append(expr.value)
         return ".".join(reversed(parts))
     return None

@@ -3,12 +3,13 @@
 libcst's PositionProvider records a range for every node of the module, which costs about
 twice the parse itself. We need positions for a handful of nodes per file (the hazards):
 
-1. Python's own `ast` (a few ms) gives the first line of every statement; we pair libcst's
-   statements with ast's by structure.
-2. For each statement that holds targets, we run libcst's code generator on that statement
+1. For each statement that holds targets, we run libcst's code generator on that statement
    alone, noting where the targets start and end, and stop as soon as they are all placed.
-   The generated text is located in the source at the statement's line (leading comment
-   lines and decorators move it up a few lines), which turns offsets into positions.
+2. The generated text is looked up in the source: found exactly once, it is the statement
+   (a repeated text, `return x`, is generated again from the enclosing statement, a few
+   levels up). Otherwise Python's own `ast` (a few ms per file, only then) gives the first
+   line of every statement, paired with libcst's by structure, and the text is matched at
+   that line (leading comment lines and decorators move it up a few lines).
 3. Anything that cannot be placed that way falls back to generating the whole module.
 
 Only the node *types* of the targets are instrumented (their class-level `_codegen` is
@@ -20,7 +21,8 @@ from __future__ import annotations
 import ast
 import re
 import threading
-from typing import Iterable, Sequence
+from bisect import bisect_right
+from typing import Callable, Iterable, Sequence
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -202,10 +204,19 @@ def node_ranges(
     module: cst.Module,
     source: str,
     targets: Iterable[tuple[cst.CSTNode, cst.CSTNode | None]],
+    indent_of: Callable[[cst.CSTNode], str | None] | None = None,
+    owner_of: Callable[[cst.CSTNode], cst.CSTNode | None] | None = None,
 ) -> dict[int, Range]:
     """Map id(node) → (start, end) for `(node, enclosing statement)` pairs.
 
-    Lines are 1-based, columns 0-based characters.
+    `indent_of(statement)` is the indentation the statement is written at and `owner_of` the
+    compound statement whose block holds it, when the caller knows them (the walker does; only
+    for members of a statement list, which libcst generates exactly as written: an `elif`
+    generated on its own would read `if`, so it must get None): the
+    statement's generated text is then looked up in the source, and a text found exactly once
+    needs no line from `ast` (whose parse of the whole file costs ~10 % of libcst's). A text
+    found several times (`return x`) is tried again from its enclosing statements, a few levels
+    up. Lines are 1-based, columns 0-based characters.
     """
     by_anchor: dict[int, tuple[cst.CSTNode | None, list[cst.CSTNode]]] = {}
     for node, anchor in targets:
@@ -214,12 +225,23 @@ def node_ranges(
         return {}
     ranges: dict[int, Range] = {}
     with _LOCK:
-        lines = statement_lines(module, source)
-        if lines is not None:
-            line_starts = _line_starts(source)
-            for anchor, nodes in by_anchor.values():
-                if anchor is not None and id(anchor) in lines:
-                    ranges.update(_in_statement(module, anchor, nodes, lines[id(anchor)], source, line_starts))
+        lines: dict[int, int] | None = None
+        line_starts = _line_starts(source)
+        # Not where a lone "\r" ends lines (ast counts it, the line table does not); and each
+        # search scans the source (~13 GB/s): past ~1,000 statements one ast parse is cheaper.
+        search = indent_of is not None and "\r" not in source and len(by_anchor) <= _MAX_SEARCHED
+        for anchor, nodes in by_anchor.values():
+            if anchor is None:
+                continue
+            if search:
+                found = _placed_by_search(module, anchor, nodes, source, line_starts, indent_of, owner_of)
+                if found is not None:
+                    ranges.update(found)
+                    continue
+            if lines is None:
+                lines = statement_lines(module, source) or {}
+            if id(anchor) in lines:
+                ranges.update(_in_statement(module, anchor, nodes, lines[id(anchor)], source, line_starts))
         missing = [n for _, nodes in by_anchor.values() for n in nodes if id(n) not in ranges]
         if missing:
             ranges.update(_generate(module, missing, _new_state(module, missing)))
@@ -242,6 +264,48 @@ def _line_starts(source: str) -> list[int]:
     return starts
 
 
+def _shifted(relative: dict[int, Range], shift: int) -> dict[int, Range]:
+    return {key: (Position(s.line + shift, s.column), Position(e.line + shift, e.column)) for key, (s, e) in relative.items()}
+
+
+_MAX_SEARCHED = 1000
+_OWNER_LEVELS = 3  # enclosing statements tried; higher up, the generated prefix gets long
+
+
+def _placed_by_search(module, anchor, nodes, source, line_starts, indent_of, owner_of) -> dict[int, Range] | None:
+    root = anchor
+    for _ in range(_OWNER_LEVELS + 1):
+        indent = indent_of(root)
+        if indent is None or isinstance(root, cst.ClassDef):
+            return None
+        found = _unique_in_source(module, root, nodes, indent, source, line_starts)
+        if found is not None or owner_of is None:
+            return found
+        root = owner_of(root)
+        if root is None:
+            return None
+    return None
+
+
+def _unique_in_source(
+    module: cst.Module, anchor: cst.CSTNode, nodes: list[cst.CSTNode], indent: str, source: str, line_starts: list[int]
+) -> dict[int, Range] | None:
+    """Ranges from the statement's generated text when that text occurs exactly once in the
+    source, at the start of a line (libcst regenerates a statement's source exactly, so the one
+    occurrence is the statement itself); None when it is absent or repeated (`return x`)."""
+    state = _new_state(module, nodes)
+    if indent:
+        state.indent_tokens.append(indent)
+    relative = _generate(anchor, nodes, state)
+    text = "".join(state.tokens)
+    if not text or len(relative) != len({id(n) for n in nodes}):
+        return None
+    first = source.find(text)
+    if first == -1 or (first > 0 and source[first - 1] != "\n") or source.find(text, first + 1) != -1:
+        return None
+    return _shifted(relative, bisect_right(line_starts, first) - 1)
+
+
 def _in_statement(
     module: cst.Module, anchor: cst.CSTNode, nodes: list[cst.CSTNode], line: int, source: str, line_starts: list[int]
 ) -> dict[int, Range]:
@@ -261,9 +325,5 @@ def _in_statement(
         if first < 1:
             break
         if source.startswith(text, line_starts[first - 1]):
-            shift = first - 1
-            return {
-                key: (Position(s.line + shift, s.column), Position(e.line + shift, e.column))
-                for key, (s, e) in relative.items()
-            }
+            return _shifted(relative, first - 1)
     return {}

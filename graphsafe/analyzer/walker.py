@@ -17,7 +17,7 @@ from libcst._nodes.internal import CodegenState
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
 from graphsafe.analyzer.names import ImportTable, dotted
-from graphsafe.analyzer.nodes import children
+from graphsafe.analyzer.nodes import children, node_types
 from graphsafe.analyzer.noqa import noqa_lines
 from graphsafe.analyzer.positions import node_ranges
 from graphsafe.analyzer.returns import ARG_PID, summarize_returns
@@ -48,6 +48,10 @@ _NUMBER_BUILTINS = frozenset("min max abs round float int".split())
 _DEVICE_MOVES = frozenset("to cuda cpu pin_memory".split())  # methods that may change a tensor's device
 
 _children = children  # fast field-based traversal (see analyzer/nodes.py)
+# `type(x) in` these instead of isinstance with libcst's abstract classes (ABCMeta is slow)
+_COMPOUND_STATEMENTS = node_types(cst.BaseCompoundStatement) - {cst.FunctionDef, cst.ClassDef}
+_SUITES = node_types(cst.BaseSuite)
+_STATEMENTS = node_types(cst.BaseStatement)
 _VISITS: dict[type, tuple[tuple[type, str], ...]] = {}
 
 
@@ -191,17 +195,22 @@ class FileWalker:
         self.anchors: dict[int, cst.CSTNode | None] = {}  # target node → its statement
 
     # ------------------------------------------------------------------ Context for rules
-    def kind(self, expr: cst.BaseExpression) -> T.Kind:
+    def kind(self, expr: cst.BaseExpression, note: bool = True) -> T.Kind:
         """The kind of `expr` as rules see it. When it is unknown only because it comes from a
         project function defined elsewhere, the call is noted: the project pass re-walks this
-        file if that function is found to return tensors (see analyzer/returns.py)."""
+        file if that function is found to return tensors (see analyzer/returns.py).
+
+        `note=False` for a handler that never reports (bookkeeping for `end_module` or a fix):
+        noting would only run it again as a what-if, which can add nothing (only reports made
+        by the handler itself count there), at the cost of copying its rule's state."""
         kind = self._kind(expr)
         if kind.tag == "unknown" and (self._pending or self.scope.pending):
             pid = self._depends_on(expr)
             if pid is not None:
                 if self._speculating is not None:
                     return T.TENSOR if pid in self._speculating else kind
-                self._probed.append(pid)
+                if note:
+                    self._probed.append(pid)
         return kind
 
     def _kind(self, expr: cst.BaseExpression) -> T.Kind:
@@ -334,7 +343,10 @@ class FileWalker:
 
     def in_capture_block(self) -> bool:
         """Inside a `torch.cuda.graph` block or a capture_begin/capture_end segment."""
-        return any(not u.is_function and u.marks for u in self.scope.units)
+        for unit in self.scope.units:  # a loop, not any(): asked at every call by several rules
+            if not unit.is_function and unit.marks:
+                return True
+        return False
 
     @property
     def function_key(self) -> str | None:
@@ -367,14 +379,15 @@ class FileWalker:
     def scalar_source(self, expr: cst.BaseExpression) -> ScalarSource | None:
         """Where `expr`'s value comes from if it is a Python scalar that may change per step."""
         scope = self.scope
-        if isinstance(expr, cst.Name):
+        tp = type(expr)  # `type is`, not isinstance: libcst classes check through ABCMeta (slow)
+        if tp is cst.Name:
             name = expr.value
             if name in scope.tainted:
                 return scope.tainted[name]
             if name in scope.number_params and name not in scope.reassigned:
                 return ScalarSource(f"parameter `{name}`", ("param", self.function_key or "", name))
             return None
-        if isinstance(expr, cst.Attribute):
+        if tp is cst.Attribute:
             attr = expr.attr.value
             if self.is_self(expr.value) and scope.class_key:
                 if attr in self.varying_attrs.get(scope.class_key, ()):
@@ -389,25 +402,25 @@ class FileWalker:
                     elif not ref.startswith("torch."):
                         return ScalarSource(f"attribute `{attr}` of {ref.rpartition('.')[2]}", (ref, attr))
             return None
-        if isinstance(expr, (cst.BinaryOperation,)):
+        if tp is cst.BinaryOperation:
             return self.scalar_source(expr.left) or self.scalar_source(expr.right)
-        if (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in _NUMBER_BUILTINS
+        if (tp is cst.Call and type(expr.func) is cst.Name and expr.func.value in _NUMBER_BUILTINS
                 and not scope.imports.is_imported(expr.func.value)):
             for arg in expr.args:  # `decay = min(cap, (1 + self.step) / (10 + self.step))`
                 source = self.scalar_source(arg.value)
                 if source is not None:
                     return source
             return None
-        if type(expr) is cst.Call:
+        if tp is cst.Call:
             return self._call_scalar_source(expr)
-        if isinstance(expr, cst.IfExp):
+        if tp is cst.IfExp:
             return self.scalar_source(expr.body) or self.scalar_source(expr.orelse)
-        if isinstance(expr, (cst.List, cst.Tuple)):
+        if tp is cst.List or tp is cst.Tuple:
             for element in expr.elements:
                 source = self.scalar_source(element.value)
                 if source is not None:
                     return source
-        if isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
+        if tp is cst.UnaryOperation and type(expr.operator) is not cst.Not:
             return self.scalar_source(expr.expression)
         return None
 
@@ -874,36 +887,14 @@ class FileWalker:
         self._walk_statements(module.body)
         for hook in self.end_hooks:
             hook(self)
-        return self._finish(imports, source.splitlines())
+        # the lines only matter where a line can carry a noqa comment (noqa_lines' own test)
+        lines = source.splitlines() if "noqa" in source or "NOQA" in source else []
+        return self._finish(imports, lines)
 
     def _collect_module_level(self, module: cst.Module, imports: ImportTable) -> None:
         """Imports, top-level defs and classes (with their attribute kinds) before walking."""
         pending_classes: list[tuple[cst.ClassDef, str]] = []
-
-        def scan(statements, prefix: str) -> None:
-            for stmt in statements:
-                if isinstance(stmt, cst.SimpleStatementLine):
-                    for small in stmt.body:
-                        if isinstance(small, (cst.Import, cst.ImportFrom)) and not prefix:
-                            imports.add(small)
-                elif isinstance(stmt, cst.FunctionDef) and not prefix:
-                    self.module_defs[stmt.name.value] = f"{self.module}.{stmt.name.value}"
-                elif isinstance(stmt, cst.ClassDef):
-                    key = f"{self.module}.{prefix}{stmt.name.value}"
-                    if not prefix:
-                        self.module_defs[stmt.name.value] = key
-                    pending_classes.append((stmt, key))
-                    scan(stmt.body.body, f"{prefix}{stmt.name.value}.")
-                elif isinstance(stmt, (cst.If, cst.Try)) and not prefix:
-                    scan(stmt.body.body, prefix)
-                    for handler in getattr(stmt, "handlers", ()):
-                        scan(handler.body.body, prefix)
-                    orelse = stmt.orelse
-                    while orelse is not None:
-                        scan(orelse.body.body, prefix)
-                        orelse = getattr(orelse, "orelse", None)
-
-        scan(module.body, "")
+        self._scan_module_level(module.body, "", imports, pending_classes)
         if "register_buffer" in self.source:  # the scan reads every method: only where it can find one
             self.registrars = _buffer_registrars(node for node, _ in pending_classes)
         self.scope = _Scope(imports, self.globals, {}, None, None, "", [])
@@ -919,6 +910,34 @@ class FileWalker:
             self.varying_attrs[key] = varying
             self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)))
         self.scope = None
+
+    def _scan_module_level(self, statements, prefix: str, imports: ImportTable,
+                           pending_classes: list[tuple[cst.ClassDef, str]]) -> None:
+        """Imports, defs and classes of a module body (through top-level `if`/`try`).
+
+        A method, not a nested function: a recursive closure is a reference cycle that would
+        keep the walker, and through it the whole syntax tree, alive until the next collection."""
+        for stmt in statements:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, (cst.Import, cst.ImportFrom)) and not prefix:
+                        imports.add(small)
+            elif isinstance(stmt, cst.FunctionDef) and not prefix:
+                self.module_defs[stmt.name.value] = f"{self.module}.{stmt.name.value}"
+            elif isinstance(stmt, cst.ClassDef):
+                key = f"{self.module}.{prefix}{stmt.name.value}"
+                if not prefix:
+                    self.module_defs[stmt.name.value] = key
+                pending_classes.append((stmt, key))
+                self._scan_module_level(stmt.body.body, f"{prefix}{stmt.name.value}.", imports, pending_classes)
+            elif isinstance(stmt, (cst.If, cst.Try)) and not prefix:
+                self._scan_module_level(stmt.body.body, prefix, imports, pending_classes)
+                for handler in getattr(stmt, "handlers", ()):
+                    self._scan_module_level(handler.body.body, prefix, imports, pending_classes)
+                orelse = stmt.orelse
+                while orelse is not None:
+                    self._scan_module_level(orelse.body.body, prefix, imports, pending_classes)
+                    orelse = getattr(orelse, "orelse", None)
 
     def _class_attr_kinds(self, node: cst.ClassDef, key: str, imports: ImportTable) -> dict[str, T.Kind]:
         """Kinds of `self.x` from assignments and register_buffer calls in the class's methods."""
@@ -980,7 +999,7 @@ class FileWalker:
             self.block_sizes[id(stmt)] = len(statements)
             self.block_owners[id(stmt)] = outer_statement
             self.statement_indents[id(stmt)] = tuple(self.indents)
-            if isinstance(stmt, cst.BaseStatement):
+            if type(stmt) in _STATEMENTS:
                 self.statement = stmt
             call = _expression_call(stmt)
             attr = call.func.attr.value if call is not None and isinstance(call.func, cst.Attribute) else None
@@ -1372,8 +1391,10 @@ class FileWalker:
 
     def _region_ref(self, call: cst.Call) -> None:
         name = self.resolve(call.func)
+        if name is None or (name not in GRAPHED_CALLABLES and name not in COMPILE):
+            return  # the common case, decided before looking at the arguments
         positional = [a for a in call.args if a.keyword is None and not a.star]
-        if name is None or not positional:
+        if not positional:
             return
         if name in GRAPHED_CALLABLES:
             kind = GRAPHED_CALLABLES[name]
@@ -1428,7 +1449,14 @@ class FileWalker:
             if hit.fix:
                 nodes.extend(_fix_nodes(hit.fix))
         nodes.extend(ref[4] for ref in self.region_refs)
-        ranges = node_ranges(self.cst_module, self.source, [(n, self.anchors.get(id(n))) for n in nodes])
+        indents = self.statement_indents
+
+        def indent_of(statement) -> str | None:
+            found = indents.get(id(statement))
+            return None if found is None else "".join(found)
+
+        ranges = node_ranges(self.cst_module, self.source, [(n, self.anchors.get(id(n))) for n in nodes], indent_of,
+                             lambda statement: self.block_owners.get(id(statement)))
 
         def line_of(node) -> int:
             r = ranges.get(id(node))
@@ -1586,13 +1614,13 @@ def _statements_in(block: cst.BaseSuite):
     while stack:
         stmt = stack.pop()
         yield stmt
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) or not isinstance(stmt, cst.BaseCompoundStatement):
+        if type(stmt) not in _COMPOUND_STATEMENTS:  # simple statements, defs and classes
             continue
         parts = [stmt]
         while parts:
             part = parts.pop()
             body = getattr(part, "body", None)
-            if isinstance(body, cst.BaseSuite):
+            if type(body) in _SUITES:
                 stack.extend(reversed(body.body))
             for name in ("orelse", "finalbody"):
                 extra = getattr(part, name, None)
@@ -1603,9 +1631,9 @@ def _statements_in(block: cst.BaseSuite):
 
 
 def _expression_call(stmt: cst.CSTNode) -> cst.Call | None:
-    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+    if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1:
         expr = stmt.body[0]
-        if isinstance(expr, cst.Expr) and isinstance(expr.value, cst.Call):
+        if type(expr) is cst.Expr and type(expr.value) is cst.Call:
             return expr.value
     return None
 
@@ -1645,7 +1673,16 @@ def _is_staticmethod(node: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
 
 
+def _no_children(walker: FileWalker, node: cst.CSTNode) -> None:
+    """Leaves (names, literals, pass): no child holds code, so no traversal to set up."""
+
+
+# node types whose code fields only hold text (tests/test_nodes.py checks it)
+LEAF_TYPES = (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.FormattedStringText,
+              cst.Ellipsis, cst.Pass, cst.Break, cst.Continue)
+
 _SPECIAL: dict[type, Callable] = {
+    **{leaf: _no_children for leaf in LEAF_TYPES},
     cst.FunctionDef: FileWalker._visit_function,
     cst.Return: FileWalker._visit_return,
     cst.Yield: FileWalker._visit_yield,
@@ -1684,16 +1721,26 @@ def _save_state(rule) -> list[tuple[object, str, object]]:
     return saved
 
 
+def _holds_containers(elements) -> bool:
+    """Is any element a list, set or dict (or a subclass)? By distinct types: set(map(type, ...))
+    runs in C, where isinstance per element costs ~60 ns each."""
+    return any(issubclass(tp, _CONTAINERS) for tp in set(map(type, elements)))
+
+
 def _copy_containers(value, depth: int = 0):
     """Containers copied down to their non-container elements (a dict of lists: both levels);
-    a level without nested containers is copied in one C call."""
+    a level without nested containers is copied in one C call. (This runs before every what-if
+    run: the nested test looks at the elements' distinct types, and plain elements are not
+    passed to a call.)"""
     if isinstance(value, dict):
-        if depth < 3 and any(isinstance(v, _CONTAINERS) for v in value.values()):
-            return {k: _copy_containers(v, depth + 1) for k, v in value.items()}
+        if depth < 3 and _holds_containers(value.values()):
+            deeper = depth + 1
+            return {k: _copy_containers(v, deeper) if isinstance(v, _CONTAINERS) else v for k, v in value.items()}
         return value.copy()
     if isinstance(value, list):
-        if depth < 3 and any(isinstance(v, _CONTAINERS) for v in value):
-            return [_copy_containers(v, depth + 1) for v in value]
+        if depth < 3 and _holds_containers(value):
+            deeper = depth + 1
+            return [_copy_containers(v, deeper) if isinstance(v, _CONTAINERS) else v for v in value]
         return value.copy()
     if isinstance(value, set):
         return value.copy()

@@ -125,7 +125,7 @@ def note_attribute(node: cst.Attribute, ctx, uses: ScalarParameterUses) -> None:
     if ctx.is_self(node.value):
         receivers.add(f"self:{ctx.class_key}")
         return
-    kind = ctx.kind(node.value)
+    kind = ctx.kind(node.value, note=False)  # bookkeeping for the fix: never decides a report
     if kind.tag == "object" and kind.refs:
         receivers.update(kind.refs)
     elif not kind.not_tensor and not kind.is_tensor:

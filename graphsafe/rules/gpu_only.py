@@ -46,7 +46,7 @@ def _imported_name(expr: cst.BaseExpression, ctx) -> str | None:
 def is_builtin(func: cst.BaseExpression, name: str, ctx) -> bool:
     """`func` is the builtin `name`: not imported, not rebound locally or at module level."""
     return (
-        isinstance(func, cst.Name)
+        type(func) is cst.Name  # `type is`, not isinstance: libcst classes check through ABCMeta (slow)
         and func.value == name
         and not ctx.scope_imports_has(name)
         and ctx.local_kind(name) is None
@@ -57,9 +57,10 @@ def is_builtin(func: cst.BaseExpression, name: str, ctx) -> bool:
 def binding_key(expr: cst.BaseExpression) -> str | None:
     """How a receiver is matched against bindings elsewhere in the file: `pbar` for a name,
     `.pbar` for any attribute `<obj>.pbar` (`self.pbar` in `__init__`, `model.pbar` outside)."""
-    if isinstance(expr, cst.Name):
+    tp = type(expr)
+    if tp is cst.Name:
         return expr.value
-    if isinstance(expr, cst.Attribute):
+    if tp is cst.Attribute:
         return "." + expr.attr.value
     return None
 
@@ -74,7 +75,7 @@ def last_name(expr: cst.BaseExpression) -> str | None:
 
 def method_call(node: cst.Call) -> tuple[cst.BaseExpression, str] | None:
     func = node.func
-    if isinstance(func, cst.Attribute):
+    if type(func) is cst.Attribute:
         return func.value, func.attr.value
     return None
 
@@ -98,11 +99,15 @@ def _is_tqdm(name: str | None) -> bool:
     return bool(name) and name.partition(".")[0] == "tqdm" and name.rpartition(".")[2] in ("tqdm", "trange")
 
 
+_CONTAINER_NODES = frozenset({cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp})
+
+
 def _is_container_value(value: cst.BaseExpression, resolve) -> bool:
-    if isinstance(value, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)):
+    tp = type(value)
+    if tp in _CONTAINER_NODES:
         return True
-    if isinstance(value, cst.Call):
-        if isinstance(value.func, cst.Name) and value.func.value in ("list", "dict", "set"):
+    if tp is cst.Call:
+        if type(value.func) is cst.Name and value.func.value in ("list", "dict", "set"):
             return True
         return resolve(value.func) in CONTAINER_FACTORIES
     return False

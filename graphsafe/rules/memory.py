@@ -520,8 +520,11 @@ class GraphOutputNotCloned(_StaticMemoryRule):
     def __init__(self) -> None:
         self.active: bool | None = None  # does the file capture at all? (a cheap text check, once)
         self.order = 0
-        self.outputs: dict[tuple[str, str], list[tuple[int, bool]]] = {}  # key → (order, is a tensor)
-        self.rebinds: dict[tuple[str, str], list[int]] = {}
+        # Flat logs, grouped by key at the end of the file: a what-if run of the walker copies
+        # a rule's containers first, and a flat list of tuples is one C-level copy where a
+        # dict of lists (one per name in the file) made that copy grow with every assignment.
+        self.outputs: list[tuple[tuple[str, str], int, bool]] = []  # (key, order, is a tensor)
+        self.rebinds: list[tuple[tuple[str, str], int]] = []  # (key, order)
         self.uses: list[_KeptUse] = []
 
     def _captures(self, ctx) -> bool:
@@ -549,9 +552,9 @@ class GraphOutputNotCloned(_StaticMemoryRule):
             return
         if ctx.in_capture_block():
             if not value_kind.not_tensor:
-                self.outputs.setdefault(key, []).append((self.order, value_kind.is_tensor))
+                self.outputs.append((key, self.order, value_kind.is_tensor))
         else:
-            self.rebinds.setdefault(key, []).append(self.order)
+            self.rebinds.append((key, self.order))
 
     def _kept(self, expr: cst.BaseExpression, ctx) -> None:
         """Record the output names that `expr` keeps a reference to."""
@@ -567,10 +570,10 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         if not self._captures(ctx):
             return
         self.order += 1
-        kind = ctx.kind(node.value)
+        kind = ctx.kind(node.value, note=False)  # reports come in end_module: no what-if run
         for target in node.targets:
             tgt = target.target
-            if isinstance(tgt, cst.Subscript) and not ctx.kind(tgt.value).is_tensor:
+            if isinstance(tgt, cst.Subscript) and not ctx.kind(tgt.value, note=False).is_tensor:
                 self._kept(node.value, ctx)  # `results[i] = out` (a tensor's setitem copies values)
             else:
                 self._bind(tgt, kind, ctx)
@@ -580,7 +583,7 @@ class GraphOutputNotCloned(_StaticMemoryRule):
             return
         self.order += 1
         if node.value is not None:
-            self._bind(node.target, ctx.kind(node.value), ctx)
+            self._bind(node.target, ctx.kind(node.value, note=False), ctx)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
@@ -605,8 +608,14 @@ class GraphOutputNotCloned(_StaticMemoryRule):
             self._kept(node.value, ctx)
 
     def end_module(self, ctx) -> None:
+        outputs: dict[tuple[str, str], list[tuple[int, bool]]] = {}  # key → (order, is a tensor)
+        for key, order, is_tensor in self.outputs:
+            outputs.setdefault(key, []).append((order, is_tensor))
+        rebinds: dict[tuple[str, str], list[int]] = {}
+        for key, order in self.rebinds:
+            rebinds.setdefault(key, []).append(order)
         for use in self.uses:
-            bindings = self.outputs.get(use.key)
+            bindings = outputs.get(use.key)
             if not bindings:
                 continue
             if use.key[1].startswith("self."):
@@ -616,7 +625,7 @@ class GraphOutputNotCloned(_StaticMemoryRule):
                 if not earlier:
                     continue
                 last, is_tensor = max(earlier)
-                if any(last < r < use.order for r in self.rebinds.get(use.key, ())):
+                if any(last < r < use.order for r in rebinds.get(use.key, ())):
                     continue  # rebound (e.g. `out = out.clone()`) before being kept
             shown = use.key[1]
             # On a value not known to be a tensor (a tuple of outputs), `.clone()` may not exist.

@@ -165,6 +165,16 @@ class PythonScalarInput(Rule):
         self.uses = scalar_buffer.ScalarParameterUses()
         # parameter hits in methods, reported at the end of the file with the fix (if any)
         self.deferred: list[tuple[cst.BaseExpression, object, str, str, object]] = []  # ..., ScalarSource
+        self.noting: bool | None = None  # is the fix's bookkeeping worth doing in this file?
+
+    def _noting(self, ctx) -> bool:
+        """The fix rewrites a method marked as a region (`@graphsafe.region`, `# graphsafe:
+        region`): in a file that never spells `graphsafe` no method is, and the notes the fix
+        reads (uses of every attribute, call and parameter) are skipped (they are most of this
+        rule's walk, and what every what-if run copies)."""
+        if self.noting is None:
+            self.noting = "graphsafe" in ctx.source
+        return self.noting
 
     def _flag(self, expr: cst.BaseExpression, ctx) -> None:
         # the cheap, local question first: asking a kind may set off a what-if walk
@@ -191,13 +201,18 @@ class PythonScalarInput(Rule):
             ctx.report(self, expr, fix=fixes[key], at=place, condition=source.condition, source=source.label)
 
     def visit_FunctionDef(self, node: cst.FunctionDef, ctx) -> None:
-        scalar_buffer.note_function(node, ctx, self.uses)
+        if self._noting(ctx):
+            scalar_buffer.note_function(node, ctx, self.uses)
 
     def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
-        scalar_buffer.note_attribute(node, ctx, self.uses)
+        if self._noting(ctx):
+            scalar_buffer.note_attribute(node, ctx, self.uses)
+        elif not ctx.is_self(node.value):
+            ctx.kind(node.value, note=False)  # asked all the same: kinds are memoised when first asked
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
-        scalar_buffer.note_binary(node, ctx, self.uses)
+        if self._noting(ctx):
+            scalar_buffer.note_binary(node, ctx, self.uses)
         if ctx.scalar_source(node.right) is not None and ctx.kind(node.left).is_tensor:
             self._flag(node.right, ctx)
         elif ctx.scalar_source(node.left) is not None and ctx.kind(node.right).is_tensor:
@@ -214,7 +229,8 @@ class PythonScalarInput(Rule):
                 self._flag(operand, ctx)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        scalar_buffer.note_call(node, ctx, self.uses)
+        if self._noting(ctx):
+            scalar_buffer.note_call(node, ctx, self.uses)
         func = node.func
         method = func.attr.value if isinstance(func, cst.Attribute) else ""
         numbers = [arg.value for arg in node.args if (arg.keyword is None or arg.keyword.value not in SIZE_KEYWORDS)
@@ -249,7 +265,7 @@ class PythonScalarInput(Rule):
             self._flag(operand, ctx)
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
-        scalar_buffer.note_subscript(node, ctx, self.uses)
+        scalar_buffer.note_subscript(node, ctx, self.uses)  # always: its kind question can widen a what-if run
         # Whether `node.value` is a tensor or a Python list, the selection is frozen at capture.
         for element in node.slice:
             index = element.slice

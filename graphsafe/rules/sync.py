@@ -46,7 +46,7 @@ def log_removal_fix(ctx):
 
 def _method_call(node: cst.Call, names) -> str | None:
     func = node.func
-    if isinstance(func, cst.Attribute) and func.attr.value in names:
+    if type(func) is cst.Attribute and func.attr.value in names:  # not isinstance: ABCMeta is slow
         return func.attr.value
     return None
 
