@@ -61,8 +61,12 @@ class StaticInputRebinding(Rule):
     `static.copy_(new)` computes the same values when shapes and dtypes match (safe); a new
     value of another shape raises instead of being silently ignored, except a smaller one that
     broadcasts, which is repeated; a value of another dtype is cast to the buffer's dtype.
-    Rebinding to a non-tensor (`self.buf = None`) is not reported. A rebinding between replays
-    in another method gets no fix: such tables are often rebuilt at a new length.
+    Rebinding to a non-tensor (`self.buf = None`) is not reported. The fix is offered only when
+    the file binds the name to tensors and never to a number or None (`x.copy_` on those would
+    raise), and, for state updated inside the region, when no reference to the old tensor can be
+    kept (not in a loop; the attribute not returned, bound to a name, put in a list or appended):
+    `.copy_()` would change what such a reference sees. A rebinding between replays in another method gets no fix: such tables
+    are often rebuilt at a new length.
     """
     fixable = True
 
@@ -106,6 +110,24 @@ class StaticInputRebinding(Rule):
         self.block_end: dict[str, int] = {}  # function key → last order seen inside its capture block
         self.assignments: list[_Assignment] = []
         self.order = 0
+        # what each name / self attribute is bound to, in this file: the `.copy_` fix needs a
+        # target that holds a tensor (True), never a number or None (False); None = unknown
+        self.bound: dict[tuple[str, str], list[bool | None]] = {}
+
+    def _note_binding(self, owner: str, name: str, kind) -> None:
+        self.bound.setdefault((owner, name), []).append(True if kind.is_tensor else False if kind.not_tensor else None)
+
+    def _holds_tensor(self, owner: str, name: str) -> bool:
+        kinds = self.bound.get((owner, name), ())
+        return True in kinds and False not in kinds
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        if (isinstance(func, cst.Attribute) and func.attr.value == "register_buffer" and ctx.is_self(func.value)
+                and ctx.class_key and node.args and isinstance(node.args[0].value, cst.SimpleString)):
+            name = node.args[0].value.evaluated_value
+            if isinstance(name, str):
+                self.bound.setdefault((ctx.class_key, name), []).append(True)
 
     def visit_Name(self, node: cst.Name, ctx) -> None:
         self.order += 1
@@ -124,15 +146,27 @@ class StaticInputRebinding(Rule):
                 self.reads.add((ctx.class_key, node.attr.value))
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        value_kind = ctx.kind(node.value)
+        for target in node.targets:
+            pairs = [(target.target, value_kind)]
+            if isinstance(target.target, cst.Tuple) and isinstance(node.value, cst.Tuple) and len(
+                    target.target.elements) == len(node.value.elements):  # `self.a, self.b = x.clone(), y.clone()`
+                pairs = [(t.value, ctx.kind(v.value)) for t, v in zip(target.target.elements, node.value.elements)]
+            for tgt, kind in pairs:
+                if isinstance(tgt, cst.Attribute) and ctx.is_self(tgt.value) and ctx.class_key:
+                    self._note_binding(ctx.class_key, tgt.attr.value, kind)
+                elif isinstance(tgt, cst.Name):
+                    self._note_binding(ctx.function_key or "<module>", tgt.value, kind)
         if ctx.in_capture_block():
             return  # binding the graph's outputs at the capture site is the normal pattern
-        value_kind = ctx.kind(node.value)
         for target in node.targets:
             tgt = target.target
             if isinstance(tgt, cst.Attribute) and ctx.is_self(tgt.value) and ctx.class_key:
                 growing = isinstance(node.value, cst.Call) and (ctx.resolve(node.value.func) or "") in ("torch.cat", "torch.stack", "torch.concat")
                 if ctx.kind(tgt).is_tensor and value_kind.is_tensor and _reads_attribute(node.value, tgt) and not growing:
-                    ctx.report(self, tgt, fix=_copy_fix(node, ctx), target=f"self.{tgt.attr.value}",
+                    # the attribute's kind is known before the walk (all of the class's bindings)
+                    fix = None if _old_value_may_be_kept(ctx.function_node, node, tgt) else _copy_fix(node, ctx)
+                    ctx.report(self, tgt, fix=fix, target=f"self.{tgt.attr.value}",
                                why="holds state the graph reads and updates")
                 if value_kind.not_tensor:
                     continue  # `self.static = None`: releasing it, not feeding the graph new values
@@ -155,7 +189,8 @@ class StaticInputRebinding(Rule):
             if a.function in self.block_end and a.order <= self.block_end[a.function]:
                 continue  # bound before capturing, in the capturing function: creating the input
             shown = a.name if isinstance(a.node, cst.Name) else f"self.{a.name}"
-            ctx.report(self, a.node, always=True, at=a.place, fix=_copy_fix(a.statement, ctx, a.place.statement), target=shown,
+            fix = _copy_fix(a.statement, ctx, a.place.statement) if self._holds_tensor(a.owner, a.name) else None
+            ctx.report(self, a.node, always=True, at=a.place, fix=fix, target=shown,
                        why="is read by a captured graph")
         self._rebinds_between_replays(ctx)  # after the certain reports: a node is reported once
 
@@ -183,13 +218,57 @@ class StaticInputRebinding(Rule):
 
 
 def _copy_fix(assign: cst.Assign, ctx, statement: cst.CSTNode | None = None):
-    """`x = value` → `x.copy_(value)`: the graph keeps its buffer, the values arrive (one target only)."""
+    """`x = value` → `x.copy_(value)`: the graph keeps its buffer, the values arrive (one target
+    only). Callers offer it only for a target bound to tensors alone: `self.lr = self.lr_at(it)`
+    with `self.lr = cfg.lr` in `__init__`, or `self.hidden` starting as None, would raise at
+    `.copy_` (found on held-out programs)."""
     if len(assign.targets) != 1 or _not_a_tensor(assign.value, ctx):
         return None  # `x.copy_(None)` or `x.copy_(3)` would not do what `x = ...` did
     target = assign.targets[0].target
     call = cst.Call(func=cst.Attribute(value=target, attr=cst.Name("copy_")), args=[cst.Arg(value=assign.value)])
     title = f"Copy into `{ctx.code_for(target)}` with `.copy_()` instead of rebinding it"
     return (title, [(assign, ctx.code_for(cst.Expr(call), at=statement or ctx.statement))], Applicability.SAFE)
+
+
+_KEEPERS = frozenset("append extend insert add appendleft put".split())
+
+
+def _old_value_may_be_kept(function: cst.FunctionDef | None, assign: cst.Assign, attribute: cst.Attribute) -> bool:
+    """`self.h = cell(x, self.h)` becomes `self.h.copy_(...)`: any reference to the old tensor
+    kept elsewhere would then see the new values (measured on a held-out RNN: `outs.append(self.h)`
+    in the loop made every output the last one). So no fix inside a loop, or when the function
+    keeps `self.h` itself: returned, yielded, bound to a name, put in a list/tuple, appended."""
+    if function is None:
+        return True
+    stack: list[tuple[cst.CSTNode, bool]] = [(function.body, False)]
+    while stack:
+        node, in_loop = stack.pop()
+        if node is assign:
+            if in_loop:
+                return True
+            continue
+        kept = None
+        if isinstance(node, (cst.Return, cst.Yield)):
+            kept = node.value
+        elif isinstance(node, cst.Assign) and node is not assign:
+            kept = node.value
+        elif isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            if any(_is_same_attribute(e.value, attribute) for e in node.elements):
+                return True
+        elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _KEEPERS
+              and any(_is_same_attribute(a.value, attribute) for a in node.args)):
+            return True
+        if kept is not None and _is_same_attribute(kept, attribute):
+            return True
+        loop = in_loop or isinstance(node, (cst.For, cst.While))
+        stack.extend((child, loop) for child in children(node))
+    return False
+
+
+def _is_same_attribute(expr: cst.CSTNode | None, attribute: cst.Attribute) -> bool:
+    return (isinstance(expr, cst.Attribute) and expr.attr.value == attribute.attr.value
+            and isinstance(expr.value, cst.Name) and isinstance(attribute.value, cst.Name)
+            and expr.value.value == attribute.value.value)
 
 
 def _not_a_tensor(value: cst.BaseExpression, ctx) -> bool:
