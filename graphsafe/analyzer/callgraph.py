@@ -187,6 +187,13 @@ class Project:
         if ref.kind == "method":
             class_name, _, method = ref.target.partition("::")
             return self._call_targets_of_instance(class_name, method)
+        if ref.kind == "attrs":
+            class_name, path, method = ref.target.split("::")
+            classes = [class_name]
+            for attr in path.split("."):
+                keys = (self.resolve_symbol(c) for c in classes)
+                classes = list(dict.fromkeys(c for k in keys if k for c in self.attr_classes(k, attr)))
+            return [t for c in classes for t in self._call_targets_of_instance(c, method)]
         if class_key is None:
             return []
         if ref.kind == "self":

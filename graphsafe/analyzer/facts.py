@@ -19,7 +19,9 @@ class CallRef:
       "global"  target is a dotted name (`pkg.mod.func`, `pkg.mod.Class`) after import aliasing;
       "self"    target is a method or attribute name on the unit's own class (`self.x(...)`);
       "super"   target is a method name looked up on the unit's base classes;
-      "method"  target is `dotted.Class::name` (a method of an instance of a known class).
+      "method"  target is `dotted.Class::name` (a method of an instance of a known class);
+      "attrs"   target is `dotted.Class::a.b::name`: a method of what attribute path `a.b` of an
+                instance of that class holds, followed through classes in other files.
     """
 
     kind: str

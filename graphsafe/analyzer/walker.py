@@ -139,6 +139,9 @@ class _Scope:
     host_names: set[str] = field(default_factory=set)  # locals bound to `t.cpu()` and the like
     # local name → the parameter whose tensor it views (`value = value[0]`): same device
     param_views: dict[str, str] = field(default_factory=dict)
+    # loop variable → the attribute chain it iterates, where the elements' kind is unknown here
+    # (`for block in self.module.model.blocks`: classes defined in other files)
+    loop_sources: dict[str, cst.Attribute] = field(default_factory=dict)
 
 
 class FileWalker:
@@ -904,6 +907,7 @@ class FileWalker:
                         orelse = getattr(orelse, "orelse", None)
 
         scan(module.body, "")
+        number_functions = _number_functions(module.body)
         if "register_buffer" in self.source:  # the scan reads every method: only where it can find one
             self.registrars = _buffer_registrars(node for node, _ in pending_classes)
         self.scope = _Scope(imports, self.globals, {}, None, None, "", [])
@@ -915,7 +919,7 @@ class FileWalker:
             attr_classes = tuple(
                 (name, kind.refs) for name, kind in attrs.items() if kind.tag in ("object", "modules") and kind.refs
             )
-            varying = _varying_number_attrs(node)
+            varying = _varying_number_attrs(node, number_functions)
             self.varying_attrs[key] = varying
             self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)))
         self.scope = None
@@ -960,6 +964,14 @@ class FileWalker:
                     kinds[name] = T.merge(kinds[name], kind) if name in kinds else kind
                 elif isinstance(target, cst.Name):
                     scope.env[target.value] = kind = kind or self._kind(small.value)
+                elif (isinstance(target, cst.Tuple) and isinstance(small.value, cst.Tuple)
+                        and len(target.elements) == len(small.value.elements)):
+                    # `self.model, self.cfg = model, cfg`: element by element
+                    for element, value in zip(target.elements, small.value.elements):
+                        if isinstance(element, cst.StarredElement) or isinstance(value, cst.StarredElement):
+                            break
+                        pair = cst.Assign(targets=[cst.AssignTarget(element.value)], value=value.value)
+                        self._note_self_assignment(pair, self_name, kinds)
         elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Attribute):
             target = small.target
             if isinstance(target.value, cst.Name) and target.value.value == self_name:
@@ -1155,8 +1167,17 @@ class FileWalker:
             if name == "enumerate" and args and len(elements) == 2:
                 self._bind(elements[0], T.SCALAR)
                 self._bind(elements[1], self._element_kind(args[0]))
+                self._note_loop_source(elements[1], args[0])
                 return
         self._bind(target, self._element_kind(iterable))
+        self._note_loop_source(target, iterable)
+
+    def _note_loop_source(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            if isinstance(iterable, cst.Attribute) and self._kind(iterable).tag == "unknown":
+                self.scope.loop_sources[target.value] = iterable
+            else:
+                self.scope.loop_sources.pop(target.value, None)
 
     def _visit_for(self, node: cst.For) -> None:
         self._visit(node.iter)
@@ -1400,7 +1421,29 @@ class FileWalker:
             return [CallRef("self", expr.attr.value)]
         if isinstance(expr, cst.Attribute) and expr.attr.value == "forward":
             return [CallRef(r.kind, r.target.replace("::__call__", "::forward")) for r in self._callable_refs(expr.value)]
-        return self._call_refs(expr)
+        found = self._call_refs(expr)
+        if not found and kind.tag == "unknown":
+            found = self._attr_path_refs(expr)
+        return found
+
+    def _attr_path_refs(self, expr: cst.BaseExpression) -> list[CallRef]:
+        """`self.module.model.blocks` (or a loop variable over it) where `self.module` is an
+        instance of a class from another file: the call graph follows the path through each
+        class's attributes (ClassInfo.attr_classes) to the classes whose `__call__` runs."""
+        if isinstance(expr, cst.Name) and expr.value in self.scope.loop_sources:
+            expr = self.scope.loop_sources[expr.value]
+        path: list[str] = []
+        while isinstance(expr, cst.Attribute):
+            path.append(expr.attr.value)
+            expr = expr.value
+            kind = self._kind(expr)
+            if kind.tag in ("object", "modules") and kind.refs:
+                chain = ".".join(reversed(path))
+                return [CallRef("attrs", f"{ref}::{chain}::__call__") for ref in kind.refs]
+            if isinstance(expr, cst.Name) and expr.value == self.scope.self_name and self.scope.class_key:
+                chain = ".".join(reversed(path))
+                return [CallRef("attrs", f"{self.scope.class_key}::{chain}::__call__")]
+        return []
 
     def _decorator_region(self, decorator: cst.BaseExpression) -> tuple[RegionKind, Confidence] | None:
         target = decorator.func if isinstance(decorator, cst.Call) else decorator
@@ -1502,10 +1545,14 @@ def _is_none_literal(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
 
 
-def _declares_number(param: cst.Param) -> bool:
-    """`lr: float`, `t: int`, `temperature=1.0`: a parameter meant to be a Python number."""
+def _declares_number(param: cst.Param, optional: bool = False) -> bool:
+    """`lr: float`, `t: int`, `temperature=1.0`: a parameter meant to be a Python number
+    (with `optional`, also `thresh: float | None`)."""
     if param.annotation is not None:
         annotation = param.annotation.annotation
+        if (optional and isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr)
+                and isinstance(annotation.right, cst.Name) and annotation.right.value == "None"):
+            annotation = annotation.left
         return isinstance(annotation, cst.Name) and annotation.value in ("int", "float")
     default = param.default
     if isinstance(default, cst.UnaryOperation):
@@ -1513,19 +1560,22 @@ def _declares_number(param: cst.Param) -> bool:
     return isinstance(default, (cst.Integer, cst.Float))
 
 
-def _varying_number_attrs(node: cst.ClassDef) -> set[str]:
+def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] = frozenset()) -> set[str]:
     """Attributes set to a number in the class, then changed outside __init__ (`self.pos += T`);
     and attributes set from a config value (`self.ent_coef = cfg.ent_coef`) that a method
-    outside __init__ updates in place with arithmetic (`self.ent_coef *= decay`)."""
+    outside __init__ updates with arithmetic (`self.ent_coef *= decay`) or sets to another
+    number (`self.beta = cfg.beta * min(1.0, step / warmup)`, `self.lr = cosine(step, ...)`
+    with `def cosine(...) -> float`, `self.thresh = thresh` with `thresh: float | None`)."""
     numbers: set[str] = set()
     changed: set[str] = set()
     from_config: set[str] = set()
-    updated: set[str] = set()  # augmented assignments outside __init__
+    updated: set[str] = set()  # augmented assignments outside __init__, or new numbers
     for stmt in node.body.body:
         if not isinstance(stmt, cst.FunctionDef) or not stmt.params.params:
             continue
         self_name = stmt.params.params[0].name.value
         in_init = stmt.name.value == "__init__"
+        number_params = {p.name.value for p in stmt.params.params if _declares_number(p, optional=True)}
         for line in _statements_in(stmt.body):
             if not isinstance(line, cst.SimpleStatementLine):
                 continue
@@ -1545,9 +1595,42 @@ def _varying_number_attrs(node: cst.ClassDef) -> set[str]:
                                 numbers.add(target.attr.value)
                             elif not in_init:
                                 changed.add(target.attr.value)
+                                if _is_number_expression(value, number_params, number_functions):
+                                    updated.add(target.attr.value)
                             elif isinstance(value, cst.Attribute) and T.looks_like_config(value):
                                 from_config.add(target.attr.value)
     return (numbers & changed) | (from_config & updated)
+
+
+def _number_functions(statements) -> frozenset[str]:
+    """Module-level functions annotated to return a Python number (`def lr_at(it) -> float`)."""
+    found = set()
+    for stmt in statements:
+        if isinstance(stmt, cst.FunctionDef) and stmt.returns is not None:
+            annotation = stmt.returns.annotation
+            if isinstance(annotation, cst.Name) and annotation.value in ("int", "float"):
+                found.add(stmt.name.value)
+    return frozenset(found)
+
+
+def _is_number_expression(value: cst.BaseExpression, number_params, number_functions) -> bool:
+    """A value that is a Python number by its shape: a number parameter of the method,
+    arithmetic on a number literal or on one of those, or a call of a number-returning
+    function (`min`/`max`/`float`/…, `math.*`, a module function annotated `-> float`)."""
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Name):
+        return value.value in number_params
+    if isinstance(value, cst.BinaryOperation):
+        return any(_is_number_expression(side, number_params, number_functions) for side in (value.left, value.right))
+    if isinstance(value, cst.Call):
+        func = value.func
+        if isinstance(func, cst.Name):
+            return func.value in _NUMBER_BUILTINS or func.value in number_functions
+        return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "math"
+    return False
 
 
 def _names_in(target: cst.BaseExpression):
