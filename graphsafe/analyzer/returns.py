@@ -142,6 +142,8 @@ class ReturnKinds:
             return T.TENSOR_TUPLE if kinds and all(k is not None and k.is_tensor for k in kinds) else None
         kind = self._slot(summary[0], depth)
         if index is not None:
+            if kind is not None and kind.is_tensor:
+                return kind  # `box_iou(a, b)[0]`: a row of a tensor (of a mask: a mask)
             return T.TENSOR if kind is not None and kind.tag == "tensor-tuple" else None
         return kind
 

@@ -203,7 +203,10 @@ class FileWalker:
             pid = self._depends_on(expr)
             if pid is not None:
                 if self._speculating is not None:
-                    return T.TENSOR if pid in self._speculating else kind
+                    if pid not in self._speculating:
+                        return kind
+                    # `ious <= thresh` on such a value is a mask, as it will be once resolved
+                    return T.BOOL_TENSOR if _is_tensor_comparison(expr) else T.TENSOR
                 self._probed.append(pid)
         return kind
 
@@ -727,6 +730,8 @@ class FileWalker:
                     return T.UNKNOWN  # __tensor_flatten__, _values(): not plain tensor ops
                 if method in T.TENSOR_NON_TENSOR_METHODS:
                     return T.SCALAR
+                if method in ("unique", "unique_consecutive"):  # `x.unique().tolist()`: one tensor
+                    return T.unique_kind(call, positional_limit=1)
                 if method in T.TENSOR_TUPLE_METHODS or (method in ("max", "min") and call.args):
                     return T.TENSOR_TUPLE
                 if method in T.BOOL_RESULT_METHODS:
@@ -1273,6 +1278,8 @@ class FileWalker:
             name = func.value
             if name in scope.local_defs:
                 return [CallRef("global", scope.local_defs[name])]
+            if name == scope.self_name and scope.class_key:  # `mean, log_std = self(obs)`
+                return [CallRef("method", f"{scope.class_key}::__call__")]
             kind = scope.env.get(name) or self.globals.get(name)
             if kind is not None and kind.tag in ("object", "modules"):
                 return [CallRef("method", f"{ref}::__call__") for ref in kind.refs]
@@ -1631,6 +1638,14 @@ def _is_number_expression(value: cst.BaseExpression, number_params, number_funct
             return func.value in _NUMBER_BUILTINS or func.value in number_functions
         return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "math"
     return False
+
+
+_ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+
+
+def _is_tensor_comparison(expr: cst.BaseExpression) -> bool:
+    """`a <= b`, `a == b`: elementwise on a tensor (not `is`, `in`)."""
+    return type(expr) is cst.Comparison and all(isinstance(c.operator, _ORDERING) for c in expr.comparisons)
 
 
 def _names_in(target: cst.BaseExpression):
