@@ -51,6 +51,7 @@ class Project:
                 self.units.setdefault(unit.key, _Located(unit, facts.path))
             for info in facts.classes:
                 self.classes.setdefault(info.key, info)
+        self._outside_sets = {pair for facts in files for pair in facts.outside_sets}
         self._resolved: dict[str, str | None] = {}
         self._methods: dict[tuple[str, str], str | None] = {}
 
@@ -162,6 +163,9 @@ class Project:
         if info is None or class_key in seen:
             return False
         if attr in info.varying:
+            return True
+        if attr in info.numbers and any(  # a number attribute that code elsewhere sets in a loop
+                a == attr and self.resolve_symbol(c) == class_key for c, a in self._outside_sets):
             return True
         return any(self.attr_is_varying(base, attr, seen | {class_key}) for base in info.bases)
 
@@ -342,16 +346,32 @@ class Project:
         """An attribute rebound in `function`, read by `readers`: a hazard when captured code
         reads it (a reader is reached from a region, no reached code rebinds it itself) and
         `function` runs outside the region, called from code that replays a graph (a few
-        calls up), so the rebinding happens between replays."""
+        calls up; or a driver that also calls a method that replays: `session.reset(...)` then
+        `session.run()`), so the rebinding happens between replays. Not `__init__`: a new object
+        is built before its graph is captured."""
         reached = self._reachable
         if function in reached or not any(r in reached for r in readers) or any(b in reached for b in rebinders if b):
+            return False
+        if function.rpartition(".")[2] == "__init__":
             return False
         seen, frontier = {function}, [function]
         for _ in range(3):
             frontier = [c for f in frontier for c in self.callers().get(f, ()) if c not in seen]
-            if any(self.units[c].unit.replays for c in frontier):
+            if any(self.units[c].unit.replays or self._calls_replayer(c) for c in frontier):
                 return True
             seen.update(frontier)
+        return False
+
+    def _calls_replayer(self, key: str) -> bool:
+        """Does unit `key` call a function that replays a graph (`run()` around `g.replay()`)?"""
+        located = self.units.get(key)
+        if located is None:
+            return False
+        for ref in located.unit.calls:
+            for callee in self.callees(ref, located.unit.class_key):
+                target = self.units.get(callee)
+                if target is not None and target.unit.replays:
+                    return True
         return False
 
     def callers(self) -> dict[str, list[str]]:

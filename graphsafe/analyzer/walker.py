@@ -179,6 +179,9 @@ class FileWalker:
         self.globals: dict[str, T.Kind] = {}
         # function key → the per-step number it returns (same file, defined before its callers)
         self.scalar_returns: dict[str, ScalarSource] = {}
+        self.number_attrs: dict[str, set[str]] = {}  # class key → attributes set to number literals
+        self.outside_sets: set[tuple[str, str]] = set()  # see FileFacts.outside_sets
+        self.properties: set[str] = set()  # unit keys of `@property` methods of this file's classes
         self.stores: set[int] = set()
         self.reported: set[tuple[str, int]] = set()
         self.scope: _Scope | None = None
@@ -385,6 +388,11 @@ class FileWalker:
             if self.is_self(expr.value) and scope.class_key:
                 if attr in self.varying_attrs.get(scope.class_key, ()):
                     return ScalarSource(f"attribute `self.{attr}`")
+                if attr in self.number_attrs.get(scope.class_key, ()):  # set per step elsewhere?
+                    return ScalarSource(f"attribute `self.{attr}`", (scope.class_key, attr))
+                key = f"{scope.class_key}.{attr}"
+                if key in self.properties:  # `d = self.current_decay`: what the property returns
+                    return self.scalar_returns.get(key)
                 return None
             base = self._kind(expr.value)
             if base.tag == "object":
@@ -769,6 +777,8 @@ class FileWalker:
         return T.UNKNOWN
 
     def _named_call_kind(self, name: str, call: cst.Call) -> T.Kind | None:
+        if name in ("copy.deepcopy", "copy.copy") and call.args:
+            return self._kind(call.args[0].value)  # a copy of a module is a module of that class
         if name.startswith("torch."):
             if name in CONTAINER_MODULES:
                 return T.module_set(*self._module_classes_in(call))
@@ -924,9 +934,14 @@ class FileWalker:
             attr_classes = tuple(
                 (name, kind.refs) for name, kind in attrs.items() if kind.tag in ("object", "modules") and kind.refs
             )
-            varying = _varying_number_attrs(node, number_functions)
+            for stmt in node.body.body:
+                if isinstance(stmt, cst.FunctionDef) and any(
+                        isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in stmt.decorators):
+                    self.properties.add(f"{key}.{stmt.name.value}")
+            varying, numbers = _varying_number_attrs(node, number_functions)
             self.varying_attrs[key] = varying
-            self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)))
+            self.number_attrs[key] = numbers
+            self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)), tuple(sorted(numbers)))
         self.scope = None
 
     def _class_attr_kinds(self, node: cst.ClassDef, key: str, imports: ImportTable) -> dict[str, T.Kind]:
@@ -1123,6 +1138,12 @@ class FileWalker:
         self._visit(node.value)
         kind = self._kind(node.value)
         for target in node.targets:
+            target_expr = target.target
+            if (self.loop_names and isinstance(target_expr, cst.Attribute) and not self.is_self(target_expr.value)
+                    and type(node.value) not in _LITERALS):
+                base = self._kind(target_expr.value)
+                if base.tag == "object":  # `session.temperature = t` in a loop: set per step
+                    self.outside_sets.update((ref, target_expr.attr.value) for ref in base.refs)
             self._visit_target(target.target)
             self._bind(target.target, kind, node.value)
 
@@ -1158,6 +1179,10 @@ class FileWalker:
             return T.TENSOR
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range":
             return T.SCALAR
+        if (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
+                and iterable.func.attr.value in ("parameters", "buffers")
+                and self._kind(iterable.func.value).tag in ("object", "modules")):
+            return T.TENSOR  # `for p in model.parameters()`: a module's tensors
         return T.UNKNOWN
 
     def _bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
@@ -1525,6 +1550,7 @@ class FileWalker:
             noqa=noqa_lines(source_lines),
             always=tuple(build(pending) for pending in self.always),
             wanted=tuple(sorted(self.wanted)),
+            outside_sets=tuple(sorted(self.outside_sets)),
         )
 
 
@@ -1567,12 +1593,13 @@ def _declares_number(param: cst.Param, optional: bool = False) -> bool:
     return isinstance(default, (cst.Integer, cst.Float))
 
 
-def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] = frozenset()) -> set[str]:
+def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] = frozenset()) -> tuple[set[str], set[str]]:
     """Attributes set to a number in the class, then changed outside __init__ (`self.pos += T`);
     and attributes set from a config value (`self.ent_coef = cfg.ent_coef`) that a method
     outside __init__ updates with arithmetic (`self.ent_coef *= decay`) or sets to another
     number (`self.beta = cfg.beta * min(1.0, step / warmup)`, `self.lr = cosine(step, ...)`
-    with `def cosine(...) -> float`, `self.thresh = thresh` with `thresh: float | None`)."""
+    with `def cosine(...) -> float`, `self.thresh = thresh` with `thresh: float | None`).
+    Also gives the attributes set to a number literal."""
     numbers: set[str] = set()
     changed: set[str] = set()
     from_config: set[str] = set()
@@ -1606,7 +1633,7 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
                                     updated.add(target.attr.value)
                             elif isinstance(value, cst.Attribute) and T.looks_like_config(value):
                                 from_config.add(target.attr.value)
-    return (numbers & changed) | (from_config & updated)
+    return (numbers & changed) | (from_config & updated), numbers
 
 
 def _number_functions(statements) -> frozenset[str]:

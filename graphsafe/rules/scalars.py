@@ -282,8 +282,13 @@ def _host_draw_in(expr: cst.BaseExpression, ctx) -> bool:
     return False
 
 
+# builtins given a tensor do host work (or a sync another rule reports), not device work
+_BUILTIN_CALLS = frozenset("print len isinstance str repr format int float bool list tuple dict set sorted min max sum any all zip enumerate range id hash type".split())
+
+
 def _records_device_work(node: cst.If | cst.While, ctx) -> bool:
-    """Does either branch call torch, a tensor method, a module/optimizer or a method of self?"""
+    """Does either branch call torch, a tensor method, a module/optimizer, a method of self, or
+    a function of the program given a tensor (`save_grid(logits[:16], path)`)?"""
     stack: list[cst.CSTNode] = [node.body]
     if node.orelse is not None:
         stack.append(node.orelse)
@@ -297,6 +302,9 @@ def _records_device_work(node: cst.If | cst.While, ctx) -> bool:
                 receiver = ctx.kind(func.value)
                 if receiver.is_tensor or receiver.tag in ("object", "modules") or ctx.is_self(func.value):
                     return True
+            elif (isinstance(func, cst.Name) and func.value not in _BUILTIN_CALLS
+                    and any(ctx.kind(arg.value).is_tensor for arg in current.args)):
+                return True
         if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
             continue
         stack.extend(children(current))
