@@ -42,6 +42,7 @@ class Project:
         self._subclasses: dict[str, list[str]] | None = None
         self._scalar_index: dict[str, list[tuple[str, tuple]]] | None = None
         self._call_sites: dict[str, list[tuple[tuple[str, str], ...]]] | None = None
+        self._building_sites = False
         self._callers: dict[str, list[str]] | None = None
         self._reachable: dict[str, str | None] = {}
         self._param_memo: dict[frozenset, dict[tuple[str, str], bool]] = {}
@@ -191,6 +192,8 @@ class Project:
         if ref.kind == "method":
             class_name, _, method = ref.target.partition("::")
             return self._call_targets_of_instance(class_name, method)
+        if ref.kind == "param":
+            return self._param_targets(*ref.target.split("::"))
         if ref.kind == "attrs":
             class_name, path, method = ref.target.split("::")
             classes = [class_name]
@@ -410,16 +413,32 @@ class Project:
                 return False
         return True
 
+    def _param_targets(self, function: str, name: str, method: str) -> list[str]:
+        """`model(...)` on a parameter: the methods of the project objects its callers pass."""
+        located = self.units.get(function)
+        if located is None or self._call_sites is None and self._building_sites:
+            return []
+        params = located.unit.params
+        position = str(params.index(name)) if name in params else None
+        classes: dict[str, None] = {}
+        for slots in self.call_sites().get(function, ()):
+            for slot, value in slots:
+                if slot in (name, position) and value.startswith("O:"):
+                    classes.update(dict.fromkeys(value[2:].split("|")))
+        return [t for c in classes for t in self._call_targets_of_instance(c, method)]
+
     def call_sites(self) -> dict[str, list[tuple[tuple[str, str], ...]]]:
         """callee key → the argument slots (Unit.arg_kinds) of every call site resolved to it.
         (A call in a capture block is listed by the block and by its function: the same slots.)"""
         if self._call_sites is None:
             index: dict[str, list[tuple[tuple[str, str], ...]]] = {}
+            self._building_sites = True  # calls on parameters are not followed while indexing
             for located in self.units.values():
                 unit = located.unit
                 for ref, slots in unit.arg_kinds:
                     for callee in self.callees(ref, unit.class_key):
                         index.setdefault(callee, []).append(slots)
+            self._building_sites = False
             self._call_sites = index
         return self._call_sites
 

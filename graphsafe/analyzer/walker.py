@@ -1306,6 +1306,8 @@ class FileWalker:
             if name == scope.self_name and scope.class_key:  # `mean, log_std = self(obs)`
                 return [CallRef("method", f"{scope.class_key}::__call__")]
             kind = scope.env.get(name) or self.globals.get(name)
+            if self._generic_param(name, kind):
+                return [CallRef("param", f"{self.function_key}::{name}::__call__")]
             if kind is not None and kind.tag in ("object", "modules"):
                 return [CallRef("method", f"{ref}::__call__") for ref in kind.refs]
             if scope.imports.is_imported(name):
@@ -1321,6 +1323,8 @@ class FileWalker:
             if isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super":
                 return [CallRef("super", method)] if scope.class_key else []
             kind = self._kind(base)
+            if isinstance(base, cst.Name) and self._generic_param(base.value, kind):
+                return [CallRef("param", f"{self.function_key}::{base.value}::{method}")]
             if kind.tag in ("object", "modules") and kind.refs:
                 return [CallRef("method", f"{ref}::{method}") for ref in kind.refs]
             name = dotted(func)
@@ -1332,6 +1336,17 @@ class FileWalker:
             if head in self.module_defs and head not in scope.env:
                 return [CallRef("global", f"{self.module}.{name}")]
         return []
+
+    def _generic_param(self, name: str, kind: T.Kind | None) -> bool:
+        """A parameter given a model by its callers: unannotated, or annotated with a torch base
+        class (`model: nn.Module`); the call graph resolves calls on it through the classes of
+        the objects its call sites pass (CallRef kind "param")."""
+        scope = self.scope
+        if not scope.is_function or name not in scope.params or name in scope.reassigned:
+            return False
+        if kind is None or kind.tag == "unknown":
+            return True
+        return kind.tag == "object" and all(r.startswith("torch.nn.") for r in kind.refs)
 
     def _may_vary(self, value: cst.BaseExpression) -> bool:
         """A cheap pre-check before `scalar_source`: literals and plain untainted names never vary."""
@@ -1353,8 +1368,12 @@ class FileWalker:
             if arg.star:
                 found.append(("*", "?"))
                 break
-            slot = self._return_slot(arg.value)
-            if slot != "S" and self._is_host_tensor(arg.value):
+            kind = self._kind(arg.value)
+            if kind.tag in ("object", "modules") and kind.refs and not all(r.startswith("torch.") for r in kind.refs):
+                slot = "O:" + "|".join(kind.refs)  # an instance of a project class (a model passed along)
+            else:
+                slot = self._return_slot(arg.value)
+            if slot != "S" and not slot.startswith("O:") and self._is_host_tensor(arg.value):
                 slot = "H"  # `t.cpu()` is a tensor even where `t`'s kind is unknown here
             if arg.keyword is None:
                 found.append((str(position), slot))

@@ -286,9 +286,13 @@ def _host_draw_in(expr: cst.BaseExpression, ctx) -> bool:
 _BUILTIN_CALLS = frozenset("print len isinstance str repr format int float bool list tuple dict set sorted min max sum any all zip enumerate range id hash type".split())
 
 
+def _device_state(kind) -> bool:
+    return kind.is_tensor or kind.tag in ("object", "modules")  # `polyak_update(self.q, self.q_target, tau)`
+
+
 def _records_device_work(node: cst.If | cst.While, ctx) -> bool:
     """Does either branch call torch, a tensor method, a module/optimizer, a method of self, or
-    a function of the program given a tensor (`save_grid(logits[:16], path)`)?"""
+    a function of the program given a tensor or a module (`save_grid(logits[:16], path)`)?"""
     stack: list[cst.CSTNode] = [node.body]
     if node.orelse is not None:
         stack.append(node.orelse)
@@ -303,7 +307,7 @@ def _records_device_work(node: cst.If | cst.While, ctx) -> bool:
                 if receiver.is_tensor or receiver.tag in ("object", "modules") or ctx.is_self(func.value):
                     return True
             elif (isinstance(func, cst.Name) and func.value not in _BUILTIN_CALLS
-                    and any(ctx.kind(arg.value).is_tensor for arg in current.args)):
+                    and any(_device_state(ctx.kind(arg.value)) for arg in current.args)):
                 return True
         if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
             continue
