@@ -181,7 +181,8 @@ class FileWalker:
         self.scalar_returns: dict[str, ScalarSource] = {}
         self.number_attrs: dict[str, set[str]] = {}  # class key → attributes set to number literals
         self.outside_sets: set[tuple[str, str]] = set()  # see FileFacts.outside_sets
-        self.properties: set[str] = set()  # unit keys of `@property` methods of this file's classes
+        self.properties: set[str] = set()
+        self.number_functions: frozenset[str] = frozenset()  # module functions annotated `-> float`  # unit keys of `@property` methods of this file's classes
         self.stores: set[int] = set()
         self.reported: set[tuple[str, int]] = set()
         self.scope: _Scope | None = None
@@ -436,7 +437,14 @@ class FileWalker:
                     return source
             return None
         callee = self._same_file_callee(func)
-        return self.scalar_returns.get(callee) if callee is not None else None
+        if callee is None:
+            return None
+        if isinstance(func, cst.Name) and func.value in self.number_functions:
+            for arg in call.args:  # `get_lr(self.iter_num, cfg)` with `def get_lr(...) -> float`
+                found = self.scalar_source(arg.value)
+                if found is not None:
+                    return found
+        return self.scalar_returns.get(callee)
 
     def _same_file_callee(self, func: cst.BaseExpression) -> str | None:
         """The unit key of `self.method` / a function of this module, for what it returns."""
@@ -922,7 +930,7 @@ class FileWalker:
                         orelse = getattr(orelse, "orelse", None)
 
         scan(module.body, "")
-        number_functions = _number_functions(module.body)
+        number_functions = self.number_functions = _number_functions(module.body)
         if "register_buffer" in self.source:  # the scan reads every method: only where it can find one
             self.registrars = _buffer_registrars(node for node, _ in pending_classes)
         self.scope = _Scope(imports, self.globals, {}, None, None, "", [])
@@ -995,7 +1003,11 @@ class FileWalker:
         elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Attribute):
             target = small.target
             if isinstance(target.value, cst.Name) and target.value.value == self_name:
-                kinds[target.attr.value] = self._kind(small.value)
+                # `self.fabric: LocalFabric | None = None`: the annotation says what it will hold
+                declared = self._annotation_kind(small.annotation.annotation)
+                kind = declared if declared.tag in ("object", "modules") else self._kind(small.value)
+                name = target.attr.value
+                kinds[name] = T.merge(kinds[name], kind) if name in kinds else kind
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             call = small.value
             registrars = ("register_buffer", "register_parameter", *self.registrars)
