@@ -46,8 +46,10 @@ class PythonScalarInput(Rule):
     """## What it does
     Flags a Python number that changes between steps — a number parameter of a captured
     function (`lr: float`, `temperature: float`, a sampler's `t: int`) or a number attribute
-    the program updates (`self.pos += T`, `self.ent_coef *= decay`), or a number computed
-    from one (arithmetic, `min`/`max`, `math.exp(...)`, a helper method that returns it) —
+    the program updates (`self.pos += T`, `self.ent_coef *= decay`, `self.beta = cfg.beta *
+    warmup` outside `__init__`, `session.temperature = t` in a loop), or a number computed
+    from one (arithmetic, `min`/`max`, `math.exp(...)`, a helper method or property that
+    returns it, a function annotated `-> float` given it) —
     used inside a captured region in tensor math (comparisons with a tensor included),
     tensor indexing/slicing, a tensor or optimizer-state assignment, or control flow that
     chooses which tensor work is recorded. A callee's number parameter counts when a caller
@@ -159,6 +161,16 @@ class PythonScalarInput(Rule):
                 module=True),
         Example(_SCALED_MODULE.format(init_tail="", annotation="float", call="self.step2(x, s)").replace(
             "for s in scales:", "with torch.cuda.graph(self.graph):"), module=True),
+        # a counter branch that chooses whether a program function gets the tensors
+        Example("import torch\ndef save_grid(images: torch.Tensor, path: str):\n    pass\n"
+                "class C:\n    def __init__(self):\n        self.step = 0\n"
+                "    def run(self, x: torch.Tensor):  # graphsafe: region\n        if self.step % 5 == 0:\n"
+                "            save_grid(x[:4], 'grid.pgm')\n        self.step += 1", module=True),
+        # a decay read through a property derived from a counter
+        Example("import torch\nclass C:\n    def __init__(self):\n        self.updates = 0\n"
+                "    @property\n    def decay(self) -> float:\n        return min(0.999, (1 + self.updates) / (10 + self.updates))\n"
+                "    def update(self, p: torch.Tensor, q: torch.Tensor):  # graphsafe: region\n"
+                "        self.updates += 1\n        d = self.decay\n        p.lerp_(q, 1.0 - d)", module=True),
     )
 
     def __init__(self) -> None:
