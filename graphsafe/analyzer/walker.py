@@ -1335,7 +1335,9 @@ class FileWalker:
             if isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super":
                 return [CallRef("super", method)] if scope.class_key else []
             kind = self._kind(base)
-            if isinstance(base, cst.Name) and self._generic_param(base.value, kind):
+            # `model.generate(x)` on `model: nn.Module` (not `h.sum()` on an unknown `h`, whose
+            # kind its callers decide: see returns.py)
+            if isinstance(base, cst.Name) and kind.tag == "object" and self._generic_param(base.value, kind):
                 return [CallRef("param", f"{self.function_key}::{base.value}::{method}")]
             if kind.tag in ("object", "modules") and kind.refs:
                 return [CallRef("method", f"{ref}::{method}") for ref in kind.refs]
