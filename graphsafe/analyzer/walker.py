@@ -442,7 +442,9 @@ class FileWalker:
         if isinstance(func, cst.Name) and func.value in self.number_functions:
             for arg in call.args:  # `get_lr(self.iter_num, cfg)` with `def get_lr(...) -> float`
                 found = self.scalar_source(arg.value)
-                if found is not None:
+                # an attribute's variation only: which parameters a result depends on is the
+                # function's business (`_get_softmax_dim(name, ndim, stacklevel)`)
+                if found is not None and not (found.condition and found.condition[0] == "param"):
                     return found
         return self.scalar_returns.get(callee)
 
@@ -1004,8 +1006,9 @@ class FileWalker:
             target = small.target
             if isinstance(target.value, cst.Name) and target.value.value == self_name:
                 # `self.fabric: LocalFabric | None = None`: the annotation says what it will hold
-                declared = self._annotation_kind(small.annotation.annotation)
-                kind = declared if declared.tag in ("object", "modules") else self._kind(small.value)
+                value_is_none = isinstance(small.value, cst.Name) and small.value.value == "None"
+                declared = self._annotation_kind(small.annotation.annotation) if value_is_none else None
+                kind = declared if declared is not None and declared.tag == "object" else self._kind(small.value)
                 name = target.attr.value
                 kinds[name] = T.merge(kinds[name], kind) if name in kinds else kind
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):

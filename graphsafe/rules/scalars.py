@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 import libcst as cst
 
 from graphsafe.analyzer.nodes import children
@@ -295,7 +297,7 @@ def _host_draw_in(expr: cst.BaseExpression, ctx) -> bool:
 
 
 # builtins given a tensor do host work (or a sync another rule reports), not device work
-_BUILTIN_CALLS = frozenset("print len isinstance str repr format int float bool list tuple dict set sorted min max sum any all zip enumerate range id hash type".split())
+_BUILTIN_CALLS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
 
 
 def _device_state(kind) -> bool:
