@@ -20,7 +20,7 @@ from graphsafe.analyzer.names import ImportTable, dotted
 from graphsafe.analyzer.nodes import children
 from graphsafe.analyzer.noqa import noqa_lines
 from graphsafe.analyzer.positions import node_ranges
-from graphsafe.analyzer.returns import ARG_PID, summarize_returns
+from graphsafe.analyzer.returns import OBJECT_PID, ARG_PID, summarize_returns
 from graphsafe.model import Applicability, Confidence, Edit, Fix, Hit, Position, RegionKind
 from graphsafe.rewriters.edits import WholeLines
 from graphsafe.rules.base import Rule
@@ -538,7 +538,7 @@ class FileWalker:
                 pid = self._call_pid(expr)
                 if pid is not None:
                     self._pending[id(expr)] = pid
-                    return self.external.get(pid, kind)
+                    return self.external.get(pid) or self.external.get(pid + OBJECT_PID, kind)
             return kind
         if tp is cst.BinaryOperation:
             left, right = self._kind(expr.left), self._kind(expr.right)
@@ -700,12 +700,26 @@ class FileWalker:
             source = self.scalar_source(value)
             if source is not None and not (source.condition and source.condition[0] == "param"):
                 self.scalar_returns.setdefault(unit.key, source)
-        if value is None:
+        declared = self._declared_object_slot(unit.node)
+        if declared is not None and value is not None:
+            unit.returns.append((declared,))  # `-> list[KVCache]`: the annotation names the class
+        elif value is None:
             unit.returns.append(("S",))
         elif isinstance(value, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
             unit.returns.append(("tuple", *(self._return_slot(e.value) for e in value.elements)))
         else:
             unit.returns.append((self._return_slot(value),))
+
+    def _declared_object_slot(self, node: cst.CSTNode) -> str | None:
+        """`O:cls` / `M:cls` for a function annotated to return a project object (or a list of
+        them): the return summary other files' call graphs follow."""
+        returns = getattr(node, "returns", None)
+        if returns is None:
+            return None
+        kind = self._annotation_kind(returns.annotation)
+        if kind.tag not in ("object", "modules") or not kind.refs or any(r.startswith("torch.") for r in kind.refs):
+            return None
+        return ("O:" if kind.tag == "object" else "M:") + "|".join(kind.refs)
 
     def _visit_yield(self, node) -> None:
         unit = next((u for u in reversed(self.scope.units) if u.is_function), None)
@@ -990,6 +1004,10 @@ class FileWalker:
                 target = t.target
                 if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == self_name:
                     kind = kind or self._kind(small.value)
+                    if kind.tag == "unknown" and id(small.value) in self._pending:
+                        # `self.caches = target.make_caches(...)` defined in another file: ask the
+                        # project which class of object it returns (for the calls made on it)
+                        self.wanted.add(self._pending[id(small.value)] + OBJECT_PID)
                     name = target.attr.value
                     kinds[name] = T.merge(kinds[name], kind) if name in kinds else kind
                 elif isinstance(target, cst.Name):
