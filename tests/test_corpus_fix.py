@@ -43,7 +43,7 @@ REMOVED_BY_UNSAFE_FIXES = {
 # Programs whose run() reads back what an unsafe fix removes by design, so the unsafe copy cannot
 # run to the end on CPU: program -> why. Their diff, re-check and idempotence are still tested.
 RUN_READS_REMOVED_OUTPUT = {
-    "heldout_lmtrain": "run() returns logged['train/grad_norm'][-1], the row of self.log(..., norm.item()) "
+    "lmtrain_step": "run() returns logged['train/grad_norm'][-1], the row of self.log(..., norm.item()) "
                        "that the unsafe GS501 fix removes from the captured step",
 }
 

@@ -86,3 +86,49 @@ def test_editor_buffer_sees_the_same(tmp_path):
     result = check_source(source, str(tmp_path / "scheduler.py"), Settings(root=tmp_path),
                           others=[f for f in others if not f.path.endswith("scheduler.py")])
     assert [(d.start.line, d.code) for d in result.diagnostics if d.code == "GS401"] == [(11, "GS401")]
+
+
+SESSION = """
+import torch
+
+
+class Session:
+    def __init__(self, mask: torch.Tensor):
+        self.mask = mask
+        self.graph = None
+
+    def reset(self, mask: torch.Tensor) -> None:
+        self.mask = mask
+
+    def step(self, x: torch.Tensor) -> torch.Tensor:
+        return x.masked_fill(self.mask, 0.0)
+
+    def capture(self, x: torch.Tensor) -> None:
+        self.static_x = x.clone()
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.static_out = self.step(self.static_x)
+
+    def run(self, n: int) -> None:
+        for _ in range(n):
+            self.graph.replay()
+
+
+def translate(session: Session, x: torch.Tensor, masks: list) -> None:
+    session.capture(x)
+    for mask in masks:
+        {driver}
+"""
+
+
+def test_a_driver_that_resets_then_runs_a_replaying_method(tmp_path):
+    """`session.reset(mask)` then `session.run()`: the reset is between replays, one call over."""
+    (tmp_path / "session.py").write_text(SESSION.format(driver="session.reset(mask)\n        session.run(3)"))
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
+    assert [(d.start.line, d.code) for d in result.diagnostics] == [(11, "GS401")]
+
+
+def test_a_driver_that_never_replays_stays_silent(tmp_path):
+    (tmp_path / "session.py").write_text(SESSION.format(driver="session.reset(mask)\n        session.step(x)"))
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
+    assert result.diagnostics == []

@@ -193,3 +193,57 @@ def test_warm_run_reads_cached_re_walks_without_a_pool(tmp_path, monkeypatch):
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", NoPool)
     assert run() == cold
+
+
+CACHES = """
+import torch
+
+
+class KVCache:
+    def __init__(self):
+        self.k = torch.zeros(4, 8)
+        self.pos = 0
+
+    def rollback(self, n: int) -> None:
+        self.pos -= n
+
+
+class LM(torch.nn.Module):
+    def make_caches(self, n: int) -> {annotation}:
+        return [KVCache() for _ in range(n)]
+"""
+
+DECODER = """
+import torch
+from lm import LM
+
+
+class Decoder:
+    def __init__(self, lm: LM):
+        self.caches = lm.make_caches(2)
+
+    def step(self, x: torch.Tensor):  # graphsafe: region
+        for cache in self.caches:
+            cache.rollback(1)
+        return x
+"""
+
+
+def test_objects_a_method_in_another_file_is_annotated_to_return_are_followed(tmp_path):
+    write(tmp_path, {"lm.py": CACHES.replace("{annotation}", "list[KVCache]"), "dec.py": DECODER})
+    assert found(tmp_path) == {("lm.py", 11, "GS302")}
+
+
+def test_an_unannotated_factory_in_another_file_stays_unknown(tmp_path):
+    write(tmp_path, {"lm.py": CACHES.replace(" -> {annotation}", ""), "dec.py": DECODER})
+    assert found(tmp_path) == set()
+
+
+def test_object_returns_survive_the_cache(tmp_path):
+    project, cache = tmp_path / "p", tmp_path / "cache"
+    project.mkdir()
+    write(project, {"lm.py": CACHES.replace("{annotation}", "list[KVCache]"), "dec.py": DECODER})
+    assert found(project, cache) == {("lm.py", 11, "GS302")}
+    assert found(project, cache) == {("lm.py", 11, "GS302")}  # from the cache
+    write(project, {"lm.py": CACHES.replace(" -> {annotation}", "")})
+    assert found(project, cache) == set()

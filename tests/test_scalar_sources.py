@@ -123,3 +123,136 @@ def test_reseeding_is_gs602_not_gs301():
     """
     found = {d.code for d in diagnostics(textwrap.dedent(source)) if d.start.line == 9}
     assert found == {"GS602"}
+
+
+TRAINER = """
+import torch
+
+
+def cosine(step: int, base: float) -> float:
+    return base * (1 + step) / 100
+
+
+class Trainer:
+    def __init__(self, cfg, opt):
+        self.cfg = cfg
+        self.opt = opt
+        self.beta = cfg.beta
+        self.updates = 0
+
+    @property
+    def decay(self) -> float:
+        return {decay}
+
+    def train_step(self, x: torch.Tensor):
+        y = x * self.beta
+        d = self.decay
+        z = x.lerp(y, 1.0 - d)
+        self.updates += 1
+        return z
+
+    def fit(self, batches, total: int):
+        for step, x in enumerate(batches):
+            self.beta = {beta}
+            self.train_step(x)
+
+    def capture(self, x: torch.Tensor):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            self.train_step(x)
+"""
+
+
+def test_a_config_attribute_reassigned_with_a_new_number_each_step():
+    source = TRAINER.format(beta="self.cfg.beta * min(1.0, (step + 1) / total)", decay="self.cfg.decay")
+    assert gs301_lines(source) == [21]
+    source = TRAINER.format(beta="cosine(step, self.cfg.beta)", decay="self.cfg.decay")
+    assert gs301_lines(source) == [21]
+
+
+def test_a_config_attribute_reassigned_from_another_attribute_stays_silent():
+    assert gs301_lines(TRAINER.format(beta="self.cfg.other_beta", decay="self.cfg.decay")) == []
+
+
+def test_a_property_derived_from_a_counter_is_per_step():
+    source = TRAINER.format(beta="self.cfg.other_beta", decay="min(0.99, (1 + self.updates) / (10 + self.updates))")
+    assert gs301_lines(source) == [23]
+
+
+def test_a_number_function_of_a_counter_is_per_step():
+    source = textwrap.dedent("""
+        import torch
+
+
+        def get_lr(it: int, base: float) -> float:
+            return base * (it + 1)
+
+
+        class M:
+            def __init__(self, opt):
+                self.opt = opt
+                self.iter_num = 0
+
+            def step(self, x: torch.Tensor):  # graphsafe: region
+                lr = get_lr({arg}, 0.1)
+                for group in self.opt.param_groups:
+                    group["lr"] = lr
+                self.iter_num += 1
+        """)
+    assert gs301_lines(source.replace("{arg}", "self.iter_num")) == [17]
+    assert gs301_lines(source.replace("{arg}", "3")) == []
+
+
+def test_a_number_attribute_set_in_a_loop_by_code_outside_the_class():
+    source = textwrap.dedent("""
+        import torch
+
+
+        class Session:
+            def __init__(self):
+                self.temperature = 1.0
+
+            def step(self, logits: torch.Tensor):
+                return logits / self.temperature
+
+            def capture(self, logits: torch.Tensor):
+                g = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(g):
+                    self.step(logits)
+
+
+        def translate(session: Session, temperatures: list, logits: torch.Tensor):
+            {body}
+        """)
+    assert gs301_lines(source.replace("{body}", "for t in temperatures:\n        session.temperature = t")) == [10]
+    # set once, before anything runs: not per step
+    assert gs301_lines(source.replace("{body}", "session.temperature = temperatures[0]")) == []
+
+
+def test_a_counter_branch_that_hands_tensors_or_modules_to_a_program_function():
+    source = textwrap.dedent("""
+        import torch
+
+
+        def polyak(online: torch.nn.Module, target: torch.nn.Module) -> None:
+            pass
+
+
+        def save_grid(images: torch.Tensor, path: str) -> None:
+            pass
+
+
+        class Agent:
+            def __init__(self):
+                self.q = torch.nn.Linear(2, 2)
+                self.q_target = torch.nn.Linear(2, 2)
+
+            def update(self, x: torch.Tensor, step: int):  # graphsafe: region
+                if step % 2 == 0:
+                    {body}
+        """)
+    assert gs301_lines(source.replace("{body}", "polyak(self.q, self.q_target)")) == [19]
+    assert gs301_lines(source.replace("{body}", "save_grid(x[:4], 'a.pgm')")) == [19]
+    # only host values handed over, or a builtin given a tensor: no tensor work chosen
+    assert gs301_lines(source.replace("{body}", "save_grid(None, f'{step}.pgm')")) == []
+    assert gs301_lines(source.replace("{body}", "print(len(x))")) == []

@@ -42,6 +42,7 @@ class Project:
         self._subclasses: dict[str, list[str]] | None = None
         self._scalar_index: dict[str, list[tuple[str, tuple]]] | None = None
         self._call_sites: dict[str, list[tuple[tuple[str, str], ...]]] | None = None
+        self._building_sites = False
         self._callers: dict[str, list[str]] | None = None
         self._reachable: dict[str, str | None] = {}
         self._param_memo: dict[frozenset, dict[tuple[str, str], bool]] = {}
@@ -51,6 +52,7 @@ class Project:
                 self.units.setdefault(unit.key, _Located(unit, facts.path))
             for info in facts.classes:
                 self.classes.setdefault(info.key, info)
+        self._outside_sets = {pair for facts in files for pair in facts.outside_sets}
         self._resolved: dict[str, str | None] = {}
         self._methods: dict[tuple[str, str], str | None] = {}
 
@@ -163,6 +165,9 @@ class Project:
             return False
         if attr in info.varying:
             return True
+        if attr in info.numbers and any(  # a number attribute that code elsewhere sets in a loop
+                a == attr and self.resolve_symbol(c) == class_key for c, a in self._outside_sets):
+            return True
         return any(self.attr_is_varying(base, attr, seen | {class_key}) for base in info.bases)
 
     def _call_targets_of_instance(self, class_name: str, method: str) -> list[str]:
@@ -187,6 +192,15 @@ class Project:
         if ref.kind == "method":
             class_name, _, method = ref.target.partition("::")
             return self._call_targets_of_instance(class_name, method)
+        if ref.kind == "param":
+            return self._param_targets(*ref.target.split("::"))
+        if ref.kind == "attrs":
+            class_name, path, method = ref.target.split("::")
+            classes = [class_name]
+            for attr in path.split("."):
+                keys = (self.resolve_symbol(c) for c in classes)
+                classes = list(dict.fromkeys(c for k in keys if k for c in self.attr_classes(k, attr)))
+            return [t for c in classes for t in self._call_targets_of_instance(c, method)]
         if class_key is None:
             return []
         if ref.kind == "self":
@@ -335,16 +349,32 @@ class Project:
         """An attribute rebound in `function`, read by `readers`: a hazard when captured code
         reads it (a reader is reached from a region, no reached code rebinds it itself) and
         `function` runs outside the region, called from code that replays a graph (a few
-        calls up), so the rebinding happens between replays."""
+        calls up; or a driver that also calls a method that replays: `session.reset(...)` then
+        `session.run()`), so the rebinding happens between replays. Not `__init__`: a new object
+        is built before its graph is captured."""
         reached = self._reachable
         if function in reached or not any(r in reached for r in readers) or any(b in reached for b in rebinders if b):
+            return False
+        if function.rpartition(".")[2] == "__init__":
             return False
         seen, frontier = {function}, [function]
         for _ in range(3):
             frontier = [c for f in frontier for c in self.callers().get(f, ()) if c not in seen]
-            if any(self.units[c].unit.replays for c in frontier):
+            if any(self.units[c].unit.replays or self._calls_replayer(c) for c in frontier):
                 return True
             seen.update(frontier)
+        return False
+
+    def _calls_replayer(self, key: str) -> bool:
+        """Does unit `key` call a function that replays a graph (`run()` around `g.replay()`)?"""
+        located = self.units.get(key)
+        if located is None:
+            return False
+        for ref in located.unit.calls:
+            for callee in self.callees(ref, located.unit.class_key):
+                target = self.units.get(callee)
+                if target is not None and target.unit.replays:
+                    return True
         return False
 
     def callers(self) -> dict[str, list[str]]:
@@ -383,16 +413,32 @@ class Project:
                 return False
         return True
 
+    def _param_targets(self, function: str, name: str, method: str) -> list[str]:
+        """`model(...)` on a parameter: the methods of the project objects its callers pass."""
+        located = self.units.get(function)
+        if located is None or self._call_sites is None and self._building_sites:
+            return []
+        params = located.unit.params
+        position = str(params.index(name)) if name in params else None
+        classes: dict[str, None] = {}
+        for slots in self.call_sites().get(function, ()):
+            for slot, value in slots:
+                if slot in (name, position) and value.startswith("O:"):
+                    classes.update(dict.fromkeys(value[2:].split("|")))
+        return [t for c in classes for t in self._call_targets_of_instance(c, method)]
+
     def call_sites(self) -> dict[str, list[tuple[tuple[str, str], ...]]]:
         """callee key → the argument slots (Unit.arg_kinds) of every call site resolved to it.
         (A call in a capture block is listed by the block and by its function: the same slots.)"""
         if self._call_sites is None:
             index: dict[str, list[tuple[tuple[str, str], ...]]] = {}
+            self._building_sites = True  # calls on parameters are not followed while indexing
             for located in self.units.values():
                 unit = located.unit
                 for ref, slots in unit.arg_kinds:
                     for callee in self.callees(ref, unit.class_key):
                         index.setdefault(callee, []).append(slots)
+            self._building_sites = False
             self._call_sites = index
         return self._call_sites
 

@@ -19,7 +19,9 @@ class CallRef:
       "global"  target is a dotted name (`pkg.mod.func`, `pkg.mod.Class`) after import aliasing;
       "self"    target is a method or attribute name on the unit's own class (`self.x(...)`);
       "super"   target is a method name looked up on the unit's base classes;
-      "method"  target is `dotted.Class::name` (a method of an instance of a known class).
+      "method"  target is `dotted.Class::name` (a method of an instance of a known class);
+      "attrs"   target is `dotted.Class::a.b::name`: a method of what attribute path `a.b` of an
+                instance of that class holds, followed through classes in other files.
     """
 
     kind: str
@@ -78,6 +80,9 @@ class ClassInfo:
     attr_classes: tuple[tuple[str, tuple[str, ...]], ...]
     # Python-number attributes reassigned outside __init__ (`self.pos += T`): they change per step
     varying: tuple[str, ...] = ()
+    # attributes set to a number literal in the class: per step if code elsewhere sets them in a
+    # loop (FileFacts.outside_sets)
+    numbers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -94,3 +99,6 @@ class FileFacts:
     # pending ids (project calls defined elsewhere) whose return kind a rule asked about: if the
     # project finds they return tensors, this file is walked again with those kinds
     wanted: tuple[str, ...] = ()
+    # (class, attribute) set on an instance inside a loop by code outside the class
+    # (`session.temperature = t` for each fallback temperature)
+    outside_sets: tuple[tuple[str, str], ...] = ()

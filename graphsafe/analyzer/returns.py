@@ -19,7 +19,11 @@ that slot (by position or keyword; a call that unpacks `*args`/`**kwargs`, or le
 parameter to its default, makes it unknown). Arguments that are themselves pending (a
 caller's own parameter, a project call's result) are followed the same way.
 
-Not covered: kinds of returned objects' attributes, `*args` returns, functions that return
+A function annotated to return a project object (`-> KVCache`, `-> list[KVCache]`) exports
+`O:`/`M:` slots; a file that stores such a call's result in `self.x` asks for it (the id with
+OBJECT_PID) and is walked again with that class, so the call graph follows `self.x.method()`.
+
+Not covered: kinds of returned objects' attributes, unannotated object returns, `*args` returns, functions that return
 different shapes on different paths (merged to unknown), and calls through dynamic dispatch
 the call graph does not resolve.
 """
@@ -34,6 +38,9 @@ from graphsafe.analyzer.facts import CallRef, FileFacts
 _MAX_DEPTH = 6
 ARG_PID = "arg:"  # pending id of a parameter: `arg:<function key>:<parameter name>`
 _SLOT_KINDS = {"T": T.TENSOR, "B": T.BOOL_TENSOR, "L": T.TENSOR_TUPLE, "H": T.TENSOR}  # H: in host memory
+# suffix of a wanted id that asks for the class of object a call returns (`O:cls`, `M:cls`
+# slots, from return annotations): for the call graph, never for tensor kinds
+OBJECT_PID = "!obj"
 
 
 def _merge_slot(a: str, b: str) -> str:
@@ -54,7 +61,7 @@ def summarize_returns(returns: list[tuple[str, ...]]) -> tuple[str, ...]:
             return ()
         first = tuple(x if i == 0 and x == "tuple" else _merge_slot(x, y) for i, (x, y) in enumerate(zip(first, other)))
     slots = first[1:] if first[0] == "tuple" else first
-    if not any(s in _SLOT_KINDS or s.startswith("@") for s in slots):
+    if not any(s in _SLOT_KINDS or s.startswith(("@", "O:", "M:")) for s in slots):
         return ()
     return first
 
@@ -86,6 +93,9 @@ class ReturnKinds:
         return result
 
     def _resolve(self, pid: str, depth: int) -> T.Kind | None:
+        if pid.endswith(OBJECT_PID):
+            found = self._objects(pid[: -len(OBJECT_PID)])
+            return found if found is not None and found.tag in ("object", "modules") else None
         if pid.startswith(ARG_PID):
             function, _, name = pid[len(ARG_PID):].rpartition(":")
             return self._argument_kind(function, name, depth)
@@ -103,6 +113,25 @@ class ReturnKinds:
         for k in found[1:]:
             merged = T.merge(merged, k)
         return merged if merged.is_tensor or merged.tag == "tensor-tuple" else None
+
+    def _objects(self, pid: str) -> T.Kind | None:
+        """The project class every function `pid` resolves to is annotated to return."""
+        refs, class_key, index = _parse(pid)
+        if index is not None:
+            return None
+        found = None
+        for ref in refs:
+            for key in self.project.callees(ref, class_key):
+                summary = self.project.units[key].unit.returns
+                slot = summary[0] if len(summary) == 1 else ""
+                if not slot.startswith(("O:", "M:")):
+                    return None
+                classes = tuple(self.project.resolve_symbol(c) or c for c in slot[2:].split("|"))
+                kind = T.instance_of(*classes) if slot[0] == "O" else T.module_set(*classes)
+                if found is not None and found != kind:
+                    return None
+                found = kind
+        return found
 
     def _argument_kind(self, function: str, name: str, depth: int) -> T.Kind | None:
         """The tensor kind every resolved call site passes to parameter `name` of `function`."""
@@ -142,6 +171,8 @@ class ReturnKinds:
             return T.TENSOR_TUPLE if kinds and all(k is not None and k.is_tensor for k in kinds) else None
         kind = self._slot(summary[0], depth)
         if index is not None:
+            if kind is not None and kind.is_tensor:
+                return kind  # `box_iou(a, b)[0]`: a row of a tensor (of a mask: a mask)
             return T.TENSOR if kind is not None and kind.tag == "tensor-tuple" else None
         return kind
 

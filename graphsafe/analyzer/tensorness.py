@@ -260,10 +260,8 @@ def torch_call_kind(name: str, call: cst.Call) -> Kind | None:
         return UNKNOWN  # private helpers return anything
     if func in TORCH_NON_TENSOR or func[:1].isupper() or func.startswith(SCALAR_PREFIXES):
         return SCALAR if func not in ("Generator",) else instance_of(name)
-    if func in ("unique", "unique_consecutive"):  # one tensor unless inverse/counts are asked for
-        extra = any(a.keyword is not None and a.keyword.value in ("return_inverse", "return_counts")
-                    and not (isinstance(a.value, cst.Name) and a.value.value == "False") for a in call.args)
-        return TENSOR_TUPLE if extra or len([a for a in call.args if a.keyword is None]) > 2 else TENSOR
+    if func in ("unique", "unique_consecutive"):
+        return unique_kind(call, positional_limit=2)
     if func in TORCH_TUPLE:
         return TENSOR_TUPLE
     if func in ("max", "min") and (len(call.args) > 1 or any(a.keyword and a.keyword.value == "dim" for a in call.args)):
@@ -301,6 +299,14 @@ def _is_cpu_device(expr: cst.BaseExpression, resolve) -> bool:
     if type(expr) is cst.Call and resolve(expr.func) == "torch.device" and expr.args:
         return _is_cpu_device(expr.args[0].value, resolve)
     return False
+
+
+def unique_kind(call: cst.Call, positional_limit: int) -> Kind:
+    """`unique` gives one tensor unless inverse/counts are asked for (by keyword, or by
+    position past `positional_limit`: `torch.unique(x, sorted)`, `x.unique(sorted)`)."""
+    extra = any(a.keyword is not None and a.keyword.value in ("return_inverse", "return_counts")
+                and not (isinstance(a.value, cst.Name) and a.value.value == "False") for a in call.args)
+    return TENSOR_TUPLE if extra or len([a for a in call.args if a.keyword is None]) > positional_limit else TENSOR
 
 
 def looks_like_config(expr: cst.BaseExpression) -> bool:

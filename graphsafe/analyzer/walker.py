@@ -20,7 +20,7 @@ from graphsafe.analyzer.names import ImportTable, dotted
 from graphsafe.analyzer.nodes import children, node_types
 from graphsafe.analyzer.noqa import noqa_lines
 from graphsafe.analyzer.positions import node_ranges
-from graphsafe.analyzer.returns import ARG_PID, summarize_returns
+from graphsafe.analyzer.returns import OBJECT_PID, ARG_PID, summarize_returns
 from graphsafe.model import Applicability, Confidence, Edit, Fix, Hit, Position, RegionKind
 from graphsafe.rewriters.edits import WholeLines
 from graphsafe.rules.base import Rule
@@ -143,6 +143,9 @@ class _Scope:
     host_names: set[str] = field(default_factory=set)  # locals bound to `t.cpu()` and the like
     # local name → the parameter whose tensor it views (`value = value[0]`): same device
     param_views: dict[str, str] = field(default_factory=dict)
+    # loop variable → the attribute chain it iterates, where the elements' kind is unknown here
+    # (`for block in self.module.model.blocks`: classes defined in other files)
+    loop_sources: dict[str, cst.Attribute] = field(default_factory=dict)
 
 
 class FileWalker:
@@ -180,6 +183,10 @@ class FileWalker:
         self.globals: dict[str, T.Kind] = {}
         # function key → the per-step number it returns (same file, defined before its callers)
         self.scalar_returns: dict[str, ScalarSource] = {}
+        self.number_attrs: dict[str, set[str]] = {}  # class key → attributes set to number literals
+        self.outside_sets: set[tuple[str, str]] = set()  # see FileFacts.outside_sets
+        self.properties: set[str] = set()
+        self.number_functions: frozenset[str] = frozenset()  # module functions annotated `-> float`  # unit keys of `@property` methods of this file's classes
         self.stores: set[int] = set()
         self.reported: set[tuple[str, int]] = set()
         self.scope: _Scope | None = None
@@ -208,7 +215,10 @@ class FileWalker:
             pid = self._depends_on(expr)
             if pid is not None:
                 if self._speculating is not None:
-                    return T.TENSOR if pid in self._speculating else kind
+                    if pid not in self._speculating:
+                        return kind
+                    # `ious <= thresh` on such a value is a mask, as it will be once resolved
+                    return T.BOOL_TENSOR if _is_tensor_comparison(expr) else T.TENSOR
                 if note:
                     self._probed.append(pid)
         return kind
@@ -392,6 +402,11 @@ class FileWalker:
             if self.is_self(expr.value) and scope.class_key:
                 if attr in self.varying_attrs.get(scope.class_key, ()):
                     return ScalarSource(f"attribute `self.{attr}`")
+                if attr in self.number_attrs.get(scope.class_key, ()):  # set per step elsewhere?
+                    return ScalarSource(f"attribute `self.{attr}`", (scope.class_key, attr))
+                key = f"{scope.class_key}.{attr}"
+                if key in self.properties:  # `d = self.current_decay`: what the property returns
+                    return self.scalar_returns.get(key)
                 return None
             base = self._kind(expr.value)
             if base.tag == "object":
@@ -435,7 +450,16 @@ class FileWalker:
                     return source
             return None
         callee = self._same_file_callee(func)
-        return self.scalar_returns.get(callee) if callee is not None else None
+        if callee is None:
+            return None
+        if isinstance(func, cst.Name) and func.value in self.number_functions:
+            for arg in call.args:  # `get_lr(self.iter_num, cfg)` with `def get_lr(...) -> float`
+                found = self.scalar_source(arg.value)
+                # an attribute's variation only: which parameters a result depends on is the
+                # function's business (`_get_softmax_dim(name, ndim, stacklevel)`)
+                if found is not None and not (found.condition and found.condition[0] == "param"):
+                    return found
+        return self.scalar_returns.get(callee)
 
     def _same_file_callee(self, func: cst.BaseExpression) -> str | None:
         """The unit key of `self.method` / a function of this module, for what it returns."""
@@ -527,7 +551,7 @@ class FileWalker:
                 pid = self._call_pid(expr)
                 if pid is not None:
                     self._pending[id(expr)] = pid
-                    return self.external.get(pid, kind)
+                    return self.external.get(pid) or self.external.get(pid + OBJECT_PID, kind)
             return kind
         if tp is cst.BinaryOperation:
             left, right = self._kind(expr.left), self._kind(expr.right)
@@ -689,12 +713,26 @@ class FileWalker:
             source = self.scalar_source(value)
             if source is not None and not (source.condition and source.condition[0] == "param"):
                 self.scalar_returns.setdefault(unit.key, source)
-        if value is None:
+        declared = self._declared_object_slot(unit.node)
+        if declared is not None and value is not None:
+            unit.returns.append((declared,))  # `-> list[KVCache]`: the annotation names the class
+        elif value is None:
             unit.returns.append(("S",))
         elif isinstance(value, cst.Tuple) and not any(isinstance(e, cst.StarredElement) for e in value.elements):
             unit.returns.append(("tuple", *(self._return_slot(e.value) for e in value.elements)))
         else:
             unit.returns.append((self._return_slot(value),))
+
+    def _declared_object_slot(self, node: cst.CSTNode) -> str | None:
+        """`O:cls` / `M:cls` for a function annotated to return a project object (or a list of
+        them): the return summary other files' call graphs follow."""
+        returns = getattr(node, "returns", None)
+        if returns is None:
+            return None
+        kind = self._annotation_kind(returns.annotation)
+        if kind.tag not in ("object", "modules") or not kind.refs or any(r.startswith("torch.") for r in kind.refs):
+            return None
+        return ("O:" if kind.tag == "object" else "M:") + "|".join(kind.refs)
 
     def _visit_yield(self, node) -> None:
         unit = next((u for u in reversed(self.scope.units) if u.is_function), None)
@@ -737,6 +775,8 @@ class FileWalker:
                     return T.UNKNOWN  # __tensor_flatten__, _values(): not plain tensor ops
                 if method in T.TENSOR_NON_TENSOR_METHODS:
                     return T.SCALAR
+                if method in ("unique", "unique_consecutive"):  # `x.unique().tolist()`: one tensor
+                    return T.unique_kind(call, positional_limit=1)
                 if method in T.TENSOR_TUPLE_METHODS or (method in ("max", "min") and call.args):
                     return T.TENSOR_TUPLE
                 if method in T.BOOL_RESULT_METHODS:
@@ -774,6 +814,8 @@ class FileWalker:
         return T.UNKNOWN
 
     def _named_call_kind(self, name: str, call: cst.Call) -> T.Kind | None:
+        if name in ("copy.deepcopy", "copy.copy") and call.args:
+            return self._kind(call.args[0].value)  # a copy of a module is a module of that class
         if name.startswith("torch."):
             if name in CONTAINER_MODULES:
                 return T.module_set(*self._module_classes_in(call))
@@ -895,6 +937,7 @@ class FileWalker:
         """Imports, top-level defs and classes (with their attribute kinds) before walking."""
         pending_classes: list[tuple[cst.ClassDef, str]] = []
         self._scan_module_level(module.body, "", imports, pending_classes)
+        number_functions = self.number_functions = _number_functions(module.body)
         if "register_buffer" in self.source:  # the scan reads every method: only where it can find one
             self.registrars = _buffer_registrars(node for node, _ in pending_classes)
         self.scope = _Scope(imports, self.globals, {}, None, None, "", [])
@@ -906,9 +949,14 @@ class FileWalker:
             attr_classes = tuple(
                 (name, kind.refs) for name, kind in attrs.items() if kind.tag in ("object", "modules") and kind.refs
             )
-            varying = _varying_number_attrs(node)
+            for stmt in node.body.body:
+                if isinstance(stmt, cst.FunctionDef) and any(
+                        isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in stmt.decorators):
+                    self.properties.add(f"{key}.{stmt.name.value}")
+            varying, numbers = _varying_number_attrs(node, number_functions)
             self.varying_attrs[key] = varying
-            self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)))
+            self.number_attrs[key] = numbers
+            self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)), tuple(sorted(numbers)))
         self.scope = None
 
     def _scan_module_level(self, statements, prefix: str, imports: ImportTable,
@@ -975,14 +1023,31 @@ class FileWalker:
                 target = t.target
                 if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == self_name:
                     kind = kind or self._kind(small.value)
+                    if kind.tag == "unknown" and id(small.value) in self._pending:
+                        # `self.caches = target.make_caches(...)` defined in another file: ask the
+                        # project which class of object it returns (for the calls made on it)
+                        self.wanted.add(self._pending[id(small.value)] + OBJECT_PID)
                     name = target.attr.value
                     kinds[name] = T.merge(kinds[name], kind) if name in kinds else kind
                 elif isinstance(target, cst.Name):
                     scope.env[target.value] = kind = kind or self._kind(small.value)
+                elif (isinstance(target, cst.Tuple) and isinstance(small.value, cst.Tuple)
+                        and len(target.elements) == len(small.value.elements)):
+                    # `self.model, self.cfg = model, cfg`: element by element
+                    for element, value in zip(target.elements, small.value.elements):
+                        if isinstance(element, cst.StarredElement) or isinstance(value, cst.StarredElement):
+                            break
+                        pair = cst.Assign(targets=[cst.AssignTarget(element.value)], value=value.value)
+                        self._note_self_assignment(pair, self_name, kinds)
         elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Attribute):
             target = small.target
             if isinstance(target.value, cst.Name) and target.value.value == self_name:
-                kinds[target.attr.value] = self._kind(small.value)
+                # `self.fabric: LocalFabric | None = None`: the annotation says what it will hold
+                value_is_none = isinstance(small.value, cst.Name) and small.value.value == "None"
+                declared = self._annotation_kind(small.annotation.annotation) if value_is_none else None
+                kind = declared if declared is not None and declared.tag == "object" else self._kind(small.value)
+                name = target.attr.value
+                kinds[name] = T.merge(kinds[name], kind) if name in kinds else kind
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             call = small.value
             registrars = ("register_buffer", "register_parameter", *self.registrars)
@@ -1125,6 +1190,12 @@ class FileWalker:
         self._visit(node.value)
         kind = self._kind(node.value)
         for target in node.targets:
+            target_expr = target.target
+            if (self.loop_names and isinstance(target_expr, cst.Attribute) and not self.is_self(target_expr.value)
+                    and type(node.value) not in _LITERALS):
+                base = self._kind(target_expr.value)
+                if base.tag == "object":  # `session.temperature = t` in a loop: set per step
+                    self.outside_sets.update((ref, target_expr.attr.value) for ref in base.refs)
             self._visit_target(target.target)
             self._bind(target.target, kind, node.value)
 
@@ -1160,6 +1231,10 @@ class FileWalker:
             return T.TENSOR
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range":
             return T.SCALAR
+        if (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
+                and iterable.func.attr.value in ("parameters", "buffers")
+                and self._kind(iterable.func.value).tag in ("object", "modules")):
+            return T.TENSOR  # `for p in model.parameters()`: a module's tensors
         return T.UNKNOWN
 
     def _bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
@@ -1174,8 +1249,17 @@ class FileWalker:
             if name == "enumerate" and args and len(elements) == 2:
                 self._bind(elements[0], T.SCALAR)
                 self._bind(elements[1], self._element_kind(args[0]))
+                self._note_loop_source(elements[1], args[0])
                 return
         self._bind(target, self._element_kind(iterable))
+        self._note_loop_source(target, iterable)
+
+    def _note_loop_source(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            if isinstance(iterable, cst.Attribute) and self._kind(iterable).tag == "unknown":
+                self.scope.loop_sources[target.value] = iterable
+            else:
+                self.scope.loop_sources.pop(target.value, None)
 
     def _visit_for(self, node: cst.For) -> None:
         self._visit(node.iter)
@@ -1271,7 +1355,11 @@ class FileWalker:
             name = func.value
             if name in scope.local_defs:
                 return [CallRef("global", scope.local_defs[name])]
+            if name == scope.self_name and scope.class_key:  # `mean, log_std = self(obs)`
+                return [CallRef("method", f"{scope.class_key}::__call__")]
             kind = scope.env.get(name) or self.globals.get(name)
+            if self._generic_param(name, kind):
+                return [CallRef("param", f"{self.function_key}::{name}::__call__")]
             if kind is not None and kind.tag in ("object", "modules"):
                 return [CallRef("method", f"{ref}::__call__") for ref in kind.refs]
             if scope.imports.is_imported(name):
@@ -1287,6 +1375,10 @@ class FileWalker:
             if isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super":
                 return [CallRef("super", method)] if scope.class_key else []
             kind = self._kind(base)
+            # `model.generate(x)` on `model: nn.Module` (not `h.sum()` on an unknown `h`, whose
+            # kind its callers decide: see returns.py)
+            if isinstance(base, cst.Name) and kind.tag == "object" and self._generic_param(base.value, kind):
+                return [CallRef("param", f"{self.function_key}::{base.value}::{method}")]
             if kind.tag in ("object", "modules") and kind.refs:
                 return [CallRef("method", f"{ref}::{method}") for ref in kind.refs]
             name = dotted(func)
@@ -1298,6 +1390,17 @@ class FileWalker:
             if head in self.module_defs and head not in scope.env:
                 return [CallRef("global", f"{self.module}.{name}")]
         return []
+
+    def _generic_param(self, name: str, kind: T.Kind | None) -> bool:
+        """A parameter given a model by its callers: unannotated, or annotated with a torch base
+        class (`model: nn.Module`); the call graph resolves calls on it through the classes of
+        the objects its call sites pass (CallRef kind "param")."""
+        scope = self.scope
+        if not scope.is_function or name not in scope.params or name in scope.reassigned:
+            return False
+        if kind is None or kind.tag == "unknown":
+            return True
+        return kind.tag == "object" and all(r.startswith("torch.nn.") for r in kind.refs)
 
     def _may_vary(self, value: cst.BaseExpression) -> bool:
         """A cheap pre-check before `scalar_source`: literals and plain untainted names never vary."""
@@ -1319,8 +1422,12 @@ class FileWalker:
             if arg.star:
                 found.append(("*", "?"))
                 break
-            slot = self._return_slot(arg.value)
-            if slot != "S" and self._is_host_tensor(arg.value):
+            kind = self._kind(arg.value)
+            if kind.tag in ("object", "modules") and kind.refs and not all(r.startswith("torch.") for r in kind.refs):
+                slot = "O:" + "|".join(kind.refs)  # an instance of a project class (a model passed along)
+            else:
+                slot = self._return_slot(arg.value)
+            if slot != "S" and not slot.startswith("O:") and self._is_host_tensor(arg.value):
                 slot = "H"  # `t.cpu()` is a tensor even where `t`'s kind is unknown here
             if arg.keyword is None:
                 found.append((str(position), slot))
@@ -1421,7 +1528,29 @@ class FileWalker:
             return [CallRef("self", expr.attr.value)]
         if isinstance(expr, cst.Attribute) and expr.attr.value == "forward":
             return [CallRef(r.kind, r.target.replace("::__call__", "::forward")) for r in self._callable_refs(expr.value)]
-        return self._call_refs(expr)
+        found = self._call_refs(expr)
+        if not found and kind.tag == "unknown":
+            found = self._attr_path_refs(expr)
+        return found
+
+    def _attr_path_refs(self, expr: cst.BaseExpression) -> list[CallRef]:
+        """`self.module.model.blocks` (or a loop variable over it) where `self.module` is an
+        instance of a class from another file: the call graph follows the path through each
+        class's attributes (ClassInfo.attr_classes) to the classes whose `__call__` runs."""
+        if isinstance(expr, cst.Name) and expr.value in self.scope.loop_sources:
+            expr = self.scope.loop_sources[expr.value]
+        path: list[str] = []
+        while isinstance(expr, cst.Attribute):
+            path.append(expr.attr.value)
+            expr = expr.value
+            kind = self._kind(expr)
+            if kind.tag in ("object", "modules") and kind.refs:
+                chain = ".".join(reversed(path))
+                return [CallRef("attrs", f"{ref}::{chain}::__call__") for ref in kind.refs]
+            if isinstance(expr, cst.Name) and expr.value == self.scope.self_name and self.scope.class_key:
+                chain = ".".join(reversed(path))
+                return [CallRef("attrs", f"{self.scope.class_key}::{chain}::__call__")]
+        return []
 
     def _decorator_region(self, decorator: cst.BaseExpression) -> tuple[RegionKind, Confidence] | None:
         target = decorator.func if isinstance(decorator, cst.Call) else decorator
@@ -1503,6 +1632,7 @@ class FileWalker:
             noqa=noqa_lines(source_lines),
             always=tuple(build(pending) for pending in self.always),
             wanted=tuple(sorted(self.wanted)),
+            outside_sets=tuple(sorted(self.outside_sets)),
         )
 
 
@@ -1530,10 +1660,14 @@ def _is_none_literal(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
 
 
-def _declares_number(param: cst.Param) -> bool:
-    """`lr: float`, `t: int`, `temperature=1.0`: a parameter meant to be a Python number."""
+def _declares_number(param: cst.Param, optional: bool = False) -> bool:
+    """`lr: float`, `t: int`, `temperature=1.0`: a parameter meant to be a Python number
+    (with `optional`, also `thresh: float | None`)."""
     if param.annotation is not None:
         annotation = param.annotation.annotation
+        if (optional and isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr)
+                and isinstance(annotation.right, cst.Name) and annotation.right.value == "None"):
+            annotation = annotation.left
         return isinstance(annotation, cst.Name) and annotation.value in ("int", "float")
     default = param.default
     if isinstance(default, cst.UnaryOperation):
@@ -1541,19 +1675,23 @@ def _declares_number(param: cst.Param) -> bool:
     return isinstance(default, (cst.Integer, cst.Float))
 
 
-def _varying_number_attrs(node: cst.ClassDef) -> set[str]:
+def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] = frozenset()) -> tuple[set[str], set[str]]:
     """Attributes set to a number in the class, then changed outside __init__ (`self.pos += T`);
     and attributes set from a config value (`self.ent_coef = cfg.ent_coef`) that a method
-    outside __init__ updates in place with arithmetic (`self.ent_coef *= decay`)."""
+    outside __init__ updates with arithmetic (`self.ent_coef *= decay`) or sets to another
+    number (`self.beta = cfg.beta * min(1.0, step / warmup)`, `self.lr = cosine(step, ...)`
+    with `def cosine(...) -> float`, `self.thresh = thresh` with `thresh: float | None`).
+    Also gives the attributes set to a number literal."""
     numbers: set[str] = set()
     changed: set[str] = set()
     from_config: set[str] = set()
-    updated: set[str] = set()  # augmented assignments outside __init__
+    updated: set[str] = set()  # augmented assignments outside __init__, or new numbers
     for stmt in node.body.body:
         if not isinstance(stmt, cst.FunctionDef) or not stmt.params.params:
             continue
         self_name = stmt.params.params[0].name.value
         in_init = stmt.name.value == "__init__"
+        number_params = {p.name.value for p in stmt.params.params if _declares_number(p, optional=True)}
         for line in _statements_in(stmt.body):
             if not isinstance(line, cst.SimpleStatementLine):
                 continue
@@ -1573,9 +1711,50 @@ def _varying_number_attrs(node: cst.ClassDef) -> set[str]:
                                 numbers.add(target.attr.value)
                             elif not in_init:
                                 changed.add(target.attr.value)
+                                if _is_number_expression(value, number_params, number_functions):
+                                    updated.add(target.attr.value)
                             elif isinstance(value, cst.Attribute) and T.looks_like_config(value):
                                 from_config.add(target.attr.value)
-    return (numbers & changed) | (from_config & updated)
+    return (numbers & changed) | (from_config & updated), numbers
+
+
+def _number_functions(statements) -> frozenset[str]:
+    """Module-level functions annotated to return a Python number (`def lr_at(it) -> float`)."""
+    found = set()
+    for stmt in statements:
+        if isinstance(stmt, cst.FunctionDef) and stmt.returns is not None:
+            annotation = stmt.returns.annotation
+            if isinstance(annotation, cst.Name) and annotation.value in ("int", "float"):
+                found.add(stmt.name.value)
+    return frozenset(found)
+
+
+def _is_number_expression(value: cst.BaseExpression, number_params, number_functions) -> bool:
+    """A value that is a Python number by its shape: a number parameter of the method,
+    arithmetic on a number literal or on one of those, or a call of a number-returning
+    function (`min`/`max`/`float`/…, `math.*`, a module function annotated `-> float`)."""
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Name):
+        return value.value in number_params
+    if isinstance(value, cst.BinaryOperation):
+        return any(_is_number_expression(side, number_params, number_functions) for side in (value.left, value.right))
+    if isinstance(value, cst.Call):
+        func = value.func
+        if isinstance(func, cst.Name):
+            return func.value in _NUMBER_BUILTINS or func.value in number_functions
+        return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "math"
+    return False
+
+
+_ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+
+
+def _is_tensor_comparison(expr: cst.BaseExpression) -> bool:
+    """`a <= b`, `a == b`: elementwise on a tensor (not `is`, `in`)."""
+    return type(expr) is cst.Comparison and all(isinstance(c.operator, _ORDERING) for c in expr.comparisons)
 
 
 def _names_in(target: cst.BaseExpression):

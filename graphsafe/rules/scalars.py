@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 import libcst as cst
 
 from graphsafe.analyzer.nodes import children
@@ -46,8 +48,10 @@ class PythonScalarInput(Rule):
     """## What it does
     Flags a Python number that changes between steps — a number parameter of a captured
     function (`lr: float`, `temperature: float`, a sampler's `t: int`) or a number attribute
-    the program updates (`self.pos += T`, `self.ent_coef *= decay`), or a number computed
-    from one (arithmetic, `min`/`max`, `math.exp(...)`, a helper method that returns it) —
+    the program updates (`self.pos += T`, `self.ent_coef *= decay`, `self.beta = cfg.beta *
+    warmup` outside `__init__`, `session.temperature = t` in a loop), or a number computed
+    from one (arithmetic, `min`/`max`, `math.exp(...)`, a helper method or property that
+    returns it, a function annotated `-> float` given it) —
     used inside a captured region in tensor math (comparisons with a tensor included),
     tensor indexing/slicing, a tensor or optimizer-state assignment, or control flow that
     chooses which tensor work is recorded. A callee's number parameter counts when a caller
@@ -159,6 +163,16 @@ class PythonScalarInput(Rule):
                 module=True),
         Example(_SCALED_MODULE.format(init_tail="", annotation="float", call="self.step2(x, s)").replace(
             "for s in scales:", "with torch.cuda.graph(self.graph):"), module=True),
+        # a counter branch that chooses whether a program function gets the tensors
+        Example("import torch\ndef save_grid(images: torch.Tensor, path: str):\n    pass\n"
+                "class C:\n    def __init__(self):\n        self.step = 0\n"
+                "    def run(self, x: torch.Tensor):  # graphsafe: region\n        if self.step % 5 == 0:\n"
+                "            save_grid(x[:4], 'grid.pgm')\n        self.step += 1", module=True),
+        # a decay read through a property derived from a counter
+        Example("import torch\nclass C:\n    def __init__(self):\n        self.updates = 0\n"
+                "    @property\n    def decay(self) -> float:\n        return min(0.999, (1 + self.updates) / (10 + self.updates))\n"
+                "    def update(self, p: torch.Tensor, q: torch.Tensor):  # graphsafe: region\n"
+                "        self.updates += 1\n        d = self.decay\n        p.lerp_(q, 1.0 - d)", module=True),
     )
 
     def __init__(self) -> None:
@@ -298,8 +312,17 @@ def _host_draw_in(expr: cst.BaseExpression, ctx) -> bool:
     return False
 
 
+# builtins given a tensor do host work (or a sync another rule reports), not device work
+_BUILTIN_CALLS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
+
+
+def _device_state(kind) -> bool:
+    return kind.is_tensor or kind.tag in ("object", "modules")  # `polyak_update(self.q, self.q_target, tau)`
+
+
 def _records_device_work(node: cst.If | cst.While, ctx) -> bool:
-    """Does either branch call torch, a tensor method, a module/optimizer or a method of self?"""
+    """Does either branch call torch, a tensor method, a module/optimizer, a method of self, or
+    a function of the program given a tensor or a module (`save_grid(logits[:16], path)`)?"""
     stack: list[cst.CSTNode] = [node.body]
     if node.orelse is not None:
         stack.append(node.orelse)
@@ -313,6 +336,9 @@ def _records_device_work(node: cst.If | cst.While, ctx) -> bool:
                 receiver = ctx.kind(func.value)
                 if receiver.is_tensor or receiver.tag in ("object", "modules") or ctx.is_self(func.value):
                     return True
+            elif (isinstance(func, cst.Name) and func.value not in _BUILTIN_CALLS
+                    and any(_device_state(ctx.kind(arg.value)) for arg in current.args)):
+                return True
         if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
             continue
         stack.extend(children(current))

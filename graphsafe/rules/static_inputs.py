@@ -33,8 +33,9 @@ class StaticInputRebinding(Rule):
     - inside the region, `self.buf = f(self.buf)` for a tensor attribute (a buffer or running
       state) whose new value depends on the old one;
     - outside the region, `self.sigmas = ...` in a method (`scheduler.set_timesteps()`) run
-      from code that replays a graph, when captured code of the project reads that attribute
-      (in any file) and does not rebind it itself.
+      from code that replays a graph (or from a driver that also calls a method that replays
+      it: `session.reset(mask)` then `session.run()`), when captured code of the project reads
+      that attribute (in any file) and does not rebind it itself; not in `__init__`.
 
     ## Why is this bad?
     A graph remembers the *addresses* of the tensors it read at capture. Binding a name to a
@@ -98,6 +99,19 @@ class StaticInputRebinding(Rule):
             "    def capture(self, x: torch.Tensor):\n        with torch.cuda.graph(self.g):\n"
             "            self.out = self.s.step(x)\n\n"
             "    def __call__(self, n: int):\n        self.s.set_timesteps(n)\n        self.g.replay()\n",
+            module=True,
+        ),
+        # a mask rebound by `reset()`, which a driver calls before a method that replays
+        Example(
+            "class Session:\n    def __init__(self, mask: torch.Tensor):\n        self.mask = mask\n"
+            "        self.g = torch.cuda.CUDAGraph()\n\n"
+            "    def reset(self, mask: torch.Tensor):\n        self.mask = mask\n\n"
+            "    def step(self, x: torch.Tensor):\n        return x.masked_fill(self.mask, 0.0)\n\n"
+            "    def capture(self, x: torch.Tensor):\n        with torch.cuda.graph(self.g):\n"
+            "            self.out = self.step(x)\n\n"
+            "    def run(self):\n        self.g.replay()\n\n\n"
+            "def serve(session: Session, masks: list):\n    for mask in masks:\n"
+            "        session.reset(mask)\n        session.run()\n",
             module=True,
         ),
     )
