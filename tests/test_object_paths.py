@@ -247,3 +247,74 @@ def test_unique_then_tolist_syncs_twice_and_unique_with_counts_is_a_tuple():
         """)
     got = [(d.start.line, d.code) for d in diagnostics(source)]
     assert sorted(got) == [(6, "GS102"), (6, "GS107"), (8, "GS107")]
+
+
+# Set 4 (moco_train): the step calls `self.model(...)`, which is the MoCo module or its DDP
+# wrapper, and records its meters through a dict comprehension of AverageMeter objects.
+WRAPPED = """
+import torch
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+
+
+class Meter:
+    def __init__(self):
+        self.count = 0
+
+    def record(self, n: int):
+        self.count += n
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.lin(x) * torch.tensor(2.0, device=x.device)
+
+
+class Trainer:
+    def __init__(self, distributed: bool):
+        self.net = Net()
+        self.model = {model}
+        self.meters = {meters}
+
+    def step(self, x: torch.Tensor):  # graphsafe: region
+        self.meters["n"].record(x.shape[0])
+        return self.model(x)
+"""
+
+
+def test_a_ddp_wrapped_module_runs_the_wrapped_forward():
+    source = WRAPPED.format(model="DistributedDataParallel(self.net, device_ids=[0])", meters="{}")
+    assert [(d.start.line, d.code) for d in diagnostics(source)] == [(21, "GS402")]
+
+
+def test_an_attribute_bound_to_a_module_or_its_wrapper_reaches_the_module():
+    source = WRAPPED.format(model="self.net", meters="{}").replace(
+        "        self.meters = {}\n",
+        "        self.meters = {}\n        if distributed:\n            self.model = DistributedDataParallel(self.net)\n")
+    assert [(d.start.line, d.code) for d in diagnostics(source)] == [(21, "GS402")]
+
+
+def test_two_project_classes_bound_to_one_attribute_both_run():
+    source = WRAPPED.format(model="Net() if distributed else Meter()", meters="{}")
+    assert [(d.start.line, d.code) for d in diagnostics(source)] == [(21, "GS402")]
+
+
+def test_a_wrapper_of_something_unknown_reaches_nothing():
+    source = WRAPPED.format(model="DistributedDataParallel(build())", meters="{}")
+    assert diagnostics(source) == []
+
+
+def test_a_dict_of_objects_runs_their_methods():
+    for meters in ('{name: Meter() for name in ("n", "m")}', '{"n": Meter(), "m": Meter()}'):
+        source = WRAPPED.format(model="self.net", meters=meters)
+        assert [(d.start.line, d.code) for d in diagnostics(source)] == [(12, "GS302"), (21, "GS402")], meters
+
+
+def test_a_dict_of_other_values_binds_no_class():
+    for meters in ('{name: 0 for name in ("n", "m")}', '{"n": Meter(), **extra}', '{"n": Meter(), "m": 0}'):
+        source = WRAPPED.format(model="self.net", meters=meters)
+        assert [(d.start.line, d.code) for d in diagnostics(source)] == [(21, "GS402")], meters

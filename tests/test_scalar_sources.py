@@ -256,3 +256,71 @@ def test_a_counter_branch_that_hands_tensors_or_modules_to_a_program_function():
     # only host values handed over, or a builtin given a tensor: no tensor work chosen
     assert gs301_lines(source.replace("{body}", "save_grid(None, f'{step}.pgm')")) == []
     assert gs301_lines(source.replace("{body}", "print(len(x))")) == []
+
+
+# Set 4 (gnn_train, moco_train): the schedule is a method annotated `-> float`, its value
+# stored in an attribute that the capture block passes to the step, which uses it in tensor math.
+METHOD_SCHEDULE = """
+import torch
+
+
+class Trainer:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.lr = cfg.lr
+        self.static_x = torch.zeros(4)
+        self.g = torch.cuda.CUDAGraph()
+
+    def lr_at(self, it: int){returns}:
+        return self.cfg.lr / (it + 1)
+
+    def train_step(self, x: torch.Tensor, lr: float):
+        return x * lr
+
+    def capture(self):
+        with torch.cuda.graph(self.g):
+            self.out = self.train_step(self.static_x, self.lr)
+
+    def fit(self, batches):
+        for it, x in enumerate(batches):
+            self.lr = self.lr_at(it)
+            self.static_x.copy_(x)
+            self.g.replay()
+"""
+
+
+def test_an_attribute_set_from_a_number_method_each_step_varies_and_is_no_graph_input():
+    found = [(d.start.line, d.code) for d in diagnostics(METHOD_SCHEDULE.format(returns=" -> float"))]
+    assert found == [(16, "GS301")]
+
+
+def test_an_attribute_set_from_an_unannotated_method_is_still_no_graph_input():
+    # what the method returns is unknown (no GS301), but `self.lr` started as a config number
+    assert diagnostics(METHOD_SCHEDULE.format(returns="")) == []
+
+
+def test_a_number_method_and_function_give_python_numbers():
+    source = textwrap.dedent("""
+        import torch
+
+
+        def warm(it: int) -> float:
+            return min(1.0, it / 100)
+
+
+        class C:
+            def scale(self) -> float:
+                return 0.5
+
+            def run(self, x: torch.Tensor):  # graphsafe: region
+                a = self.scale()
+                b = warm(3)
+                if a > 0.1 and b > 0.1:
+                    x.mul_(2)
+                return x
+    """)
+    assert [d.code for d in diagnostics(source)] == []
+    # the look-alike: the same names returning tensors
+    tensor = source.replace("-> float", "-> torch.Tensor").replace("0.5", "torch.ones(())").replace(
+        "min(1.0, it / 100)", "torch.ones(()) * it")
+    assert "GS201" in [d.code for d in diagnostics(tensor)]

@@ -66,6 +66,9 @@ def merge(a: Kind, b: Kind) -> Kind:
         return a
     if a.is_tensor and b.is_tensor:
         return TENSOR
+    if a.tag == b.tag and a.tag in (_OBJ, _MODULES) and a.refs and b.refs:
+        # `self.model = self.moco` or `DDP(...)`, `x = A() if c else B()`: either one's methods run
+        return Kind(a.tag, tuple(dict.fromkeys(a.refs + b.refs)))
     if a.not_tensor and b.not_tensor:
         return SCALAR
     return UNKNOWN

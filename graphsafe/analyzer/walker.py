@@ -36,6 +36,13 @@ COMPILE = frozenset({"torch.compile"})
 REGION_DECORATORS = frozenset({"graphsafe.region", "graphsafe.api.region"})
 REGION_COMMENT = "graphsafe: region"
 CONTAINER_MODULES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"})
+# Wrappers whose call runs the wrapped module's forward: `DDP(self.moco)(x)` is `self.moco(x)`
+MODULE_WRAPPERS = frozenset({
+    "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel",
+    "torch.distributed.fsdp.FullyShardedDataParallel",
+    "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
+})
 SCALAR_BUILTINS = frozenset(
     "len int float bool str repr isinstance issubclass hasattr callable id hash type range format ord chr".split()
 )
@@ -186,7 +193,8 @@ class FileWalker:
         self.number_attrs: dict[str, set[str]] = {}  # class key → attributes set to number literals
         self.outside_sets: set[tuple[str, str]] = set()  # see FileFacts.outside_sets
         self.properties: set[str] = set()
-        self.number_functions: frozenset[str] = frozenset()  # module functions annotated `-> float`  # unit keys of `@property` methods of this file's classes
+        self.number_functions: frozenset[str] = frozenset()  # module functions annotated `-> float`
+        self.number_methods: dict[str, frozenset[str]] = {}  # class key → its methods annotated `-> float`
         self.stores: set[int] = set()
         self.reported: set[tuple[str, int]] = set()
         self.scope: _Scope | None = None
@@ -512,8 +520,21 @@ class FileWalker:
             if scope.imports.is_imported(name) or name in self.module_defs or name in scope.local_defs:
                 return T.SCALAR
             return T.UNKNOWN
+        if tp is cst.Dict or tp is cst.DictComp:
+            # `{name: AverageMeter(name) for name in names}`: `self.meters["loss"].record(...)`
+            # runs AverageMeter.record (the kind of an nn.ModuleDict of those classes)
+            if tp is cst.DictComp:
+                values = [expr.value]
+            elif all(type(e) is cst.DictElement for e in expr.elements):
+                values = [e.value for e in expr.elements]
+            else:
+                values = []  # `{**other}`: what it holds is unknown
+            kinds = [self._kind(v) for v in values]
+            if kinds and all(k.tag == "object" and k.refs for k in kinds):
+                return T.module_set(*dict.fromkeys(r for k in kinds for r in k.refs))
+            return T.SCALAR
         if tp in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
-                  cst.FormattedString, cst.Lambda, cst.Dict, cst.Set, cst.DictComp, cst.SetComp):
+                  cst.FormattedString, cst.Lambda, cst.Set, cst.SetComp):
             return T.SCALAR
         if tp in (cst.List, cst.Tuple):
             # `(*self.caches, *self.draft_caches)`: a starred element adds what iterating it gives
@@ -761,8 +782,14 @@ class FileWalker:
             local = scope.env.get(name) or self.globals.get(name)
             if local is not None and local.tag in ("object", "modules"):
                 return self._call_instance_kind(local)
+            if (name in self.number_functions and local is None and name not in scope.local_defs
+                    and not scope.imports.is_imported(name)):
+                return T.SCALAR  # `lr_at(it)` with `def lr_at(it) -> float` in this module
         if isinstance(func, cst.Attribute):
             method = func.attr.value
+            if (scope.class_key and method in self.number_methods.get(scope.class_key, ())
+                    and isinstance(func.value, cst.Name) and func.value.value == scope.self_name):
+                return T.SCALAR  # `self.lr_at(it)` with `def lr_at(self, it) -> float`
             receiver = self._kind(func.value)
             if T.is_distribution(receiver):
                 if method.startswith("_") or method in T.DISTRIBUTION_NON_TENSOR_METHODS:
@@ -817,6 +844,11 @@ class FileWalker:
         if name in ("copy.deepcopy", "copy.copy") and call.args:
             return self._kind(call.args[0].value)  # a copy of a module is a module of that class
         if name.startswith("torch."):
+            if name in MODULE_WRAPPERS:
+                wrapped = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "module"), None)
+                kind = self._kind(wrapped) if wrapped is not None else T.UNKNOWN
+                if kind.tag == "object" and kind.refs:
+                    return kind  # its calls, and the call graph, go to the wrapped module's forward
             if name in CONTAINER_MODULES:
                 return T.module_set(*self._module_classes_in(call))
             return T.torch_call_kind(name, call)
@@ -944,6 +976,7 @@ class FileWalker:
         for node, key in pending_classes:
             bases = tuple(b for b in (imports.resolve(arg.value) for arg in node.bases) if b)
             bases = tuple(self._qualify(b) for b in bases)
+            number_methods = self.number_methods[key] = _number_functions(node.body.body)
             attrs = self._class_attr_kinds(node, key, imports)
             self.class_attr_kinds[key] = attrs
             attr_classes = tuple(
@@ -953,7 +986,7 @@ class FileWalker:
                 if isinstance(stmt, cst.FunctionDef) and any(
                         isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in stmt.decorators):
                     self.properties.add(f"{key}.{stmt.name.value}")
-            varying, numbers = _varying_number_attrs(node, number_functions)
+            varying, numbers = _varying_number_attrs(node, number_functions, number_methods)
             self.varying_attrs[key] = varying
             self.number_attrs[key] = numbers
             self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)), tuple(sorted(numbers)))
@@ -1675,12 +1708,14 @@ def _declares_number(param: cst.Param, optional: bool = False) -> bool:
     return isinstance(default, (cst.Integer, cst.Float))
 
 
-def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] = frozenset()) -> tuple[set[str], set[str]]:
+def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] = frozenset(),
+                          number_methods: frozenset[str] = frozenset()) -> tuple[set[str], set[str]]:
     """Attributes set to a number in the class, then changed outside __init__ (`self.pos += T`);
     and attributes set from a config value (`self.ent_coef = cfg.ent_coef`) that a method
     outside __init__ updates with arithmetic (`self.ent_coef *= decay`) or sets to another
     number (`self.beta = cfg.beta * min(1.0, step / warmup)`, `self.lr = cosine(step, ...)`
-    with `def cosine(...) -> float`, `self.thresh = thresh` with `thresh: float | None`).
+    with `def cosine(...) -> float` or a method `def lr_at(self, it) -> float`, `self.thresh =
+    thresh` with `thresh: float | None`).
     Also gives the attributes set to a number literal."""
     numbers: set[str] = set()
     changed: set[str] = set()
@@ -1711,7 +1746,7 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
                                 numbers.add(target.attr.value)
                             elif not in_init:
                                 changed.add(target.attr.value)
-                                if _is_number_expression(value, number_params, number_functions):
+                                if _is_number_expression(value, number_params, number_functions, number_methods, self_name):
                                     updated.add(target.attr.value)
                             elif isinstance(value, cst.Attribute) and T.looks_like_config(value):
                                 from_config.add(target.attr.value)
@@ -1729,10 +1764,12 @@ def _number_functions(statements) -> frozenset[str]:
     return frozenset(found)
 
 
-def _is_number_expression(value: cst.BaseExpression, number_params, number_functions) -> bool:
+def _is_number_expression(value: cst.BaseExpression, number_params, number_functions,
+                          number_methods: frozenset[str] = frozenset(), self_name: str | None = None) -> bool:
     """A value that is a Python number by its shape: a number parameter of the method,
     arithmetic on a number literal or on one of those, or a call of a number-returning
-    function (`min`/`max`/`float`/…, `math.*`, a module function annotated `-> float`)."""
+    function (`min`/`max`/`float`/…, `math.*`, a module function annotated `-> float`, a
+    method of the class annotated so: `self.lr_at(it)`)."""
     if isinstance(value, cst.UnaryOperation):
         value = value.expression
     if isinstance(value, (cst.Integer, cst.Float)):
@@ -1740,11 +1777,14 @@ def _is_number_expression(value: cst.BaseExpression, number_params, number_funct
     if isinstance(value, cst.Name):
         return value.value in number_params
     if isinstance(value, cst.BinaryOperation):
-        return any(_is_number_expression(side, number_params, number_functions) for side in (value.left, value.right))
+        return any(_is_number_expression(side, number_params, number_functions, number_methods, self_name)
+                   for side in (value.left, value.right))
     if isinstance(value, cst.Call):
         func = value.func
         if isinstance(func, cst.Name):
             return func.value in _NUMBER_BUILTINS or func.value in number_functions
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == self_name:
+            return func.attr.value in number_methods
         return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "math"
     return False
 

@@ -130,6 +130,11 @@ class PythonScalarInput(Rule):
         "def step2(x: torch.Tensor, lr: float):  # graphsafe: region\n    if lr > 1.0:\n        cap = 1.0\n    return x",
         ("import random\ndef step2(x: torch.Tensor, eps: float):  # graphsafe: region\n"
          "    if random.random() < eps:\n        x.mul_(2)\n    return x"),
+        # a counter branch whose arithmetic is on Python values only
+        Example("import torch\nclass C:\n    def __init__(self):\n        self.step = 0\n"
+                "    def run(self, loss: torch.Tensor):  # graphsafe: region\n        tag = 'run'\n"
+                "        if self.step < 100:\n            tag = tag + '-warmup'\n        self.step += 1\n"
+                "        return loss, tag", module=True),
     )
     invalid = (
         "def step2(x: torch.Tensor, lr: float):  # graphsafe: region\n    return x * lr",
@@ -168,6 +173,11 @@ class PythonScalarInput(Rule):
                 "class C:\n    def __init__(self):\n        self.step = 0\n"
                 "    def run(self, x: torch.Tensor):  # graphsafe: region\n        if self.step % 5 == 0:\n"
                 "            save_grid(x[:4], 'grid.pgm')\n        self.step += 1", module=True),
+        # a warm-up branch on a counter whose tensor work is arithmetic (`loss * w`: a kernel)
+        Example("import torch\nclass C:\n    def __init__(self):\n        self.step = 0\n"
+                "    def run(self, loss: torch.Tensor):  # graphsafe: region\n"
+                "        if self.step < 100:\n            loss = loss * 0.5\n        self.step += 1\n"
+                "        return loss", module=True),
         # a decay read through a property derived from a counter
         Example("import torch\nclass C:\n    def __init__(self):\n        self.updates = 0\n"
                 "    @property\n    def decay(self) -> float:\n        return min(0.999, (1 + self.updates) / (10 + self.updates))\n"
@@ -322,12 +332,20 @@ def _device_state(kind) -> bool:
 
 def _records_device_work(node: cst.If | cst.While, ctx) -> bool:
     """Does either branch call torch, a tensor method, a module/optimizer, a method of self, or
-    a function of the program given a tensor or a module (`save_grid(logits[:16], path)`)?"""
+    a function of the program given a tensor or a module (`save_grid(logits[:16], path)`), or
+    do tensor arithmetic (`loss = loss * w`, `loss *= w`, `x[i] = 0` on a tensor: kernels)?"""
     stack: list[cst.CSTNode] = [node.body]
     if node.orelse is not None:
         stack.append(node.orelse)
     while stack:
         current = stack.pop()
+        if isinstance(current, cst.BinaryOperation) and ctx.kind(current).is_tensor:
+            return True
+        if isinstance(current, cst.AugAssign) and ctx.kind(current.target).is_tensor:
+            return True
+        if isinstance(current, cst.Assign) and any(
+                isinstance(t.target, cst.Subscript) and ctx.kind(t.target.value).is_tensor for t in current.targets):
+            return True
         if isinstance(current, cst.Call):
             func = current.func
             if (ctx.resolve(func) or "").startswith("torch."):
@@ -372,7 +390,10 @@ def _optimizer_key(target: cst.Subscript) -> bool:
 class PythonCounterInRegion(Rule):
     """## What it does
     Flags a Python number attribute updated inside a captured region: `self.step += 1`,
-    `self.pos += T`, `self.iter = self.iter + 1`.
+    `self.pos += T`, `self.iter = self.iter + 1`. An update that reads a tensor on the host
+    (`self.ema = 0.9 * self.ema + loss.item()`, `float(t)`) is reported once, at the sync
+    (GS101/GS105): capture fails there first, and keeping the value on the device (`self.ema`
+    a tensor) removes both.
 
     ## Why is this bad?
     Python code runs only while the graph is captured. On replay the counter never moves, so

@@ -62,7 +62,10 @@ class StaticInputRebinding(Rule):
     `static.copy_(new)` computes the same values when shapes and dtypes match (safe); a new
     value of another shape raises instead of being silently ignored, except a smaller one that
     broadcasts, which is repeated; a value of another dtype is cast to the buffer's dtype.
-    Rebinding to a non-tensor (`self.buf = None`) is not reported. The fix is offered only when
+    Rebinding to a non-tensor (`self.buf = None`) is not reported, nor rebinding a name or
+    attribute that the file binds to a Python number and never to a tensor (`self.momentum =
+    cfg.momentum`, later `self.momentum = schedule(it)`): the graph read a number there (GS301's
+    business), not a buffer. The fix is offered only when
     the file binds the name to tensors and never to a number or None (`x.copy_` on those would
     raise), and, for state updated inside the region, when no reference to the old tensor can be
     kept (not in a loop; the attribute not returned, bound to a name, put in a list or appended):
@@ -80,9 +83,32 @@ class StaticInputRebinding(Rule):
     valid = (
         "static = torch.zeros(2)\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = static * 2\nstatic.copy_(x)",
         "y = x * 2\ny = y + 1",
+        # a number attribute (bound to a config value, then to a value of unknown kind) that the
+        # capture block passes to the step: a Python number, not a buffer of the graph
+        Example(
+            "from sched import momentum_at\n\n\nclass Trainer:\n    def __init__(self, cfg):\n"
+            "        self.momentum = cfg.base_momentum\n        self.static_x = torch.zeros(4)\n"
+            "        self.g = torch.cuda.CUDAGraph()\n\n    def step(self, x: torch.Tensor, m: float):\n"
+            "        return x * 2\n\n    def capture(self):\n        with torch.cuda.graph(self.g):\n"
+            "            self.out = self.step(self.static_x, self.momentum)\n\n    def fit(self, xs):\n"
+            "        for it, x in enumerate(xs):\n            self.momentum = momentum_at(it)\n"
+            "            self.static_x.copy_(x)\n            self.g.replay()\n",
+            module=True,
+        ),
     )
     invalid = (
         "static = torch.zeros(2)\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = static * 2\nstatic = x",
+        # the look-alike: an input that starts as None (not a number) and is rebound per batch
+        Example(
+            "from sched import momentum_at\n\n\nclass Trainer:\n    def __init__(self, cfg):\n"
+            "        self.momentum = cfg.base_momentum\n        self.static_x = None\n"
+            "        self.g = torch.cuda.CUDAGraph()\n\n    def step(self, x: torch.Tensor, m: float):\n"
+            "        return x * 2\n\n    def capture(self):\n        with torch.cuda.graph(self.g):\n"
+            "            self.out = self.step(self.static_x, self.momentum)\n\n    def fit(self, xs):\n"
+            "        for it, x in enumerate(xs):\n            self.momentum = momentum_at(it)\n"
+            "            self.static_x = x.cuda()\n            self.g.replay()\n",
+            module=True,
+        ),
         Example(
             "class Norm(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
             "        self.register_buffer('mean', torch.zeros(3))\n\n"
@@ -127,9 +153,20 @@ class StaticInputRebinding(Rule):
         # what each name / self attribute is bound to, in this file: the `.copy_` fix needs a
         # target that holds a tensor (True), never a number or None (False); None = unknown
         self.bound: dict[tuple[str, str], list[bool | None]] = {}
+        # names / self attributes the file binds to a Python number (`self.momentum = 0.99`,
+        # `= cfg.base_momentum`, `= self.lr_at(it)`): not a graph input unless also bound to a tensor
+        self.numbers: set[tuple[str, str]] = set()
 
-    def _note_binding(self, owner: str, name: str, kind) -> None:
+    def _note_binding(self, owner: str, name: str, kind, value: cst.BaseExpression | None = None, ctx=None) -> None:
         self.bound.setdefault((owner, name), []).append(True if kind.is_tensor else False if kind.not_tensor else None)
+        if value is not None and _is_number(value, kind, ctx):
+            self.numbers.add((owner, name))
+
+    def _number_only(self, owner: str, name: str) -> bool:
+        """Bound to a number somewhere in the file and never to a tensor: a read of it in a
+        capture block (its kind unknown where another binding's value is unknown) reads a
+        Python number, not a buffer the graph keeps."""
+        return (owner, name) in self.numbers and True not in self.bound.get((owner, name), ())
 
     def _holds_tensor(self, owner: str, name: str) -> bool:
         kinds = self.bound.get((owner, name), ())
@@ -162,15 +199,15 @@ class StaticInputRebinding(Rule):
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         value_kind = ctx.kind(node.value)
         for target in node.targets:
-            pairs = [(target.target, value_kind)]
+            pairs = [(target.target, value_kind, node.value)]
             if isinstance(target.target, cst.Tuple) and isinstance(node.value, cst.Tuple) and len(
                     target.target.elements) == len(node.value.elements):  # `self.a, self.b = x.clone(), y.clone()`
-                pairs = [(t.value, ctx.kind(v.value)) for t, v in zip(target.target.elements, node.value.elements)]
-            for tgt, kind in pairs:
+                pairs = [(t.value, ctx.kind(v.value), v.value) for t, v in zip(target.target.elements, node.value.elements)]
+            for tgt, kind, value in pairs:
                 if isinstance(tgt, cst.Attribute) and ctx.is_self(tgt.value) and ctx.class_key:
-                    self._note_binding(ctx.class_key, tgt.attr.value, kind)
+                    self._note_binding(ctx.class_key, tgt.attr.value, kind, value, ctx)
                 elif isinstance(tgt, cst.Name):
-                    self._note_binding(ctx.function_key or "<module>", tgt.value, kind)
+                    self._note_binding(ctx.function_key or "<module>", tgt.value, kind, value, ctx)
         if ctx.in_capture_block():
             return  # binding the graph's outputs at the capture site is the normal pattern
         for target in node.targets:
@@ -198,7 +235,7 @@ class StaticInputRebinding(Rule):
 
     def end_module(self, ctx) -> None:
         for a in self.assignments:
-            if (a.owner, a.name) not in self.reads or a.in_init:
+            if (a.owner, a.name) not in self.reads or a.in_init or self._number_only(a.owner, a.name):
                 continue
             if a.function in self.block_end and a.order <= self.block_end[a.function]:
                 continue  # bound before capturing, in the capturing function: creating the input
@@ -291,6 +328,18 @@ def _not_a_tensor(value: cst.BaseExpression, ctx) -> bool:
     if isinstance(value, literal) or (isinstance(value, cst.Name) and value.value in ("None", "True", "False")):
         return True
     return ctx.kind(value).not_tensor
+
+
+def _is_number(value: cst.BaseExpression, kind, ctx) -> bool:
+    """`0.99`, `-1`, `cfg.lr`, `lr` (a `float` parameter), `self.lr_at(it)` (`-> float`),
+    `base * 0.5`: a Python number by its shape, not None, a string or a (maybe empty) container."""
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(value, cst.Name):
+        return ctx is not None and ctx.is_number_param(value.value)
+    return kind.tag in ("scalar", "config") and isinstance(value, (cst.Attribute, cst.BinaryOperation, cst.Call))
 
 
 def _reads_attribute(expr: cst.BaseExpression, attribute: cst.Attribute) -> bool:
