@@ -61,6 +61,9 @@ def main() -> int:
         result = measure(heldout)
         results["heldout" if heldout else "tuning"] = result
         print(f"\n{title}: {', '.join(result['programs']) or 'none'}")
+        if not result["programs"]:
+            print("(no programs: write a new held-out set before quoting a generalisation figure)")
+            continue
         print("| family | TP | FP | FN | precision | recall |")
         print("|---|---|---|---|---|---|")
         for family, row in result["families"].items():
