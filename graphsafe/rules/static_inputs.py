@@ -69,8 +69,8 @@ class StaticInputRebinding(Rule):
     the file binds the name to tensors and never to a number or None (`x.copy_` on those would
     raise), and, for state updated inside the region, when no reference to the old tensor can be
     kept (not in a loop; the attribute not returned, bound to a name, put in a list or appended):
-    `.copy_()` would change what such a reference sees. A rebinding between replays in another method gets no fix: such tables
-    are often rebuilt at a new length.
+    `.copy_()` would change what such a reference sees. A rebinding between replays in another
+    method gets no fix: such tables are often rebuilt at a new length.
     """
     fixable = True
 
@@ -150,27 +150,23 @@ class StaticInputRebinding(Rule):
         self.block_end: dict[str, int] = {}  # function key → last order seen inside its capture block
         self.assignments: list[_Assignment] = []
         self.order = 0
-        # what each name / self attribute is bound to, in this file: the `.copy_` fix needs a
-        # target that holds a tensor (True), never a number or None (False); None = unknown
-        self.bound: dict[tuple[str, str], list[bool | None]] = {}
-        # names / self attributes the file binds to a Python number (`self.momentum = 0.99`,
-        # `= cfg.base_momentum`, `= self.lr_at(it)`): not a graph input unless also bound to a tensor
-        self.numbers: set[tuple[str, str]] = set()
+        # what the file binds each name / self attribute to: "tensor", "number", "other" (None,
+        # a string, a container) or "unknown". The `.copy_` fix needs tensors only; a read of a
+        # name bound to numbers and never to a tensor reads a Python number, not a graph buffer.
+        self.bound: dict[tuple[str, str], set[str]] = {}
 
-    def _note_binding(self, owner: str, name: str, kind, value: cst.BaseExpression | None = None, ctx=None) -> None:
-        self.bound.setdefault((owner, name), []).append(True if kind.is_tensor else False if kind.not_tensor else None)
-        if value is not None and _is_number(value, kind, ctx):
-            self.numbers.add((owner, name))
+    def _note_binding(self, owner: str, name: str, kind, value: cst.BaseExpression, ctx) -> None:
+        tag = ("tensor" if kind.is_tensor else "number" if _is_number(value, kind, ctx)
+               else "other" if kind.not_tensor else "unknown")
+        self.bound.setdefault((owner, name), set()).add(tag)
 
     def _number_only(self, owner: str, name: str) -> bool:
-        """Bound to a number somewhere in the file and never to a tensor: a read of it in a
-        capture block (its kind unknown where another binding's value is unknown) reads a
-        Python number, not a buffer the graph keeps."""
-        return (owner, name) in self.numbers and True not in self.bound.get((owner, name), ())
+        tags = self.bound.get((owner, name), set())
+        return "number" in tags and "tensor" not in tags
 
     def _holds_tensor(self, owner: str, name: str) -> bool:
-        kinds = self.bound.get((owner, name), ())
-        return True in kinds and False not in kinds
+        tags = self.bound.get((owner, name), set())
+        return "tensor" in tags and not tags & {"number", "other"}
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
@@ -178,7 +174,7 @@ class StaticInputRebinding(Rule):
                 and ctx.class_key and node.args and isinstance(node.args[0].value, cst.SimpleString)):
             name = node.args[0].value.evaluated_value
             if isinstance(name, str):
-                self.bound.setdefault((ctx.class_key, name), []).append(True)
+                self.bound.setdefault((ctx.class_key, name), set()).add("tensor")
 
     def visit_Name(self, node: cst.Name, ctx) -> None:
         self.order += 1
@@ -346,9 +342,8 @@ def _reads_attribute(expr: cst.BaseExpression, attribute: cst.Attribute) -> bool
     stack: list[cst.CSTNode] = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Attribute) and node.attr.value == attribute.attr.value:
-            if isinstance(node.value, cst.Name) and isinstance(attribute.value, cst.Name) and node.value.value == attribute.value.value:
-                return True
+        if _is_same_attribute(node, attribute):
+            return True
         stack.extend(children(node))
     return False
 
