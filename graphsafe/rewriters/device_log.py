@@ -23,6 +23,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphsafe.model import Applicability
+from graphsafe.rewriters.edits import assignment_of
 
 
 def append_item_fix(item_call: cst.Call, ctx):
@@ -45,11 +46,8 @@ def append_item_fix(item_call: cst.Call, ctx):
 
 
 def attribute_item_fix(item_call: cst.Call, ctx):
-    line = ctx.statement
-    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
-        return None
-    small = line.body[0]
-    if not (isinstance(small, cst.Assign) and small.value is item_call and len(small.targets) == 1):
+    small = assignment_of(ctx, item_call)
+    if small is None:
         return None
     target = small.targets[0].target
     if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self"):

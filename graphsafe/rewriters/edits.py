@@ -27,6 +27,18 @@ def enclosing_statement_line(ctx, node: cst.CSTNode) -> cst.SimpleStatementLine 
     return None
 
 
+def assignment_of(ctx, node: cst.CSTNode) -> cst.Assign | None:
+    """The statement being walked if it is exactly `target = <node>` (one target, nothing else
+    on the line)."""
+    line = ctx.statement
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    small = line.body[0]
+    if isinstance(small, cst.Assign) and small.value is node and len(small.targets) == 1:
+        return small
+    return None
+
+
 def removal_fix(ctx, line: cst.SimpleStatementLine, title: str):
     """Delete a statement line (unsafe: the program no longer does it). When it is the only
     statement of an `if` without `else` whose test has no side effects, the whole `if` goes

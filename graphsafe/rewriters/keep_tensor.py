@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from graphsafe.model import Applicability
+from graphsafe.rewriters.edits import assignment_of
 
 FixSpec = tuple[str, list[tuple[object, str]], Applicability]
 
@@ -113,12 +114,10 @@ def note_safe_read(node: cst.BinaryOperation, ctx, state: ScalarBindings) -> Non
 
 def note_binding(call: cst.Call, ctx, state: ScalarBindings) -> bool:
     """Record `v = <call>` (the whole statement) for a decision at the end of the file."""
+    assign = assignment_of(ctx, call)
+    if assign is None:
+        return False
     line = ctx.statement
-    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
-        return False
-    assign = line.body[0]
-    if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1):
-        return False
     target = assign.targets[0].target
     function = next((u.node for u in reversed(ctx.scope.units) if u.is_function), None)
     source = scalar_read(call, ctx)  # kinds are known only while the function is walked
