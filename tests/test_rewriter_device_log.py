@@ -10,15 +10,13 @@ host copy moves to the reader. The fix is unsafe because the entries are now 0-d
 from __future__ import annotations
 
 import math
-import textwrap
 
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphsafe.config import Settings
-from graphsafe.fixer import fix_text
+from tests.rewriting import fixed_source, load
 
 CASES = {
     "attribute-list": """
@@ -69,19 +67,6 @@ CASES = {
             return list(HISTORY)
     """,
 }
-
-
-def fixed_source(source: str, unsafe: bool) -> tuple[str, str]:
-    original = "import torch\n" + textwrap.dedent(source)
-    outcome = fix_text(original, "case.py", Settings(), [], unsafe=unsafe)
-    assert outcome.error is None
-    return original, outcome.fixed
-
-
-def load(source: str):
-    namespace: dict = {}
-    exec(compile(source, "case.py", "exec"), namespace)
-    return namespace["f"]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

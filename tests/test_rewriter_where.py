@@ -8,15 +8,13 @@ elementwise instead of by a Python branch.
 
 from __future__ import annotations
 
-import textwrap
 
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphsafe.config import Settings
-from graphsafe.fixer import fix_text
+from tests.rewriting import fixed_source, load
 
 CASES = {
     "if-else": """
@@ -63,19 +61,6 @@ CASES = {
             return z
     """,
 }
-
-
-def fixed_source(source: str) -> tuple[str, str]:
-    original = "import torch\n" + textwrap.dedent(source)
-    outcome = fix_text(original, "case.py", Settings(), [], unsafe=False)
-    assert outcome.error is None
-    return original, outcome.fixed
-
-
-def load(source: str):
-    namespace: dict = {}
-    exec(compile(source, "case.py", "exec"), namespace)
-    return namespace["f"]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
