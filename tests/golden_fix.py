@@ -16,6 +16,7 @@ Regenerate after a reviewed change:  python -m tests.golden_fix --update
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -68,6 +69,14 @@ def run_program(folder: Path) -> dict[str, float]:
     if done.returncode != 0 or not lines:
         raise AssertionError(f"{folder.name}: run() failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
     return json.loads(lines[-1][len("RESULT "):])
+
+
+def different_numbers(expected: dict[str, float], got: dict[str, float], rel: float, abs_: float) -> list[str]:
+    """Outputs of run() that changed beyond the tolerance (NaN equals NaN), and new outputs."""
+    bad = [k for k in expected if k not in got or not (
+        expected[k] == got[k] or (math.isnan(expected[k]) and math.isnan(got[k]))
+        or math.isclose(expected[k], got[k], rel_tol=rel, abs_tol=abs_))]
+    return [f"{k}: {expected[k]!r} -> {got.get(k)!r}" for k in bad] + [f"new key {k}" for k in set(got) - set(expected)]
 
 
 def main(argv: list[str]) -> int:

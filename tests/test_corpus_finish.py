@@ -12,17 +12,14 @@ of `finish.diff`, a program
 
 from __future__ import annotations
 
-import importlib.util
-import math
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
 from graphsafe.analyzer.engine import check_paths
 from graphsafe.config import Settings
 from tests import finish, golden_fix
+from tests.corpus_factory import simulated_trial
 
 pytest.importorskip("torch")
 
@@ -60,37 +57,17 @@ def test_finished_program_is_clean_and_keeps_results(program, tmp_path):
     for (name, key), _why in CHANGED_BY_DESIGN.items():
         if name == program.name:
             expected.pop(key, None), got.pop(key, None)
-    different = [f"{k}: {expected[k]!r} -> {got.get(k)!r}" for k in expected if k not in got or not (
-        math.isclose(expected[k], got[k], rel_tol=1e-6, abs_tol=1e-9)
-        or (math.isnan(expected[k]) and math.isnan(got[k])))]
-    assert different == [], "the finished program computes other numbers"
+    assert golden_fix.different_numbers(expected, got, rel=1e-6, abs_=1e-9) == [], \
+        "the finished program computes other numbers"
 
 
 @pytest.mark.parametrize("program", [p for p in PROGRAMS if (p / "capture.py").exists()], ids=lambda p: p.name)
 def test_finished_factory_runs_through_a_simulated_trial(program, tmp_path):
-    from graphsafe.runtime import trial_capture
-    from graphsafe.runtime.capture import _SimulatedBackend
-
     finished = finish.finished_copy(program, tmp_path)
-    folder = str(finished)
-    before = set(sys.modules)
-    spec = importlib.util.spec_from_file_location(f"finished_capture_{program.name}", finished / "capture.py")
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-        target = module.make("cpu")
-        mode = "graphed_callables" if program.name == "moe_router" else "graph"
-        report = trial_capture(target["step"], target.get("args", ()), mode=mode, timing=False,
-                               _backend=_SimulatedBackend())
-        # the finished step keeps no Python state between calls: the simulated replays match eager
-        assert report.status == "ok", report.to_text()
-        assert report.comparisons, "no state was tracked"
-    finally:
-        for name in set(sys.modules) - before:
-            if str(getattr(sys.modules[name], "__file__", "") or "").startswith(folder):
-                del sys.modules[name]
-        while folder in sys.path:
-            sys.path.remove(folder)
+    report = simulated_trial(finished / "capture.py", program.name)
+    # the finished step keeps no Python state between calls: the simulated replays match eager
+    assert report.status == "ok", report.to_text()
+    assert report.comparisons, "no state was tracked"
 
 
 def test_patch_round_trip_and_exact_context(tmp_path):

@@ -17,7 +17,6 @@ Regenerate the goldens after a reviewed change:  python -m tests.golden_fix --up
 
 from __future__ import annotations
 
-import math
 import shutil
 from pathlib import Path
 
@@ -74,10 +73,7 @@ def _copy(program: Path, root: Path) -> Path:
 
 def _same(expected: dict[str, float], got: dict[str, float], variant: str) -> list[str]:
     rel, abs_ = TOLERANCE[variant]
-    bad = [k for k in expected if k not in got or not (
-        expected[k] == got[k] or (math.isnan(expected[k]) and math.isnan(got[k]))
-        or math.isclose(expected[k], got[k], rel_tol=rel, abs_tol=abs_))]
-    return [f"{k}: {expected[k]!r} -> {got.get(k)!r}" for k in bad] + [f"new key {k}" for k in set(got) - set(expected)]
+    return golden_fix.different_numbers(expected, got, rel, abs_)
 
 
 @pytest.mark.parametrize("variant", sorted(golden_fix.VARIANTS))

@@ -4,45 +4,22 @@ the eager reference, with the program's objects put back afterwards."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
-from graphsafe.runtime import trial_capture
-from graphsafe.runtime.capture import _SimulatedBackend
+from tests.corpus_factory import simulated_trial
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 FACTORIES = sorted(CORPUS.glob("*/capture.py"))
 
 
-def load(path: Path):
-    folder = str(path.parent)
-    before = set(sys.modules)
-    spec = importlib.util.spec_from_file_location(f"corpus_capture_{path.parent.name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module, before, folder
-
-
 @pytest.mark.parametrize("path", FACTORIES, ids=lambda p: p.parent.name)
 def test_factory_step_runs_through_a_simulated_trial(path):
-    module, before, folder = load(path)
-    try:
-        target = module.make("cpu")
-        mode = "graphed_callables" if path.parent.name == "moe_router" else "graph"
-        report = trial_capture(target["step"], target.get("args", ()), mode=mode, timing=False,
-                               _backend=_SimulatedBackend())
-        # a simulated trial runs the step eagerly in every phase: only a step that raises fails here
-        assert report.status in ("ok", "mismatch"), report.to_text()
-        assert report.comparisons, "no state was tracked"
-    finally:  # the programs' modules share names (model, train): drop them for the next program
-        for name in set(sys.modules) - before:
-            if str(getattr(sys.modules[name], "__file__", "") or "").startswith(folder):
-                del sys.modules[name]
-        while folder in sys.path:
-            sys.path.remove(folder)
+    report = simulated_trial(path, path.parent.name)
+    # a simulated trial runs the step eagerly in every phase: only a step that raises fails here
+    assert report.status in ("ok", "mismatch"), report.to_text()
+    assert report.comparisons, "no state was tracked"
 
 
 def test_every_runnable_tuning_program_has_a_factory():
