@@ -324,3 +324,34 @@ def test_a_number_method_and_function_give_python_numbers():
     tensor = source.replace("-> float", "-> torch.Tensor").replace("0.5", "torch.ones(())").replace(
         "min(1.0, it / 100)", "torch.ones(()) * it")
     assert "GS201" in [d.code for d in diagnostics(tensor)]
+
+
+WARMUP_PROPERTY = """
+import torch
+from config import Config  # defined in another file
+
+
+class Trainer:
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        self.batches = 0
+
+    @property
+    def neg_weight(self) -> float:
+        return self.cfg.neg_weight * min(1.0, ({counter} + 1) / self.cfg.warmup)
+
+    def step(self, pos: torch.Tensor, neg: torch.Tensor):  # graphsafe: region
+        loss = pos + self.neg_weight * neg
+        self.batches += 1
+        return loss
+"""
+
+
+def test_a_config_factor_does_not_hide_the_counter_beside_it():
+    # `self.cfg.neg_weight` (a number of a config class) varies only if the project says so;
+    # the counter next to it varies for certain
+    assert gs301_lines(WARMUP_PROPERTY.format(counter="self.batches")) == [16]
+
+
+def test_a_config_factor_with_step_invariant_numbers_stays_silent():
+    assert gs301_lines(WARMUP_PROPERTY.format(counter="self.cfg.warmup")) == []

@@ -48,6 +48,8 @@ def _merge_slot(a: str, b: str) -> str:
         return a
     if a in "TB" and b in "TB":
         return "T"
+    if a.startswith("O:") and b.startswith("O:"):  # `return Shift(n)` / `return Ring(n)`: either
+        return "O:" + "|".join(dict.fromkeys(a[2:].split("|") + b[2:].split("|")))
     return "?"
 
 

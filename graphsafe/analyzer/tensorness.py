@@ -129,6 +129,21 @@ BOOL_RESULT_METHODS = frozenset(
 # The subset that marks an unknown receiver as a tensor (numpy has any/all/...).
 BOOL_ONLY_METHODS = frozenset("bool isnan isinf isfinite isneginf isposinf signbit".split())
 
+# Calling one of these on an unannotated parameter says the function takes a tensor there
+# (`labels.bool()`, `x.detach()`): TENSOR_ONLY_METHODS without the casts nn.Module has too
+# (`model.half()`, `model.float()`) and numpy's `argmax`/`argmin`, plus the bool-only methods.
+PARAM_TENSOR_METHODS = (
+    TENSOR_ONLY_METHODS - {"float", "half", "bfloat16", "double", "argmax", "argmin"}
+) | BOOL_ONLY_METHODS
+_PARAM_TENSOR_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\.\s*(?:" + "|".join(sorted(PARAM_TENSOR_METHODS)) + r")\s*\(")
+
+
+def tensor_method_receivers(source: str) -> frozenset[str]:
+    """Names some call in `source` treats as tensors (`name.detach(`): a cheap text pre-filter
+    before looking for such calls on a function's parameters in its syntax tree."""
+    return frozenset(_PARAM_TENSOR_CALL.findall(source))
+
+
 TENSOR_RETURNING = frozenset(
     """torch.nn.utils.clip_grad_norm_ torch.nn.utils.clip_grad.clip_grad_norm_
     torch.nn.utils.get_total_norm torch.nn.utils.parameters_to_vector

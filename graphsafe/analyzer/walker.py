@@ -426,37 +426,40 @@ class FileWalker:
                         return ScalarSource(f"attribute `{attr}` of {ref.rpartition('.')[2]}", (ref, attr))
             return None
         if tp is cst.BinaryOperation:
-            return self.scalar_source(expr.left) or self.scalar_source(expr.right)
+            return self._surest_source((expr.left, expr.right))
         if (tp is cst.Call and type(expr.func) is cst.Name and expr.func.value in _NUMBER_BUILTINS
                 and not scope.imports.is_imported(expr.func.value)):
-            for arg in expr.args:  # `decay = min(cap, (1 + self.step) / (10 + self.step))`
-                source = self.scalar_source(arg.value)
-                if source is not None:
-                    return source
-            return None
+            # `decay = min(cap, (1 + self.step) / (10 + self.step))`
+            return self._surest_source([arg.value for arg in expr.args])
         if tp is cst.Call:
             return self._call_scalar_source(expr)
         if tp is cst.IfExp:
-            return self.scalar_source(expr.body) or self.scalar_source(expr.orelse)
+            return self._surest_source((expr.body, expr.orelse))
         if tp is cst.List or tp is cst.Tuple:
-            for element in expr.elements:
-                source = self.scalar_source(element.value)
-                if source is not None:
-                    return source
+            return self._surest_source([element.value for element in expr.elements])
         if tp is cst.UnaryOperation and type(expr.operator) is not cst.Not:
             return self.scalar_source(expr.expression)
         return None
+
+    def _surest_source(self, operands) -> ScalarSource | None:
+        """The first operand's source that varies for certain, else the first conditional one:
+        in `self.cfg.w * min(1.0, self.step / n)` a config number of a class defined elsewhere
+        (varying only if the project says so) must not hide the counter beside it."""
+        conditional = None
+        for operand in operands:
+            source = self.scalar_source(operand)
+            if source is not None:
+                if not source.condition:
+                    return source
+                conditional = conditional or source
+        return conditional
 
     def _call_scalar_source(self, call: cst.Call) -> ScalarSource | None:
         """`math.exp(-self.step / tau)` carries its arguments' variation; `self.weight()` the
         variation of what that method (defined earlier in this file) returns."""
         func = call.func
         if (self.resolve(func) or "").startswith("math."):
-            for arg in call.args:
-                source = self.scalar_source(arg.value)
-                if source is not None:
-                    return source
-            return None
+            return self._surest_source([arg.value for arg in call.args])
         callee = self._same_file_callee(func)
         if callee is None:
             return None
@@ -513,7 +516,8 @@ class FileWalker:
             if name in scope.env:
                 found = scope.env[name]
                 if found.tag == "unknown" and name in scope.pending and self.external:
-                    return self.external.get(scope.pending[name], found)
+                    pid = scope.pending[name]
+                    return self.external.get(pid) or self.external.get(pid + OBJECT_PID, found)
                 return found
             if name in self.globals:
                 return self.globals[name]
@@ -545,6 +549,11 @@ class FileWalker:
                 return T.module_set(*dict.fromkeys(r for k in elements for r in k.refs))
             return T.TENSOR_TUPLE if any(k.is_tensor for k in elements) else T.SCALAR
         if tp in (cst.ListComp, cst.GeneratorExp):
+            if tp is cst.ListComp and type(expr.elt) is cst.Call:
+                # `[make_queue(d) for d in dilations]`: iterating it gives those objects
+                element = self._kind(expr.elt)
+                if element.tag == "object" and element.refs:
+                    return T.module_set(*element.refs)
             return T.UNKNOWN  # elements unknown: iterating it must not invent tensors
         if tp is cst.Attribute:
             return self._infer_attribute(expr)
@@ -735,6 +744,8 @@ class FileWalker:
             if source is not None and not (source.condition and source.condition[0] == "param"):
                 self.scalar_returns.setdefault(unit.key, source)
         declared = self._declared_object_slot(unit.node)
+        if declared is None and value is not None:
+            declared = self._object_slot(value)  # `return RingQueue(...)` without an annotation
         if declared is not None and value is not None:
             unit.returns.append((declared,))  # `-> list[KVCache]`: the annotation names the class
         elif value is None:
@@ -754,6 +765,15 @@ class FileWalker:
         if kind.tag not in ("object", "modules") or not kind.refs or any(r.startswith("torch.") for r in kind.refs):
             return None
         return ("O:" if kind.tag == "object" else "M:") + "|".join(kind.refs)
+
+    def _object_slot(self, value: cst.BaseExpression) -> str | None:
+        """`O:cls` for a returned instance of a class that is not torch's (`return Ring(n)`)."""
+        if type(value) is not cst.Call:
+            return None
+        kind = self._kind(value)
+        if kind.tag != "object" or not kind.refs or any(r.startswith("torch.") for r in kind.refs):
+            return None
+        return "O:" + "|".join(kind.refs)
 
     def _visit_yield(self, node) -> None:
         unit = next((u for u in reversed(self.scope.units) if u.is_function), None)
@@ -953,6 +973,7 @@ class FileWalker:
     def run(self, module: cst.Module, source: str) -> FileFacts:
         self.cst_module = module
         self.source = source
+        self._tensor_receivers: frozenset[str] | None = None  # names a `name.detach(`-like call uses
         imports = ImportTable(self.module, self.is_package, renames=self.renames)
         self._collect_module_level(module, imports)
         module_unit = _UnitBuilder(f"{self.module}.<module>", "<module>", None, module, False)
@@ -1056,10 +1077,12 @@ class FileWalker:
                 target = t.target
                 if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == self_name:
                     kind = kind or self._kind(small.value)
-                    if kind.tag == "unknown" and id(small.value) in self._pending:
-                        # `self.caches = target.make_caches(...)` defined in another file: ask the
-                        # project which class of object it returns (for the calls made on it)
-                        self.wanted.add(self._pending[id(small.value)] + OBJECT_PID)
+                    made = small.value.elt if type(small.value) is cst.ListComp else small.value
+                    if kind.tag == "unknown" and id(made) in self._pending:
+                        # `self.caches = target.make_caches(...)` (or `[make_queue(d) for d in ...]`)
+                        # defined in another file: ask the project which class of object it
+                        # returns (for the calls made on it)
+                        self.wanted.add(self._pending[id(made)] + OBJECT_PID)
                     name = target.attr.value
                     kinds[name] = T.merge(kinds[name], kind) if name in kinds else kind
                 elif isinstance(target, cst.Name):
@@ -1196,6 +1219,7 @@ class FileWalker:
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 env[star.name.value] = T.UNKNOWN
+        self._params_used_as_tensors(node.body, inner)
         if node.returns is not None:  # `-> torch.Tensor` says what callers elsewhere get
             declared = self._annotation_kind(node.returns.annotation)
             if declared.is_tensor or declared.tag == "tensor-tuple":
@@ -1206,6 +1230,29 @@ class FileWalker:
         self._walk_block(body)
         self._kinds = saved_kinds
         self.scope = outer
+
+    def _params_used_as_tensors(self, body: cst.BaseSuite, scope: _Scope) -> None:
+        """Unannotated parameters the function itself calls a tensor-only method on
+        (`labels.bool()`, `x.detach()`) are tensors in all of it, before that call too, as if
+        annotated: `if labels.sum() == 0` above `labels.bool()` is a tensor branch."""
+        if self._tensor_receivers is None:
+            self._tensor_receivers = T.tensor_method_receivers(self.source)
+        names = {p for p, k in scope.params.items() if k.tag == "unknown" and p in self._tensor_receivers}
+        if not names:
+            return
+        stack: list[cst.CSTNode] = [body]
+        while stack and names:
+            node = stack.pop()
+            tp = type(node)
+            if tp is cst.FunctionDef or tp is cst.ClassDef or tp is cst.Lambda:
+                continue  # a nested scope may bind the name to something else
+            if (tp is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name
+                    and node.func.value.value in names and node.func.attr.value in T.PARAM_TENSOR_METHODS):
+                name = node.func.value.value
+                names.discard(name)
+                scope.env[name] = scope.params[name] = T.TENSOR
+                scope.pending.pop(name, None)
+            stack.extend(_children(node))
 
     def _visit_class(self, node: cst.ClassDef) -> None:
         outer = self.scope
@@ -1278,6 +1325,7 @@ class FileWalker:
             if name == "zip" and len(args) == len(elements):
                 for element, arg in zip(elements, args):
                     self._bind(element, self._element_kind(arg))
+                    self._note_loop_source(element, arg)  # `for layer, q in zip(self.model.layers, ...)`
                 return
             if name == "enumerate" and args and len(elements) == 2:
                 self._bind(elements[0], T.SCALAR)
@@ -1422,6 +1470,13 @@ class FileWalker:
                 return [CallRef("global", scope.imports.resolve_dotted(name))]
             if head in self.module_defs and head not in scope.env:
                 return [CallRef("global", f"{self.module}.{name}")]
+            if kind.tag == "unknown" and head != scope.self_name:
+                pid = scope.pending.get(head) if type(base) is cst.Name else None
+                if pid is not None and not pid.startswith(ARG_PID):
+                    # `q = make_queue(n)` then `q.push_pop(x)`: ask which class the factory returns
+                    self.wanted.add(pid + OBJECT_PID)
+                # `layer.incremental(x)` for `layer` in `self.model.layers`, a class in another file
+                return self._attr_path_refs(base, method)
         return []
 
     def _generic_param(self, name: str, kind: T.Kind | None) -> bool:
@@ -1566,10 +1621,10 @@ class FileWalker:
             found = self._attr_path_refs(expr)
         return found
 
-    def _attr_path_refs(self, expr: cst.BaseExpression) -> list[CallRef]:
+    def _attr_path_refs(self, expr: cst.BaseExpression, method: str = "__call__") -> list[CallRef]:
         """`self.module.model.blocks` (or a loop variable over it) where `self.module` is an
         instance of a class from another file: the call graph follows the path through each
-        class's attributes (ClassInfo.attr_classes) to the classes whose `__call__` runs."""
+        class's attributes (ClassInfo.attr_classes) to the classes whose `method` runs."""
         if isinstance(expr, cst.Name) and expr.value in self.scope.loop_sources:
             expr = self.scope.loop_sources[expr.value]
         path: list[str] = []
@@ -1579,10 +1634,10 @@ class FileWalker:
             kind = self._kind(expr)
             if kind.tag in ("object", "modules") and kind.refs:
                 chain = ".".join(reversed(path))
-                return [CallRef("attrs", f"{ref}::{chain}::__call__") for ref in kind.refs]
+                return [CallRef("attrs", f"{ref}::{chain}::{method}") for ref in kind.refs]
             if isinstance(expr, cst.Name) and expr.value == self.scope.self_name and self.scope.class_key:
                 chain = ".".join(reversed(path))
-                return [CallRef("attrs", f"{self.scope.class_key}::{chain}::__call__")]
+                return [CallRef("attrs", f"{self.scope.class_key}::{chain}::{method}")]
         return []
 
     def _decorator_region(self, decorator: cst.BaseExpression) -> tuple[RegionKind, Confidence] | None:
