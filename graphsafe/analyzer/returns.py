@@ -145,13 +145,18 @@ class ReturnKinds:
         position = str(params.index(name)) if name in params else None
         merged = None
         for slots in sites:
-            code = None
+            code, spread = None, False
             for slot, value in slots:
                 if slot == "*":
                     return None  # `f(*args)`, `f(**batch)`: which argument lands where is unknown
-                if slot == name or slot == position:
+                if slot.startswith("*"):  # `f(x, *batch)`: positions from here on get elements
+                    if position is not None and int(position) >= int(slot[1:]) and code is None:
+                        code, spread = value, True
+                elif slot == name or slot == position:
                     code = value
             kind = self._slot(code, depth) if code is not None else None
+            if spread and kind is not None:
+                kind = T.TENSOR if kind.is_tensor or kind.tag == "tensor-tuple" else None
             if kind is None:
                 return None
             merged = kind if merged is None else T.merge(merged, kind)

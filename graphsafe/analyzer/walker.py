@@ -549,6 +549,8 @@ class FileWalker:
                 return T.module_set(*dict.fromkeys(r for k in elements for r in k.refs))
             return T.TENSOR_TUPLE if any(k.is_tensor for k in elements) else T.SCALAR
         if tp in (cst.ListComp, cst.GeneratorExp):
+            if self._maps_tensors(expr):
+                return T.TENSOR_TUPLE  # `[t.to(dev) for t in batch]` over tensors
             if tp is cst.ListComp and type(expr.elt) is cst.Call:
                 # `[make_queue(d) for d in dilations]`: iterating it gives those objects
                 element = self._kind(expr.elt)
@@ -624,6 +626,11 @@ class FileWalker:
         if tp is cst.NamedExpr:
             return self._kind(expr.value)
         return T.UNKNOWN
+
+    def _maps_tensors(self, comp) -> bool:
+        """`[t.to(dev) for t in batch]` over a tuple of tensors (see _mapped_iterable)."""
+        iterable = _mapped_iterable(comp)
+        return iterable is not None and self._element_kind(iterable).is_tensor
 
     def _infer_attribute(self, expr: cst.Attribute) -> T.Kind:
         attr = expr.attr.value
@@ -799,6 +806,10 @@ class FileWalker:
             name = func.value
             if name in SCALAR_BUILTINS and not scope.imports.is_imported(name) and name not in scope.env:
                 return T.SCALAR
+            if (name in ("tuple", "list") and len(call.args) == 1 and not call.args[0].star
+                    and name not in scope.env and not scope.imports.is_imported(name)
+                    and self._kind(call.args[0].value).tag == "tensor-tuple"):
+                return T.TENSOR_TUPLE  # `tuple(t.to(dev) for t in batch)`
             local = scope.env.get(name) or self.globals.get(name)
             if local is not None and local.tag in ("object", "modules"):
                 return self._call_instance_kind(local)
@@ -974,6 +985,7 @@ class FileWalker:
         self.cst_module = module
         self.source = source
         self._tensor_receivers: frozenset[str] | None = None  # names a `name.detach(`-like call uses
+        self._none_only_attrs: set[tuple[int, str]] = set()  # (id of a class's kinds, attribute) bound to None only
         imports = ImportTable(self.module, self.is_package, renames=self.renames)
         self._collect_module_level(module, imports)
         module_unit = _UnitBuilder(f"{self.module}.<module>", "<module>", None, module, False)
@@ -1084,7 +1096,7 @@ class FileWalker:
                         # returns (for the calls made on it)
                         self.wanted.add(self._pending[id(made)] + OBJECT_PID)
                     name = target.attr.value
-                    kinds[name] = T.merge(kinds[name], kind) if name in kinds else kind
+                    self._merge_attribute(kinds, name, kind, small.value)
                 elif isinstance(target, cst.Name):
                     scope.env[target.value] = kind = kind or self._kind(small.value)
                 elif (isinstance(target, cst.Tuple) and isinstance(small.value, cst.Tuple)
@@ -1103,7 +1115,7 @@ class FileWalker:
                 declared = self._annotation_kind(small.annotation.annotation) if value_is_none else None
                 kind = declared if declared is not None and declared.tag == "object" else self._kind(small.value)
                 name = target.attr.value
-                kinds[name] = T.merge(kinds[name], kind) if name in kinds else kind
+                self._merge_attribute(kinds, name, kind, small.value)
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             call = small.value
             registrars = ("register_buffer", "register_parameter", *self.registrars)
@@ -1111,6 +1123,27 @@ class FileWalker:
                 first = call.args[0].value
                 if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
                     kinds[first.evaluated_value] = T.TENSOR
+
+    def _merge_attribute(self, kinds: dict[str, T.Kind], name: str, kind: T.Kind, value: cst.BaseExpression) -> None:
+        """An attribute's kind over its assignments. `self.static = None` beside `self.static =
+        [t.to(dev) for t in batch]` leaves it a tuple of tensors: a None is never spread into a
+        call or iterated, so it must not hide what the tuple holds."""
+        none_only = self._none_only_attrs
+        key = (id(kinds), name)
+        is_none = _is_none_literal(value)
+        if name not in kinds:
+            kinds[name] = kind
+            if is_none:
+                none_only.add(key)
+            return
+        if is_none and kinds[name].tag == "tensor-tuple":
+            return
+        if key in none_only and not is_none:
+            none_only.discard(key)
+            if kind.tag == "tensor-tuple":
+                kinds[name] = kind
+                return
+        kinds[name] = T.merge(kinds[name], kind)
 
     def _walk_statements(self, statements) -> None:
         """Walk a statement list, opening a capture unit between capture_begin and capture_end."""
@@ -1507,8 +1540,16 @@ class FileWalker:
         found = []
         position = 0
         for arg in call.args:
+            if arg.star == "*" and type(arg.value) in (cst.Tuple, cst.List) and not any(
+                    type(e) is cst.StarredElement for e in arg.value.elements):
+                for element in arg.value.elements:  # `f(*(x, mask))`: positions are known
+                    found.append((str(position), self._return_slot(element.value)))
+                    position += 1
+                continue
             if arg.star:
-                found.append(("*", "?"))
+                # `f(*batch)`: every later position gets an element of `batch` ("*<first>" slot)
+                slot = self._star_slot(arg.value) if arg.star == "*" else "?"
+                found.append((f"*{position}", slot) if slot != "?" else ("*", "?"))
                 break
             kind = self._kind(arg.value)
             if kind.tag in ("object", "modules") and kind.refs and not all(r.startswith("torch.") for r in kind.refs):
@@ -1523,6 +1564,22 @@ class FileWalker:
             else:
                 found.append((arg.keyword.value, slot))
         return tuple(found)
+
+    def _star_slot(self, value: cst.BaseExpression) -> str:
+        """What `*value` spreads over a call's positions: L (tensors), @pid (the elements of what
+        that project call returns, resolved project-wide), ? unknown."""
+        kind = self._kind(value)
+        if kind.tag == "tensor-tuple":
+            return "L"
+        if kind.tag == "unknown":
+            if type(value) in (cst.ListComp, cst.GeneratorExp):
+                value = _mapped_iterable(value)  # `*(t.to(dev) for t in sample())`: what it maps over
+                if value is None:
+                    return "?"
+            pid = self._depends_on(value)
+            if pid is not None:
+                return f"@{pid}"
+        return "?"
 
     def _is_host_tensor(self, expr: cst.BaseExpression) -> bool:
         if type(expr) is cst.Name:
@@ -1742,6 +1799,23 @@ def _edit(ranges, replaced, text: str) -> Edit | None:
     if id(first) not in ranges or id(last) not in ranges:
         return None
     return Edit(ranges[id(first)][0], ranges[id(last)][1], text)
+
+
+def _mapped_iterable(comp) -> cst.BaseExpression | None:
+    """What `[t.to(dev) for t in batch]` / `(t.clone() for t in xs)` maps over: one loop whose
+    element is the loop variable or a method called on it that gives a tensor back."""
+    loop = comp.for_in
+    if loop.inner_for_in is not None or loop.ifs or type(loop.target) is not cst.Name:
+        return None
+    element = comp.elt
+    if type(element) is cst.Call and type(element.func) is cst.Attribute:
+        method = element.func.attr.value
+        if method.startswith("_") or method in T.TENSOR_NON_TENSOR_METHODS or method in T.TENSOR_TUPLE_METHODS:
+            return None
+        element = element.func.value
+    if type(element) is not cst.Name or element.value != loop.target.value:
+        return None
+    return loop.iter
 
 
 def _is_none_literal(expr: cst.BaseExpression) -> bool:
