@@ -177,3 +177,22 @@ def test_a_local_from_a_factory_of_tensors_calls_nothing(tmp_path):
         return past.push_pop(x)
         """)})
     assert found(tmp_path) == set()
+
+
+def test_queues_from_the_factory_in_a_dict_by_name(tmp_path):
+    write(tmp_path, {"layers.py": LAYERS, "model.py": MODEL, "streamer.py": streamer(
+        "self.queues = {f'q{d}': make_queue(d) for d in (1, 2, 4)}",
+        """
+        for name in ('q1', 'q2', 'q4'):
+            x = self.queues[name].push_pop(x)
+        return x
+        """)})
+    assert found(tmp_path) == QUEUE_HITS
+
+
+def test_queues_from_a_static_factory_method(tmp_path):
+    layers = LAYERS + "\n\nclass Queues:\n    @staticmethod\n    def make(n: int):\n        return Ring(n)\n"
+    write(tmp_path, {"layers.py": layers, "model.py": MODEL, "streamer.py": streamer(
+        "self.queue = Queues.make(4)",
+        "return self.queue.push_pop(x)").replace("import make_queue, Ring", "import make_queue, Ring, Queues")})
+    assert found(tmp_path) == {("layers.py", 12, "GS301"), ("layers.py", 13, "GS302")}

@@ -15,8 +15,9 @@ was given, so a changed callee invalidates exactly the callers whose answers dep
 The same mechanism gives a function's parameter the kind its callers pass: a parameter whose
 kind is unknown (no annotation, no number default) is pending as `arg:pkg.mod.f:name`, and it
 resolves to a tensor kind when every call site the project resolves to `f` passes a tensor in
-that slot (by position or keyword; a call that unpacks `*args`/`**kwargs`, or leaves the
-parameter to its default, makes it unknown). Arguments that are themselves pending (a
+that slot (by position or keyword; `*(a, b)` by position; `*pieces` of tensors gives every
+later position a tensor; a call that unpacks `*args`/`**kwargs` of unknown contents, or leaves
+the parameter to its default, makes it unknown). Arguments that are themselves pending (a
 caller's own parameter, a project call's result) are followed the same way.
 
 A function annotated to return a project object (`-> KVCache`, `-> list[KVCache]`) exports

@@ -135,13 +135,21 @@ BOOL_ONLY_METHODS = frozenset("bool isnan isinf isfinite isneginf isposinf signb
 PARAM_TENSOR_METHODS = (
     TENSOR_ONLY_METHODS - {"float", "half", "bfloat16", "double", "argmax", "argmin"}
 ) | BOOL_ONLY_METHODS
-_PARAM_TENSOR_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\.\s*(?:" + "|".join(sorted(PARAM_TENSOR_METHODS)) + r")\s*\(")
+# Anchored on the dot (fast to scan for); the receiver's name is read backwards from there.
+_PARAM_TENSOR_CALL = re.compile(r"\.(?:" + "|".join(sorted(PARAM_TENSOR_METHODS, key=len, reverse=True)) + r")\(")
 
 
 def tensor_method_receivers(source: str) -> frozenset[str]:
     """Names some call in `source` treats as tensors (`name.detach(`): a cheap text pre-filter
     before looking for such calls on a function's parameters in its syntax tree."""
-    return frozenset(_PARAM_TENSOR_CALL.findall(source))
+    found = set()
+    for match in _PARAM_TENSOR_CALL.finditer(source):
+        end = start = match.start()
+        while start and (source[start - 1].isalnum() or source[start - 1] == "_"):
+            start -= 1
+        if start < end:
+            found.add(source[start:end])
+    return frozenset(found)
 
 
 TENSOR_RETURNING = frozenset(

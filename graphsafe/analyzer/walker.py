@@ -1089,8 +1089,12 @@ class FileWalker:
                 target = t.target
                 if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == self_name:
                     kind = kind or self._kind(small.value)
-                    made = small.value.elt if type(small.value) is cst.ListComp else small.value
-                    if kind.tag == "unknown" and id(made) in self._pending:
+                    made = small.value  # what a project call made, or what a comprehension collects
+                    if type(made) is cst.ListComp:
+                        made = made.elt
+                    elif type(made) is cst.DictComp:
+                        made = made.value
+                    if id(made) in self._pending and self._kind(made).tag == "unknown":
                         # `self.caches = target.make_caches(...)` (or `[make_queue(d) for d in ...]`)
                         # defined in another file: ask the project which class of object it
                         # returns (for the calls made on it)
