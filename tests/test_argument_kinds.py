@@ -262,3 +262,14 @@ def test_a_spread_of_anything_else_keeps_it_unknown(tmp_path, static, eager):
     (tmp_path / "buffer.py").write_text(BUFFER)
     result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
     assert [d for d in result.diagnostics if d.code == "GS201"] == []
+
+
+def test_a_spread_tuple_of_a_tensor_and_a_number_gives_no_kind():
+    # `args = (x, 2)` holds a tensor and an int: spreading it says nothing about `eos`
+    source = CALLEE.replace("if done.all():", "if eos > 0:") + textwrap.dedent("""
+
+        def step(x: torch.Tensor, n: int):  # graphsafe: region
+            args = (x, 2)
+            is_done(*args)
+        """)
+    assert branch_lines(source) == []

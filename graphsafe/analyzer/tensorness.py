@@ -44,6 +44,7 @@ _TENSOR, _BOOL, _TUPLE, _SCALAR, _UNKNOWN, _STREAM, _OBJ, _MODULES, _CONFIG = (
 TENSOR = Kind(_TENSOR)
 BOOL_TENSOR = Kind(_BOOL)
 TENSOR_TUPLE = Kind(_TUPLE)  # a tuple/list of tensors: truthiness is a length check
+MIXED_TUPLE = Kind(_TUPLE, ("mixed",))  # `(x, 3)`: tensors and other values (not spread as tensors)
 SCALAR = Kind(_SCALAR)  # any non-tensor Python value (number, str, bool, None, shape, dtype)
 UNKNOWN = Kind(_UNKNOWN)
 STREAM_OR_EVENT = Kind(_STREAM)
@@ -66,6 +67,8 @@ def merge(a: Kind, b: Kind) -> Kind:
         return a
     if a.is_tensor and b.is_tensor:
         return TENSOR
+    if a.tag == b.tag == _TUPLE:
+        return MIXED_TUPLE
     if a.tag == b.tag and a.tag in (_OBJ, _MODULES) and a.refs and b.refs:
         # `self.model = self.moco` or `DDP(...)`, `x = A() if c else B()`: either one's methods run
         return Kind(a.tag, tuple(dict.fromkeys(a.refs + b.refs)))

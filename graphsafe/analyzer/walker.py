@@ -547,7 +547,9 @@ class FileWalker:
             if elements and all(k.tag == "object" for k in elements):
                 # `[MaxLength(n), EosToken(id)]`: iterating and calling it runs their __call__
                 return T.module_set(*dict.fromkeys(r for k in elements for r in k.refs))
-            return T.TENSOR_TUPLE if any(k.is_tensor for k in elements) else T.SCALAR
+            if not any(k.is_tensor for k in elements):
+                return T.SCALAR
+            return T.TENSOR_TUPLE if all(k.is_tensor for k in elements) else T.MIXED_TUPLE
         if tp in (cst.ListComp, cst.GeneratorExp):
             if self._maps_tensors(expr):
                 return T.TENSOR_TUPLE  # `[t.to(dev) for t in batch]` over tensors
@@ -630,7 +632,7 @@ class FileWalker:
     def _maps_tensors(self, comp) -> bool:
         """`[t.to(dev) for t in batch]` over a tuple of tensors (see _mapped_iterable)."""
         iterable = _mapped_iterable(comp)
-        return iterable is not None and self._element_kind(iterable).is_tensor
+        return iterable is not None and self._kind(iterable) != T.MIXED_TUPLE and self._element_kind(iterable).is_tensor
 
     def _infer_attribute(self, expr: cst.Attribute) -> T.Kind:
         attr = expr.attr.value
@@ -1573,7 +1575,7 @@ class FileWalker:
         """What `*value` spreads over a call's positions: L (tensors), @pid (the elements of what
         that project call returns, resolved project-wide), ? unknown."""
         kind = self._kind(value)
-        if kind.tag == "tensor-tuple":
+        if kind == T.TENSOR_TUPLE:
             return "L"
         if kind.tag == "unknown":
             if type(value) in (cst.ListComp, cst.GeneratorExp):
