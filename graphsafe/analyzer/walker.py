@@ -422,6 +422,9 @@ class FileWalker:
                     if ref in self.varying_attrs:
                         if attr in self.varying_attrs[ref]:
                             return ScalarSource(f"attribute `{attr}` of {ref.rpartition('.')[2]}")
+                        if f"{ref}.{attr}" in self.properties:  # `self.sched.lr`: the class is walked
+                            found = self.scalar_returns.get(f"{ref}.{attr}")  # first or later in the file
+                            return found or ScalarSource(f"attribute `{attr}` of {ref.rpartition('.')[2]}", (ref, attr))
                     elif not ref.startswith("torch."):
                         return ScalarSource(f"attribute `{attr}` of {ref.rpartition('.')[2]}", (ref, attr))
             return None
@@ -1713,6 +1716,17 @@ class FileWalker:
         return None
 
     # ------------------------------------------------------------------ results
+    def _with_varying_properties(self, info: ClassInfo) -> ClassInfo:
+        """A property returning a per-step number of its own class (`lr` over `self.it`) varies
+        like an attribute, for code that reads it on an instance (`self.sched.lr`) elsewhere."""
+        found = tuple(
+            sorted(name for name in (p.rpartition(".")[2] for p in self.properties if p.rpartition(".")[0] == info.key)
+                   if (source := self.scalar_returns.get(f"{info.key}.{name}")) is not None and not source.condition)
+        )
+        if not found:
+            return info
+        return ClassInfo(info.key, info.bases, info.attr_classes, tuple(sorted(set(info.varying) | set(found))), info.numbers)
+
     def _finish(self, imports: ImportTable, source_lines: list[str]) -> FileFacts:
         nodes: list[cst.CSTNode] = []
         for unit in self.units:
@@ -1777,7 +1791,7 @@ class FileWalker:
             path=self.path,
             module=self.module,
             units=tuple(units),
-            classes=tuple(self.classes.values()),
+            classes=tuple(self._with_varying_properties(info) for info in self.classes.values()),
             region_refs=refs,
             aliases=tuple(sorted(imports.aliases.items())),
             noqa=noqa_lines(source_lines),
