@@ -160,3 +160,20 @@ def test_a_parameter_the_function_uses_as_a_tensor_is_one(code, expected):
 ])
 def test_a_parameter_used_only_in_shared_ways_stays_unknown(code):
     assert codes(with_params(code)) == []
+
+
+@pytest.mark.parametrize("code", [
+    # a parameter the function tests with isinstance takes other types too
+    "if isinstance(labels, torch.Tensor):\n    return labels.detach()\nif labels:\n    pass",
+    "if isinstance(scores, float):\n    msg = f'{scores}'\nelse:\n    keep = scores.detach()",
+])
+def test_a_parameter_tested_with_isinstance_is_not_taken_for_a_tensor(code):
+    assert codes(with_params(code)) == []
+
+
+@pytest.mark.parametrize("code", [
+    "if scores.detach().sparse_dim() > 1:\n    pass",
+    "if not scores.detach().is_inference():\n    pass",
+])
+def test_tensor_methods_that_give_python_values(code):
+    assert codes(with_params(code)) == []

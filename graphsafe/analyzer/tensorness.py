@@ -105,7 +105,8 @@ TENSOR_NON_TENSOR_METHODS = frozenset(
     """item tolist size dim ndimension numel nelement element_size stride data_ptr
     storage_offset is_contiguous is_floating_point is_complex is_signed get_device
     untyped_storage numpy equal allclose is_set_to type __len__ is_pinned is_shared
-    has_names""".split()
+    has_names sparse_dim dense_dim is_inference is_coalesced is_neg is_conj q_scale
+    q_zero_point q_per_channel_axis""".split()
 )
 TENSOR_NON_TENSOR_ATTRS = frozenset(
     """shape ndim dtype device is_cuda is_cpu is_meta is_sparse is_quantized requires_grad
@@ -134,9 +135,10 @@ BOOL_ONLY_METHODS = frozenset("bool isnan isinf isfinite isneginf isposinf signb
 
 # Calling one of these on an unannotated parameter says the function takes a tensor there
 # (`labels.bool()`, `x.detach()`): TENSOR_ONLY_METHODS without the casts nn.Module has too
-# (`model.half()`, `model.float()`) and numpy's `argmax`/`argmin`, plus the bool-only methods.
+# (`model.half()`, `model.float()`), numpy's `argmax`/`argmin` and sympy's `expand`, plus the
+# bool-only methods.
 PARAM_TENSOR_METHODS = (
-    TENSOR_ONLY_METHODS - {"float", "half", "bfloat16", "double", "argmax", "argmin"}
+    TENSOR_ONLY_METHODS - {"float", "half", "bfloat16", "double", "argmax", "argmin", "expand"}
 ) | BOOL_ONLY_METHODS
 # Anchored on the dot (fast to scan for); the receiver's name is read backwards from there.
 _PARAM_TENSOR_CALL = re.compile(r"\.(?:" + "|".join(sorted(PARAM_TENSOR_METHODS, key=len, reverse=True)) + r")\(")

@@ -1276,25 +1276,32 @@ class FileWalker:
     def _params_used_as_tensors(self, body: cst.BaseSuite, scope: _Scope) -> None:
         """Unannotated parameters the function itself calls a tensor-only method on
         (`labels.bool()`, `x.detach()`) are tensors in all of it, before that call too, as if
-        annotated: `if labels.sum() == 0` above `labels.bool()` is a tensor branch."""
+        annotated: `if labels.sum() == 0` above `labels.bool()` is a tensor branch. Not one the
+        function tests with `isinstance(p, ...)`: it takes other types too (`mesh` as a tensor
+        or a list, `df` as a number or a tensor)."""
         if self._tensor_receivers is None:
             self._tensor_receivers = T.tensor_method_receivers(self.source)
         names = {p for p, k in scope.params.items() if k.tag == "unknown" and p in self._tensor_receivers}
         if not names:
             return
+        used, tested = set(), set()
         stack: list[cst.CSTNode] = [body]
-        while stack and names:
+        while stack:
             node = stack.pop()
             tp = type(node)
             if tp is cst.FunctionDef or tp is cst.ClassDef or tp is cst.Lambda:
                 continue  # a nested scope may bind the name to something else
+            if tp is cst.Call and node.args and type(node.args[0].value) is cst.Name and node.args[0].value.value in names:
+                func = node.func
+                if type(func) is cst.Name and func.value == "isinstance":
+                    tested.add(node.args[0].value.value)
             if (tp is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name
                     and node.func.value.value in names and node.func.attr.value in T.PARAM_TENSOR_METHODS):
-                name = node.func.value.value
-                names.discard(name)
-                scope.env[name] = scope.params[name] = T.TENSOR
-                scope.pending.pop(name, None)
+                used.add(node.func.value.value)
             stack.extend(_children(node))
+        for name in used - tested:
+            scope.env[name] = scope.params[name] = T.TENSOR
+            scope.pending.pop(name, None)
 
     def _visit_class(self, node: cst.ClassDef) -> None:
         outer = self.scope
