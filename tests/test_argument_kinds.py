@@ -3,7 +3,9 @@
 `def crit(ids, scores)` says nothing about `ids`; when every call site the project resolves to
 `crit` passes a tensor in that slot (by position or keyword, directly or through the caller's
 own parameters), `ids` is a tensor inside `crit`. One caller passing anything else, a call that
-unpacks `*args`/`**kwargs`, or a call that leaves the parameter to its default keeps it unknown.
+unpacks `*args`/`**kwargs` of unknown contents, or a call that leaves the parameter to its
+default keeps it unknown; `*(a, b)` spreads by position, `*pieces` of known tensors gives
+tensors to every later position.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ def branch_lines(source: str) -> list[int]:
     "is_done(x, 2)",
     "is_done(ids=x, eos=2)",
     "is_done(x * 2, eos=n)",
+    "is_done(*[x, 2])",  # a literal list spread by position: `ids` gets `x`
+    "is_done(*x.chunk(2))",  # every position gets a piece of a tensor
+    "is_done(*[t.flatten() for t in x.split(1)])",
 ])
 def test_every_caller_passes_a_tensor(call):
     assert branch_lines(region(call)) == [7]
@@ -55,7 +60,8 @@ def test_every_caller_passes_a_tensor(call):
 
 @pytest.mark.parametrize("call,extra", [
     ("is_done(x, 2)", "\ndef other():\n    is_done([[1, 2]], 2)\n"),  # another caller passes a list
-    ("is_done(*[x, 2])", ""),  # unpacked: which argument lands in `ids` is unknown
+    ("is_done(*args)", "\nargs = []\n"),  # unpacked: which argument lands in `ids` is unknown
+    ("is_done(*[n, x])", ""),  # a literal spread by position: `ids` gets the int
     ("is_done(**{'ids': x, 'eos': 2})", ""),
     ("is_done(n, 2)", ""),  # a Python int
 ])
@@ -189,3 +195,81 @@ def test_reading_a_host_tensor_that_every_caller_passes_is_no_sync():
 def test_one_caller_passing_a_device_tensor_keeps_the_syncs():
     calls = "self.streamer.put(tokens[:1].cpu())\n        self.streamer.put(tokens)"
     assert sync_codes(calls) == [(12, "GS101"), (12, "GS102"), (12, "GS105")]
+
+
+STAR_AGENT = """
+import torch
+from buffer import sample
+
+
+class Agent:
+    def __init__(self):
+        self.static = None
+
+    def update(self, obs, done):
+        if done.any():
+            obs = obs * 2
+        return obs
+
+    def capture(self, batch: tuple[torch.Tensor, ...]):
+        self.static = {static}
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            self.update(*self.static)
+
+    def eager(self):
+        return self.update(*{eager})
+"""
+
+BUFFER = """
+import torch
+
+
+class Buffer:
+    def __init__(self):
+        self.obs = torch.zeros(8, 3)
+        self.done = torch.zeros(8, 1)
+
+
+BUF = Buffer()
+
+
+def sample():
+    idx = torch.randint(0, 8, (4,))
+    return BUF.obs[idx], BUF.done[idx]
+"""
+
+
+@pytest.mark.parametrize(("static", "eager"), [
+    ("[t.to('cuda') for t in batch]", "(t.to('cuda') for t in sample())"),
+    ("tuple(t.cuda() for t in batch)", "sample()"),
+    ("list(batch)", "[t.clone() for t in sample()]"),
+])
+def test_a_step_given_spread_tuples_of_tensors_takes_tensors(tmp_path, static, eager):
+    (tmp_path / "agent.py").write_text(STAR_AGENT.format(static=static, eager=eager))
+    (tmp_path / "buffer.py").write_text(BUFFER)
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
+    assert {(Path(d.path).name, d.start.line, d.code) for d in result.diagnostics} == {("agent.py", 11, "GS201")}
+
+
+@pytest.mark.parametrize(("static", "eager"), [
+    ("[t.to('cuda') for t in batch]", "(t for t in range(2))"),  # one caller spreads numbers
+    ("[t.to('cuda') for t in batch]", "self.rows"),  # contents unknown
+    ("[t.tolist() for t in batch]", "sample()"),  # lists, not tensors
+])
+def test_a_spread_of_anything_else_keeps_it_unknown(tmp_path, static, eager):
+    (tmp_path / "agent.py").write_text(STAR_AGENT.format(static=static, eager=eager))
+    (tmp_path / "buffer.py").write_text(BUFFER)
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
+    assert [d for d in result.diagnostics if d.code == "GS201"] == []
+
+
+def test_a_spread_tuple_of_a_tensor_and_a_number_gives_no_kind():
+    # `args = (x, 2)` holds a tensor and an int: spreading it says nothing about `eos`
+    source = CALLEE.replace("if done.all():", "if eos > 0:") + textwrap.dedent("""
+
+        def step(x: torch.Tensor, n: int):  # graphsafe: region
+            args = (x, 2)
+            is_done(*args)
+        """)
+    assert branch_lines(source) == []

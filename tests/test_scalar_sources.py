@@ -324,3 +324,100 @@ def test_a_number_method_and_function_give_python_numbers():
     tensor = source.replace("-> float", "-> torch.Tensor").replace("0.5", "torch.ones(())").replace(
         "min(1.0, it / 100)", "torch.ones(()) * it")
     assert "GS201" in [d.code for d in diagnostics(tensor)]
+
+
+WARMUP_PROPERTY = """
+import torch
+from config import Config  # defined in another file
+
+
+class Trainer:
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        self.batches = 0
+
+    @property
+    def neg_weight(self) -> float:
+        return self.cfg.neg_weight * min(1.0, ({counter} + 1) / self.cfg.warmup)
+
+    def step(self, pos: torch.Tensor, neg: torch.Tensor):  # graphsafe: region
+        loss = pos + self.neg_weight * neg
+        self.batches += 1
+        return loss
+"""
+
+
+def test_a_config_factor_does_not_hide_the_counter_beside_it():
+    # `self.cfg.neg_weight` (a number of a config class) varies only if the project says so;
+    # the counter next to it varies for certain
+    assert gs301_lines(WARMUP_PROPERTY.format(counter="self.batches")) == [16]
+
+
+def test_a_config_factor_with_step_invariant_numbers_stays_silent():
+    assert gs301_lines(WARMUP_PROPERTY.format(counter="self.cfg.warmup")) == []
+
+
+COSINE_SCHEDULE = """
+import math
+
+
+class Cosine:
+    def __init__(self, base: float, total: int):
+        self.base = base
+        self.total = total
+        self.it = 0
+
+    @property
+    def lr(self) -> float:
+        return self.base * 0.5 * (1 + math.cos(math.pi * {position} / self.total))
+
+    def advance(self):
+        self.it += 1
+"""
+
+SCHEDULED_TRAINER = """
+import torch
+{imports}
+
+class Trainer:
+    def __init__(self):
+        self.sched = Cosine(0.1, 100)
+        self.w = torch.zeros(4)
+
+    def step(self, g: torch.Tensor):  # graphsafe: region
+        self.w.sub_(g * self.sched.lr)
+
+    def fit(self, gs):
+        for g in gs:
+            self.step(g)
+            self.sched.advance()
+"""
+
+
+def _property_reports(tmp_path, position: str, same_file: bool) -> set[tuple[str, int, str]]:
+    from pathlib import Path
+
+    from graphsafe.analyzer.engine import check_paths
+    from graphsafe.config import Settings
+
+    schedule = textwrap.dedent(COSINE_SCHEDULE.format(position=position))
+    if same_file:
+        (tmp_path / "train.py").write_text(schedule + SCHEDULED_TRAINER.format(imports=""))
+    else:
+        (tmp_path / "sched.py").write_text(schedule)
+        (tmp_path / "train.py").write_text(SCHEDULED_TRAINER.format(imports="from sched import Cosine\n"))
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
+    return {(Path(d.path).name, d.start.line, d.code) for d in result.diagnostics}
+
+
+def test_a_property_of_another_object_over_its_counter_is_per_step(tmp_path):
+    assert _property_reports(tmp_path, "self.it", same_file=False) == {("train.py", 12, "GS301")}
+
+
+def test_the_same_property_defined_in_the_same_file(tmp_path):
+    assert _property_reports(tmp_path, "self.it", same_file=True) == {("train.py", 27, "GS301")}
+
+
+def test_a_property_of_another_object_over_constants_stays_silent(tmp_path):
+    assert _property_reports(tmp_path, "self.total", same_file=False) == set()
+    assert _property_reports(tmp_path, "self.total", same_file=True) == set()

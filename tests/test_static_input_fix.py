@@ -77,3 +77,27 @@ def test_an_attribute_bound_to_a_number_gets_no_copy():
     reports = dict(gs401(FLOAT_ATTRIBUTE))
     assert reports.get(17) is True, reports  # `self.static_x = batch`: a tensor from __init__ on
     assert 16 not in reports, reports  # `self.lr` is bound to a float (`lr: float`): a number, not a graph input
+
+
+SHIFT_QUEUE = """
+class ShiftQueue:
+    def __init__(self):
+        self.buf = torch.zeros(2, 4, 3)
+
+    def push_pop(self, x):  # graphsafe: region
+        oldest = self.buf{view}
+        self.buf = torch.roll(self.buf, shifts=-1, dims=2)
+        self.buf[:, :, -1] = x
+        return oldest
+"""
+
+
+def test_state_a_view_of_which_is_kept_gets_no_copy():
+    """`oldest = self.buf[:, :, 0]` shares the old tensor's memory: after `self.buf.copy_(...)`
+    it would hold the shifted values (found on a streaming WaveNet's shift-register queue)."""
+    for view in ("[:, :, 0]", ".view(-1)", "[:, :, 0].squeeze(-1)", ".T"):
+        assert gs401(SHIFT_QUEUE.format(view=view)) == [(9, False)], view
+
+
+def test_state_of_which_a_copy_is_kept_still_gets_copy():
+    assert gs401(SHIFT_QUEUE.format(view="[:, :, 0].clone()")) == [(9, True)]

@@ -131,3 +131,49 @@ def test_starred_elements_keep_what_they_hold():
     assert tensor_codes(source) == ["GS201"]
     source = body("parts = (*x.shape,)\nfor p in (*parts,):\n    if p > 0:\n        pass")
     assert tensor_codes(source) == []
+
+
+PARAM_USE = "import torch\n\n\ndef step(labels, scores):  # graphsafe: region\n"
+
+
+def with_params(code: str) -> str:
+    return PARAM_USE + "".join("    " + line + "\n" for line in code.strip("\n").splitlines())
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    # `labels.bool()` (a method only tensors have) makes `labels` a tensor in all of the
+    # function, also above that call: the branch and the conversion read it on the host
+    ("if labels.sum() == 0:\n    pass\nrate = float(labels.mean())\nreturn scores[labels.bool()]",
+     ["GS201", "GS105", "GS108"]),
+    ("keep = scores.detach()\nif scores.max() > 1:\n    keep = keep * 0.5\nreturn keep", ["GS201"]),
+])
+def test_a_parameter_the_function_uses_as_a_tensor_is_one(code, expected):
+    assert codes(with_params(code)) == expected
+
+
+@pytest.mark.parametrize("code", [
+    # methods numpy arrays (or modules) have too say nothing about the parameter
+    "if labels.any():\n    pass\nreturn labels.argmax()",
+    "if labels:\n    pass\nreturn labels.half()",
+    # the tensor-only call is on a name a nested function binds
+    "if labels.sum() == 0:\n    pass\n\ndef inner(labels):\n    return labels.detach()\nreturn inner",
+])
+def test_a_parameter_used_only_in_shared_ways_stays_unknown(code):
+    assert codes(with_params(code)) == []
+
+
+@pytest.mark.parametrize("code", [
+    # a parameter the function tests with isinstance takes other types too
+    "if isinstance(labels, torch.Tensor):\n    return labels.detach()\nif labels:\n    pass",
+    "if isinstance(scores, float):\n    msg = f'{scores}'\nelse:\n    keep = scores.detach()",
+])
+def test_a_parameter_tested_with_isinstance_is_not_taken_for_a_tensor(code):
+    assert codes(with_params(code)) == []
+
+
+@pytest.mark.parametrize("code", [
+    "if scores.detach().sparse_dim() > 1:\n    pass",
+    "if not scores.detach().is_inference():\n    pass",
+])
+def test_tensor_methods_that_give_python_values(code):
+    assert codes(with_params(code)) == []

@@ -55,8 +55,10 @@ class Unit:
     # condition () is certain, else as Hit.condition
     scalar_args: tuple[tuple[CallRef, tuple[tuple[str, tuple[str, ...]], ...]], ...] = ()
     # every call with arguments, by call site: (callee, ((position or keyword, kind slot), ...))
-    # with slots as in `returns`; ("*", "?") ends a call that unpacks `*args`/`**kwargs`. The
-    # project pass gives a callee's unannotated parameter the kind all its callers pass.
+    # with slots as in `returns`; ("*", "?") ends a call that unpacks `*args`/`**kwargs` of
+    # unknown contents, ("*2", "L") one whose positions from 2 on get elements of that slot
+    # (`f(x, *pieces)`). The project pass gives a callee's unannotated parameter the kind all
+    # its callers pass.
     arg_kinds: tuple[tuple[CallRef, tuple[tuple[str, str], ...]], ...] = ()
     replays: bool = False  # calls `.replay()`: runs a captured graph (a serving or training loop)
 

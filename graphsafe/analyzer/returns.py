@@ -15,8 +15,9 @@ was given, so a changed callee invalidates exactly the callers whose answers dep
 The same mechanism gives a function's parameter the kind its callers pass: a parameter whose
 kind is unknown (no annotation, no number default) is pending as `arg:pkg.mod.f:name`, and it
 resolves to a tensor kind when every call site the project resolves to `f` passes a tensor in
-that slot (by position or keyword; a call that unpacks `*args`/`**kwargs`, or leaves the
-parameter to its default, makes it unknown). Arguments that are themselves pending (a
+that slot (by position or keyword; `*(a, b)` by position; `*pieces` of tensors gives every
+later position a tensor; a call that unpacks `*args`/`**kwargs` of unknown contents, or leaves
+the parameter to its default, makes it unknown). Arguments that are themselves pending (a
 caller's own parameter, a project call's result) are followed the same way.
 
 A function annotated to return a project object (`-> KVCache`, `-> list[KVCache]`) exports
@@ -48,6 +49,8 @@ def _merge_slot(a: str, b: str) -> str:
         return a
     if a in "TB" and b in "TB":
         return "T"
+    if a.startswith("O:") and b.startswith("O:"):  # `return Shift(n)` / `return Ring(n)`: either
+        return "O:" + "|".join(dict.fromkeys(a[2:].split("|") + b[2:].split("|")))
     return "?"
 
 
@@ -143,13 +146,18 @@ class ReturnKinds:
         position = str(params.index(name)) if name in params else None
         merged = None
         for slots in sites:
-            code = None
+            code, spread = None, False
             for slot, value in slots:
                 if slot == "*":
                     return None  # `f(*args)`, `f(**batch)`: which argument lands where is unknown
-                if slot == name or slot == position:
+                if slot.startswith("*"):  # `f(x, *batch)`: positions from here on get elements
+                    if position is not None and int(position) >= int(slot[1:]) and code is None:
+                        code, spread = value, True
+                elif slot == name or slot == position:
                     code = value
             kind = self._slot(code, depth) if code is not None else None
+            if spread and kind is not None:
+                kind = T.TENSOR if kind.is_tensor or kind.tag == "tensor-tuple" else None
             if kind is None:
                 return None
             merged = kind if merged is None else T.merge(merged, kind)

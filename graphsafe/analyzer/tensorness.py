@@ -44,6 +44,7 @@ _TENSOR, _BOOL, _TUPLE, _SCALAR, _UNKNOWN, _STREAM, _OBJ, _MODULES, _CONFIG = (
 TENSOR = Kind(_TENSOR)
 BOOL_TENSOR = Kind(_BOOL)
 TENSOR_TUPLE = Kind(_TUPLE)  # a tuple/list of tensors: truthiness is a length check
+MIXED_TUPLE = Kind(_TUPLE, ("mixed",))  # `(x, 3)`: tensors and other values (not spread as tensors)
 SCALAR = Kind(_SCALAR)  # any non-tensor Python value (number, str, bool, None, shape, dtype)
 UNKNOWN = Kind(_UNKNOWN)
 STREAM_OR_EVENT = Kind(_STREAM)
@@ -66,6 +67,8 @@ def merge(a: Kind, b: Kind) -> Kind:
         return a
     if a.is_tensor and b.is_tensor:
         return TENSOR
+    if a.tag == b.tag == _TUPLE:
+        return MIXED_TUPLE
     if a.tag == b.tag and a.tag in (_OBJ, _MODULES) and a.refs and b.refs:
         # `self.model = self.moco` or `DDP(...)`, `x = A() if c else B()`: either one's methods run
         return Kind(a.tag, tuple(dict.fromkeys(a.refs + b.refs)))
@@ -102,7 +105,8 @@ TENSOR_NON_TENSOR_METHODS = frozenset(
     """item tolist size dim ndimension numel nelement element_size stride data_ptr
     storage_offset is_contiguous is_floating_point is_complex is_signed get_device
     untyped_storage numpy equal allclose is_set_to type __len__ is_pinned is_shared
-    has_names""".split()
+    has_names sparse_dim dense_dim is_inference is_coalesced is_neg is_conj q_scale
+    q_zero_point q_per_channel_axis""".split()
 )
 TENSOR_NON_TENSOR_ATTRS = frozenset(
     """shape ndim dtype device is_cuda is_cpu is_meta is_sparse is_quantized requires_grad
@@ -128,6 +132,30 @@ BOOL_RESULT_METHODS = frozenset(
 )
 # The subset that marks an unknown receiver as a tensor (numpy has any/all/...).
 BOOL_ONLY_METHODS = frozenset("bool isnan isinf isfinite isneginf isposinf signbit".split())
+
+# Calling one of these on an unannotated parameter says the function takes a tensor there
+# (`labels.bool()`, `x.detach()`): TENSOR_ONLY_METHODS without the casts nn.Module has too
+# (`model.half()`, `model.float()`), numpy's `argmax`/`argmin` and sympy's `expand`, plus the
+# bool-only methods.
+PARAM_TENSOR_METHODS = (
+    TENSOR_ONLY_METHODS - {"float", "half", "bfloat16", "double", "argmax", "argmin", "expand"}
+) | BOOL_ONLY_METHODS
+# Anchored on the dot (fast to scan for); the receiver's name is read backwards from there.
+_PARAM_TENSOR_CALL = re.compile(r"\.(?:" + "|".join(sorted(PARAM_TENSOR_METHODS, key=len, reverse=True)) + r")\(")
+
+
+def tensor_method_receivers(source: str) -> frozenset[str]:
+    """Names some call in `source` treats as tensors (`name.detach(`): a cheap text pre-filter
+    before looking for such calls on a function's parameters in its syntax tree."""
+    found = set()
+    for match in _PARAM_TENSOR_CALL.finditer(source):
+        end = start = match.start()
+        while start and (source[start - 1].isalnum() or source[start - 1] == "_"):
+            start -= 1
+        if start < end:
+            found.add(source[start:end])
+    return frozenset(found)
+
 
 TENSOR_RETURNING = frozenset(
     """torch.nn.utils.clip_grad_norm_ torch.nn.utils.clip_grad.clip_grad_norm_

@@ -422,41 +422,47 @@ class FileWalker:
                     if ref in self.varying_attrs:
                         if attr in self.varying_attrs[ref]:
                             return ScalarSource(f"attribute `{attr}` of {ref.rpartition('.')[2]}")
+                        if f"{ref}.{attr}" in self.properties:  # `self.sched.lr`: the class is walked
+                            found = self.scalar_returns.get(f"{ref}.{attr}")  # first or later in the file
+                            return found or ScalarSource(f"attribute `{attr}` of {ref.rpartition('.')[2]}", (ref, attr))
                     elif not ref.startswith("torch."):
                         return ScalarSource(f"attribute `{attr}` of {ref.rpartition('.')[2]}", (ref, attr))
             return None
         if tp is cst.BinaryOperation:
-            return self.scalar_source(expr.left) or self.scalar_source(expr.right)
+            return self._surest_source((expr.left, expr.right))
         if (tp is cst.Call and type(expr.func) is cst.Name and expr.func.value in _NUMBER_BUILTINS
                 and not scope.imports.is_imported(expr.func.value)):
-            for arg in expr.args:  # `decay = min(cap, (1 + self.step) / (10 + self.step))`
-                source = self.scalar_source(arg.value)
-                if source is not None:
-                    return source
-            return None
+            # `decay = min(cap, (1 + self.step) / (10 + self.step))`
+            return self._surest_source([arg.value for arg in expr.args])
         if tp is cst.Call:
             return self._call_scalar_source(expr)
         if tp is cst.IfExp:
-            return self.scalar_source(expr.body) or self.scalar_source(expr.orelse)
+            return self._surest_source((expr.body, expr.orelse))
         if tp is cst.List or tp is cst.Tuple:
-            for element in expr.elements:
-                source = self.scalar_source(element.value)
-                if source is not None:
-                    return source
+            return self._surest_source([element.value for element in expr.elements])
         if tp is cst.UnaryOperation and type(expr.operator) is not cst.Not:
             return self.scalar_source(expr.expression)
         return None
+
+    def _surest_source(self, operands) -> ScalarSource | None:
+        """The first operand's source that varies for certain, else the first conditional one:
+        in `self.cfg.w * min(1.0, self.step / n)` a config number of a class defined elsewhere
+        (varying only if the project says so) must not hide the counter beside it."""
+        conditional = None
+        for operand in operands:
+            source = self.scalar_source(operand)
+            if source is not None:
+                if not source.condition:
+                    return source
+                conditional = conditional or source
+        return conditional
 
     def _call_scalar_source(self, call: cst.Call) -> ScalarSource | None:
         """`math.exp(-self.step / tau)` carries its arguments' variation; `self.weight()` the
         variation of what that method (defined earlier in this file) returns."""
         func = call.func
         if (self.resolve(func) or "").startswith("math."):
-            for arg in call.args:
-                source = self.scalar_source(arg.value)
-                if source is not None:
-                    return source
-            return None
+            return self._surest_source([arg.value for arg in call.args])
         callee = self._same_file_callee(func)
         if callee is None:
             return None
@@ -513,7 +519,8 @@ class FileWalker:
             if name in scope.env:
                 found = scope.env[name]
                 if found.tag == "unknown" and name in scope.pending and self.external:
-                    return self.external.get(scope.pending[name], found)
+                    pid = scope.pending[name]
+                    return self.external.get(pid) or self.external.get(pid + OBJECT_PID, found)
                 return found
             if name in self.globals:
                 return self.globals[name]
@@ -543,8 +550,17 @@ class FileWalker:
             if elements and all(k.tag == "object" for k in elements):
                 # `[MaxLength(n), EosToken(id)]`: iterating and calling it runs their __call__
                 return T.module_set(*dict.fromkeys(r for k in elements for r in k.refs))
-            return T.TENSOR_TUPLE if any(k.is_tensor for k in elements) else T.SCALAR
+            if not any(k.is_tensor for k in elements):
+                return T.SCALAR
+            return T.TENSOR_TUPLE if all(k.is_tensor for k in elements) else T.MIXED_TUPLE
         if tp in (cst.ListComp, cst.GeneratorExp):
+            if self._maps_tensors(expr):
+                return T.TENSOR_TUPLE  # `[t.to(dev) for t in batch]` over tensors
+            if tp is cst.ListComp and type(expr.elt) is cst.Call:
+                # `[make_queue(d) for d in dilations]`: iterating it gives those objects
+                element = self._kind(expr.elt)
+                if element.tag == "object" and element.refs:
+                    return T.module_set(*element.refs)
             return T.UNKNOWN  # elements unknown: iterating it must not invent tensors
         if tp is cst.Attribute:
             return self._infer_attribute(expr)
@@ -615,6 +631,11 @@ class FileWalker:
         if tp is cst.NamedExpr:
             return self._kind(expr.value)
         return T.UNKNOWN
+
+    def _maps_tensors(self, comp) -> bool:
+        """`[t.to(dev) for t in batch]` over a tuple of tensors (see _mapped_iterable)."""
+        iterable = _mapped_iterable(comp)
+        return iterable is not None and self._kind(iterable) != T.MIXED_TUPLE and self._element_kind(iterable).is_tensor
 
     def _infer_attribute(self, expr: cst.Attribute) -> T.Kind:
         attr = expr.attr.value
@@ -735,6 +756,8 @@ class FileWalker:
             if source is not None and not (source.condition and source.condition[0] == "param"):
                 self.scalar_returns.setdefault(unit.key, source)
         declared = self._declared_object_slot(unit.node)
+        if declared is None and value is not None:
+            declared = self._object_slot(value)  # `return RingQueue(...)` without an annotation
         if declared is not None and value is not None:
             unit.returns.append((declared,))  # `-> list[KVCache]`: the annotation names the class
         elif value is None:
@@ -754,6 +777,15 @@ class FileWalker:
         if kind.tag not in ("object", "modules") or not kind.refs or any(r.startswith("torch.") for r in kind.refs):
             return None
         return ("O:" if kind.tag == "object" else "M:") + "|".join(kind.refs)
+
+    def _object_slot(self, value: cst.BaseExpression) -> str | None:
+        """`O:cls` for a returned instance of a class that is not torch's (`return Ring(n)`)."""
+        if type(value) is not cst.Call:
+            return None
+        kind = self._kind(value)
+        if kind.tag != "object" or not kind.refs or any(r.startswith("torch.") for r in kind.refs):
+            return None
+        return "O:" + "|".join(kind.refs)
 
     def _visit_yield(self, node) -> None:
         unit = next((u for u in reversed(self.scope.units) if u.is_function), None)
@@ -779,6 +811,10 @@ class FileWalker:
             name = func.value
             if name in SCALAR_BUILTINS and not scope.imports.is_imported(name) and name not in scope.env:
                 return T.SCALAR
+            if (name in ("tuple", "list") and len(call.args) == 1 and not call.args[0].star
+                    and name not in scope.env and not scope.imports.is_imported(name)
+                    and self._kind(call.args[0].value).tag == "tensor-tuple"):
+                return T.TENSOR_TUPLE  # `tuple(t.to(dev) for t in batch)`
             local = scope.env.get(name) or self.globals.get(name)
             if local is not None and local.tag in ("object", "modules"):
                 return self._call_instance_kind(local)
@@ -953,6 +989,8 @@ class FileWalker:
     def run(self, module: cst.Module, source: str) -> FileFacts:
         self.cst_module = module
         self.source = source
+        self._tensor_receivers: frozenset[str] | None = None  # names a `name.detach(`-like call uses
+        self._none_only_attrs: set[tuple[int, str]] = set()  # (id of a class's kinds, attribute) bound to None only
         imports = ImportTable(self.module, self.is_package, renames=self.renames)
         self._collect_module_level(module, imports)
         module_unit = _UnitBuilder(f"{self.module}.<module>", "<module>", None, module, False)
@@ -1056,12 +1094,18 @@ class FileWalker:
                 target = t.target
                 if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == self_name:
                     kind = kind or self._kind(small.value)
-                    if kind.tag == "unknown" and id(small.value) in self._pending:
-                        # `self.caches = target.make_caches(...)` defined in another file: ask the
-                        # project which class of object it returns (for the calls made on it)
-                        self.wanted.add(self._pending[id(small.value)] + OBJECT_PID)
+                    made = small.value  # what a project call made, or what a comprehension collects
+                    if type(made) is cst.ListComp:
+                        made = made.elt
+                    elif type(made) is cst.DictComp:
+                        made = made.value
+                    if id(made) in self._pending and self._kind(made).tag == "unknown":
+                        # `self.caches = target.make_caches(...)` (or `[make_queue(d) for d in ...]`)
+                        # defined in another file: ask the project which class of object it
+                        # returns (for the calls made on it)
+                        self.wanted.add(self._pending[id(made)] + OBJECT_PID)
                     name = target.attr.value
-                    kinds[name] = T.merge(kinds[name], kind) if name in kinds else kind
+                    self._merge_attribute(kinds, name, kind, small.value)
                 elif isinstance(target, cst.Name):
                     scope.env[target.value] = kind = kind or self._kind(small.value)
                 elif (isinstance(target, cst.Tuple) and isinstance(small.value, cst.Tuple)
@@ -1080,7 +1124,7 @@ class FileWalker:
                 declared = self._annotation_kind(small.annotation.annotation) if value_is_none else None
                 kind = declared if declared is not None and declared.tag == "object" else self._kind(small.value)
                 name = target.attr.value
-                kinds[name] = T.merge(kinds[name], kind) if name in kinds else kind
+                self._merge_attribute(kinds, name, kind, small.value)
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             call = small.value
             registrars = ("register_buffer", "register_parameter", *self.registrars)
@@ -1088,6 +1132,27 @@ class FileWalker:
                 first = call.args[0].value
                 if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
                     kinds[first.evaluated_value] = T.TENSOR
+
+    def _merge_attribute(self, kinds: dict[str, T.Kind], name: str, kind: T.Kind, value: cst.BaseExpression) -> None:
+        """An attribute's kind over its assignments. `self.static = None` beside `self.static =
+        [t.to(dev) for t in batch]` leaves it a tuple of tensors: a None is never spread into a
+        call or iterated, so it must not hide what the tuple holds."""
+        none_only = self._none_only_attrs
+        key = (id(kinds), name)
+        is_none = _is_none_literal(value)
+        if name not in kinds:
+            kinds[name] = kind
+            if is_none:
+                none_only.add(key)
+            return
+        if is_none and kinds[name].tag == "tensor-tuple":
+            return
+        if key in none_only and not is_none:
+            none_only.discard(key)
+            if kind.tag == "tensor-tuple":
+                kinds[name] = kind
+                return
+        kinds[name] = T.merge(kinds[name], kind)
 
     def _walk_statements(self, statements) -> None:
         """Walk a statement list, opening a capture unit between capture_begin and capture_end."""
@@ -1196,6 +1261,7 @@ class FileWalker:
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 env[star.name.value] = T.UNKNOWN
+        self._params_used_as_tensors(node.body, inner)
         if node.returns is not None:  # `-> torch.Tensor` says what callers elsewhere get
             declared = self._annotation_kind(node.returns.annotation)
             if declared.is_tensor or declared.tag == "tensor-tuple":
@@ -1206,6 +1272,36 @@ class FileWalker:
         self._walk_block(body)
         self._kinds = saved_kinds
         self.scope = outer
+
+    def _params_used_as_tensors(self, body: cst.BaseSuite, scope: _Scope) -> None:
+        """Unannotated parameters the function itself calls a tensor-only method on
+        (`labels.bool()`, `x.detach()`) are tensors in all of it, before that call too, as if
+        annotated: `if labels.sum() == 0` above `labels.bool()` is a tensor branch. Not one the
+        function tests with `isinstance(p, ...)`: it takes other types too (`mesh` as a tensor
+        or a list, `df` as a number or a tensor)."""
+        if self._tensor_receivers is None:
+            self._tensor_receivers = T.tensor_method_receivers(self.source)
+        names = {p for p, k in scope.params.items() if k.tag == "unknown" and p in self._tensor_receivers}
+        if not names:
+            return
+        used, tested = set(), set()
+        stack: list[cst.CSTNode] = [body]
+        while stack:
+            node = stack.pop()
+            tp = type(node)
+            if tp is cst.FunctionDef or tp is cst.ClassDef or tp is cst.Lambda:
+                continue  # a nested scope may bind the name to something else
+            if tp is cst.Call and node.args and type(node.args[0].value) is cst.Name and node.args[0].value.value in names:
+                func = node.func
+                if type(func) is cst.Name and func.value == "isinstance":
+                    tested.add(node.args[0].value.value)
+            if (tp is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name
+                    and node.func.value.value in names and node.func.attr.value in T.PARAM_TENSOR_METHODS):
+                used.add(node.func.value.value)
+            stack.extend(_children(node))
+        for name in used - tested:
+            scope.env[name] = scope.params[name] = T.TENSOR
+            scope.pending.pop(name, None)
 
     def _visit_class(self, node: cst.ClassDef) -> None:
         outer = self.scope
@@ -1278,6 +1374,7 @@ class FileWalker:
             if name == "zip" and len(args) == len(elements):
                 for element, arg in zip(elements, args):
                     self._bind(element, self._element_kind(arg))
+                    self._note_loop_source(element, arg)  # `for layer, q in zip(self.model.layers, ...)`
                 return
             if name == "enumerate" and args and len(elements) == 2:
                 self._bind(elements[0], T.SCALAR)
@@ -1422,6 +1519,13 @@ class FileWalker:
                 return [CallRef("global", scope.imports.resolve_dotted(name))]
             if head in self.module_defs and head not in scope.env:
                 return [CallRef("global", f"{self.module}.{name}")]
+            if kind.tag == "unknown" and head != scope.self_name:
+                pid = scope.pending.get(head) if type(base) is cst.Name else None
+                if pid is not None and not pid.startswith(ARG_PID):
+                    # `q = make_queue(n)` then `q.push_pop(x)`: ask which class the factory returns
+                    self.wanted.add(pid + OBJECT_PID)
+                # `layer.incremental(x)` for `layer` in `self.model.layers`, a class in another file
+                return self._attr_path_refs(base, method)
         return []
 
     def _generic_param(self, name: str, kind: T.Kind | None) -> bool:
@@ -1452,8 +1556,16 @@ class FileWalker:
         found = []
         position = 0
         for arg in call.args:
+            if arg.star == "*" and type(arg.value) in (cst.Tuple, cst.List) and not any(
+                    type(e) is cst.StarredElement for e in arg.value.elements):
+                for element in arg.value.elements:  # `f(*(x, mask))`: positions are known
+                    found.append((str(position), self._return_slot(element.value)))
+                    position += 1
+                continue
             if arg.star:
-                found.append(("*", "?"))
+                # `f(*batch)`: every later position gets an element of `batch` ("*<first>" slot)
+                slot = self._star_slot(arg.value) if arg.star == "*" else "?"
+                found.append((f"*{position}", slot) if slot != "?" else ("*", "?"))
                 break
             kind = self._kind(arg.value)
             if kind.tag in ("object", "modules") and kind.refs and not all(r.startswith("torch.") for r in kind.refs):
@@ -1468,6 +1580,22 @@ class FileWalker:
             else:
                 found.append((arg.keyword.value, slot))
         return tuple(found)
+
+    def _star_slot(self, value: cst.BaseExpression) -> str:
+        """What `*value` spreads over a call's positions: L (tensors), @pid (the elements of what
+        that project call returns, resolved project-wide), ? unknown."""
+        kind = self._kind(value)
+        if kind == T.TENSOR_TUPLE:
+            return "L"
+        if kind.tag == "unknown":
+            if type(value) in (cst.ListComp, cst.GeneratorExp):
+                value = _mapped_iterable(value)  # `*(t.to(dev) for t in sample())`: what it maps over
+                if value is None:
+                    return "?"
+            pid = self._depends_on(value)
+            if pid is not None:
+                return f"@{pid}"
+        return "?"
 
     def _is_host_tensor(self, expr: cst.BaseExpression) -> bool:
         if type(expr) is cst.Name:
@@ -1566,10 +1694,10 @@ class FileWalker:
             found = self._attr_path_refs(expr)
         return found
 
-    def _attr_path_refs(self, expr: cst.BaseExpression) -> list[CallRef]:
+    def _attr_path_refs(self, expr: cst.BaseExpression, method: str = "__call__") -> list[CallRef]:
         """`self.module.model.blocks` (or a loop variable over it) where `self.module` is an
         instance of a class from another file: the call graph follows the path through each
-        class's attributes (ClassInfo.attr_classes) to the classes whose `__call__` runs."""
+        class's attributes (ClassInfo.attr_classes) to the classes whose `method` runs."""
         if isinstance(expr, cst.Name) and expr.value in self.scope.loop_sources:
             expr = self.scope.loop_sources[expr.value]
         path: list[str] = []
@@ -1579,10 +1707,10 @@ class FileWalker:
             kind = self._kind(expr)
             if kind.tag in ("object", "modules") and kind.refs:
                 chain = ".".join(reversed(path))
-                return [CallRef("attrs", f"{ref}::{chain}::__call__") for ref in kind.refs]
+                return [CallRef("attrs", f"{ref}::{chain}::{method}") for ref in kind.refs]
             if isinstance(expr, cst.Name) and expr.value == self.scope.self_name and self.scope.class_key:
                 chain = ".".join(reversed(path))
-                return [CallRef("attrs", f"{self.scope.class_key}::{chain}::__call__")]
+                return [CallRef("attrs", f"{self.scope.class_key}::{chain}::{method}")]
         return []
 
     def _decorator_region(self, decorator: cst.BaseExpression) -> tuple[RegionKind, Confidence] | None:
@@ -1595,6 +1723,17 @@ class FileWalker:
         return None
 
     # ------------------------------------------------------------------ results
+    def _with_varying_properties(self, info: ClassInfo) -> ClassInfo:
+        """A property returning a per-step number of its own class (`lr` over `self.it`) varies
+        like an attribute, for code that reads it on an instance (`self.sched.lr`) elsewhere."""
+        found = tuple(
+            sorted(name for name in (p.rpartition(".")[2] for p in self.properties if p.rpartition(".")[0] == info.key)
+                   if (source := self.scalar_returns.get(f"{info.key}.{name}")) is not None and not source.condition)
+        )
+        if not found:
+            return info
+        return ClassInfo(info.key, info.bases, info.attr_classes, tuple(sorted(set(info.varying) | set(found))), info.numbers)
+
     def _finish(self, imports: ImportTable, source_lines: list[str]) -> FileFacts:
         nodes: list[cst.CSTNode] = []
         for unit in self.units:
@@ -1659,7 +1798,7 @@ class FileWalker:
             path=self.path,
             module=self.module,
             units=tuple(units),
-            classes=tuple(self.classes.values()),
+            classes=tuple(self._with_varying_properties(info) for info in self.classes.values()),
             region_refs=refs,
             aliases=tuple(sorted(imports.aliases.items())),
             noqa=noqa_lines(source_lines),
@@ -1687,6 +1826,23 @@ def _edit(ranges, replaced, text: str) -> Edit | None:
     if id(first) not in ranges or id(last) not in ranges:
         return None
     return Edit(ranges[id(first)][0], ranges[id(last)][1], text)
+
+
+def _mapped_iterable(comp) -> cst.BaseExpression | None:
+    """What `[t.to(dev) for t in batch]` / `(t.clone() for t in xs)` maps over: one loop whose
+    element is the loop variable or a method called on it that gives a tensor back."""
+    loop = comp.for_in
+    if loop.inner_for_in is not None or loop.ifs or type(loop.target) is not cst.Name:
+        return None
+    element = comp.elt
+    if type(element) is cst.Call and type(element.func) is cst.Attribute:
+        method = element.func.attr.value
+        if method.startswith("_") or method in T.TENSOR_NON_TENSOR_METHODS or method in T.TENSOR_TUPLE_METHODS:
+            return None
+        element = element.func.value
+    if type(element) is not cst.Name or element.value != loop.target.value:
+        return None
+    return loop.iter
 
 
 def _is_none_literal(expr: cst.BaseExpression) -> bool:

@@ -68,8 +68,9 @@ class StaticInputRebinding(Rule):
     business), not a buffer. The fix is offered only when
     the file binds the name to tensors and never to a number or None (`x.copy_` on those would
     raise), and, for state updated inside the region, when no reference to the old tensor can be
-    kept (not in a loop; the attribute not returned, bound to a name, put in a list or appended):
-    `.copy_()` would change what such a reference sees. A rebinding between replays in another
+    kept (not in a loop; the attribute, or a view of it such as `old = self.buf[:, 0]`, not
+    returned, bound to a name, put in a list or appended): `.copy_()` would change what such a
+    reference sees. A rebinding between replays in another
     method gets no fix: such tables are often rebuilt at a new length.
     """
     fixable = True
@@ -284,7 +285,8 @@ def _old_value_may_be_kept(function: cst.FunctionDef | None, assign: cst.Assign,
     """`self.h = cell(x, self.h)` becomes `self.h.copy_(...)`: any reference to the old tensor
     kept elsewhere would then see the new values (measured on a held-out RNN: `outs.append(self.h)`
     in the loop made every output the last one). So no fix inside a loop, or when the function
-    keeps `self.h` itself: returned, yielded, bound to a name, put in a list/tuple, appended."""
+    keeps `self.h` itself or a view of it (`oldest = self.buf[:, :, 0]` before `self.buf =
+    torch.roll(self.buf, ...)`): returned, yielded, bound to a name, put in a list/tuple, appended."""
     if function is None:
         return True
     stack: list[tuple[cst.CSTNode, bool]] = [(function.body, False)]
@@ -300,16 +302,39 @@ def _old_value_may_be_kept(function: cst.FunctionDef | None, assign: cst.Assign,
         elif isinstance(node, cst.Assign) and node is not assign:
             kept = node.value
         elif isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-            if any(_is_same_attribute(e.value, attribute) for e in node.elements):
+            if any(_is_attribute_or_view(e.value, attribute) for e in node.elements):
                 return True
         elif (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in _KEEPERS
-              and any(_is_same_attribute(a.value, attribute) for a in node.args)):
+              and any(_is_attribute_or_view(a.value, attribute) for a in node.args)):
             return True
-        if kept is not None and _is_same_attribute(kept, attribute):
+        if kept is not None and _is_attribute_or_view(kept, attribute):
             return True
         loop = in_loop or isinstance(node, (cst.For, cst.While))
         stack.extend((child, loop) for child in children(node))
     return False
+
+
+# Tensor methods and attributes that may return a view sharing the receiver's memory.
+_VIEWS = frozenset(
+    """view view_as reshape flatten unflatten unsqueeze squeeze expand expand_as permute transpose t
+    narrow select diagonal movedim unbind split chunk detach as_strided T mT H mH data real imag""".split()
+)
+
+
+def _is_attribute_or_view(expr: cst.CSTNode | None, attribute: cst.Attribute) -> bool:
+    """`self.buf`, `self.buf[:, 0]`, `self.buf.view(-1)`, `self.buf.T`: share `self.buf`'s memory
+    (an indexed read may be a copy; taken as a view, so that no fix changes what it holds)."""
+    while True:
+        if _is_same_attribute(expr, attribute):
+            return True
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _VIEWS:
+            expr = expr.func.value
+        elif isinstance(expr, cst.Attribute) and expr.attr.value in _VIEWS:
+            expr = expr.value
+        else:
+            return False
 
 
 def _is_same_attribute(expr: cst.CSTNode | None, attribute: cst.Attribute) -> bool:
