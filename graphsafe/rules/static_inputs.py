@@ -10,7 +10,7 @@ from graphsafe.analyzer.callgraph import REBOUND_AFTER_REPLAY
 from graphsafe.analyzer.nodes import children
 
 from graphsafe.model import Applicability, Consequence, Example, Principle
-from graphsafe.rules.base import Rule
+from graphsafe.rules.base import Callees, Rule
 
 
 @dataclass
@@ -167,6 +167,8 @@ class StaticInputRebinding(Rule):
     def _holds_tensor(self, owner: str, name: str) -> bool:
         tags = self.bound.get((owner, name), set())
         return "tensor" in tags and not tags & {"number", "other"}
+
+    calls = Callees({"register_buffer"})
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
