@@ -18,7 +18,7 @@ from graphsafe.analyzer.callgraph import Project, Reach
 from graphsafe.analyzer.discovery import ModuleNaming, discover, module_name, module_names
 from graphsafe.analyzer.facts import FileFacts, Unit
 from graphsafe.analyzer.noqa import suppressed
-from graphsafe.analyzer.parsing import analyze_bytes, analyze_text, error_facts, no_cyclic_gc
+from graphsafe.analyzer.parsing import analyze_bytes, analyze_text, error_facts, lasting_objects, no_cyclic_gc
 from graphsafe.analyzer.returns import external_key
 from graphsafe.config import Settings
 from graphsafe.model import Diagnostic, Region
@@ -123,20 +123,21 @@ def collect_facts(
     hits = 0
     naming = module_names(files, Path.cwd())
     jobs_by_index: dict[int, tuple[str, str, str, bool, tuple]] = {}
-    for index, path in enumerate(files):
-        shown = _display_path(path, root)
-        named = naming[path]
-        jobs_by_index[index] = (shown, str(path), named.module, named.is_package, named.renames)
-        if cache:
-            content = _read(path)
-            if isinstance(content, bytes):
-                cached = cache.get(FactsCache.key(shown, named.module + repr(named.renames), content))
-                if cached is not None:
-                    results[index] = cached
-                    hits += 1
-                    continue
-            del content
-        pending.append((index, (shown, str(path), named.module, named.is_package, named.renames)))
+    with lasting_objects():  # unpickling makes millions of objects, none in a cycle
+        for index, path in enumerate(files):
+            shown = _display_path(path, root)
+            named = naming[path]
+            jobs_by_index[index] = (shown, str(path), named.module, named.is_package, named.renames)
+            if cache:
+                content = _read(path)
+                if isinstance(content, bytes):
+                    cached = cache.get(FactsCache.key(shown, named.module + repr(named.renames), content))
+                    if cached is not None:
+                        results[index] = cached
+                        hits += 1
+                        continue
+                del content
+            pending.append((index, (shown, str(path), named.module, named.is_package, named.renames)))
     total, done = len(files), len(files) - len(pending)
     jobs = jobs or os.cpu_count() or 1
 
@@ -186,7 +187,8 @@ def collect_facts(
             found.update({i: _rewalk(*w) for (i, _), w in zip(todo, work)})
         return found
 
-    return returns.refine(facts, rewalk_all), hits
+    with lasting_objects():  # the project's return kinds; re-walks pause the collector themselves
+        return returns.refine(facts, rewalk_all), hits
 
 
 def _rewalk_star(args) -> FileFacts | None:
@@ -279,7 +281,8 @@ def check_paths(
     files = discover(paths, root=settings.root, exclude=exclude, respect_gitignore=settings.respect_gitignore)
     cache = FactsCache(cache_dir or settings.root / ".graphsafe_cache") if use_cache else None
     facts, hits = collect_facts(files, settings.root, jobs=jobs, cache=cache, progress=progress)
-    diagnostics, regions = diagnose(facts, settings)
+    with lasting_objects():
+        diagnostics, regions = diagnose(facts, settings)
     return CheckResult(diagnostics, regions, len(files), hits, time.perf_counter() - started, facts)
 
 
