@@ -30,6 +30,9 @@ from tqdm import tqdm as bar
 from mlflow import log_metric as lm
 
 class M(torch.nn.Module):
+    def __init__(self):
+        self.gen = torch.Generator(device="cuda")
+
     def forward(self, x: torch.Tensor, b: torch.Tensor):  # graphsafe: region
         if same(x, b):
             pass
@@ -44,6 +47,7 @@ class M(torch.nn.Module):
             pass
         lm("loss", 1.0)
         d = torch.distributions.Normal(x, b)
+        z = torch.randn(4, generator=self.gen, pin_memory=True)
         return y.item() + p
 '''
 
@@ -76,8 +80,9 @@ def test_aliased_callees_are_still_reported():
     facts = analyze_text("aliased.py", "m", False, ALIASED, CHECK_RULES)
     found = {(hit.code, hit.start.line) for unit in facts.units for hit in unit.hits}
     assert found == {
-        ("GS109", 14), ("GS107", 16), ("GS106", 17), ("GS405", 18), ("GS603", 19), ("GS501", 20),
-        ("GS502", 21), ("GS504", 22), ("GS505", 23), ("GS501", 25), ("GS201", 26), ("GS101", 27),
+        ("GS109", 17), ("GS107", 19), ("GS106", 20), ("GS405", 21), ("GS603", 22), ("GS501", 23),
+        ("GS502", 24), ("GS504", 25), ("GS505", 26), ("GS501", 28), ("GS201", 29), ("GS406", 30),
+        ("GS601", 30), ("GS101", 31),
     }
 
 
@@ -88,6 +93,9 @@ def test_callees_match_method_bare_and_resolved_names():
     assert callees.match("free", "torch.cuda.empty_cache")  # by prefix
     assert not callees.match("items", "d.items")
     assert not callees.match(None, None)
+    seeded = Callees({"register_generator_state"}, keywords=("generator",))
+    assert seeded.match("randn", "torch.randn", keywords=("generator",))  # `torch.randn(4, generator=g)`
+    assert not seeded.match("randn", "torch.randn", keywords=("device",))
 
 
 _TORCH = importlib.util.find_spec("torch")

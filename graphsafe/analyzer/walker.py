@@ -186,6 +186,7 @@ class FileWalker:
         self._call_handlers: tuple[Callable, ...] = ()
         self._call_filters: tuple = ()  # each call handler's Rule.calls
         self._call_prefixes: tuple[str, ...] = ()  # every prefix of those filters
+        self._call_keywords: frozenset[str] = frozenset()  # every keyword of those filters
         self._call_selections: dict[tuple, tuple[int, ...]] = {}  # shared by walkers of the same rules
         self._calls_seen: dict[tuple, tuple[Callable, ...]] = {}  # callee key → the handlers it gets
         self.units: list[_UnitBuilder] = []
@@ -995,6 +996,7 @@ class FileWalker:
         self._call_filters = filters
         self._call_selections = _CALL_SELECTIONS.setdefault(filters, {})
         self._call_prefixes = tuple(sorted({p for f in filters if f is not None for p in f.prefixes}))
+        self._call_keywords = frozenset(k for f in filters if f is not None for k in f.keywords)
 
     def _collect_module_level(self, module: cst.Module, imports: ImportTable) -> None:
         """Imports, top-level defs and classes (with their attribute kinds) before walking."""
@@ -1370,22 +1372,27 @@ class FileWalker:
     def _visit_import(self, node) -> None:
         self.scope.imports.add(node)
 
-    def _call_handlers_for(self, func: cst.BaseExpression) -> tuple[Callable, ...]:
+    def _call_handlers_for(self, node: cst.Call) -> tuple[Callable, ...]:
         """The `visit_Call` handlers a call to `func` can matter to (see rules.base.Callees),
         in rule order. The callee's resolved name is asked here, before any handler, as
         every rule that resolves it would (memoised): the same answer at the same point."""
+        func = node.func
         tp = type(func)
         name = func.attr.value if tp is cst.Attribute else func.value if tp is cst.Name else None
         resolved = self.resolve(func)
+        keywords = ()
+        if self._call_keywords and node.args:
+            wanted = self._call_keywords
+            keywords = tuple(a.keyword.value for a in node.args if a.keyword is not None and a.keyword.value in wanted)
         if resolved is None:
-            key = (name, None, ())
+            key = (name, None, (), keywords)
         else:
             prefixes = self._call_prefixes
             if prefixes and resolved.startswith(prefixes):
                 prefixes = tuple(p for p in prefixes if resolved.startswith(p))
             else:
                 prefixes = ()
-            key = (name, resolved.rpartition(".")[2], prefixes)
+            key = (name, resolved.rpartition(".")[2], prefixes, keywords)
         found = self._calls_seen.get(key)
         if found is None:
             indices = self._call_selections.get(key)
@@ -1397,7 +1404,7 @@ class FileWalker:
         return found
 
     def _visit_call(self, node: cst.Call) -> None:
-        handlers = self._call_handlers_for(node.func) if self._call_handlers else ()
+        handlers = self._call_handlers_for(node) if self._call_handlers else ()
         if handlers:  # as in _visit: rules first, then the walker's own bookkeeping
             probed, log = self._probed, self._report_log
             for handler in handlers:

@@ -430,6 +430,8 @@ class PinMemoryInRegion(_StaticMemoryRule):
         "buf = torch.empty(4, pin_memory=True)",
     )
 
+    calls = Callees({"pin_memory"}, keywords=("pin_memory",))
+
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "pin_memory" and not node.args:

@@ -105,6 +105,8 @@ class UnregisteredGenerator(BindingRule):
         self.registered: set[str] = set()
         self.registers_unknown = False  # register_generator_state(<not a plain name>): could be any
 
+    calls = Callees({"register_generator_state"}, keywords=("generator",))
+
     def visit_Call(self, node: cst.Call, ctx) -> None:
         call = method_call(node)
         if call is not None and call[1] == "register_generator_state":
