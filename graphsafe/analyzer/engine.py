@@ -6,6 +6,7 @@ No printing here: front-ends (cli, lsp) format the result.
 from __future__ import annotations
 
 import fnmatch
+import gc
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -157,11 +158,14 @@ def collect_facts(
         pooled = [p for p in pending if _size(p[1][1]) <= _HUGE_FILE]
         from concurrent.futures import ProcessPoolExecutor  # only when a pool is worth it
 
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context()) as pool:
+        # workers forked while this process's collector is paused (lasting_objects) resume theirs
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context(), initializer=gc.enable) as pool:
             chunk = max(1, min(16, len(pooled) // (jobs * 8)))
             outputs = pool.map(_analyze_job, [job for _, job in pooled], chunksize=chunk)
-            for (index, _), (facts, key) in zip(pooled, outputs):
-                finish(index, facts, key)
+            # the workers are forked by now (they keep their collector); here the facts pile up
+            with lasting_objects():
+                for (index, _), (facts, key) in zip(pooled, outputs):
+                    finish(index, facts, key)
         for index, job in huge:
             finish(index, *_analyze_job(job))
     else:
@@ -178,7 +182,8 @@ def collect_facts(
         if len(work) > 1 and jobs > 1:
             from concurrent.futures import ProcessPoolExecutor
 
-            with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=_pool_context()) as pool:
+            with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=_pool_context(),
+                                     initializer=gc.enable) as pool:
                 # the largest files first, so that the pool does not end waiting on one of them
                 order = sorted(range(len(work)), key=lambda k: -_size(work[k][0][1]))
                 done = dict(zip(order, pool.map(_rewalk_star, [work[k] for k in order])))
