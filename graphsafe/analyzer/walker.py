@@ -60,8 +60,9 @@ _COMPOUND_STATEMENTS = node_types(cst.BaseCompoundStatement) - {cst.FunctionDef,
 _SUITES = node_types(cst.BaseSuite)
 _STATEMENTS = node_types(cst.BaseStatement)
 _VISITS: dict[type, tuple[tuple[type, str], ...]] = {}
-# the rules' call filters → (callee name, last part of its resolved name, matched prefix) →
-# the indices of the visit_Call handlers such a call is handed to (see _call_handlers_for)
+# the rules' call filters → (callee name, last part of its resolved name, matched prefixes,
+# matched keywords) → the indices of the visit_Call handlers such a call is handed to (see
+# _call_handlers_for); bounded by the names and keywords that calls spell
 _CALL_SELECTIONS: dict[tuple, dict[tuple, tuple[int, ...]]] = {}
 
 
@@ -982,6 +983,7 @@ class FileWalker:
         `words` the file never mentions (it would return at once from each). `visit_Call`
         handlers are kept apart: each call gets only those whose `Rule.calls` it matches."""
         prefilter = self.prefilter
+        self.handlers = {}
         active = [r for r in self.rules if not (prefilter and r.words) or any(w in source for w in r.words)]
         self.end_hooks = [rule.end_module for rule in active if hasattr(rule, "end_module")]
         calls: list[tuple[Rule, Callable]] = []
@@ -1373,8 +1375,8 @@ class FileWalker:
         self.scope.imports.add(node)
 
     def _call_handlers_for(self, node: cst.Call) -> tuple[Callable, ...]:
-        """The `visit_Call` handlers a call to `func` can matter to (see rules.base.Callees),
-        in rule order. The callee's resolved name is asked here, before any handler, as
+        """The `visit_Call` handlers `node` can matter to (see rules.base.Callees), in rule
+        order. The callee's resolved name is asked here, before any handler, as
         every rule that resolves it would (memoised): the same answer at the same point."""
         func = node.func
         tp = type(func)

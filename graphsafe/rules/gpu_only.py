@@ -345,8 +345,9 @@ class HostLogging(_GpuOnlyBindingRule):
         Example("log.debug('a')\nfabric.log_dict({'n': n})", expect=2),
     )
 
-    # Any other method call only has its receiver's kind asked, which the walker asks right after
-    # the rules anyway (the call's targets), before anything can rebind it: skipping it is invisible.
+    # Any other method call only has its receiver's kind asked (a tensor's is never logged): the
+    # walker asks the same right after the rules (the call's targets; `self.m()` / `super().m()`
+    # aside, whose receiver's kind nothing can change), so skipping the question is invisible.
     calls = Callees({"print", "log", "log_dict", "log_artifact", "alert", "warn", "warn_explicit",
                      *LOG_METHODS, *SUMMARY_WRITER_METHODS}, prefixes=("mlflow.",))
 
