@@ -191,17 +191,32 @@ def _load_gitignores(directory: Path, stack: list[_GitIgnore]) -> list[_GitIgnor
 
 
 def _excluded(path: Path, root: Path, patterns: tuple[str, ...]) -> bool:
-    name = path.name
+    # Directories are pruned as the walk meets them, so a pattern never needs to match an
+    # ancestor: `.venv` must not exclude everything when the user points us inside one.
+    by_name, by_path = _exclusion_matchers(patterns)
+    if by_name(os.path.normcase(path.name)):
+        return True
     try:
         rel = path.absolute().relative_to(root).as_posix()
     except ValueError:
         rel = path.as_posix()
-    for pattern in patterns:
-        # Directories are pruned as the walk meets them, so a pattern never needs to match an
-        # ancestor: `.venv` must not exclude everything when the user points us inside one.
-        if fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(rel, pattern.rstrip("/")):
-            return True
-    return False
+    return by_path(os.path.normcase(rel)) is not None
+
+
+_MATCHERS: dict[tuple[str, ...], tuple] = {}
+
+
+def _exclusion_matchers(patterns: tuple[str, ...]):
+    """One regex for all patterns against a name, one against a root-relative path: what
+    `fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p.rstrip("/"))` over each pattern
+    answers, in two calls per path instead of two per pattern."""
+    found = _MATCHERS.get(patterns)
+    if found is None:
+        def any_of(texts):
+            return re.compile("|".join(fnmatch.translate(os.path.normcase(t)) for t in texts) or "(?!)").match
+
+        found = _MATCHERS[patterns] = (any_of(patterns), any_of(p.rstrip("/") for p in patterns))
+    return found
 
 
 def discover(paths: list[Path], *, root: Path, exclude: tuple[str, ...] = (), respect_gitignore: bool = True) -> list[Path]:
