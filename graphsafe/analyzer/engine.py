@@ -6,6 +6,7 @@ No printing here: front-ends (cli, lsp) format the result.
 from __future__ import annotations
 
 import fnmatch
+import gc
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -18,7 +19,7 @@ from graphsafe.analyzer.callgraph import Project, Reach
 from graphsafe.analyzer.discovery import ModuleNaming, discover, module_name, module_names
 from graphsafe.analyzer.facts import FileFacts, Unit
 from graphsafe.analyzer.noqa import suppressed
-from graphsafe.analyzer.parsing import analyze_bytes, analyze_text, error_facts, no_cyclic_gc
+from graphsafe.analyzer.parsing import analyze_bytes, analyze_text, error_facts, lasting_objects, no_cyclic_gc
 from graphsafe.analyzer.returns import external_key
 from graphsafe.config import Settings
 from graphsafe.model import Diagnostic, Region
@@ -123,20 +124,21 @@ def collect_facts(
     hits = 0
     naming = module_names(files, Path.cwd())
     jobs_by_index: dict[int, tuple[str, str, str, bool, tuple]] = {}
-    for index, path in enumerate(files):
-        shown = _display_path(path, root)
-        named = naming[path]
-        jobs_by_index[index] = (shown, str(path), named.module, named.is_package, named.renames)
-        if cache:
-            content = _read(path)
-            if isinstance(content, bytes):
-                cached = cache.get(FactsCache.key(shown, named.module + repr(named.renames), content))
-                if cached is not None:
-                    results[index] = cached
-                    hits += 1
-                    continue
-            del content
-        pending.append((index, (shown, str(path), named.module, named.is_package, named.renames)))
+    with lasting_objects():  # unpickling makes millions of objects, none in a cycle
+        for index, path in enumerate(files):
+            shown = _display_path(path, root)
+            named = naming[path]
+            jobs_by_index[index] = (shown, str(path), named.module, named.is_package, named.renames)
+            if cache:
+                content = _read(path)
+                if isinstance(content, bytes):
+                    cached = cache.get(FactsCache.key(shown, named.module + repr(named.renames), content))
+                    if cached is not None:
+                        results[index] = cached
+                        hits += 1
+                        continue
+                del content
+            pending.append((index, (shown, str(path), named.module, named.is_package, named.renames)))
     total, done = len(files), len(files) - len(pending)
     jobs = jobs or os.cpu_count() or 1
 
@@ -156,11 +158,14 @@ def collect_facts(
         pooled = [p for p in pending if _size(p[1][1]) <= _HUGE_FILE]
         from concurrent.futures import ProcessPoolExecutor  # only when a pool is worth it
 
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context()) as pool:
+        # workers forked while this process's collector is paused (lasting_objects) resume theirs
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context(), initializer=gc.enable) as pool:
             chunk = max(1, min(16, len(pooled) // (jobs * 8)))
             outputs = pool.map(_analyze_job, [job for _, job in pooled], chunksize=chunk)
-            for (index, _), (facts, key) in zip(pooled, outputs):
-                finish(index, facts, key)
+            # the workers are forked by now (they keep their collector); here the facts pile up
+            with lasting_objects():
+                for (index, _), (facts, key) in zip(pooled, outputs):
+                    finish(index, facts, key)
         for index, job in huge:
             finish(index, *_analyze_job(job))
     else:
@@ -177,7 +182,8 @@ def collect_facts(
         if len(work) > 1 and jobs > 1:
             from concurrent.futures import ProcessPoolExecutor
 
-            with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=_pool_context()) as pool:
+            with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=_pool_context(),
+                                     initializer=gc.enable) as pool:
                 # the largest files first, so that the pool does not end waiting on one of them
                 order = sorted(range(len(work)), key=lambda k: -_size(work[k][0][1]))
                 done = dict(zip(order, pool.map(_rewalk_star, [work[k] for k in order])))
@@ -186,7 +192,8 @@ def collect_facts(
             found.update({i: _rewalk(*w) for (i, _), w in zip(todo, work)})
         return found
 
-    return returns.refine(facts, rewalk_all), hits
+    with lasting_objects():  # the project's return kinds; re-walks pause the collector themselves
+        return returns.refine(facts, rewalk_all), hits
 
 
 def _rewalk_star(args) -> FileFacts | None:
@@ -279,7 +286,8 @@ def check_paths(
     files = discover(paths, root=settings.root, exclude=exclude, respect_gitignore=settings.respect_gitignore)
     cache = FactsCache(cache_dir or settings.root / ".graphsafe_cache") if use_cache else None
     facts, hits = collect_facts(files, settings.root, jobs=jobs, cache=cache, progress=progress)
-    diagnostics, regions = diagnose(facts, settings)
+    with lasting_objects():
+        diagnostics, regions = diagnose(facts, settings)
     return CheckResult(diagnostics, regions, len(files), hits, time.perf_counter() - started, facts)
 
 

@@ -64,6 +64,27 @@ def no_cyclic_gc():
             gc.enable()
 
 
+@contextmanager
+def lasting_objects():
+    """Pause the cycle collector while many long-lived, acyclic objects are made (a project's
+    facts read from the cache, its call graph), then hand everything alive to the permanent
+    generation (gc.freeze) so that no later collection traverses it again.
+
+    Merely pausing would only defer the work: every object made meanwhile would still be in
+    the youngest generation, and the first collection afterwards would traverse them all
+    (measured: the facts of 900 cached torch files, ~0.25 s of a 1.4 s warm run). Frozen
+    objects are still freed by reference counting as usual; only cyclic garbage alive at
+    that moment would stay (facts and call graphs hold no cycles)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.freeze()
+            gc.enable()
+
+
 def error_facts(path: str, module: str, detail: str, line: int = 1, column: int = 0) -> FileFacts:
     start = Position(max(line, 1), max(column, 0))
     diagnostic = Diagnostic(ParseError.code, detail, path, start, start)

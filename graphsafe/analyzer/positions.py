@@ -27,6 +27,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from graphsafe.analyzer.nodes import descendants
 from graphsafe.model import Position
 
 # Wrapping is per class, so two threads must not generate positions at the same time.
@@ -77,7 +78,15 @@ class _NoRecord:
 _NO_RECORD = _NoRecord()
 
 
-class _SyntacticState(CodegenState):
+class _PlainState(CodegenState):
+    """libcst's state, without the context manager it enters around every statement only to
+    record nothing (a generator per statement: ~1/3 of generating a short statement)."""
+
+    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+        return _NO_RECORD
+
+
+class _SyntacticState(_PlainState):
     """Records where target *statements* start syntactically (at their keyword, after comment
     lines, decorators and indentation): libcst marks that with record_syntactic_position."""
 
@@ -93,7 +102,7 @@ class _SyntacticState(CodegenState):
         return _NO_RECORD
 
 
-def _generate(root: cst.CSTNode, targets: Sequence[cst.CSTNode], state: CodegenState) -> dict[int, Range]:
+def _generate(root: cst.CSTNode, targets: Sequence[cst.CSTNode], state: CodegenState, **codegen) -> dict[int, Range]:
     """Run root's code generation into `state`, recording targets' ranges (relative to line 1).
 
     A statement target's range starts at its keyword (`if`, `for`, `x = ...`), not at the
@@ -126,7 +135,7 @@ def _generate(root: cst.CSTNode, targets: Sequence[cst.CSTNode], state: CodegenS
     try:
         for tp in types:
             tp._codegen = wrap(tp._codegen)
-        root._codegen(state)
+        root._codegen(state, **codegen)
     except _Done:
         pass
     finally:
@@ -250,7 +259,7 @@ def node_ranges(
 
 def _new_state(module: cst.Module, nodes: Sequence[cst.CSTNode]) -> CodegenState:
     statements = any(isinstance(n, (cst.BaseCompoundStatement, cst.SimpleStatementLine)) for n in nodes)
-    kind = _SyntacticState if statements else CodegenState
+    kind = _SyntacticState if statements else _PlainState
     return kind(default_indent=module.default_indent, default_newline=module.default_newline)
 
 
@@ -273,6 +282,18 @@ _OWNER_LEVELS = 3  # enclosing statements tried; higher up, the generated prefix
 
 
 def _placed_by_search(module, anchor, nodes, source, line_starts, indent_of, owner_of) -> dict[int, Range] | None:
+    placed: dict[int, Range] = {}
+    for branch, held in _elif_conditions(anchor, nodes):
+        # generated alone, as the `elif` it is, at the `if`'s indentation
+        indent = indent_of(anchor)
+        found = None if indent is None else _unique_in_source(
+            module, branch, held, indent, source, line_starts, is_elif=True)
+        if found is not None:
+            placed.update(found)
+    if placed:
+        nodes = [n for n in nodes if id(n) not in placed]
+        if not nodes:
+            return placed
     root = anchor
     for _ in range(_OWNER_LEVELS + 1):
         indent = indent_of(root)
@@ -280,15 +301,31 @@ def _placed_by_search(module, anchor, nodes, source, line_starts, indent_of, own
             return None
         found = _unique_in_source(module, root, nodes, indent, source, line_starts)
         if found is not None or owner_of is None:
-            return found
+            return None if found is None else {**placed, **found}
         root = owner_of(root)
         if root is None:
             return None
     return None
 
 
+def _elif_conditions(anchor: cst.CSTNode, nodes: list[cst.CSTNode]):
+    """(elif, the nodes its condition holds) along `anchor`'s if/elif chain. What an `elif`
+    condition holds is anchored to the `if` that starts the chain (an `elif` is no member of a
+    statement list); generating from there would generate every branch above it."""
+    if type(anchor) is not cst.If or type(anchor.orelse) is not cst.If:
+        return
+    branch = anchor.orelse
+    while type(branch) is cst.If:
+        inside = {id(n) for n in descendants(branch.test)}
+        held = [n for n in nodes if id(n) in inside]
+        if held:
+            yield branch, held
+        branch = branch.orelse
+
+
 def _unique_in_source(
-    module: cst.Module, anchor: cst.CSTNode, nodes: list[cst.CSTNode], indent: str, source: str, line_starts: list[int]
+    module: cst.Module, anchor: cst.CSTNode, nodes: list[cst.CSTNode], indent: str, source: str, line_starts: list[int],
+    **codegen,
 ) -> dict[int, Range] | None:
     """Ranges from the statement's generated text when that text occurs exactly once in the
     source, at the start of a line (libcst regenerates a statement's source exactly, so the one
@@ -296,7 +333,7 @@ def _unique_in_source(
     state = _new_state(module, nodes)
     if indent:
         state.indent_tokens.append(indent)
-    relative = _generate(anchor, nodes, state)
+    relative = _generate(anchor, nodes, state, **codegen)
     text = "".join(state.tokens)
     if not text or len(relative) != len({id(n) for n in nodes}):
         return None

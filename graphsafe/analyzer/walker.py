@@ -60,6 +60,10 @@ _COMPOUND_STATEMENTS = node_types(cst.BaseCompoundStatement) - {cst.FunctionDef,
 _SUITES = node_types(cst.BaseSuite)
 _STATEMENTS = node_types(cst.BaseStatement)
 _VISITS: dict[type, tuple[tuple[type, str], ...]] = {}
+# the rules' call filters → (callee name, last part of its resolved name, matched prefixes,
+# matched keywords) → the indices of the visit_Call handlers such a call is handed to (see
+# _call_handlers_for); bounded by the names and keywords that calls spell
+_CALL_SELECTIONS: dict[tuple, dict[tuple, tuple[int, ...]]] = {}
 
 
 def _visits(rule: type) -> tuple[tuple[type, str], ...]:
@@ -158,6 +162,10 @@ class _Scope:
 class FileWalker:
     """Analyse one parsed module. Rules are instantiated once per walker."""
 
+    # Rule.words and Rule.calls skip handlers that would do nothing; tests turn this off to
+    # check that the skipping is invisible (tests/test_call_filter.py).
+    prefilter = True
+
     def __init__(self, path: str, module: str, is_package: bool, rules: Iterable[type[Rule]],
                  renames: dict[str, str] | None = None, external: dict[str, T.Kind] | None = None) -> None:
         self.path = path
@@ -173,11 +181,15 @@ class FileWalker:
         self.is_package = is_package
         self.renames = renames or {}
         self.rules = [r() for r in rules]
-        self.handlers: dict[type, list[Callable]] = {}
-        self.end_hooks = [rule.end_module for rule in self.rules if hasattr(rule, "end_module")]
-        for rule in self.rules:
-            for node_type, attr in _visits(type(rule)):
-                self.handlers.setdefault(node_type, []).append(getattr(rule, attr))
+        # filled by run(), once the source says which rules have nothing to do (Rule.words)
+        self.handlers: dict[type, list[Callable]] = {}  # node type → handlers (calls: see _visit_call)
+        self.end_hooks: list[Callable] = []
+        self._call_handlers: tuple[Callable, ...] = ()
+        self._call_filters: tuple = ()  # each call handler's Rule.calls
+        self._call_prefixes: tuple[str, ...] = ()  # every prefix of those filters
+        self._call_keywords: frozenset[str] = frozenset()  # every keyword of those filters
+        self._call_selections: dict[tuple, tuple[int, ...]] = {}  # shared by walkers of the same rules
+        self._calls_seen: dict[tuple, tuple[Callable, ...]] = {}  # callee key → the handlers it gets
         self.units: list[_UnitBuilder] = []
         self.always: list[_PendingHit] = []  # hits reported regardless of regions
         self.region_refs: list[tuple[RegionKind, Confidence, tuple[CallRef, ...], str | None, cst.CSTNode]] = []
@@ -991,6 +1003,7 @@ class FileWalker:
         self.source = source
         self._tensor_receivers: frozenset[str] | None = None  # names a `name.detach(`-like call uses
         self._none_only_attrs: set[tuple[int, str]] = set()  # (id of a class's kinds, attribute) bound to None only
+        self._install_handlers(source)
         imports = ImportTable(self.module, self.is_package, renames=self.renames)
         self._collect_module_level(module, imports)
         module_unit = _UnitBuilder(f"{self.module}.<module>", "<module>", None, module, False)
@@ -1002,6 +1015,28 @@ class FileWalker:
         # the lines only matter where a line can carry a noqa comment (noqa_lines' own test)
         lines = source.splitlines() if "noqa" in source or "NOQA" in source else []
         return self._finish(imports, lines)
+
+    def _install_handlers(self, source: str) -> None:
+        """Each rule's `visit_<Node>` methods, by node type, in rule order; none for a rule whose
+        `words` the file never mentions (it would return at once from each). `visit_Call`
+        handlers are kept apart: each call gets only those whose `Rule.calls` it matches."""
+        prefilter = self.prefilter
+        self.handlers = {}
+        active = [r for r in self.rules if not (prefilter and r.words) or any(w in source for w in r.words)]
+        self.end_hooks = [rule.end_module for rule in active if hasattr(rule, "end_module")]
+        calls: list[tuple[Rule, Callable]] = []
+        for rule in active:
+            for node_type, attr in _visits(type(rule)):
+                if node_type is cst.Call:
+                    calls.append((rule, getattr(rule, attr)))
+                else:
+                    self.handlers.setdefault(node_type, []).append(getattr(rule, attr))
+        self._call_handlers = tuple(handler for _, handler in calls)
+        filters = tuple(type(rule).calls if prefilter else None for rule, _ in calls)
+        self._call_filters = filters
+        self._call_selections = _CALL_SELECTIONS.setdefault(filters, {})
+        self._call_prefixes = tuple(sorted({p for f in filters if f is not None for p in f.prefixes}))
+        self._call_keywords = frozenset(k for f in filters if f is not None for k in f.keywords)
 
     def _collect_module_level(self, module: cst.Module, imports: ImportTable) -> None:
         """Imports, top-level defs and classes (with their attribute kinds) before walking."""
@@ -1436,7 +1471,49 @@ class FileWalker:
     def _visit_import(self, node) -> None:
         self.scope.imports.add(node)
 
+    def _call_handlers_for(self, node: cst.Call) -> tuple[Callable, ...]:
+        """The `visit_Call` handlers `node` can matter to (see rules.base.Callees), in rule
+        order. The callee's resolved name is asked here, before any handler, as
+        every rule that resolves it would (memoised): the same answer at the same point."""
+        func = node.func
+        tp = type(func)
+        name = func.attr.value if tp is cst.Attribute else func.value if tp is cst.Name else None
+        resolved = self.resolve(func)
+        keywords = ()
+        if self._call_keywords and node.args:
+            wanted = self._call_keywords
+            keywords = tuple(a.keyword.value for a in node.args if a.keyword is not None and a.keyword.value in wanted)
+        if resolved is None:
+            key = (name, None, (), keywords)
+        else:
+            prefixes = self._call_prefixes
+            if prefixes and resolved.startswith(prefixes):
+                prefixes = tuple(p for p in prefixes if resolved.startswith(p))
+            else:
+                prefixes = ()
+            key = (name, resolved.rpartition(".")[2], prefixes, keywords)
+        found = self._calls_seen.get(key)
+        if found is None:
+            indices = self._call_selections.get(key)
+            if indices is None:
+                indices = self._call_selections[key] = tuple(
+                    i for i, callees in enumerate(self._call_filters) if callees is None or callees.match_parts(*key)
+                )
+            found = self._calls_seen[key] = tuple(self._call_handlers[i] for i in indices)
+        return found
+
     def _visit_call(self, node: cst.Call) -> None:
+        handlers = self._call_handlers_for(node) if self._call_handlers else ()
+        if handlers:  # as in _visit: rules first, then the walker's own bookkeeping
+            probed, log = self._probed, self._report_log
+            for handler in handlers:
+                mark = len(log)
+                handler(node, self)
+                if probed:
+                    asked = set(probed)
+                    probed.clear()
+                    if not asked <= self.wanted:
+                        self._what_if_tensors(handler, node, asked, set(log[mark:]))
         refs = self._call_refs(node.func)
         for ref in refs:
             for unit in self.scope.units:

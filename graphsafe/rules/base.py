@@ -14,9 +14,46 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import ClassVar
+from typing import ClassVar, Iterable
 
 from graphsafe.model import Consequence, Example, Principle, Severity
+
+
+class Callees:
+    """The calls a rule's `visit_Call` can act on, so that the walker hands it no other.
+
+    A call matches when its method name (`x.m(...)`), its bare name (`f(...)`) or the last part
+    of the name its callee resolves to (`eq(...)` after `from torch import equal as eq`) is in
+    `names`, when that resolved name starts with one of `prefixes`, or when it passes one of
+    `keywords` as a keyword argument (`generator=g`, whatever the callee). Declare it only where the
+    handler does nothing at all for any other call: no report, no state, and no `ctx.kind`
+    question either (kinds are memoised at their first question, so a skipped question could
+    change a later answer). Skipping is then invisible, and tests/test_call_filter.py checks it."""
+
+    __slots__ = ("names", "prefixes", "keywords")
+
+    def __init__(self, names: Iterable[str] = (), prefixes: Iterable[str] = (), keywords: Iterable[str] = ()) -> None:
+        self.names = frozenset(names)
+        self.prefixes = tuple(prefixes)
+        self.keywords = tuple(keywords)
+
+    def match(self, name: str | None, resolved: str | None, keywords: Iterable[str] = ()) -> bool:
+        """`name`: the method or bare name of the callee; `resolved`: the name it resolves to;
+        `keywords`: the call's keyword arguments."""
+        tail = None if resolved is None else resolved.rpartition(".")[2]
+        prefixes = () if resolved is None else tuple(p for p in self.prefixes if resolved.startswith(p))
+        return self.match_parts(name, tail, prefixes, tuple(keywords))
+
+    def match_parts(self, name: str | None, tail: str | None, prefixes: tuple[str, ...], keywords: tuple[str, ...]) -> bool:
+        """`match` from the parts it reads: the last part of the resolved name, and the prefixes
+        and keywords (of any rule) that the resolved name starts with and the call passes."""
+        return (name in self.names or tail in self.names or any(p in prefixes for p in self.prefixes)
+                or any(k in keywords for k in self.keywords))
+
+
+def last_parts(names: Iterable[str]) -> frozenset[str]:
+    """`{"torch.equal", "numpy.save"}` → `{"equal", "save"}`, for a Callees of full names."""
+    return frozenset(n.rpartition(".")[2] for n in names)
 
 
 class Rule:
@@ -29,6 +66,10 @@ class Rule:
     valid: ClassVar[tuple[Example | str, ...]] = ()
     invalid: ClassVar[tuple[Example | str, ...]] = ()
     fixable: ClassVar[bool] = False
+    # The walker's pre-filters (they change nothing a rule reports, only what it is shown):
+    calls: ClassVar[Callees | None] = None  # the calls `visit_Call` can act on (None: every call)
+    # the rule has nothing to do in a file that mentions none of these (no handler of it runs there)
+    words: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def severity(cls) -> Severity:

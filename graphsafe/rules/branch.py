@@ -7,7 +7,7 @@ import libcst as cst
 from graphsafe.model import Consequence, Example, Principle
 from graphsafe.rewriters.nonfinite import assert_fix
 from graphsafe.rewriters.where import if_expression_fix, if_statement_fix
-from graphsafe.rules.base import Rule
+from graphsafe.rules.base import Callees, Rule
 
 
 def truth_tested(expr: cst.BaseExpression):
@@ -123,6 +123,8 @@ class TensorBranch(Rule):
     def visit_UnaryOperation(self, node: cst.UnaryOperation, ctx) -> None:
         if isinstance(node.operator, cst.Not):
             self._check(node.expression, ctx, "`not`")
+
+    calls = Callees(prefixes=("torch.distributions.",))
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         # torch.distributions validate their arguments with `if not valid.all(): raise`.

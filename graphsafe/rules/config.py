@@ -18,7 +18,7 @@ from graphsafe.analyzer.nodes import children
 from graphsafe.analyzer.names import dotted
 from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rewriters.keywords import keyword_fix
-from graphsafe.rules.base import Rule
+from graphsafe.rules.base import Callees, Rule
 from graphsafe.rules.syntax import keyword as _keyword
 from graphsafe.rules.syntax import literal as _literal
 from graphsafe.rules.syntax import positional as _positional
@@ -322,6 +322,8 @@ class GradScalerInRegion(_ConfigRule):
             return
         for target in node.targets:
             into.update(dotted(t) for t in _targets(target.target))
+
+    calls = Callees({"step"})
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func

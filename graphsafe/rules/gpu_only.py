@@ -18,7 +18,7 @@ import libcst as cst
 
 from graphsafe.analyzer.names import dotted
 from graphsafe.model import Consequence, Example, Principle
-from graphsafe.rules.base import Rule
+from graphsafe.rules.base import Callees, Rule, last_parts
 from graphsafe.rules.syntax import keyword
 
 # ------------------------------------------------------------------ shared helpers
@@ -345,6 +345,12 @@ class HostLogging(_GpuOnlyBindingRule):
         Example("log.debug('a')\nfabric.log_dict({'n': n})", expect=2),
     )
 
+    # Any other method call only has its receiver's kind asked (a tensor's is never logged): the
+    # walker asks the same right after the rules (the call's targets; `self.m()` / `super().m()`
+    # aside, whose receiver's kind nothing can change), so skipping the question is invisible.
+    calls = Callees({"print", "log", "log_dict", "log_artifact", "alert", "warn", "warn_explicit",
+                     *LOG_METHODS, *SUMMARY_WRITER_METHODS}, prefixes=("mlflow.",))
+
     def visit_Call(self, node: cst.Call, ctx) -> None:
         found = self._what(node, ctx)
         if found is None:
@@ -554,6 +560,8 @@ class PythonContainerAccumulate(_GpuOnlyBindingRule):
                 "    def __init__(self):\n        self.cache = {}", module=True),
     )
 
+    calls = Callees(APPEND_METHODS | MAPPING_METHODS)
+
     def visit_Call(self, node: cst.Call, ctx) -> None:
         call = method_call(node)
         if call is None:
@@ -663,6 +671,8 @@ class FileIoInRegion(_GpuOnlyRule):
         Example("import os\nimport pickle\nos.makedirs('ckpt', exist_ok=True)\npickle.dump(n, self.f)", expect=2),
     )
 
+    calls = Callees({"open"} | last_parts(FILE_FUNCTIONS) | PATH_METHODS, prefixes=("shutil.",))
+
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
         if is_builtin(func, "open", ctx):
@@ -745,6 +755,8 @@ class ProgressBarInRegion(_GpuOnlyBindingRule):
         Example("from tqdm.auto import tqdm\nit = tqdm(total=n)\nit.set_description('train')", expect=2),
         "from rich.progress import track\nfor i in track(range(n)):\n    pass",
     )
+
+    calls = Callees({"tqdm", "trange", "write"} | last_parts(PROGRESS_FACTORIES) | BAR_METHODS)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         name = imported_name(node.func, ctx)
@@ -846,6 +858,8 @@ class IdentityKeyedCache(_GpuOnlyRule):
         "same = x.data_ptr() == y.data_ptr()",
         Example("if x.data_ptr() in self.seen:\n    pass\nz = self.cache.get((y.data_ptr(), y.shape))", expect=2),
     )
+
+    calls = Callees({"id", "hash", "get", "setdefault", "pop", "__getitem__", "__contains__"})
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func

@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphsafe.model import Consequence, Example, Principle
-from graphsafe.rules.base import Rule
+from graphsafe.rules.base import Callees, Rule, last_parts
 from graphsafe.rules.syntax import keyword as _keyword
 from graphsafe.rules.syntax import positional as _positional
 
@@ -158,6 +158,8 @@ class VariableLengthShape(Rule):
                 lists.add(name)
 
     # ------------------------------------------------------------------ sinks
+    calls = Callees(last_parts(_PAD_SEQUENCE) | _SIZE_FACTORIES | _SIZE_METHODS)
+
     def visit_Call(self, node: cst.Call, ctx) -> None:
         name = ctx.resolve(node.func) or ""
         if name in _PAD_SEQUENCE:

@@ -16,7 +16,7 @@ from graphsafe.analyzer.names import dotted
 from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rewriters.hoist import hoist_fix
 from graphsafe.rewriters.scalar_tensor import full_fix
-from graphsafe.rules.base import Rule
+from graphsafe.rules.base import Callees, Rule, last_parts
 from graphsafe.rules.syntax import is_true as _is_true
 from graphsafe.rules.syntax import keyword as _keyword
 from graphsafe.rules.syntax import positional as _positional
@@ -170,6 +170,8 @@ class HostDataTensor(_StaticMemoryRule):
 
     def __init__(self) -> None:
         self.moved: set[int] = set()  # factory calls reported with the `.to("cuda")` around them
+
+    calls = Callees(last_parts(_HOST_DATA_FACTORIES | _LEGACY_CONSTRUCTORS) | {"cuda", "to"})
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if id(node) in self.moved:
@@ -371,6 +373,8 @@ class AllocatorCallInRegion(_StaticMemoryRule):
         "torch.cuda.reset_peak_memory_stats()",
     )
 
+    calls = Callees(_ALLOCATOR_WORK | _ALLOCATOR_READS)
+
     def visit_Call(self, node: cst.Call, ctx) -> None:
         name = ctx.resolve(node.func) or ""
         namespace, _, func = name.rpartition(".")
@@ -425,6 +429,8 @@ class PinMemoryInRegion(_StaticMemoryRule):
         "h = y.tolist()\nt = torch.tensor(h).pin_memory()",
         "buf = torch.empty(4, pin_memory=True)",
     )
+
+    calls = Callees({"pin_memory"}, keywords=("pin_memory",))
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
@@ -584,6 +590,8 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         self.order += 1
         if node.value is not None:
             self._bind(node.target, ctx.kind(node.value, note=False), ctx)
+
+    calls = Callees({"append", "appendleft", "insert", "extend"})
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func

@@ -8,7 +8,7 @@ import libcst as cst
 
 from graphsafe.model import Applicability, Consequence, Principle
 from graphsafe.rewriters.keywords import keyword_fix
-from graphsafe.rules.base import Rule
+from graphsafe.rules.base import Callees, Rule
 
 # Raise "Attempting CUDA graph capture of step() ... but param_groups' capturable is False".
 NEEDS_CAPTURABLE = frozenset("Adam AdamW Adamax ASGD NAdam RAdam RMSprop Rprop Adadelta".split())
@@ -100,6 +100,8 @@ class OptimizerNotCapturable(Rule):
             key = _binding(target.target, ctx)
             if key is not None:
                 self.constructions[key] = _Construction(cls, capturable, value, ctx.statement)
+
+    calls = Callees({"step"})
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func

@@ -23,7 +23,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphsafe.model import Applicability, Consequence, Example, Principle
-from graphsafe.rules.base import Rule
+from graphsafe.rules.base import Callees, Rule, last_parts
 from graphsafe.rewriters.keywords import keyword_fix
 from graphsafe.rules.gpu_only import BindingRule, binding_key, imported_name, keyword, method_call
 
@@ -104,6 +104,8 @@ class UnregisteredGenerator(BindingRule):
         super().__init__()
         self.registered: set[str] = set()
         self.registers_unknown = False  # register_generator_state(<not a plain name>): could be any
+
+    calls = Callees({"register_generator_state"}, keywords=("generator",))
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         call = method_call(node)
@@ -197,6 +199,8 @@ class SeedInRegion(BindingRule):
         "import numpy as np\nnp.random.seed(0)",
         Example('g = torch.Generator(device="cuda")\ng.manual_seed(0)\ntorch.random.manual_seed(n)', expect=2),
     )
+
+    calls = Callees(last_parts(SEED_FUNCTIONS) | {"manual_seed", "seed"})
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         name = imported_name(node.func, ctx)
@@ -295,6 +299,8 @@ class CheckpointRngState(Rule):
             "    2,\n    x,\n    preserve_rng_state=False,\n)",
         ),
     )
+
+    calls = Callees(last_parts(CHECKPOINT_FUNCTIONS))
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         name = imported_name(node.func, ctx)

@@ -10,7 +10,7 @@ from graphsafe.analyzer.callgraph import REBOUND_AFTER_REPLAY
 from graphsafe.analyzer.nodes import children
 
 from graphsafe.model import Applicability, Consequence, Example, Principle
-from graphsafe.rules.base import Rule
+from graphsafe.rules.base import Callees, Rule
 
 
 @dataclass
@@ -154,20 +154,24 @@ class StaticInputRebinding(Rule):
         # what the file binds each name / self attribute to: "tensor", "number", "other" (None,
         # a string, a container) or "unknown". The `.copy_` fix needs tensors only; a read of a
         # name bound to numbers and never to a tensor reads a Python number, not a graph buffer.
-        self.bound: dict[tuple[str, str], set[str]] = {}
+        # One flat set of (owner, name, tag): a what-if run copies it in one C call.
+        self.bound: set[tuple[str, str, str]] = set()
 
     def _note_binding(self, owner: str, name: str, kind, value: cst.BaseExpression, ctx) -> None:
         tag = ("tensor" if kind.is_tensor else "number" if _is_number(value, kind, ctx)
                else "other" if kind.not_tensor else "unknown")
-        self.bound.setdefault((owner, name), set()).add(tag)
+        self.bound.add((owner, name, tag))
 
     def _number_only(self, owner: str, name: str) -> bool:
-        tags = self.bound.get((owner, name), set())
-        return "number" in tags and "tensor" not in tags
+        bound = self.bound
+        return (owner, name, "number") in bound and (owner, name, "tensor") not in bound
 
     def _holds_tensor(self, owner: str, name: str) -> bool:
-        tags = self.bound.get((owner, name), set())
-        return "tensor" in tags and not tags & {"number", "other"}
+        bound = self.bound
+        return ((owner, name, "tensor") in bound and (owner, name, "number") not in bound
+                and (owner, name, "other") not in bound)
+
+    calls = Callees({"register_buffer"})
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
@@ -175,7 +179,7 @@ class StaticInputRebinding(Rule):
                 and ctx.class_key and node.args and isinstance(node.args[0].value, cst.SimpleString)):
             name = node.args[0].value.evaluated_value
             if isinstance(name, str):
-                self.bound.setdefault((ctx.class_key, name), set()).add("tensor")
+                self.bound.add((ctx.class_key, name, "tensor"))
 
     def visit_Name(self, node: cst.Name, ctx) -> None:
         self.order += 1

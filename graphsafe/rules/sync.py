@@ -12,7 +12,7 @@ from graphsafe.rewriters.keep_tensor import operand_fix
 from graphsafe.rewriters.keywords import keyword_fix
 from graphsafe.rewriters.nonfinite import nonfinite_check_fix
 from graphsafe.rewriters.repeat_interleave import output_size_fix
-from graphsafe.rules.base import Rule
+from graphsafe.rules.base import Callees, Rule
 from graphsafe.rules.syntax import is_true as _is_true
 from graphsafe.rules.syntax import keyword as _keyword
 
@@ -130,6 +130,8 @@ class ItemSync(_SyncRule):
                 if fix is not None:
                     ctx.report(self, operand, fix=fix)
 
+    calls = Callees({"item"})
+
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if self._is_item(node, ctx):
             if ctx.first_report("GS101-binding", node) and keep_tensor.note_binding(node, ctx, self.bindings):
@@ -184,6 +186,8 @@ class TolistSync(_SyncRule):
     )
     invalid = ("ids = x.argmax(-1).tolist()",)
 
+    calls = Callees({"tolist"})
+
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if _method_call(node, ("tolist",)) and not ctx.kind(node.func.value).not_tensor:
             ctx.report(self, node, condition=ctx.host_condition(node.func.value))
@@ -217,6 +221,8 @@ class HostCopy(_SyncRule):
     valid = ('y = x.to("cuda")', "y = x.to(torch.float16)", Example("y = x.cpu()", region=False))
     invalid = ("y = x.cpu()", "a = x.numpy()", 'y = x.to("cpu")', 'y = x.to(device="cpu")',
                'y = x.to(torch.device("cpu"))')
+
+    calls = Callees({"cpu", "numpy", "to"})
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         method = _method_call(node, ("cpu", "numpy", "to"))
@@ -275,6 +281,8 @@ class TensorFormat(_SyncRule):
     invalid = (Example("print(x)\ny = x * 2", fixed="y = x * 2"),
                Example("if n > 0:\n    print(x)", fixed="if n > 0:\n    pass"), 'msg = f"loss {x:.3f}"', "s = str(x)",
                's = "%s" % x', 's = "{}".format(x)')
+
+    calls = Callees({"print", "str", "repr", "format"})
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
@@ -356,6 +364,8 @@ class TensorToPython(_SyncRule):
                 if fix is not None:
                     ctx.report(self, operand, fix=fix, what="`float()`")
 
+    calls = Callees({"bool", "int", "float", "range", "complex"} | SIZE_TAKING_FACTORIES)
+
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
         if isinstance(func, cst.Name) and func.value in ("bool", "int", "float", "range", "complex"):
@@ -420,6 +430,8 @@ class ExplicitSync(_SyncRule):
     invalid = (Example("y = x * 2\ntorch.cuda.synchronize()", fixed="y = x * 2"), "e = torch.cuda.Event()\ne.synchronize()",
                "a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)\nms = a.elapsed_time(b)",
                "e = torch.cuda.Event()\ndone = e.query()", "torch.cuda.current_stream().synchronize()")
+
+    calls = Callees({"synchronize", "device_synchronize", "query", "elapsed_time"})
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         name = ctx.resolve(node.func)
@@ -486,6 +498,8 @@ class DynamicShapeOp(_SyncRule):
                Example("r = torch.repeat_interleave(x, torch.tensor([1, 0, 2]), dim=0)",
                        fixed="r = torch.repeat_interleave(x, torch.tensor([1, 0, 2]), dim=0, output_size=3)"), "o = F.one_hot(x)",
                "s = torch.masked_select(x, x > 0)")
+
+    calls = Callees({*_DYNAMIC_FUNCS, "where", "repeat_interleave", "one_hot"})
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         name = ctx.resolve(node.func) or ""
@@ -620,6 +634,8 @@ class TensorEquality(_SyncRule):
     valid = ("same = torch.isclose(x, y).all()",)
     invalid = ("same = torch.equal(x, y)", "ok = torch.allclose(x, y)", "ok = x.allclose(y)")
 
+    calls = Callees({"equal", "allclose"})
+
     def visit_Call(self, node: cst.Call, ctx) -> None:
         name = ctx.resolve(node.func)
         if name in ("torch.equal", "torch.allclose"):
@@ -674,6 +690,8 @@ class NonfiniteCheckSync(_SyncRule):
         Example("scaled = 2 * torch.nn.utils.clip_grad_norm_(x, 1.0, error_if_nonfinite=True)",
                 fixed="scaled = 2 * torch.nn.utils.clip_grad_norm_(x, 1.0, error_if_nonfinite=False)"),
     )
+
+    calls = Callees({"clip_grad_norm_"})
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
