@@ -117,14 +117,16 @@ def collect_facts(
     jobs: int | None = None,
     cache: FactsCache | None = None,
     progress: Callable[[int, int], None] | None = None,
+    freeze: bool = True,
 ) -> tuple[list[FileFacts], int]:
-    """Facts for every file, from the cache where possible; returns (facts, cache hits)."""
+    """Facts for every file, from the cache where possible; returns (facts, cache hits).
+    `freeze=False` leaves the gathered facts out of gc.freeze (see lasting_objects)."""
     results: dict[int, FileFacts] = {}
     pending: list[tuple[int, tuple[str, str, str, bool, tuple]]] = []
     hits = 0
     naming = module_names(files, Path.cwd())
     jobs_by_index: dict[int, tuple[str, str, str, bool, tuple]] = {}
-    with lasting_objects():  # unpickling makes millions of objects, none in a cycle
+    with lasting_objects(freeze):  # unpickling makes millions of objects, none in a cycle
         for index, path in enumerate(files):
             shown = _display_path(path, root)
             named = naming[path]
@@ -163,7 +165,7 @@ def collect_facts(
             chunk = max(1, min(16, len(pooled) // (jobs * 8)))
             outputs = pool.map(_analyze_job, [job for _, job in pooled], chunksize=chunk)
             # the workers are forked by now (they keep their collector); here the facts pile up
-            with lasting_objects():
+            with lasting_objects(freeze):
                 for (index, _), (facts, key) in zip(pooled, outputs):
                     finish(index, facts, key)
         for index, job in huge:
@@ -192,7 +194,7 @@ def collect_facts(
             found.update({i: _rewalk(*w) for (i, _), w in zip(todo, work)})
         return found
 
-    with lasting_objects():  # the project's return kinds; re-walks pause the collector themselves
+    with lasting_objects(freeze):  # the project's return kinds; re-walks pause the collector themselves
         return returns.refine(facts, rewalk_all), hits
 
 

@@ -65,7 +65,7 @@ def no_cyclic_gc():
 
 
 @contextmanager
-def lasting_objects():
+def lasting_objects(freeze: bool = True):
     """Pause the cycle collector while many long-lived, acyclic objects are made (a project's
     facts read from the cache, its call graph), then hand everything alive to the permanent
     generation (gc.freeze) so that no later collection traverses it again.
@@ -74,14 +74,16 @@ def lasting_objects():
     the youngest generation, and the first collection afterwards would traverse them all
     (measured: the facts of 900 cached torch files, ~0.25 s of a 1.4 s warm run). Frozen
     objects are still freed by reference counting as usual; only cyclic garbage alive at
-    that moment would stay (facts and call graphs hold no cycles)."""
+    that moment would stay (facts and call graphs hold no cycles). A long-lived process that
+    collects before it freezes (the language server) passes `freeze=False`: pause only."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
-            gc.freeze()
+            if freeze:
+                gc.freeze()
             gc.enable()
 
 

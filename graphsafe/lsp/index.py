@@ -67,9 +67,11 @@ def read_facts(path: str, naming: ModuleNaming) -> FileFacts:
     return analyze_bytes(path, naming.module, naming.is_package, content, CHECK_RULES, naming.renames)
 
 
-def _collect(paths: list[str], root: str, cache_dir: str | None, jobs: int) -> list[FileFacts]:
+def _collect(paths: list[str], root: str, cache_dir: str | None, jobs: int, freeze: bool) -> list[FileFacts]:
+    """`freeze`: only in the short-lived helper process; in the server's own process the index
+    is frozen after a full collection (Workspace.merge_index), so no cyclic garbage is kept."""
     cache = FactsCache(Path(cache_dir)) if cache_dir else None
-    facts, _ = collect_facts([Path(p) for p in paths], Path(root), jobs=jobs, cache=cache)
+    facts, _ = collect_facts([Path(p) for p in paths], Path(root), jobs=jobs, cache=cache, freeze=freeze)
     return [with_path(f, p) for f, p in zip(facts, paths)]
 
 
@@ -77,7 +79,7 @@ def _helper(connection, paths: list[str], root: str, cache_dir: str | None, jobs
     os.dup2(2, 1)  # never the protocol's stdout
     sys.stdout = sys.stderr
     try:
-        connection.send(("ok", _collect(paths, root, cache_dir, jobs)))
+        connection.send(("ok", _collect(paths, root, cache_dir, jobs, freeze=True)))
     except BaseException as error:  # reported by the server, never a silent hang
         connection.send(("error", f"{type(error).__name__}: {error}"))
     finally:
@@ -99,7 +101,7 @@ class IndexJob:
     def run(self, stop: threading.Event) -> dict[str, FileFacts] | None:
         """The facts by absolute path; None when stopped."""
         if len(self.paths) < PROCESS_MIN_FILES or self.jobs <= 1:
-            return dict(zip(self.paths, _collect(self.paths, self.root, self.cache, 1)))
+            return dict(zip(self.paths, _collect(self.paths, self.root, self.cache, 1, freeze=False)))
         context = multiprocessing.get_context("spawn")
         receiver, sender = context.Pipe(duplex=False)
         with self._lock:
