@@ -1064,6 +1064,9 @@ class FileWalker:
             self.number_attrs[key] = numbers
             self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)), tuple(sorted(numbers)))
         self.scope = None
+        # The pre-pass resolved names with the module's imports only; a method's own imports
+        # (`import torch` inside it) must decide them in the walk proper.
+        self._resolved = {}
 
     def _scan_module_level(self, statements, prefix: str, imports: ImportTable,
                            pending_classes: list[tuple[cst.ClassDef, str]]) -> None:
