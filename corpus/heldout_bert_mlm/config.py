@@ -28,6 +28,7 @@ class MLMConfig:
     grad_checkpointing: bool = True
     use_amp: bool = False
     track_memory: bool = True
+    skip_overflow_steps: bool = True
     pad_id: int = 0
     cls_id: int = 1
     sep_id: int = 2

@@ -82,6 +82,8 @@ class MLMTrainer:
                 group["lr"] = lr  # expect: GS301
             norm = self.unscale_and_clip(self.loss_scale)
             self.static_overflow.copy_(~torch.isfinite(norm))
+            if self.cfg.skip_overflow_steps and not torch.isfinite(norm):  # expect: GS201
+                self.opt.zero_grad(set_to_none=False)
             self.opt.step()  # expect: GS701
             self.opt.zero_grad(set_to_none=False)
             self.stats["grad_norm"].append(norm.item())  # expect: GS101, GS503

@@ -15,7 +15,9 @@ def euler_ancestral_step(x, denoised, sigma, sigma_next, noise, eta: float):
     sigma_down, sigma_up = ancestral_sigmas(sigma, sigma_next, eta)
     d = (x - denoised) / sigma
     x = x + d * (sigma_down - sigma)
-    return x + noise * sigma_up
+    if sigma_next > 0:  # expect: GS201
+        x = x + noise * sigma_up
+    return x
 
 
 def dpmpp_2m_step(x, denoised, old_denoised, sigma, sigma_next, sigma_prev):

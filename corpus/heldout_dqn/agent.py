@@ -43,6 +43,8 @@ class RainbowAgent:
     def select_action(self, obs: torch.Tensor, epsilon: float) -> torch.Tensor:
         if obs.dim() == 1:
             obs = obs[None]
+        if (obs.abs() > 1e3).any():  # expect: GS201
+            obs = obs.clamp(-1e3, 1e3)
         greedy = self.online(obs).argmax(dim=-1)
         explore = torch.rand(greedy.shape, device=obs.device) < epsilon  # expect: GS301
         random_actions = torch.randint(0, self.cfg.n_actions, greedy.shape, device=obs.device)
@@ -61,6 +63,7 @@ class RainbowAgent:
         return weights / weights.max()
 
     def update(self, batch: Batch, bootstrap: torch.Tensor) -> torch.Tensor:
+        assert (batch.probs > 0).all(), f"zero-priority sample at update {self.updates}"  # expect: GS201
         discounts = torch.tensor([self.cfg.gamma ** k for k in range(self.cfg.n_step)], device=self.device)  # expect: GS402
         returns = (batch.rewards * discounts).sum(dim=1)
         target = returns + bootstrap

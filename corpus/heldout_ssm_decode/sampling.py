@@ -23,6 +23,8 @@ def top_p_filter(logits: torch.Tensor, top_p: float) -> torch.Tensor:
     probs = sorted_logits.softmax(dim=-1)
     drop_sorted = probs.cumsum(dim=-1) - probs > top_p  # expect: GS301
     drop = drop_sorted.scatter(-1, order, drop_sorted)
+    if not drop.any():  # expect: GS201
+        return logits
     return logits.masked_fill(drop, float("-inf"))
 
 
