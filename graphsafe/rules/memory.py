@@ -457,9 +457,11 @@ class _KeptUse:
 class GraphOutputNotCloned(_StaticMemoryRule):
     """## What it does
     Flags keeping a graph's static output across replays without `.clone()`: a name bound
-    inside a `torch.cuda.graph` block, used after the block in the same function (or, for
-    `self.x`, anywhere in the class) as `outputs.append(out)`, `results[k] = out` or
-    `yield out`.
+    inside a `torch.cuda.graph` block, or a tensor the block writes with `out.copy_(...)` or
+    `out=out`, used after the block in the same function (or, for `self.x`, anywhere in the
+    class) as `outputs.append(out)`, `outputs.append({"loss": out})`, `results[k] = out` or
+    `yield out`. A rebinding in between (`out = out.clone()`) ends it, unless it is only on one
+    branch of an `if` that the use is outside of (the eager fallback beside `g.replay()`).
 
     ## Why is this bad?
     A captured graph writes its outputs into the same tensors on every replay. A list of
@@ -503,6 +505,9 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         "    g.replay()\n    out = out.clone()\n    outs.append(out)",
         "outs = []\nout = x * 2\nouts.append(out)",
         "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nbuf = torch.zeros(3, 4)\nbuf[0] = out",
+        "static_loss = torch.zeros(())\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n"
+        "    static_loss.copy_(x.sum())\nhistory = []\nfor _ in range(3):\n    g.replay()\n"
+        "    history.append(static_loss.clone())",
     )
     invalid = (
         Example(
@@ -521,6 +526,12 @@ class GraphOutputNotCloned(_StaticMemoryRule):
             "    def run(self, history):\n        self.g.replay()\n        history.append(self.out)\n",
             module=True,
         ),
+        "static_loss = torch.zeros(())\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n"
+        "    static_loss.copy_(x.sum())\nhistory = []\nfor _ in range(3):\n    g.replay()\n"
+        "    history.append({'loss': static_loss})",
+        "g = None\nif x.is_cuda:\n    g = torch.cuda.CUDAGraph()\n    with torch.cuda.graph(g):\n        out = x * 2\n"
+        "outs = []\nfor _ in range(3):\n    if g is not None:\n        g.replay()\n    else:\n        out = x * 2\n"
+        "    outs.append(out)",
     )
 
     def __init__(self) -> None:
@@ -530,7 +541,7 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         # a rule's containers first, and a flat list of tuples is one C-level copy where a
         # dict of lists (one per name in the file) made that copy grow with every assignment.
         self.outputs: list[tuple[tuple[str, str], int, bool]] = []  # (key, order, is a tensor)
-        self.rebinds: list[tuple[tuple[str, str], int]] = []  # (key, order)
+        self.rebinds: list[tuple[tuple[str, str], int, object]] = []  # (key, order, statement)
         self.uses: list[_KeptUse] = []
 
     def _captures(self, ctx) -> bool:
@@ -560,13 +571,18 @@ class GraphOutputNotCloned(_StaticMemoryRule):
             if not value_kind.not_tensor:
                 self.outputs.append((key, self.order, value_kind.is_tensor))
         else:
-            self.rebinds.append((key, self.order))
+            self.rebinds.append((key, self.order, ctx.statement))
 
     def _kept(self, expr: cst.BaseExpression, ctx) -> None:
         """Record the output names that `expr` keeps a reference to."""
         if ctx.in_capture_block():
             return
-        values = [e.value for e in expr.elements] if isinstance(expr, (cst.Tuple, cst.List)) else [expr]
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            values = [e.value for e in expr.elements]
+        elif isinstance(expr, cst.Dict):  # `history.append({"loss": out})`
+            values = [e.value for e in expr.elements if isinstance(e, cst.DictElement)]
+        else:
+            values = [expr]
         for value in values:
             key = self._key(value, ctx)
             if key is not None:
@@ -591,13 +607,15 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         if node.value is not None:
             self._bind(node.target, ctx.kind(node.value, note=False), ctx)
 
-    calls = Callees({"append", "appendleft", "insert", "extend"})
+    calls = Callees({"append", "appendleft", "insert", "extend", "copy_"}, keywords=("out",))
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value not in ("append", "appendleft", "insert", "extend"):
-            return
         if not self._captures(ctx):
+            return
+        func = node.func
+        if ctx.in_capture_block():
+            self._written(node, ctx)
+        if not isinstance(func, cst.Attribute) or func.attr.value not in ("append", "appendleft", "insert", "extend"):
             return
         self.order += 1
         args = _positional(node)
@@ -607,6 +625,19 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         if func.attr.value == "extend" and not isinstance(kept, (cst.List, cst.Tuple)):
             return
         self._kept(kept, ctx)
+
+    def _written(self, node: cst.Call, ctx) -> None:
+        """`static_loss.copy_(loss)` or `torch.add(a, b, out=static_sum)` in the capture block:
+        every replay writes that tensor in place, so it is a graph output like a bound name."""
+        func = node.func
+        written = [a.value for a in node.args if a.keyword is not None and a.keyword.value == "out"]
+        if isinstance(func, cst.Attribute) and func.attr.value == "copy_":
+            written.append(func.value)
+        for target in written:
+            key = self._key(target, ctx)
+            if key is not None:
+                self.order += 1
+                self.outputs.append((key, self.order, True))
 
     def visit_Yield(self, node: cst.Yield, ctx) -> None:
         if not self._captures(ctx):
@@ -619,9 +650,9 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         outputs: dict[tuple[str, str], list[tuple[int, bool]]] = {}  # key → (order, is a tensor)
         for key, order, is_tensor in self.outputs:
             outputs.setdefault(key, []).append((order, is_tensor))
-        rebinds: dict[tuple[str, str], list[int]] = {}
-        for key, order in self.rebinds:
-            rebinds.setdefault(key, []).append(order)
+        rebinds: dict[tuple[str, str], list[tuple[int, object]]] = {}
+        for key, order, statement in self.rebinds:
+            rebinds.setdefault(key, []).append((order, statement))
         for use in self.uses:
             bindings = outputs.get(use.key)
             if not bindings:
@@ -633,13 +664,35 @@ class GraphOutputNotCloned(_StaticMemoryRule):
                 if not earlier:
                     continue
                 last, is_tensor = max(earlier)
-                if any(last < r < use.order for r in rebinds.get(use.key, ())):
+                if any(last < r < use.order and _on_every_path(s, use.place.statement, ctx)
+                       for r, s in rebinds.get(use.key, ())):
                     continue  # rebound (e.g. `out = out.clone()`) before being kept
             shown = use.key[1]
             # On a value not known to be a tensor (a tuple of outputs), `.clone()` may not exist.
             applicability = Applicability.SAFE if is_tensor else Applicability.UNSAFE
             fix = (f"Keep `{shown}.clone()`", [(use.node, f"{shown}.clone()")], applicability)
             ctx.report(self, use.node, fix=fix, always=True, at=use.place, target=shown)
+
+
+def _branches(statement, ctx) -> list[cst.CSTNode]:
+    """The `if` statements whose blocks hold `statement`, innermost first."""
+    found = []
+    owner = ctx.enclosing_statement(statement)
+    while owner is not None:
+        if isinstance(owner, (cst.If, cst.Match)):
+            found.append(owner)
+        owner = ctx.enclosing_statement(owner)
+    return found
+
+
+def _on_every_path(rebind, use, ctx) -> bool:
+    """Does a rebinding that comes before `use` run whenever `use` does? Not when it sits in a
+    branch of an `if` that `use` is outside of: `else: out = step(x)` beside `g.replay()` leaves
+    the replay path keeping the graph's output. (Loops count as run: a precision choice.)"""
+    if rebind is None or use is None:
+        return True
+    enclosing_use = {id(b) for b in _branches(use, ctx)}
+    return all(id(b) in enclosing_use for b in _branches(rebind, ctx))
 
 
 RULES = (HostDataTensor, GrowingBuffer, AllocatorCallInRegion, PinMemoryInRegion, GraphOutputNotCloned)
