@@ -204,6 +204,7 @@ class FileWalker:
         self.scalar_returns: dict[str, ScalarSource] = {}
         self.number_attrs: dict[str, set[str]] = {}  # class key → attributes set to number literals
         self.outside_sets: set[tuple[str, str]] = set()  # see FileFacts.outside_sets
+        self.attr_reads: set[tuple[str, str, str]] = set()  # see FileFacts.attr_reads
         self.properties: set[str] = set()
         self.number_functions: frozenset[str] = frozenset()  # module functions annotated `-> float`
         self.number_methods: dict[str, frozenset[str]] = {}  # class key → its methods annotated `-> float`
@@ -366,6 +367,23 @@ class FileWalker:
         if found is None:
             found = self._file_state[factory] = factory()
         return found
+
+    def want_kind(self, expr: cst.BaseExpression) -> None:
+        """For a handler that decides in `end_module`, where a what-if run sees no report: the
+        kind of `expr` matters, so if it hangs on a project call, resolve that call project-wide
+        (and walk this file again if it returns tensors)."""
+        if self._speculating is None and self._kind(expr).tag == "unknown":
+            pid = self._depends_on(expr)
+            if pid is not None:
+                self.wanted.add(pid)
+
+    def note_attribute_read(self, node: cst.Attribute) -> None:
+        """Record `obj.attr` read here when `obj` holds an instance of a known class
+        (`self.scheduler.sigmas`): code in another file may rebind that attribute."""
+        kind = self._kind(node.value)
+        if kind.tag == "object" and kind.refs:
+            unit, attr = self.unit_key, node.attr.value
+            self.attr_reads.update((unit, ref, attr) for ref in kind.refs)
 
     def here(self) -> Place:
         """The current place, for a report made later (e.g. from `end_module`)."""
@@ -1892,6 +1910,7 @@ class FileWalker:
             always=tuple(build(pending) for pending in self.always),
             wanted=tuple(sorted(self.wanted)),
             outside_sets=tuple(sorted(self.outside_sets)),
+            attr_reads=tuple(sorted(self.attr_reads)),
         )
 
 
