@@ -64,3 +64,12 @@ def test_transformer_engine_make_graphed_callables_keeps_the_class_too():
 def test_graphing_a_tuple_of_callables_does_not_give_the_attribute_a_class():
     # a tuple of callables returns a tuple: the attribute is not the module any more
     assert _found("torch.cuda.make_graphed_callables((self.decoder,), ((sample,),))") == set()
+
+
+def test_a_compiled_module_attribute_still_reaches_its_forward():
+    found = _found("torch.compile(self.decoder)")  # default mode: not a region itself
+    assert found == {("GS402", 13), ("GS603", 14)}  # reached from the capture block through step
+
+
+def test_a_compiled_function_gives_the_attribute_no_class():
+    assert _found("torch.compile(torch.sin)") == set()

@@ -909,10 +909,12 @@ class FileWalker:
     def _named_call_kind(self, name: str, call: cst.Call) -> T.Kind | None:
         if name in ("copy.deepcopy", "copy.copy") and call.args:
             return self._kind(call.args[0].value)  # a copy of a module is a module of that class
-        if name in GRAPHED_CALLABLES and call.args and call.args[0].keyword is None and not call.args[0].star:
+        if ((name in GRAPHED_CALLABLES or name in COMPILE) and call.args and call.args[0].keyword is None
+                and not call.args[0].star):
             # given one module (not a tuple of callables), make_graphed_callables returns that
-            # module with its forward graphed: `self.m = make_graphed_callables(self.m, ...)`
-            # keeps `self.m`'s class, so its calls still reach the module's forward
+            # module with its forward graphed, torch.compile a wrapper that runs its forward:
+            # `self.m = make_graphed_callables(self.m, ...)` keeps `self.m`'s class, so its
+            # calls still reach the module's forward
             kind = self._kind(call.args[0].value)
             if kind.tag == "object" and kind.refs:
                 return kind

@@ -459,8 +459,8 @@ class GraphOutputNotCloned(_StaticMemoryRule):
     Flags keeping a graph's static output across replays without `.clone()`: a name bound
     inside a `torch.cuda.graph` block, or a tensor the block writes with `out.copy_(...)` or
     `out=out`, used after the block in the same function (or, for `self.x`, anywhere in the
-    class) as `outputs.append(out)`, `outputs.append({"loss": out})`, `results[k] = out` or
-    `yield out`. A rebinding in between (`out = out.clone()`) ends it, unless it is only on one
+    class) as `outputs.append(out)`, `outputs += [out]`, `outputs.append({"loss": out})`,
+    `results[k] = out` or `yield out`. A rebinding in between (`out = out.clone()`) ends it, unless it is only on one
     branch of an `if` that the use is outside of (the eager fallback beside `g.replay()`).
 
     ## Why is this bad?
@@ -508,6 +508,8 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         "static_loss = torch.zeros(())\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n"
         "    static_loss.copy_(x.sum())\nhistory = []\nfor _ in range(3):\n    g.replay()\n"
         "    history.append(static_loss.clone())",
+        "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nouts = []\nfor _ in range(3):\n"
+        "    g.replay()\n    outs += [out.clone()]",
     )
     invalid = (
         Example(
@@ -529,6 +531,8 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         "static_loss = torch.zeros(())\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n"
         "    static_loss.copy_(x.sum())\nhistory = []\nfor _ in range(3):\n    g.replay()\n"
         "    history.append({'loss': static_loss})",
+        "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nouts = []\nfor _ in range(3):\n"
+        "    g.replay()\n    outs += [out]",
         "g = None\nif x.is_cuda:\n    g = torch.cuda.CUDAGraph()\n    with torch.cuda.graph(g):\n        out = x * 2\n"
         "outs = []\nfor _ in range(3):\n    if g is not None:\n        g.replay()\n    else:\n        out = x * 2\n"
         "    outs.append(out)",
@@ -599,6 +603,11 @@ class GraphOutputNotCloned(_StaticMemoryRule):
                 self._kept(node.value, ctx)  # `results[i] = out` (a tensor's setitem copies values)
             else:
                 self._bind(tgt, kind, ctx)
+
+    def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
+        if type(node.operator) is cst.AddAssign and type(node.value) in (cst.List, cst.Tuple) and self._captures(ctx):
+            self.order += 1
+            self._kept(node.value, ctx)  # `outputs += [out]`
 
     def visit_AnnAssign(self, node: cst.AnnAssign, ctx) -> None:
         if not self._captures(ctx):
