@@ -340,3 +340,39 @@ def test_a_rebinding_on_every_path_ends_the_graph_output():
                 curve.append(static_loss)
     """
     assert found(source) == []
+
+
+def test_outputs_written_in_place_by_a_method_the_block_calls():
+    source = """
+        import torch
+
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+                self.static_in = torch.zeros(4, device="cuda")
+                self.static_loss = torch.zeros((), device="cuda")
+                self.last_batch = torch.zeros(4, device="cuda")
+                self.g = torch.cuda.CUDAGraph()
+
+            def train_step(self):
+                self.static_loss.copy_(self.model(self.static_in).sum())
+
+            def remember(self, b):
+                self.last_batch.copy_(b)
+
+            def capture(self):
+                with torch.cuda.graph(self.g):
+                    self.train_step()
+
+            def fit(self, batches, history: list, seen: list):
+                for b in batches:
+                    self.static_in.copy_(b)
+                    self.remember(b)
+                    self.g.replay()
+                    history.append(self.static_loss)
+                    seen.append(self.last_batch)
+                    seen.append(self.static_in)
+    """
+    # written by a method the block calls: an output; written by methods run between replays: not
+    assert [(c, line) for c, line, _ in found(source)] == [("GS407", 28)]  # history.append

@@ -458,7 +458,7 @@ class GraphOutputNotCloned(_StaticMemoryRule):
     """## What it does
     Flags keeping a graph's static output across replays without `.clone()`: a name bound
     inside a `torch.cuda.graph` block, or a tensor the block writes with `out.copy_(...)` or
-    `out=out`, used after the block in the same function (or, for `self.x`, anywhere in the
+    `out=out` (for `self.out`, also in a method of the class that the block calls), used after the block in the same function (or, for `self.x`, anywhere in the
     class) as `outputs.append(out)`, `outputs += [out]`, `outputs.append({"loss": out})`,
     `results[k] = out` or `yield out`. A rebinding in between (`out = out.clone()`) ends it, unless it is only on one
     branch of an `if` that the use is outside of (the eager fallback beside `g.replay()`).
@@ -547,6 +547,10 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         self.outputs: list[tuple[tuple[str, str], int, bool]] = []  # (key, order, is a tensor)
         self.rebinds: list[tuple[tuple[str, str], int, object]] = []  # (key, order, statement)
         self.uses: list[_KeptUse] = []
+        # `self.static_loss.copy_(loss)` in a method the capture block calls (`self.train_step()`):
+        # (class, method) pairs the blocks call, and (class, method, key) writes outside blocks
+        self.block_methods: list[tuple[str, str]] = []
+        self.method_writes: list[tuple[str, str, tuple[str, str]]] = []
 
     def _captures(self, ctx) -> bool:
         if self.active is None:
@@ -592,10 +596,21 @@ class GraphOutputNotCloned(_StaticMemoryRule):
             if key is not None:
                 self.uses.append(_KeptUse(value, key, self.order, ctx.here()))
 
+    def _block_call(self, value: cst.BaseExpression, ctx) -> None:
+        """`self.train_step(...)` in a capture block: its in-place writes are graph outputs."""
+        if (type(value) is cst.Call and type(value.func) is cst.Attribute and ctx.is_self(value.func.value)
+                and ctx.class_key and ctx.in_capture_block()):
+            self.block_methods.append((ctx.class_key, value.func.attr.value))
+
+    def visit_Expr(self, node: cst.Expr, ctx) -> None:
+        if self._captures(ctx):
+            self._block_call(node.value, ctx)
+
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         if not self._captures(ctx):
             return
         self.order += 1
+        self._block_call(node.value, ctx)
         kind = ctx.kind(node.value, note=False)  # reports come in end_module: no what-if run
         for target in node.targets:
             tgt = target.target
@@ -622,8 +637,7 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         if not self._captures(ctx):
             return
         func = node.func
-        if ctx.in_capture_block():
-            self._written(node, ctx)
+        self._written(node, ctx)
         if not isinstance(func, cst.Attribute) or func.attr.value not in ("append", "appendleft", "insert", "extend"):
             return
         self.order += 1
@@ -642,11 +656,18 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         written = [a.value for a in node.args if a.keyword is not None and a.keyword.value == "out"]
         if isinstance(func, cst.Attribute) and func.attr.value == "copy_":
             written.append(func.value)
+        if not written:
+            return
+        in_block = ctx.in_capture_block()
         for target in written:
             key = self._key(target, ctx)
-            if key is not None:
+            if key is None:
+                continue
+            if in_block:
                 self.order += 1
                 self.outputs.append((key, self.order, True))
+            elif key[1].startswith("self.") and ctx.function_name:
+                self.method_writes.append((key[0], ctx.function_name, key))
 
     def visit_Yield(self, node: cst.Yield, ctx) -> None:
         if not self._captures(ctx):
@@ -659,6 +680,10 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         outputs: dict[tuple[str, str], list[tuple[int, bool]]] = {}  # key → (order, is a tensor)
         for key, order, is_tensor in self.outputs:
             outputs.setdefault(key, []).append((order, is_tensor))
+        called = set(self.block_methods)
+        for class_key, method, key in self.method_writes:
+            if (class_key, method) in called:  # `self.x` keys: any method, any order
+                outputs.setdefault(key, []).append((0, True))
         rebinds: dict[tuple[str, str], list[tuple[int, object]]] = {}
         for key, order, statement in self.rebinds:
             rebinds.setdefault(key, []).append((order, statement))
