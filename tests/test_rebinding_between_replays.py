@@ -132,3 +132,54 @@ def test_a_driver_that_never_replays_stays_silent(tmp_path):
     (tmp_path / "session.py").write_text(SESSION.format(driver="session.reset(mask)\n        session.step(x)"))
     result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
     assert result.diagnostics == []
+
+
+# The captured code reads the attribute through the instance (`self.scheduler.sigmas`), in
+# another file than the class that rebinds it.
+READ_THROUGH_INSTANCE = "self.scheduler.step(x * self.scheduler.sigmas[0], x)"
+
+
+def _through_instance(tmp_path: Path, denoise: str = READ_THROUGH_INSTANCE, rebind: str | None = None) -> set:
+    scheduler = textwrap.dedent(SCHEDULER).replace("{step_body}", "return x + v")
+    if rebind is not None:
+        scheduler = scheduler.replace("self.sigmas = torch.linspace(1.0, 0.0, n + 1)", rebind)
+        scheduler = "from sigmas import make_sigmas\n" + scheduler
+        (tmp_path / "sigmas.py").write_text(
+            "import torch\n\n\ndef make_sigmas(n: int) -> torch.Tensor:\n    return torch.linspace(1.0, 0.0, n + 1)\n")
+    pipeline = textwrap.dedent(PIPELINE).replace("{call_body}", "self.scheduler.set_timesteps(n)")
+    pipeline = pipeline.replace("return self.scheduler.step(x * 0.5, x)", f"return {denoise}")
+    (tmp_path / "scheduler.py").write_text(scheduler)
+    (tmp_path / "pipeline.py").write_text(pipeline)
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
+    return {(Path(d.path).name, d.start.line, d.code) for d in result.diagnostics if d.code == "GS401"}
+
+
+def test_an_attribute_read_through_an_instance_in_another_file(tmp_path):
+    assert _through_instance(tmp_path) == {("scheduler.py", 11, "GS401")}
+
+
+def test_a_rebinding_to_what_a_function_in_another_file_returns(tmp_path):
+    found = _through_instance(tmp_path, rebind="self.sigmas = make_sigmas(n).to(self.device)")
+    assert found == {("scheduler.py", 12, "GS401")}
+
+
+@pytest.mark.parametrize("denoise", [
+    "self.scheduler.step(x * 0.5, x)",  # the captured code reads no sigmas at all
+    "self.scheduler.step(x * self.scheduler.index, x)",  # another attribute of the instance
+])
+def test_instance_reads_of_other_attributes_stay_silent(tmp_path, denoise):
+    assert _through_instance(tmp_path, denoise) == set()
+
+
+def test_a_function_that_returns_no_tensor_stays_silent(tmp_path):
+    found = _through_instance(tmp_path, rebind="self.sigmas = make_sigmas(n).tolist()")
+    assert found == set()
+
+
+def test_editor_buffer_sees_readers_in_other_files(tmp_path):
+    _through_instance(tmp_path)
+    others = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1).facts
+    source = (tmp_path / "scheduler.py").read_text()
+    result = check_source(source, str(tmp_path / "scheduler.py"), Settings(root=tmp_path),
+                          others=[f for f in others if not f.path.endswith("scheduler.py")])
+    assert [(d.start.line, d.code) for d in result.diagnostics if d.code == "GS401"] == [(11, "GS401")]

@@ -144,8 +144,53 @@ def test_summaries_merge_returns():
     assert summarize_returns([("T",), ("B",)]) == ("T",)
     assert summarize_returns([("T",), ("S",)]) == ()  # a tensor on one path, None on another
     assert summarize_returns([("tuple", "T", "S"), ("tuple", "T", "S")]) == ("tuple", "T", "S")
-    assert summarize_returns([("tuple", "T"), ("T",)]) == ()
+    # a tensor on one path, a tuple of tensors on another: elements are tensors either way
+    assert summarize_returns([("tuple", "T", "T"), ("T",)]) == ("either", "T", "T")
+    assert summarize_returns([("T",), ("tuple", "T", "B")]) == ("either", "T", "B")
+    assert summarize_returns([("tuple", "T", "S"), ("T",)]) == ()  # an element may be a number
+    assert summarize_returns([("tuple", "T", "T"), ("tuple", "T"), ("T",)]) == ()  # lengths differ
+    assert summarize_returns([("tuple", "T", "T"), ("S",)]) == ()  # None on one path
     assert summarize_returns([("S",)]) == ()  # nothing a caller can use
+
+
+SEG_MODEL = """
+import torch
+from torch import nn
+
+
+class Seg(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Conv2d(3, 4, 1)
+        self.aux = nn.Conv2d(3, 4, 1)
+
+    def forward(self, image):
+        out = self.head(image)
+        if not self.training:
+            return out
+        return out, self.aux(image)
+"""
+
+SEG_STEP = """
+import torch
+from model import Seg
+
+
+@torch.compile(mode="reduce-overhead")
+def train_step(model: Seg, image):
+    out, aux = model(image)
+    background = out[:, [0]]
+    whole = model(image)
+    picked = whole[:, [0]]
+    return background.sum() + aux.sum() + picked.sum()
+"""
+
+
+def test_elements_of_a_tensor_or_a_tuple_of_tensors_are_tensors(tmp_path):
+    write(tmp_path, {"model.py": SEG_MODEL, "step.py": SEG_STEP})
+    got = {(name, line, code) for name, line, code in found(tmp_path) if code == "GS402"}
+    # `out` (element 0) is a tensor either way; `whole` may be a tuple: not known, silent
+    assert got == {("step.py", 9, "GS402")}
 
 
 def test_several_callers_are_walked_again_in_a_pool(tmp_path):

@@ -265,3 +265,114 @@ def test_no_graph_no_graph_output():
             return outs
     """
     assert found(source) == []
+
+
+def test_graph_outputs_written_in_place_in_the_block_are_outputs_too():
+    source = """
+        import torch
+
+
+        class Trainer:
+            def __init__(self):
+                self.static_loss = torch.zeros((), device="cuda")
+                self.static_sum = torch.zeros((), device="cuda")
+                self.static_in = torch.zeros(4, device="cuda")
+                self.g = torch.cuda.CUDAGraph()
+
+            def capture(self, model):
+                with torch.cuda.graph(self.g):
+                    loss = model(self.static_in).sum()
+                    self.static_loss.copy_(loss)
+                    torch.add(loss, 1.0, out=self.static_sum)
+
+            def fit(self, batches, history: list, sums: list, inputs: list):
+                for b in batches:
+                    self.static_in.copy_(b)
+                    self.g.replay()
+                    history.append(self.static_loss)
+                    sums.append({"sum": self.static_sum, "step": len(history)})
+                    inputs.append(self.static_in)
+    """
+    # the input is copied into outside the block only: keeping it is not keeping an output
+    assert [(c, line) for c, line, _ in found(source)] == [("GS407", 22), ("GS407", 23)]
+
+
+def test_an_eager_fallback_on_one_branch_does_not_end_the_graph_output():
+    source = """
+        import torch
+
+
+        def fit(step, x, batches, curve: list, use_graph: bool):
+            graph = None
+            if use_graph:
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph):
+                    static_loss = step(x)
+            for b in batches:
+                x.copy_(b)
+                if graph is not None:
+                    graph.replay()
+                else:
+                    static_loss = step(x)
+                curve.append(static_loss)
+    """
+    assert [(c, line) for c, line, _ in found(source)] == [("GS407", 17)]
+
+
+def test_a_rebinding_on_every_path_ends_the_graph_output():
+    source = """
+        import torch
+
+
+        def fit(step, x, batches, curve: list, clone_all: bool):
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                static_loss = step(x)
+            for b in batches:
+                x.copy_(b)
+                graph.replay()
+                if clone_all:
+                    kept = static_loss.clone()
+                    curve.append(kept)
+                    static_loss = static_loss.clone()
+                    curve.append(static_loss)
+                static_loss = static_loss.clone()
+                curve.append(static_loss)
+    """
+    assert found(source) == []
+
+
+def test_outputs_written_in_place_by_a_method_the_block_calls():
+    source = """
+        import torch
+
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+                self.static_in = torch.zeros(4, device="cuda")
+                self.static_loss = torch.zeros((), device="cuda")
+                self.last_batch = torch.zeros(4, device="cuda")
+                self.g = torch.cuda.CUDAGraph()
+
+            def train_step(self):
+                self.static_loss.copy_(self.model(self.static_in).sum())
+
+            def remember(self, b):
+                self.last_batch.copy_(b)
+
+            def capture(self):
+                with torch.cuda.graph(self.g):
+                    self.train_step()
+
+            def fit(self, batches, history: list, seen: list):
+                for b in batches:
+                    self.static_in.copy_(b)
+                    self.remember(b)
+                    self.g.replay()
+                    history.append(self.static_loss)
+                    seen.append(self.last_batch)
+                    seen.append(self.static_in)
+    """
+    # written by a method the block calls: an output; written by methods run between replays: not
+    assert [(c, line) for c, line, _ in found(source)] == [("GS407", 28)]  # history.append

@@ -15,7 +15,8 @@ from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, Unit
 from graphsafe.model import Confidence, Diagnostic, Region, RegionKind
 
 _MAX_ALIAS_DEPTH = 8
-# Hit condition: (REBOUND_AFTER_REPLAY, rebinding function, "reader,reader", "other rebinder,...")
+# Hit condition: (REBOUND_AFTER_REPLAY, rebinding function, "reader,reader", "other rebinder,...",
+# "class::attr" whose readers through instances, in any file, count too)
 REBOUND_AFTER_REPLAY = "rebound-after-replay"
 
 
@@ -53,6 +54,7 @@ class Project:
             for info in facts.classes:
                 self.classes.setdefault(info.key, info)
         self._outside_sets = {pair for facts in files for pair in facts.outside_sets}
+        self._attr_readers: dict[tuple[str, str], list[str]] | None = None
         self._resolved: dict[str, str | None] = {}
         self._methods: dict[tuple[str, str], str | None] = {}
 
@@ -318,7 +320,11 @@ class Project:
         if condition == ("loop",):  # a loop variable: per step where the loop drives the steps
             return unit_key not in self._reachable
         if condition[0] == REBOUND_AFTER_REPLAY:
-            return self.rebound_after_replay(condition[1], condition[2].split(","), condition[3].split(","))
+            readers = [r for r in condition[2].split(",") if r]
+            if len(condition) > 4:  # `class::attr`: readers through instances, in any file
+                class_key, _, attr = condition[4].partition("::")
+                readers += self.attribute_readers(class_key, attr)
+            return self.rebound_after_replay(condition[1], readers, condition[3].split(","))
         if condition[0] == "host-param":  # a sync on a parameter: none where callers pass host tensors
             return not self.param_is_host(condition[1], condition[2], roots)
         if condition[0] == "param" and len(condition) == 3:
@@ -364,6 +370,18 @@ class Project:
                 return True
             seen.update(frontier)
         return False
+
+    def attribute_readers(self, class_key: str, attr: str) -> list[str]:
+        """Units that read `attr` of an instance of `class_key` (`self.scheduler.sigmas`)."""
+        if self._attr_readers is None:
+            index: dict[tuple[str, str], list[str]] = {}
+            for facts in self.files:
+                for unit, ref, name in facts.attr_reads:
+                    resolved = self.resolve_symbol(ref)
+                    if resolved is not None:
+                        index.setdefault((resolved, name), []).append(unit)
+            self._attr_readers = index
+        return self._attr_readers.get((class_key, attr), [])
 
     def _calls_replayer(self, key: str) -> bool:
         """Does unit `key` call a function that replays a graph (`run()` around `g.replay()`)?"""

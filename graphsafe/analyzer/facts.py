@@ -104,3 +104,6 @@ class FileFacts:
     # (class, attribute) set on an instance inside a loop by code outside the class
     # (`session.temperature = t` for each fallback temperature)
     outside_sets: tuple[tuple[str, str], ...] = ()
+    # (reading unit, class, attribute): `self.scheduler.sigmas` read where `self.scheduler` holds
+    # an instance of that class (a class of the project, as this file names it)
+    attr_reads: tuple[tuple[str, str, str], ...] = ()

@@ -25,8 +25,9 @@ A function annotated to return a project object (`-> KVCache`, `-> list[KVCache]
 OBJECT_PID) and is walked again with that class, so the call graph follows `self.x.method()`.
 
 Not covered: kinds of returned objects' attributes, unannotated object returns, `*args` returns, functions that return
-different shapes on different paths (merged to unknown), and calls through dynamic dispatch
-the call graph does not resolve.
+different shapes on different paths (merged to unknown; except a tensor on one path and a tuple
+of tensors on another, whose elements are tensors either way), and calls through dynamic
+dispatch the call graph does not resolve.
 """
 
 from __future__ import annotations
@@ -61,12 +62,24 @@ def summarize_returns(returns: list[tuple[str, ...]]) -> tuple[str, ...]:
     first = returns[0]
     for other in returns[1:]:
         if len(other) != len(first) or (other[0] == "tuple") != (first[0] == "tuple"):
-            return ()
+            return _tensor_or_tuple(returns)
         first = tuple(x if i == 0 and x == "tuple" else _merge_slot(x, y) for i, (x, y) in enumerate(zip(first, other)))
     slots = first[1:] if first[0] == "tuple" else first
     if not any(s in _SLOT_KINDS or s.startswith(("@", "O:", "M:")) for s in slots):
         return ()
     return first
+
+
+def _tensor_or_tuple(returns: list[tuple[str, ...]]) -> tuple[str, ...]:
+    """`return out` on one path, `return out, aux` on another (a model in eval vs train mode):
+    ("either", "T", "T"). What the call gives as a whole is unknown, but each element of it is
+    a tensor either way (a tensor unpacks into its rows), so `out, aux = model(x)` gets tensors."""
+    tuples = [r[1:] for r in returns if r[0] == "tuple"]
+    singles = [r for r in returns if r[0] != "tuple"]
+    if (len({len(t) for t in tuples}) != 1 or not all(s in ("T", "B") for t in tuples for s in t)
+            or not all(len(r) == 1 and r[0] in ("T", "B") for r in singles)):
+        return ()
+    return ("either", *tuples[0])
 
 
 def _parse(pid: str) -> tuple[list[CallRef], str | None, int | None]:
@@ -171,6 +184,8 @@ class ReturnKinds:
     def _from_summary(self, summary: tuple[str, ...], index: int | None, depth: int) -> T.Kind | None:
         if not summary:
             return None
+        if summary[0] == "either":  # a tensor or a tuple of tensors: only its elements are known
+            return T.TENSOR if index is not None else None
         if summary[0] == "tuple":
             elements = summary[1:]
             if index is not None:

@@ -204,6 +204,7 @@ class FileWalker:
         self.scalar_returns: dict[str, ScalarSource] = {}
         self.number_attrs: dict[str, set[str]] = {}  # class key → attributes set to number literals
         self.outside_sets: set[tuple[str, str]] = set()  # see FileFacts.outside_sets
+        self.attr_reads: set[tuple[str, str, str]] = set()  # see FileFacts.attr_reads
         self.properties: set[str] = set()
         self.number_functions: frozenset[str] = frozenset()  # module functions annotated `-> float`
         self.number_methods: dict[str, frozenset[str]] = {}  # class key → its methods annotated `-> float`
@@ -366,6 +367,23 @@ class FileWalker:
         if found is None:
             found = self._file_state[factory] = factory()
         return found
+
+    def want_kind(self, expr: cst.BaseExpression) -> None:
+        """For a handler that decides in `end_module`, where a what-if run sees no report: the
+        kind of `expr` matters, so if it hangs on a project call, resolve that call project-wide
+        (and walk this file again if it returns tensors)."""
+        if self._speculating is None and self._kind(expr).tag == "unknown":
+            pid = self._depends_on(expr)
+            if pid is not None:
+                self.wanted.add(pid)
+
+    def note_attribute_read(self, node: cst.Attribute) -> None:
+        """Record `obj.attr` read here when `obj` holds an instance of a known class
+        (`self.scheduler.sigmas`): code in another file may rebind that attribute."""
+        kind = self._kind(node.value)
+        if kind.tag == "object" and kind.refs:
+            unit, attr = self.unit_key, node.attr.value
+            self.attr_reads.update((unit, ref, attr) for ref in kind.refs)
 
     def here(self) -> Place:
         """The current place, for a report made later (e.g. from `end_module`)."""
@@ -891,6 +909,15 @@ class FileWalker:
     def _named_call_kind(self, name: str, call: cst.Call) -> T.Kind | None:
         if name in ("copy.deepcopy", "copy.copy") and call.args:
             return self._kind(call.args[0].value)  # a copy of a module is a module of that class
+        if ((name in GRAPHED_CALLABLES or name in COMPILE) and call.args and call.args[0].keyword is None
+                and not call.args[0].star):
+            # given one module (not a tuple of callables), make_graphed_callables returns that
+            # module with its forward graphed, torch.compile a wrapper that runs its forward:
+            # `self.m = make_graphed_callables(self.m, ...)` keeps `self.m`'s class, so its
+            # calls still reach the module's forward
+            kind = self._kind(call.args[0].value)
+            if kind.tag == "object" and kind.refs:
+                return kind
         if name.startswith("torch."):
             if name in MODULE_WRAPPERS:
                 wrapped = next((a.value for a in call.args if a.keyword is None or a.keyword.value == "module"), None)
@@ -1885,6 +1912,7 @@ class FileWalker:
             always=tuple(build(pending) for pending in self.always),
             wanted=tuple(sorted(self.wanted)),
             outside_sets=tuple(sorted(self.outside_sets)),
+            attr_reads=tuple(sorted(self.attr_reads)),
         )
 
 

@@ -106,6 +106,9 @@ def _is_container_value(value: cst.BaseExpression, resolve) -> bool:
     tp = type(value)
     if tp in _CONTAINER_NODES:
         return True
+    if tp is cst.BinaryOperation and type(value.operator) in (cst.Multiply, cst.Add):
+        # `[0.0] * (2 * n)`, `[None] * n + [x]`: a list built by repetition or concatenation
+        return type(value.left) in (cst.List, cst.ListComp) or type(value.right) in (cst.List, cst.ListComp)
     if tp is cst.Call:
         if type(value.func) is cst.Name and value.func.value in ("list", "dict", "set"):
             return True
@@ -504,8 +507,8 @@ class PythonContainerAccumulate(_GpuOnlyBindingRule):
     Flags changes to a Python container that outlives the call, made inside a captured region:
     `.append`/`.extend`/`.insert` (and deque's `appendleft`/`extendleft`) on a list that is an
     attribute of `self`, a parameter, or a module-level global, and `.add`/`.update`/
-    `.setdefault`, `obj[k] = v` and `obj[k] += v` on such a list, dict or set. Containers
-    created in the same function are not reported.
+    `.setdefault`, `obj[k] = v` and `obj[k] += v` on such a list, dict or set (a list built as
+    `[0.0] * n` included). Containers created in the same function are not reported.
 
     ## Why is this bad?
     The container is changed once, while the graph is captured. Replays never touch it: a
@@ -553,6 +556,7 @@ class PythonContainerAccumulate(_GpuOnlyBindingRule):
         "self.buffers[0].extend([x, y])",
         Example("self.by_step = {}\nself.by_step[n] = x\nself.by_step.update(last=x)", expect=2),
         Example("self.seen: set = set()\nself.seen.add(n)\nself.counts = {}\nself.counts[n] += 1", expect=2),
+        "self.tree = [0.0] * 8\nself.tree[n] = 1.0",
         Example("HISTORY = []\n\n\ndef step(t: torch.Tensor):  # graphsafe: region\n    HISTORY.append(t.detach())",
                 module=True),
         Example("class C:\n    def forward(self, t: torch.Tensor):  # graphsafe: region\n"

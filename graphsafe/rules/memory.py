@@ -457,9 +457,11 @@ class _KeptUse:
 class GraphOutputNotCloned(_StaticMemoryRule):
     """## What it does
     Flags keeping a graph's static output across replays without `.clone()`: a name bound
-    inside a `torch.cuda.graph` block, used after the block in the same function (or, for
-    `self.x`, anywhere in the class) as `outputs.append(out)`, `results[k] = out` or
-    `yield out`.
+    inside a `torch.cuda.graph` block, or a tensor the block writes with `out.copy_(...)` or
+    `out=out` (for `self.out`, also in a method of the class that the block calls), used after the block in the same function (or, for `self.x`, anywhere in the
+    class) as `outputs.append(out)`, `outputs += [out]`, `outputs.append({"loss": out})`,
+    `results[k] = out` or `yield out`. A rebinding in between (`out = out.clone()`) ends it, unless it is only on one
+    branch of an `if` that the use is outside of (the eager fallback beside `g.replay()`).
 
     ## Why is this bad?
     A captured graph writes its outputs into the same tensors on every replay. A list of
@@ -503,6 +505,11 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         "    g.replay()\n    out = out.clone()\n    outs.append(out)",
         "outs = []\nout = x * 2\nouts.append(out)",
         "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nbuf = torch.zeros(3, 4)\nbuf[0] = out",
+        "static_loss = torch.zeros(())\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n"
+        "    static_loss.copy_(x.sum())\nhistory = []\nfor _ in range(3):\n    g.replay()\n"
+        "    history.append(static_loss.clone())",
+        "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nouts = []\nfor _ in range(3):\n"
+        "    g.replay()\n    outs += [out.clone()]",
     )
     invalid = (
         Example(
@@ -521,6 +528,14 @@ class GraphOutputNotCloned(_StaticMemoryRule):
             "    def run(self, history):\n        self.g.replay()\n        history.append(self.out)\n",
             module=True,
         ),
+        "static_loss = torch.zeros(())\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n"
+        "    static_loss.copy_(x.sum())\nhistory = []\nfor _ in range(3):\n    g.replay()\n"
+        "    history.append({'loss': static_loss})",
+        "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nouts = []\nfor _ in range(3):\n"
+        "    g.replay()\n    outs += [out]",
+        "g = None\nif x.is_cuda:\n    g = torch.cuda.CUDAGraph()\n    with torch.cuda.graph(g):\n        out = x * 2\n"
+        "outs = []\nfor _ in range(3):\n    if g is not None:\n        g.replay()\n    else:\n        out = x * 2\n"
+        "    outs.append(out)",
     )
 
     def __init__(self) -> None:
@@ -530,8 +545,12 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         # a rule's containers first, and a flat list of tuples is one C-level copy where a
         # dict of lists (one per name in the file) made that copy grow with every assignment.
         self.outputs: list[tuple[tuple[str, str], int, bool]] = []  # (key, order, is a tensor)
-        self.rebinds: list[tuple[tuple[str, str], int]] = []  # (key, order)
+        self.rebinds: list[tuple[tuple[str, str], int, object]] = []  # (key, order, statement)
         self.uses: list[_KeptUse] = []
+        # `self.static_loss.copy_(loss)` in a method the capture block calls (`self.train_step()`):
+        # (class, method) pairs the blocks call, and (class, method, key) writes outside blocks
+        self.block_methods: list[tuple[str, str]] = []
+        self.method_writes: list[tuple[str, str, tuple[str, str]]] = []
 
     def _captures(self, ctx) -> bool:
         if self.active is None:
@@ -560,22 +579,38 @@ class GraphOutputNotCloned(_StaticMemoryRule):
             if not value_kind.not_tensor:
                 self.outputs.append((key, self.order, value_kind.is_tensor))
         else:
-            self.rebinds.append((key, self.order))
+            self.rebinds.append((key, self.order, ctx.statement))
 
     def _kept(self, expr: cst.BaseExpression, ctx) -> None:
         """Record the output names that `expr` keeps a reference to."""
         if ctx.in_capture_block():
             return
-        values = [e.value for e in expr.elements] if isinstance(expr, (cst.Tuple, cst.List)) else [expr]
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            values = [e.value for e in expr.elements]
+        elif isinstance(expr, cst.Dict):  # `history.append({"loss": out})`
+            values = [e.value for e in expr.elements if isinstance(e, cst.DictElement)]
+        else:
+            values = [expr]
         for value in values:
             key = self._key(value, ctx)
             if key is not None:
                 self.uses.append(_KeptUse(value, key, self.order, ctx.here()))
 
+    def _block_call(self, value: cst.BaseExpression, ctx) -> None:
+        """`self.train_step(...)` in a capture block: its in-place writes are graph outputs."""
+        if (type(value) is cst.Call and type(value.func) is cst.Attribute and ctx.is_self(value.func.value)
+                and ctx.class_key and ctx.in_capture_block()):
+            self.block_methods.append((ctx.class_key, value.func.attr.value))
+
+    def visit_Expr(self, node: cst.Expr, ctx) -> None:
+        if self._captures(ctx):
+            self._block_call(node.value, ctx)
+
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         if not self._captures(ctx):
             return
         self.order += 1
+        self._block_call(node.value, ctx)
         kind = ctx.kind(node.value, note=False)  # reports come in end_module: no what-if run
         for target in node.targets:
             tgt = target.target
@@ -584,6 +619,11 @@ class GraphOutputNotCloned(_StaticMemoryRule):
             else:
                 self._bind(tgt, kind, ctx)
 
+    def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
+        if type(node.operator) is cst.AddAssign and type(node.value) in (cst.List, cst.Tuple) and self._captures(ctx):
+            self.order += 1
+            self._kept(node.value, ctx)  # `outputs += [out]`
+
     def visit_AnnAssign(self, node: cst.AnnAssign, ctx) -> None:
         if not self._captures(ctx):
             return
@@ -591,13 +631,14 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         if node.value is not None:
             self._bind(node.target, ctx.kind(node.value, note=False), ctx)
 
-    calls = Callees({"append", "appendleft", "insert", "extend"})
+    calls = Callees({"append", "appendleft", "insert", "extend", "copy_"}, keywords=("out",))
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value not in ("append", "appendleft", "insert", "extend"):
-            return
         if not self._captures(ctx):
+            return
+        func = node.func
+        self._written(node, ctx)
+        if not isinstance(func, cst.Attribute) or func.attr.value not in ("append", "appendleft", "insert", "extend"):
             return
         self.order += 1
         args = _positional(node)
@@ -607,6 +648,26 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         if func.attr.value == "extend" and not isinstance(kept, (cst.List, cst.Tuple)):
             return
         self._kept(kept, ctx)
+
+    def _written(self, node: cst.Call, ctx) -> None:
+        """`static_loss.copy_(loss)` or `torch.add(a, b, out=static_sum)` in the capture block:
+        every replay writes that tensor in place, so it is a graph output like a bound name."""
+        func = node.func
+        written = [a.value for a in node.args if a.keyword is not None and a.keyword.value == "out"]
+        if isinstance(func, cst.Attribute) and func.attr.value == "copy_":
+            written.append(func.value)
+        if not written:
+            return
+        in_block = ctx.in_capture_block()
+        for target in written:
+            key = self._key(target, ctx)
+            if key is None:
+                continue
+            if in_block:
+                self.order += 1
+                self.outputs.append((key, self.order, True))
+            elif key[1].startswith("self.") and ctx.function_name:
+                self.method_writes.append((key[0], ctx.function_name, key))
 
     def visit_Yield(self, node: cst.Yield, ctx) -> None:
         if not self._captures(ctx):
@@ -619,9 +680,13 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         outputs: dict[tuple[str, str], list[tuple[int, bool]]] = {}  # key → (order, is a tensor)
         for key, order, is_tensor in self.outputs:
             outputs.setdefault(key, []).append((order, is_tensor))
-        rebinds: dict[tuple[str, str], list[int]] = {}
-        for key, order in self.rebinds:
-            rebinds.setdefault(key, []).append(order)
+        called = set(self.block_methods)
+        for class_key, method, key in self.method_writes:
+            if (class_key, method) in called:  # `self.x` keys: any method, any order
+                outputs.setdefault(key, []).append((0, True))
+        rebinds: dict[tuple[str, str], list[tuple[int, object]]] = {}
+        for key, order, statement in self.rebinds:
+            rebinds.setdefault(key, []).append((order, statement))
         for use in self.uses:
             bindings = outputs.get(use.key)
             if not bindings:
@@ -633,13 +698,35 @@ class GraphOutputNotCloned(_StaticMemoryRule):
                 if not earlier:
                     continue
                 last, is_tensor = max(earlier)
-                if any(last < r < use.order for r in rebinds.get(use.key, ())):
+                if any(last < r < use.order and _on_every_path(s, use.place.statement, ctx)
+                       for r, s in rebinds.get(use.key, ())):
                     continue  # rebound (e.g. `out = out.clone()`) before being kept
             shown = use.key[1]
             # On a value not known to be a tensor (a tuple of outputs), `.clone()` may not exist.
             applicability = Applicability.SAFE if is_tensor else Applicability.UNSAFE
             fix = (f"Keep `{shown}.clone()`", [(use.node, f"{shown}.clone()")], applicability)
             ctx.report(self, use.node, fix=fix, always=True, at=use.place, target=shown)
+
+
+def _branches(statement, ctx) -> list[cst.CSTNode]:
+    """The `if` statements whose blocks hold `statement`, innermost first."""
+    found = []
+    owner = ctx.enclosing_statement(statement)
+    while owner is not None:
+        if isinstance(owner, (cst.If, cst.Match)):
+            found.append(owner)
+        owner = ctx.enclosing_statement(owner)
+    return found
+
+
+def _on_every_path(rebind, use, ctx) -> bool:
+    """Does a rebinding that comes before `use` run whenever `use` does? Not when it sits in a
+    branch of an `if` that `use` is outside of: `else: out = step(x)` beside `g.replay()` leaves
+    the replay path keeping the graph's output. (Loops count as run: a precision choice.)"""
+    if rebind is None or use is None:
+        return True
+    enclosing_use = {id(b) for b in _branches(use, ctx)}
+    return all(id(b) in enclosing_use for b in _branches(rebind, ctx))
 
 
 RULES = (HostDataTensor, GrowingBuffer, AllocatorCallInRegion, PinMemoryInRegion, GraphOutputNotCloned)

@@ -290,6 +290,8 @@ class PythonScalarInput(Rule):
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         scalar_buffer.note_subscript(node, ctx, self.uses)  # always: its kind question can widen a what-if run
+        if _host_container_store(node, ctx):
+            return
         # Whether `node.value` is a tensor or a Python list, the selection is frozen at capture.
         for element in node.slice:
             index = element.slice
@@ -307,6 +309,25 @@ class PythonScalarInput(Rule):
                 continue
             if ctx.kind(tgt.value).is_tensor or _optimizer_key(tgt):
                 self._flag(node.value, ctx)
+
+
+def _host_container_store(node: cst.Subscript, ctx) -> bool:
+    """`self.nodes[i] = self.nodes[2 * i] + v` on Python lists: the statement moves Python values
+    between host containers and records no device work (a change GS503 reports), so its
+    indexes into non-tensors are no graph input. A tensor read in it (`d[k] = x[i]`) still is."""
+    statement = ctx.statement
+    if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    if type(small) is cst.Assign:
+        targets = [t.target for t in small.targets]
+    elif type(small) is cst.AugAssign:
+        targets = [small.target]
+    else:
+        return False
+    if not all(type(t) is cst.Subscript and not _optimizer_key(t) and ctx.kind(t.value).not_tensor for t in targets):
+        return False
+    return ctx.kind(node.value).not_tensor
 
 
 _HOST_DRAWS = ("random.", "numpy.random.", "time.")

@@ -35,7 +35,8 @@ class StaticInputRebinding(Rule):
     - outside the region, `self.sigmas = ...` in a method (`scheduler.set_timesteps()`) run
       from code that replays a graph (or from a driver that also calls a method that replays
       it: `session.reset(mask)` then `session.run()`), when captured code of the project reads
-      that attribute (in any file) and does not rebind it itself; not in `__init__`.
+      that attribute (in any file, as `self.sigmas` or through an instance:
+      `self.scheduler.sigmas`) and does not rebind it itself; not in `__init__`.
 
     ## Why is this bad?
     A graph remembers the *addresses* of the tensors it read at capture. Binding a name to a
@@ -192,6 +193,8 @@ class StaticInputRebinding(Rule):
     def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
         if ctx.class_key and ctx.function_key and not ctx.is_store(node) and ctx.is_self(node.value):
             self.self_reads.add((ctx.class_key, node.attr.value, ctx.unit_key))  # a capture block's own key
+        elif type(node.value) in (cst.Attribute, cst.Name) and ctx.function_key and not ctx.is_store(node):
+            ctx.note_attribute_read(node)  # `self.scheduler.sigmas`: the class may be in another file
         if ctx.in_capture_block() and not ctx.is_store(node) and ctx.is_self(node.value) and ctx.class_key:
             kind = ctx.kind(node)
             if kind.is_tensor or kind.tag == "unknown":
@@ -222,8 +225,11 @@ class StaticInputRebinding(Rule):
                                why="holds state the graph reads and updates")
                 if value_kind.not_tensor:
                     continue  # `self.static = None`: releasing it, not feeding the graph new values
-                if value_kind.is_tensor and ctx.function_name != "__init__" and ctx.function_key:
-                    self.rebinds.append((tgt, ctx.class_key, tgt.attr.value, ctx.function_key, ctx.here(), node))
+                if ctx.function_name != "__init__" and ctx.function_key:
+                    if value_kind.is_tensor:
+                        self.rebinds.append((tgt, ctx.class_key, tgt.attr.value, ctx.function_key, ctx.here(), node))
+                    else:  # `self.sigmas = make_sigmas(n).to(dev)`, defined elsewhere: decided in end_module
+                        ctx.want_kind(node.value)
                 self.assignments.append(_Assignment(
                     tgt, ctx.class_key, tgt.attr.value, ctx.function_key or "<module>", self.order,
                     ctx.function_name == "__init__", ctx.here(), node,
@@ -260,10 +266,12 @@ class StaticInputRebinding(Rule):
             # reads in this function's own capture block: it creates the graph's inputs (the
             # order within the function is judged above)
             reading = {r for r in readers.get((class_key, attr), ()) if r != function and not r.startswith(function + ".<")}
-            if not reading or _reads_attribute(statement.value, tgt):
-                continue  # never read elsewhere, or `self.buf = f(self.buf)`: state, reported above
+            if _reads_attribute(statement.value, tgt):
+                continue  # `self.buf = f(self.buf)`: state, reported above
             others = rebinders[(class_key, attr)] - {function}
-            condition = (REBOUND_AFTER_REPLAY, function, ",".join(sorted(reading)), ",".join(sorted(others)))
+            # readers through an instance (`self.scheduler.sigmas`, any file) join in the project
+            condition = (REBOUND_AFTER_REPLAY, function, ",".join(sorted(reading)), ",".join(sorted(others)),
+                         f"{class_key}::{attr}")
             # no fix: a per-request table often changes shape (`.copy_()` would raise)
             ctx.report(self, tgt, always=True, at=place, condition=condition, target=f"self.{attr}",
                        why="is read by a captured graph and rebound between replays")

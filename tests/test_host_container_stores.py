@@ -1,0 +1,62 @@
+"""A store into a Python container inside a region (`self.nodes[i] = v` on a list built as
+`[0.0] * n`) is GS503's change of a container that outlives the call; the per-step Python index
+it uses selects a host slot, not device work, so it is no GS301 graph input. Indexes that do
+reach device work on the same shapes stay GS301."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tests.helpers import diagnostics
+
+TREE = textwrap.dedent("""\
+    import torch
+
+
+    class Tree:
+        def __init__(self, n: int):
+            self.capacity = n
+            self.nodes = [0.0] * (2 * n)
+            self.slots = n * [None] + [0]
+            self.lrs = [0.1, 0.01]
+
+        def set(self, index: int, value: float) -> None:
+            node = index + self.capacity
+            self.nodes[node] = value
+            self.nodes[node // 2] = self.nodes[node] + self.nodes[node ^ 1]
+            self.slots[index] += 1
+
+        def step(self, x: torch.Tensor, opt, i: int):  # graphsafe: region
+            self.set(i, 1.0)
+            for group in opt.param_groups:
+                group["lr"] = self.lrs[i]
+            w = self.nodes[i]
+            return x * w + x[i]
+""")
+
+
+def _found() -> list[tuple[str, int, int]]:
+    return [(d.code, d.start.line, d.start.column) for d in diagnostics(TREE)]
+
+
+def test_stores_into_lists_built_by_repetition_are_container_changes():
+    assert [(c, line) for c, line, _ in _found() if c == "GS503"] == [("GS503", 13), ("GS503", 14), ("GS503", 15)]
+
+
+def test_host_container_stores_are_not_python_scalar_inputs():
+    assert [line for c, line, _ in _found() if c == "GS301" and line in (13, 14, 15)] == []
+
+
+def test_indexes_that_reach_device_work_stay_python_scalar_inputs():
+    # the optimizer's lr from a Python list, a list value in tensor math, a tensor index
+    assert sorted({line for c, line, _ in _found() if c == "GS301"}) == [20, 21, 22]
+
+
+def test_a_list_repetition_made_in_the_call_is_not_a_lasting_container():
+    source = TREE.replace("        self.set(i, 1.0)\n", "        local = [0.0] * 4\n        local[i] = 1.0\n")
+    assert source != TREE
+    assert [c for c, _, _ in diagnostics_of(source) if c == "GS503"] == []
+
+
+def diagnostics_of(source: str) -> list[tuple[str, int, int]]:
+    return [(d.code, d.start.line, d.start.column) for d in diagnostics(source)]
