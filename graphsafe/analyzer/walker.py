@@ -1963,6 +1963,8 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
         self_name = stmt.params.params[0].name.value
         in_init = stmt.name.value == "__init__"
         number_params = {p.name.value for p in stmt.params.params if _declares_number(p, optional=True)}
+        config_params = {p.name.value for p in stmt.params.params if _declares_config(p)}
+        in_loops: set[int] | None = None  # statements of the method inside a `for`/`while` body
         for line in _statements_in(stmt.body):
             if not isinstance(line, cst.SimpleStatementLine):
                 continue
@@ -1984,9 +1986,78 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
                                 changed.add(target.attr.value)
                                 if _is_number_expression(value, number_params, number_functions, number_methods, self_name):
                                     updated.add(target.attr.value)
-                            elif isinstance(value, cst.Attribute) and T.looks_like_config(value):
+                                else:
+                                    # rebound on every pass of a loop with a value the pass computes
+                                    # (`self.guidance = guidance_at(i, n)` per sampling step,
+                                    # `self.loss_scale = scaler.update(...)` per batch): a setting the
+                                    # class started from a config number now follows the steps
+                                    if in_loops is None:
+                                        in_loops = _loop_names_by_statement(stmt.body)
+                                    names = in_loops.get(id(line))
+                                    if names is not None and _computed_per_pass(value, names):
+                                        updated.add(target.attr.value)
+                            elif _is_setting(value, number_params, config_params):
                                 from_config.add(target.attr.value)
     return (numbers & changed) | (from_config & updated), numbers
+
+
+def _declares_config(param: cst.Param) -> bool:
+    """`gen: GenerationConfig`, `args: TrainArgs`: a parameter whose fields are settings."""
+    if param.annotation is None:
+        return False
+    name = dotted(param.annotation.annotation) or ""
+    last = name.rpartition(".")[2].lower()
+    return last.endswith(("config", "cfg", "args", "options", "settings", "hparams"))
+
+
+def _is_setting(value: cst.BaseExpression, number_params, config_params) -> bool:
+    """The value an attribute starts from that a schedule may later replace: a config field
+    (`cfg.guidance_start`, `gen.temperature` with `gen: GenerationConfig`) or a number
+    parameter (`self.scale = init_scale` with `init_scale: float`)."""
+    if isinstance(value, cst.Name):
+        return value.value in number_params
+    if not isinstance(value, cst.Attribute):
+        return False
+    if T.looks_like_config(value):
+        return True
+    return isinstance(value.value, cst.Name) and value.value.value in config_params
+
+
+def _loop_names_by_statement(body: cst.BaseSuite) -> dict[int, set[str]]:
+    """id of each statement of a function body that runs inside a `for`/`while` loop → the
+    names that loop (or an enclosing one) binds: its targets and the names assigned in it."""
+    found: dict[int, set[str]] = {}
+    for stmt in _statements_in(body):
+        if type(stmt) not in (cst.For, cst.While):
+            continue
+        names = set(found.get(id(stmt), ()))
+        if type(stmt) is cst.For:
+            names.update(n.value for n in _names_in(stmt.target))
+        inner = list(_statements_in(stmt.body))
+        for line in inner:
+            if type(line) is cst.SimpleStatementLine:
+                for small in line.body:
+                    targets = [t.target for t in small.targets] if type(small) is cst.Assign else (
+                        [small.target] if type(small) in (cst.AugAssign, cst.AnnAssign) else [])
+                    for target in targets:
+                        names.update(n.value for n in _names_in(target))
+        for line in inner:
+            found.setdefault(id(line), set()).update(names)
+    return found
+
+
+def _computed_per_pass(value: cst.BaseExpression, loop_names: set[str]) -> bool:
+    """Does `value` call something or read a name the loop binds (not a fixed `cfg.other`)?"""
+    stack: list[cst.CSTNode] = [value]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Call or (type(node) is cst.Name and node.value in loop_names):
+            return True
+        if type(node) is cst.Attribute:
+            stack.append(node.value)  # `cfg.x`: the field name is no variable
+            continue
+        stack.extend(children(node))
+    return False
 
 
 def _number_functions(statements) -> frozenset[str]:
@@ -2014,6 +2085,7 @@ def _is_number_expression(value: cst.BaseExpression, number_params, number_funct
         return value.value in number_params
     if isinstance(value, cst.BinaryOperation):
         return any(_is_number_expression(side, number_params, number_functions, number_methods, self_name)
+                   or (type(side) is cst.Attribute and T.looks_like_config(side))  # `cfg.t0 + frac * span`
                    for side in (value.left, value.right))
     if isinstance(value, cst.Call):
         func = value.func
