@@ -20,7 +20,7 @@ from graphsafe.analyzer.names import ImportTable, dotted
 from graphsafe.analyzer.nodes import children, node_types
 from graphsafe.analyzer.noqa import noqa_lines
 from graphsafe.analyzer.positions import node_ranges
-from graphsafe.analyzer.returns import OBJECT_PID, ARG_PID, summarize_returns
+from graphsafe.analyzer.returns import OBJECT_PID, ARG_PID, FIELD_PID, summarize_returns
 from graphsafe.model import Applicability, Confidence, Edit, Fix, Hit, Position, RegionKind
 from graphsafe.rewriters.edits import WholeLines
 from graphsafe.rules.base import Rule
@@ -672,6 +672,13 @@ class FileWalker:
                 for k in kinds[1:]:
                     merged = T.merge(merged, k)
                 return merged
+            if base.refs and not any(r in self.class_attr_kinds or r.startswith("torch.") for r in base.refs):
+                # `self.scheduler.sigmas`, `batch.probs`: a field of a class defined in another
+                # file, resolved project-wide (analyzer/returns.py) when a rule asks
+                pid = f"{FIELD_PID}{'|'.join(base.refs)}:{attr}"
+                if pid in self.external:
+                    return self.external[pid]
+                self._pending[id(expr)] = pid
         if base.is_tensor:
             return T.TENSOR if attr in T.TENSOR_TENSOR_ATTRS else T.UNKNOWN
         name = self.resolve(expr)
@@ -726,6 +733,9 @@ class FileWalker:
                 if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
                     return f"{base}#{index.value.evaluated_value}"
             return base
+        if tp is cst.Attribute:  # a field of an object of a class defined in another file
+            self._kind(expr)
+            return self._pending.get(id(expr))
         if tp is cst.BinaryOperation:
             return self._depends_on(expr.left) or self._depends_on(expr.right)
         if tp is cst.UnaryOperation and not isinstance(expr.operator, cst.Not):
@@ -1003,6 +1013,7 @@ class FileWalker:
         self.source = source
         self._tensor_receivers: frozenset[str] | None = None  # names a `name.detach(`-like call uses
         self._none_only_attrs: set[tuple[int, str]] = set()  # (id of a class's kinds, attribute) bound to None only
+        self._attr_pids: dict[str, dict[str, str | None]] = {}  # class key → attribute → the project call it holds
         self._install_handlers(source)
         imports = ImportTable(self.module, self.is_package, renames=self.renames)
         self._collect_module_level(module, imports)
@@ -1062,7 +1073,10 @@ class FileWalker:
             varying, numbers = _varying_number_attrs(node, number_functions, number_methods)
             self.varying_attrs[key] = varying
             self.number_attrs[key] = numbers
-            self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)), tuple(sorted(numbers)))
+            pids = self._attr_pids.get(key, {})
+            slots = tuple(sorted((name, "T" if kind.is_tensor else f"@{pids[name]}") for name, kind in attrs.items()
+                                 if kind.is_tensor or (kind.tag == "unknown" and pids.get(name))))
+            self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)), tuple(sorted(numbers)), slots)
         self.scope = None
         # The pre-pass resolved names with the module's imports only; a method's own imports
         # (`import torch` inside it) must decide them in the walk proper.
@@ -1143,6 +1157,10 @@ class FileWalker:
                         # returns (for the calls made on it)
                         self.wanted.add(self._pending[id(made)] + OBJECT_PID)
                     name = target.attr.value
+                    if kind.tag == "unknown" and scope.class_key:  # what a project call returns, for other files
+                        pid = self._depends_on(small.value)
+                        pids = self._attr_pids.setdefault(scope.class_key, {})
+                        pids[name] = pid if pids.get(name, pid) == pid else None  # two different calls: unknown
                     self._merge_attribute(kinds, name, kind, small.value)
                 elif isinstance(target, cst.Name):
                     scope.env[target.value] = kind = kind or self._kind(small.value)
@@ -1812,7 +1830,8 @@ class FileWalker:
         )
         if not found:
             return info
-        return ClassInfo(info.key, info.bases, info.attr_classes, tuple(sorted(set(info.varying) | set(found))), info.numbers)
+        return ClassInfo(info.key, info.bases, info.attr_classes, tuple(sorted(set(info.varying) | set(found))), info.numbers,
+                         info.attr_slots)
 
     def _finish(self, imports: ImportTable, source_lines: list[str]) -> FileFacts:
         nodes: list[cst.CSTNode] = []
