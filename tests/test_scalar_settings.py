@@ -260,3 +260,40 @@ def test_a_tensor_only_method_of_a_dict_element_takes_a_per_step_number():
 def test_a_fixed_number_or_a_project_method_of_that_name_stays_silent():
     assert gs301(SHADOW.format(line="self.shadow[name].lerp_(value, 0.1)")) == []
     assert gs301(SHADOW.format(line="self.meter.add_(d)")) == []
+
+
+# a helper imported from another module of the program, given a counter of the class
+HELPER_CALLER = """
+    import torch
+    from {module} import lr_at
+
+
+    class Trainer:
+        def __init__(self, cfg):
+            self.cfg = cfg
+            self.step = 0
+
+        def train_step(self, x: torch.Tensor):  # graphsafe: region
+            lr = lr_at({arg}, self.cfg.lr)
+            return x * lr
+
+        def fit(self, xs):
+            for x in xs:
+                self.train_step(x)
+                self.step += 1
+"""
+HELPER = """
+    def lr_at(step: int, base: float) -> float:
+        return base * min(1.0, (step + 1) / 100)
+"""
+
+
+def test_an_imported_helper_given_a_counter_returns_a_per_step_number(tmp_path: Path):
+    files = {"schedules.py": HELPER, "train.py": HELPER_CALLER.format(module="schedules", arg="self.step")}
+    assert project_gs301(tmp_path, files) == {("train.py", 13)}
+
+
+def test_an_imported_helper_given_a_fixed_value_stays_silent(tmp_path: Path):
+    files = {"schedules.py": HELPER, "train.py": HELPER_CALLER.format(module="schedules", arg="self.cfg.warmup")}
+    assert project_gs301(tmp_path, files) == set()
+

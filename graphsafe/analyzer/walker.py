@@ -8,6 +8,7 @@ walker through its `Context` methods: `kind`, `resolve`, `report`, `is_store`.
 from __future__ import annotations
 
 import copy
+import sys
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -51,6 +52,8 @@ _LITERALS = frozenset({cst.Integer, cst.Float, cst.SimpleString})
 
 # Builtins whose number result carries their arguments' per-step variation.
 _NUMBER_BUILTINS = frozenset("min max abs round float int".split())
+# libraries whose functions given a number build tensors or host values other rules judge
+_NOT_PROGRAM_MODULES = frozenset("torch numpy triton transformer_engine apex".split())
 
 _DEVICE_MOVES = frozenset("to cuda cpu pin_memory".split())  # methods that may change a tensor's device
 
@@ -477,7 +480,7 @@ class FileWalker:
             return self._surest_source([arg.value for arg in call.args])
         callee = self._same_file_callee(func)
         if callee is None:
-            return None
+            return self._imported_helper_source(call)
         if isinstance(func, cst.Name) and func.value in self.number_functions:
             for arg in call.args:  # `get_lr(self.iter_num, cfg)` with `def get_lr(...) -> float`
                 found = self.scalar_source(arg.value)
@@ -486,6 +489,23 @@ class FileWalker:
                 if found is not None and not (found.condition and found.condition[0] == "param"):
                     return found
         return self.scalar_returns.get(callee)
+
+    def _imported_helper_source(self, call: cst.Call) -> ScalarSource | None:
+        """`lr_at(self.step, cfg.lr)` with `lr_at` imported from another module of the program:
+        what it computes from a number that varies for certain is fixed at capture like the
+        number itself. Only a certain variation (a counter of this class, not a parameter that
+        varies where callers say so): which parameters a result depends on is the helper's business."""
+        func = call.func
+        if type(func) is not cst.Name or not call.args or not self.scope.imports.is_imported(func.value):
+            return None
+        head = (self.resolve(func) or "").partition(".")[0]
+        if not head or head in _NOT_PROGRAM_MODULES or head in sys.stdlib_module_names:
+            return None
+        for arg in call.args:
+            found = self.scalar_source(arg.value)
+            if found is not None and not found.condition:
+                return found
+        return None
 
     def _same_file_callee(self, func: cst.BaseExpression) -> str | None:
         """The unit key of `self.method` / a function of this module, for what it returns."""

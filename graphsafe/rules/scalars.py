@@ -53,7 +53,8 @@ class PythonScalarInput(Rule):
     from a config field or a number parameter and is rebound in a loop with a value the pass
     computes: `self.loss_scale = scaler.update(...)`, `self.guidance = guidance_at(i, n)`),
     or a number computed from one (arithmetic, `min`/`max`, `math.exp(...)`, a helper method
-    or property that returns it, a function annotated `-> float` given it) —
+    or property that returns it, a function annotated `-> float` given it, a helper imported
+    from another module of the program given a counter: `lr_at(self.step, cfg.lr)`) —
     used inside a captured region in tensor math (comparisons with a tensor included, a
     method only tensors have such as `lerp_` on an element of a dict of tensors),
     tensor indexing/slicing, a tensor or optimizer-state assignment, or control flow that
