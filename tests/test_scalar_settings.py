@@ -297,3 +297,80 @@ def test_an_imported_helper_given_a_fixed_value_stays_silent(tmp_path: Path):
     files = {"schedules.py": HELPER, "train.py": HELPER_CALLER.format(module="schedules", arg="self.cfg.warmup")}
     assert project_gs301(tmp_path, files) == set()
 
+
+
+# a number field of a dataclass in another file, set on each pass of the replay loop
+STATE = """
+    from dataclasses import dataclass
+
+
+    @dataclass
+    class SamplingState:
+        temperature: float = 1.0
+"""
+SAMPLER_WITH_STATE = """
+    import torch
+    from state import SamplingState
+
+
+    class Sampler:
+        def __init__(self):
+            self.state = SamplingState()
+            self.graph = torch.cuda.CUDAGraph()
+
+        def step(self, logits: torch.Tensor):
+            return logits / self.state.temperature
+
+        def capture(self, logits: torch.Tensor):
+            with torch.cuda.graph(self.graph):
+                self.step(logits)
+
+        def run(self, temperatures: list[float]):
+            for t in temperatures:
+                self.state.temperature = {value}
+                self.graph.replay()
+"""
+
+
+def test_a_dataclass_number_field_set_per_pass_varies(tmp_path: Path):
+    files = {"state.py": STATE, "sampler.py": SAMPLER_WITH_STATE.format(value="t")}
+    assert project_gs301(tmp_path, files) == {("sampler.py", 12)}
+
+
+def test_a_dataclass_number_field_set_to_a_literal_stays_silent(tmp_path: Path):
+    files = {"state.py": STATE, "sampler.py": SAMPLER_WITH_STATE.format(value="0.7")}
+    assert project_gs301(tmp_path, files) == set()
+
+
+# an entry of a dict attribute that starts as a setting and is replaced on each pass
+HPARAMS = """
+import torch
+
+
+class Trainer:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.hp = {{"lr": cfg.lr, "w": torch.ones(3)}}
+        self.graph = torch.cuda.CUDAGraph()
+
+    def step(self, x: torch.Tensor):
+        return x * self.hp["{key}"]
+
+    def capture(self, x: torch.Tensor):
+        with torch.cuda.graph(self.graph):
+            self.step(x)
+
+    def fit(self, n: int):
+        for i in range(n):
+            self.hp["{key}"] = {value}
+            self.graph.replay()
+"""
+
+
+def test_a_dict_entry_replaced_per_pass_varies():
+    assert gs301(HPARAMS.format(key="lr", value="self.cfg.lr / (i + 1)")) == [12]
+
+
+def test_a_dict_entry_of_a_tensor_or_a_fixed_value_stays_silent():
+    assert gs301(HPARAMS.format(key="w", value="torch.ones(3) * i")) == []
+    assert gs301(HPARAMS.format(key="lr", value="self.cfg.lr")) == []

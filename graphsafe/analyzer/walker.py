@@ -206,6 +206,7 @@ class FileWalker:
         # function key → the per-step number it returns (same file, defined before its callers)
         self.scalar_returns: dict[str, ScalarSource] = {}
         self.number_attrs: dict[str, set[str]] = {}  # class key → attributes set to number literals
+        self.varying_entries: dict[str, set[tuple[str, str]]] = {}  # class key → (dict attribute, key) set per step
         self.outside_sets: set[tuple[str, str]] = set()  # see FileFacts.outside_sets
         self.properties: set[str] = set()
         self.number_functions: frozenset[str] = frozenset()  # module functions annotated `-> float`
@@ -445,6 +446,11 @@ class FileWalker:
             return None
         if tp is cst.BinaryOperation:
             return self._surest_source((expr.left, expr.right))
+        if tp is cst.Subscript and scope.class_key in self.varying_entries:
+            entry = _self_entry(expr, scope.self_name)
+            if entry is not None and entry in self.varying_entries[scope.class_key]:
+                return ScalarSource(f"entry `self.{entry[0]}[{entry[1]!r}]`")
+            return None
         if (tp is cst.Call and type(expr.func) is cst.Name and expr.func.value in _NUMBER_BUILTINS
                 and not scope.imports.is_imported(expr.func.value)):
             # `decay = min(cap, (1 + self.step) / (10 + self.step))`
@@ -1090,8 +1096,10 @@ class FileWalker:
                 if isinstance(stmt, cst.FunctionDef) and any(
                         isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in stmt.decorators):
                     self.properties.add(f"{key}.{stmt.name.value}")
-            varying, numbers = _varying_number_attrs(node, number_functions, number_methods)
+            varying, numbers, entries = _varying_number_attrs(node, number_functions, number_methods)
             self.varying_attrs[key] = varying
+            if entries:
+                self.varying_entries[key] = entries
             self.number_attrs[key] = numbers
             pids = self._attr_pids.get(key, {})
             slots = tuple(sorted((name, "T" if kind.is_tensor else f"@{pids[name]}") for name, kind in attrs.items()
@@ -1995,8 +2003,16 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
     numbers: set[str] = set()
     changed: set[str] = set()
     from_config: set[str] = set()
+    entries: set[tuple[str, str]] = set()  # dict entries of an attribute set per step (`self.hp["lr"]`)
+    number_entries: set[tuple[str, str]] = set()  # ... and those a dict display starts as numbers
     updated: set[str] = set()  # augmented assignments outside __init__, or new numbers
     for stmt in node.body.body:
+        if type(stmt) is cst.SimpleStatementLine:  # a field `temperature: float = 1.0` (a dataclass)
+            for small in stmt.body:
+                if type(small) is cst.AnnAssign and type(small.target) is cst.Name and _declares_number(
+                        cst.Param(cst.Name("field"), annotation=small.annotation, default=small.value)):
+                    numbers.add(small.target.value)
+            continue
         if not isinstance(stmt, cst.FunctionDef) or not stmt.params.params:
             continue
         self_name = stmt.params.params[0].name.value
@@ -2014,9 +2030,29 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
                         changed.add(target.attr.value)
                         if not in_init:
                             updated.add(target.attr.value)
+                    elif not in_init and (entry := _self_entry(target, self_name)) is not None:
+                        entries.add(entry)  # `self.hp["lr"] *= decay`
                 elif isinstance(small, cst.Assign):
                     for t in small.targets:
                         target = t.target
+                        entry = None if in_init else _self_entry(target, self_name)
+                        if entry is not None:
+                            # `self.hp["lr"] = lr_at(i)` on each pass of a loop: the entry follows the steps
+                            if in_loops is None:
+                                in_loops = _loop_names_by_statement(stmt.body)
+                            names = in_loops.get(id(line))
+                            if names is not None and _computed_per_pass(small.value, names):
+                                entries.add(entry)
+                            continue
+                        if (type(target) is cst.Attribute and type(target.value) is cst.Name
+                                and target.value.value == self_name and type(small.value) is cst.Dict):
+                            # `self.hp = {"lr": cfg.lr}`: entries that start as numbers or settings
+                            for element in small.value.elements:
+                                if (type(element) is cst.DictElement and type(element.key) is cst.SimpleString
+                                        and isinstance(element.key.evaluated_value, str)
+                                        and (type(element.value) in (cst.Integer, cst.Float)
+                                             or _is_setting(element.value, number_params, config_params))):
+                                    number_entries.add((target.attr.value, element.key.evaluated_value))
                         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == self_name:
                             value = small.value.expression if isinstance(small.value, cst.UnaryOperation) else small.value
                             if isinstance(value, (cst.Integer, cst.Float)):
@@ -2037,7 +2073,17 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
                                         updated.add(target.attr.value)
                             elif _is_setting(value, number_params, config_params):
                                 from_config.add(target.attr.value)
-    return (numbers & changed) | (from_config & updated), numbers
+    return (numbers & changed) | (from_config & updated), numbers, entries & number_entries
+
+
+def _self_entry(target: cst.BaseExpression, self_name: str) -> tuple[str, str] | None:
+    """`self.hp["lr"]` → ("hp", "lr"): an entry of a dict attribute under a literal key."""
+    if (type(target) is cst.Subscript and type(target.value) is cst.Attribute and type(target.value.value) is cst.Name
+            and target.value.value.value == self_name and len(target.slice) == 1
+            and type(target.slice[0].slice) is cst.Index and type(target.slice[0].slice.value) is cst.SimpleString):
+        key = target.slice[0].slice.value.evaluated_value
+        return (target.value.attr.value, key) if isinstance(key, str) else None
+    return None
 
 
 def _declares_config(param: cst.Param) -> bool:

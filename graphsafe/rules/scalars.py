@@ -51,7 +51,9 @@ class PythonScalarInput(Rule):
     the program updates (`self.pos += T`, `self.ent_coef *= decay`, `self.beta = cfg.beta *
     warmup` outside `__init__`, `session.temperature = t` in a loop; a setting that starts
     from a config field or a number parameter and is rebound in a loop with a value the pass
-    computes: `self.loss_scale = scaler.update(...)`, `self.guidance = guidance_at(i, n)`),
+    computes: `self.loss_scale = scaler.update(...)`, `self.guidance = guidance_at(i, n)`;
+    a number field of a dataclass set so, `state.temperature = t`; an entry of a dict attribute
+    that starts as a number or setting, `self.hp["lr"] = lr_at(i)`),
     or a number computed from one (arithmetic, `min`/`max`, `math.exp(...)`, a helper method
     or property that returns it, a function annotated `-> float` given it, a helper imported
     from another module of the program given a counter: `lr_at(self.step, cfg.lr)`) —
