@@ -374,3 +374,33 @@ def test_a_dict_entry_replaced_per_pass_varies():
 def test_a_dict_entry_of_a_tensor_or_a_fixed_value_stays_silent():
     assert gs301(HPARAMS.format(key="w", value="torch.ones(3) * i")) == []
     assert gs301(HPARAMS.format(key="lr", value="self.cfg.lr")) == []
+
+
+# a method walked earlier that returns host numbers, given a counter, its result unpacked
+UNPACKED = """
+import torch
+
+
+class Trainer:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.it = 0
+
+    def schedule(self, i: int):
+        return {returns}
+
+    def step(self, x: torch.Tensor):  # graphsafe: region
+        lr, wd = self.schedule({arg})
+        self.it += 1
+        return x * lr
+"""
+
+
+def test_a_tuple_unpacked_from_a_number_method_given_a_counter_varies():
+    assert gs301(UNPACKED.format(returns="self.cfg.lr / (i + 1), self.cfg.wd * i", arg="self.it")) == [16]
+
+
+def test_a_tuple_unpacked_from_a_fixed_argument_or_of_tensors_stays_silent():
+    assert gs301(UNPACKED.format(returns="self.cfg.lr / (i + 1), self.cfg.wd * i", arg="3")) == []
+    # tensors made from the counter: reported where the kernel takes it (line 11), not at their use
+    assert gs301(UNPACKED.format(returns="torch.ones(3) / (i + 1), torch.zeros(3)", arg="self.it")) == [11]

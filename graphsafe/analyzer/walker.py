@@ -205,6 +205,7 @@ class FileWalker:
         self.globals: dict[str, T.Kind] = {}
         # function key → the per-step number it returns (same file, defined before its callers)
         self.scalar_returns: dict[str, ScalarSource] = {}
+        self.host_results: dict[str, bool] = {}  # function key → every `return` gives host values only
         self.number_attrs: dict[str, set[str]] = {}  # class key → attributes set to number literals
         self.varying_entries: dict[str, set[tuple[str, str]]] = {}  # class key → (dict attribute, key) set per step
         self.outside_sets: set[tuple[str, str]] = set()  # see FileFacts.outside_sets
@@ -494,7 +495,11 @@ class FileWalker:
                 # function's business (`_get_softmax_dim(name, ndim, stacklevel)`)
                 if found is not None and not (found.condition and found.condition[0] == "param"):
                     return found
-        return self.scalar_returns.get(callee)
+        found = self.scalar_returns.get(callee)
+        if found is None and self.host_results.get(callee):
+            # `lr, wd = self.schedule(self.step)`, a method walked earlier that returns host values
+            return self._certain_arg_source(call)
+        return found
 
     def _imported_helper_source(self, call: cst.Call) -> ScalarSource | None:
         """`lr_at(self.step, cfg.lr)` with `lr_at` imported from another module of the program:
@@ -507,6 +512,10 @@ class FileWalker:
         head = (self.resolve(func) or "").partition(".")[0]
         if not head or head in _NOT_PROGRAM_MODULES or head in sys.stdlib_module_names:
             return None
+        return self._certain_arg_source(call)
+
+    def _certain_arg_source(self, call: cst.Call) -> ScalarSource | None:
+        """The source of the first argument that varies for certain (not a parameter's)."""
         for arg in call.args:
             found = self.scalar_source(arg.value)
             if found is not None and not found.condition:
@@ -803,6 +812,10 @@ class FileWalker:
             source = self.scalar_source(value)
             if source is not None and not (source.condition and source.condition[0] == "param"):
                 self.scalar_returns.setdefault(unit.key, source)
+        # does every `return` give host values only (`return lr / (i + 1), wd * i`)?
+        parts = value.elements if type(value) is cst.Tuple else (() if value is None else (value,))
+        numbers = all(self._kind(getattr(p, "value", p)).not_tensor for p in parts)
+        self.host_results[unit.key] = self.host_results.get(unit.key, True) and numbers
         declared = self._declared_object_slot(unit.node)
         if declared is None and value is not None:
             declared = self._object_slot(value)  # `return RingQueue(...)` without an annotation
@@ -1030,6 +1043,14 @@ class FileWalker:
                     self._bind(element.value, self.external.get(element_pid, T.UNKNOWN), pid=element_pid)
                 else:
                     self._bind(element.value, T.UNKNOWN)
+            if values is None and value is not None and not kind.is_tensor and kind.tag != "tensor-tuple":
+                # `lr, wd = self.schedule(self.step)`: each element carries the call's variation
+                source = self.scalar_source(value)
+                if source is not None:
+                    for element in target.elements:
+                        name = element.value
+                        if type(name) is cst.Name and not scope.env.get(name.value, T.UNKNOWN).is_tensor:
+                            scope.tainted[name.value] = source
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, T.UNKNOWN)
 
