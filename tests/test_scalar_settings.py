@@ -404,3 +404,49 @@ def test_a_tuple_unpacked_from_a_fixed_argument_or_of_tensors_stays_silent():
     assert gs301(UNPACKED.format(returns="self.cfg.lr / (i + 1), self.cfg.wd * i", arg="3")) == []
     # tensors made from the counter: reported where the kernel takes it (line 11), not at their use
     assert gs301(UNPACKED.format(returns="torch.ones(3) / (i + 1), torch.zeros(3)", arg="self.it")) == [11]
+
+
+# a parameter declared as nothing, given a per-step number by its caller
+UNDECLARED = """
+import torch
+
+
+class Sampler:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.guidance = cfg.guidance
+        self.graph = torch.cuda.CUDAGraph()
+
+    def denoise(self, x: torch.Tensor, guidance):
+        return x * guidance
+
+    def step(self, x: torch.Tensor):
+        return self.denoise(x, {arg})
+
+    def capture(self, x: torch.Tensor):
+        with torch.cuda.graph(self.graph):
+            self.step(x)
+
+    def run(self, xs, n: int):
+        for i in range(n):
+            self.guidance = self.cfg.guidance * (1 - i / n)
+            self.graph.replay()
+"""
+
+
+def test_an_undeclared_parameter_given_a_per_step_number_varies():
+    assert gs301(UNDECLARED.format(arg="self.guidance")) == [12]
+
+
+def test_an_undeclared_parameter_given_a_setting_stays_silent():
+    assert gs301(UNDECLARED.format(arg="self.cfg.guidance")) == []
+
+
+def test_an_undeclared_parameter_of_a_root_or_given_loop_items_stays_silent():
+    # `scale: float` of a root is per step; `scale` declared as nothing is whatever callers pass
+    root = "import torch\n\ndef step(x: torch.Tensor, scale):  # graphsafe: region\n    return x * scale\n"
+    assert gs301(root) == []
+    assert gs301(root.replace("scale):", "scale: float):")) == [4]
+    # an eager loop handing over its items (batches, not numbers)
+    loop = (root + "\n\ndef train(x: torch.Tensor, batches):\n    for batch in batches:\n        step(x, batch)\n")
+    assert gs301(loop) == []

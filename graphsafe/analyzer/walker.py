@@ -148,6 +148,8 @@ class _Scope:
     is_function: bool = False
     params: dict[str, T.Kind] = field(default_factory=dict)  # the function's parameters as declared
     number_params: set[str] = field(default_factory=set)  # parameters declared as Python numbers
+    # parameters declared as nothing (no annotation, no default): numbers where callers pass them
+    open_params: set[str] = field(default_factory=set)
     # local name → where its Python-scalar value comes from (for per-step scalar rules)
     tainted: dict[str, "ScalarSource"] = field(default_factory=dict)
     reassigned: set[str] = field(default_factory=set)  # names rebound in the body
@@ -421,6 +423,11 @@ class FileWalker:
                 return scope.tainted[name]
             if name in scope.number_params and name not in scope.reassigned:
                 return ScalarSource(f"parameter `{name}`", ("param", self.function_key or "", name))
+            if name in scope.open_params and name not in scope.reassigned and not scope.env.get(name, T.UNKNOWN).is_tensor:
+                # `def denoise(self, x, guidance)` called with `self.guidance`: per step where a
+                # caller passes a per-step number (whether or not this function is a region root)
+                return ScalarSource(f"parameter `{name}` (a number its callers pass per step)",
+                                    ("param", self.function_key or "", name, "callers"))
             return None
         if tp is cst.Attribute:
             attr = expr.attr.value
@@ -1359,6 +1366,8 @@ class FileWalker:
                 inner.pending[param.name.value] = f"{ARG_PID}{key}:{param.name.value}"
             if _declares_number(param) and not T.SIZE_NAME.match(param.name.value):
                 inner.number_params.add(param.name.value)
+            elif param.annotation is None and param.default is None and not T.SIZE_NAME.match(param.name.value):
+                inner.open_params.add(param.name.value)
             if param.default is not None:
                 self.scope = outer
                 self._visit(param.default)
@@ -1694,7 +1703,7 @@ class FileWalker:
         if tp is cst.Name:
             name, scope = value.value, self.scope
             return (name in scope.tainted or name in scope.number_params or name in scope.loop_derived
-                    or any(name in s for s in self.loop_names))
+                    or name in scope.open_params or any(name in s for s in self.loop_names))
         return True
 
     def _arg_kind_slots(self, call: cst.Call) -> tuple[tuple[str, str], ...]:
