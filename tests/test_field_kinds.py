@@ -111,3 +111,48 @@ def test_a_field_set_from_a_list_function_stays_silent(tmp_path: Path):
              "sampler.py": SAMPLER, "steps.py": STEPS}
     got = found(tmp_path, files)
     assert not {d for d in got if d[2] in ("GS104", "GS201")}
+
+
+LOSSES = """
+    from dataclasses import dataclass
+
+    import torch
+
+
+    @dataclass
+    class Terms:
+        loss: torch.Tensor
+        kl_per_dim: {annotation}
+
+
+    def elbo(x: torch.Tensor){returns}:
+        return Terms(loss=x.sum(), kl_per_dim=x.mean(0))
+"""
+
+TRAIN = """
+    import torch
+    from losses import elbo
+
+
+    def train_step(x: torch.Tensor):  # graphsafe: region
+        terms = elbo(x)
+        collapsed = terms.kl_per_dim.max() < 0.1
+        if collapsed:
+            x = x * 2
+        return terms.loss
+"""
+
+
+def test_a_tensor_field_of_an_object_returned_from_another_file(tmp_path: Path):
+    got = found(tmp_path, {"losses.py": LOSSES.format(annotation="torch.Tensor", returns=" -> Terms"), "train.py": TRAIN})
+    assert ("train.py", 9, "GS201") in got
+
+
+def test_a_returned_constructor_call_names_the_class_without_an_annotation(tmp_path: Path):
+    got = found(tmp_path, {"losses.py": LOSSES.format(annotation="torch.Tensor", returns=""), "train.py": TRAIN})
+    assert ("train.py", 9, "GS201") in got
+
+
+def test_a_number_field_of_a_returned_object_stays_silent(tmp_path: Path):
+    got = found(tmp_path, {"losses.py": LOSSES.format(annotation="float", returns=" -> Terms"), "train.py": TRAIN})
+    assert ("train.py", 9, "GS201") not in got

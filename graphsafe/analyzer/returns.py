@@ -27,7 +27,9 @@ OBJECT_PID) and is walked again with that class, so the call graph follows `self
 An attribute read on an instance of a class defined in another file (`batch.probs`,
 `self.scheduler.sigmas`) is pending as `field:<class>:<attribute>`; each class exports the
 slots of its attributes that hold a tensor or what a project call returns (`ClassInfo.attr_slots`),
-looked up through base classes.
+looked up through base classes. An attribute of what a project call returns (`terms.kl_per_dim`
+with `terms = elbo(...)`) is pending as `rfield:<attribute>|<call's pid>`: the class comes from
+the callee's return annotation (or the constructor it returns), the kind from that class's slots.
 
 Not covered: attributes of objects whose class is unknown here, unannotated object returns, `*args` returns, functions that return
 different shapes on different paths (merged to unknown), and calls through dynamic dispatch
@@ -44,6 +46,8 @@ from graphsafe.analyzer.facts import CallRef, FileFacts
 _MAX_DEPTH = 6
 ARG_PID = "arg:"  # pending id of a parameter: `arg:<function key>:<parameter name>`
 FIELD_PID = "field:"  # pending id of an attribute of an instance: `field:<class>|<class>:<attribute>`
+# pending id of an attribute of what a project call returns: `rfield:<attribute>|<call's pid>`
+RETURNED_FIELD_PID = "rfield:"
 _SLOT_KINDS = {"T": T.TENSOR, "B": T.BOOL_TENSOR, "L": T.TENSOR_TUPLE, "H": T.TENSOR}  # H: in host memory
 # suffix of a wanted id that asks for the class of object a call returns (`O:cls`, `M:cls`
 # slots, from return annotations): for the call graph, never for tensor kinds
@@ -108,6 +112,13 @@ class ReturnKinds:
         if pid.startswith(ARG_PID):
             function, _, name = pid[len(ARG_PID):].rpartition(":")
             return self._argument_kind(function, name, depth)
+        if pid.startswith(RETURNED_FIELD_PID):  # the class comes from the callee's return annotation
+            attr, _, made = pid[len(RETURNED_FIELD_PID):].partition("|")
+            returned = self._objects(made)
+            if returned is None or returned.tag != "object" or not returned.refs:
+                return None
+            found = [self._held(c, attr, depth) for c in returned.refs]
+            return T.TENSOR if all(k is not None and k.is_tensor for k in found) else None
         if pid.startswith(FIELD_PID):
             classes, _, attr = pid[len(FIELD_PID):].rpartition(":")
             found = [self._held(c, attr, depth) for c in classes.split("|")]

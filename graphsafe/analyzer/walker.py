@@ -21,7 +21,7 @@ from graphsafe.analyzer.names import ImportTable, dotted
 from graphsafe.analyzer.nodes import children, node_types
 from graphsafe.analyzer.noqa import noqa_lines
 from graphsafe.analyzer.positions import node_ranges
-from graphsafe.analyzer.returns import OBJECT_PID, ARG_PID, FIELD_PID, summarize_returns
+from graphsafe.analyzer.returns import OBJECT_PID, ARG_PID, FIELD_PID, RETURNED_FIELD_PID, summarize_returns
 from graphsafe.model import Applicability, Confidence, Edit, Fix, Hit, Position, RegionKind
 from graphsafe.rewriters.edits import WholeLines
 from graphsafe.rules.base import Rule
@@ -718,6 +718,14 @@ class FileWalker:
                 # `self.scheduler.sigmas`, `batch.probs`: a field of a class defined in another
                 # file, resolved project-wide (analyzer/returns.py) when a rule asks
                 pid = f"{FIELD_PID}{'|'.join(base.refs)}:{attr}"
+                if pid in self.external:
+                    return self.external[pid]
+                self._pending[id(expr)] = pid
+        elif base.tag == "unknown" and (self._pending or scope.pending):
+            # `terms.kl_per_dim` with `terms = elbo(...)` and `def elbo(...) -> ELBOTerms` elsewhere
+            made = self._depends_on(expr.value)
+            if made is not None and not made.startswith((ARG_PID, FIELD_PID, RETURNED_FIELD_PID)) and "#" not in made:
+                pid = f"{RETURNED_FIELD_PID}{attr}|{made}"
                 if pid in self.external:
                     return self.external[pid]
                 self._pending[id(expr)] = pid
