@@ -50,9 +50,6 @@ KNOWN_MISSES = {
     # `self.optimizer = self.model.configure_optimizers(...)` (nanoGPT): the AdamW is built in
     # model.py; GS701 pairs a `.step()` with a construction bound in the same file.
     ("corpus/lmtrain_step/module.py", 65, "GS701"): "an optimizer built by a method in another file is not seen",
-    # `collapsed = terms.kl_per_dim.max() < t` where `terms` is the `ELBOTerms` dataclass that
-    # `elbo()` returns from another file: attributes of returned objects have no known kind.
-    ("corpus/vae_train/train.py", 69, "GS201"): "kinds of attributes of objects returned from other files are not known",
     # `v.to(self.device, non_blocking=True)` over a dict of pinned CPU rows: the docs name
     # `.to("cuda")`/`.to(device="cuda")`; a device variable on values of unknown kind (most often
     # device tensors already) is not reported, and dict values of a comprehension have no kind.

@@ -90,8 +90,9 @@ class EMA:
 
 
 def test_math_of_a_counter_returned_by_a_helper_method():
-    # `p` is unknown (from a list), `p.mul_(d)` a tensor: reported once, at `alpha=1 - d`
-    assert gs301_lines(EMA.format(counter="self.updates")) == [18]
+    # `p` is unknown (from a list), but `mul_` and `add_` are methods only tensors have: each
+    # kernel bakes the number in, `p.mul_(d)` and `alpha=1 - d`
+    assert gs301_lines(EMA.format(counter="self.updates")) == [18, 18]
     assert gs301_lines(EMA.format(counter="self.tau")) == []
 
 
@@ -294,9 +295,11 @@ def test_an_attribute_set_from_a_number_method_each_step_varies_and_is_no_graph_
     assert found == [(16, "GS301")]
 
 
-def test_an_attribute_set_from_an_unannotated_method_is_still_no_graph_input():
-    # what the method returns is unknown (no GS301), but `self.lr` started as a config number
-    assert diagnostics(METHOD_SCHEDULE.format(returns="")) == []
+def test_an_attribute_set_each_pass_from_an_unannotated_method_varies_and_is_no_graph_input():
+    # what the method returns is not annotated, but `self.lr` started as a config number and the
+    # loop that replays rebinds it each pass from the loop variable: a schedule (GS301), no tensor
+    found = [(d.start.line, d.code) for d in diagnostics(METHOD_SCHEDULE.format(returns=""))]
+    assert found == [(16, "GS301")]
 
 
 def test_a_number_method_and_function_give_python_numbers():

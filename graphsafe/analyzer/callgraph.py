@@ -331,21 +331,26 @@ class Project:
             if unit_key in roots:
                 return True
             return self.param_is_varying(condition[1], condition[2], roots)
+        if condition[0] == "param" and len(condition) == 4:  # an undeclared parameter: only what callers pass
+            return self.param_is_varying(condition[1], condition[2], roots, callers_only=True)
         return self.attr_is_varying(*condition)
 
-    def param_is_varying(self, function: str, name: str, roots: frozenset) -> bool:
+    def param_is_varying(self, function: str, name: str, roots: frozenset, callers_only: bool = False) -> bool:
+        """`callers_only`: a parameter declared as nothing is a number only where a caller passes
+        one (not because its function is a root, nor for a loop variable that may be a batch)."""
         memo = self._param_memo.setdefault(roots, {})
-        key = (function, name)
+        key = (function, name, callers_only)
         if key in memo:
             return memo[key]
         memo[key] = False  # guards recursion
-        result = function in roots
+        result = not callers_only and function in roots
         located = self.units.get(function)
         if not result and located is not None:
             params = located.unit.params
             slots = {name, str(params.index(name))} if name in params else {name}
             for caller, slot_conditions in self._scalar_callers().get(function, ()):
-                if any(slot in slots and self.condition_holds(cond, caller, roots) for slot, cond in slot_conditions):
+                if any(slot in slots and not (callers_only and cond == ("loop",)) and self.condition_holds(cond, caller, roots)
+                       for slot, cond in slot_conditions):
                     result = True
                     break
         memo[key] = result

@@ -85,6 +85,11 @@ class ClassInfo:
     # attributes set to a number literal in the class: per step if code elsewhere sets them in a
     # loop (FileFacts.outside_sets)
     numbers: tuple[str, ...] = ()
+    # (attribute, slot) for attributes that hold a tensor ("T": a dataclass field `probs:
+    # torch.Tensor`, `self.x = torch.zeros(...)`) or what a project call returns ("@pid":
+    # `self.sigmas = make_sigmas(...)`), as in Unit.returns: code in other files reading them
+    # on an instance asks for them (analyzer/returns.py)
+    attr_slots: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,17 @@ A function annotated to return a project object (`-> KVCache`, `-> list[KVCache]
 `O:`/`M:` slots; a file that stores such a call's result in `self.x` asks for it (the id with
 OBJECT_PID) and is walked again with that class, so the call graph follows `self.x.method()`.
 
-Not covered: kinds of returned objects' attributes, unannotated object returns, `*args` returns, functions that return
+An attribute read on an instance of a class defined in another file (`batch.probs`,
+`self.scheduler.sigmas`) is pending as `field:<class>:<attribute>`; each class exports the
+slots of its attributes that hold a tensor or what a project call returns (`ClassInfo.attr_slots`),
+looked up through base classes. An attribute of what a project call returns (`terms.kl_per_dim`
+with `terms = elbo(...)`) is pending as `rfield:<attribute>|<call's pid>`: the class comes from
+the callee's return annotation (or the constructor it returns), the kind from that class's slots.
+
+Not covered: attributes of objects whose class is unknown here, unannotated object returns, `*args` returns, functions that return
 different shapes on different paths (merged to unknown; except a tensor on one path and a tuple
-of tensors on another, whose elements are tensors either way), and calls through dynamic
-dispatch the call graph does not resolve.
+of tensors on another, whose elements are tensors either way), and calls through dynamic dispatch
+the call graph does not resolve.
 """
 
 from __future__ import annotations
@@ -39,6 +46,9 @@ from graphsafe.analyzer.facts import CallRef, FileFacts
 
 _MAX_DEPTH = 6
 ARG_PID = "arg:"  # pending id of a parameter: `arg:<function key>:<parameter name>`
+FIELD_PID = "field:"  # pending id of an attribute of an instance: `field:<class>|<class>:<attribute>`
+# pending id of an attribute of what a project call returns: `rfield:<attribute>|<call's pid>`
+RETURNED_FIELD_PID = "rfield:"
 _SLOT_KINDS = {"T": T.TENSOR, "B": T.BOOL_TENSOR, "L": T.TENSOR_TUPLE, "H": T.TENSOR}  # H: in host memory
 # suffix of a wanted id that asks for the class of object a call returns (`O:cls`, `M:cls`
 # slots, from return annotations): for the call graph, never for tensor kinds
@@ -115,6 +125,17 @@ class ReturnKinds:
         if pid.startswith(ARG_PID):
             function, _, name = pid[len(ARG_PID):].rpartition(":")
             return self._argument_kind(function, name, depth)
+        if pid.startswith(RETURNED_FIELD_PID):  # the class comes from the callee's return annotation
+            attr, _, made = pid[len(RETURNED_FIELD_PID):].partition("|")
+            returned = self._objects(made)
+            if returned is None or returned.tag != "object" or not returned.refs:
+                return None
+            found = [self._held(c, attr, depth) for c in returned.refs]
+            return T.TENSOR if all(k is not None and k.is_tensor for k in found) else None
+        if pid.startswith(FIELD_PID):
+            classes, _, attr = pid[len(FIELD_PID):].rpartition(":")
+            found = [self._held(c, attr, depth) for c in classes.split("|")]
+            return T.TENSOR if found and all(k is not None and k.is_tensor for k in found) else None
         refs, class_key, index = _parse(pid)
         found: list[T.Kind | None] = []
         for ref in refs:
@@ -129,6 +150,21 @@ class ReturnKinds:
         for k in found[1:]:
             merged = T.merge(merged, k)
         return merged if merged.is_tensor or merged.tag == "tensor-tuple" else None
+
+    def _held(self, class_name: str, attr: str, depth: int, seen: frozenset = frozenset()) -> T.Kind | None:
+        """The tensor kind the project class (or a base) keeps in `attr`, if it keeps one."""
+        key = self.project.resolve_symbol(class_name)
+        info = self.project.classes.get(key) if key else None
+        if info is None or key in seen:
+            return None
+        for name, slot in info.attr_slots:
+            if name == attr:
+                return self._slot(slot, depth)
+        for base in info.bases:
+            found = self._held(base, attr, depth, seen | {key})
+            if found is not None:
+                return found
+        return None
 
     def _objects(self, pid: str) -> T.Kind | None:
         """The project class every function `pid` resolves to is annotated to return."""

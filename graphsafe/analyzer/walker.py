@@ -8,6 +8,7 @@ walker through its `Context` methods: `kind`, `resolve`, `report`, `is_store`.
 from __future__ import annotations
 
 import copy
+import sys
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -20,7 +21,7 @@ from graphsafe.analyzer.names import ImportTable, dotted
 from graphsafe.analyzer.nodes import children, node_types
 from graphsafe.analyzer.noqa import noqa_lines
 from graphsafe.analyzer.positions import node_ranges
-from graphsafe.analyzer.returns import OBJECT_PID, ARG_PID, summarize_returns
+from graphsafe.analyzer.returns import OBJECT_PID, ARG_PID, FIELD_PID, RETURNED_FIELD_PID, summarize_returns
 from graphsafe.model import Applicability, Confidence, Edit, Fix, Hit, Position, RegionKind
 from graphsafe.rewriters.edits import WholeLines
 from graphsafe.rules.base import Rule
@@ -51,6 +52,8 @@ _LITERALS = frozenset({cst.Integer, cst.Float, cst.SimpleString})
 
 # Builtins whose number result carries their arguments' per-step variation.
 _NUMBER_BUILTINS = frozenset("min max abs round float int".split())
+# libraries whose functions given a number build tensors or host values other rules judge
+_NOT_PROGRAM_MODULES = frozenset("torch numpy triton transformer_engine apex".split())
 
 _DEVICE_MOVES = frozenset("to cuda cpu pin_memory".split())  # methods that may change a tensor's device
 
@@ -145,6 +148,8 @@ class _Scope:
     is_function: bool = False
     params: dict[str, T.Kind] = field(default_factory=dict)  # the function's parameters as declared
     number_params: set[str] = field(default_factory=set)  # parameters declared as Python numbers
+    # parameters declared as nothing (no annotation, no default): numbers where callers pass them
+    open_params: set[str] = field(default_factory=set)
     # local name → where its Python-scalar value comes from (for per-step scalar rules)
     tainted: dict[str, "ScalarSource"] = field(default_factory=dict)
     reassigned: set[str] = field(default_factory=set)  # names rebound in the body
@@ -202,7 +207,9 @@ class FileWalker:
         self.globals: dict[str, T.Kind] = {}
         # function key → the per-step number it returns (same file, defined before its callers)
         self.scalar_returns: dict[str, ScalarSource] = {}
+        self.host_results: dict[str, bool] = {}  # function key → every `return` gives host values only
         self.number_attrs: dict[str, set[str]] = {}  # class key → attributes set to number literals
+        self.varying_entries: dict[str, set[tuple[str, str]]] = {}  # class key → (dict attribute, key) set per step
         self.outside_sets: set[tuple[str, str]] = set()  # see FileFacts.outside_sets
         self.attr_reads: set[tuple[str, str, str]] = set()  # see FileFacts.attr_reads
         self.properties: set[str] = set()
@@ -434,6 +441,11 @@ class FileWalker:
                 return scope.tainted[name]
             if name in scope.number_params and name not in scope.reassigned:
                 return ScalarSource(f"parameter `{name}`", ("param", self.function_key or "", name))
+            if name in scope.open_params and name not in scope.reassigned and not scope.env.get(name, T.UNKNOWN).is_tensor:
+                # `def denoise(self, x, guidance)` called with `self.guidance`: per step where a
+                # caller passes a per-step number (whether or not this function is a region root)
+                return ScalarSource(f"parameter `{name}` (a number its callers pass per step)",
+                                    ("param", self.function_key or "", name, "callers"))
             return None
         if tp is cst.Attribute:
             attr = expr.attr.value
@@ -460,6 +472,11 @@ class FileWalker:
             return None
         if tp is cst.BinaryOperation:
             return self._surest_source((expr.left, expr.right))
+        if tp is cst.Subscript and scope.class_key in self.varying_entries:
+            entry = _self_entry(expr, scope.self_name)
+            if entry is not None and entry in self.varying_entries[scope.class_key]:
+                return ScalarSource(f"entry `self.{entry[0]}[{entry[1]!r}]`")
+            return None
         if (tp is cst.Call and type(expr.func) is cst.Name and expr.func.value in _NUMBER_BUILTINS
                 and not scope.imports.is_imported(expr.func.value)):
             # `decay = min(cap, (1 + self.step) / (10 + self.step))`
@@ -495,7 +512,7 @@ class FileWalker:
             return self._surest_source([arg.value for arg in call.args])
         callee = self._same_file_callee(func)
         if callee is None:
-            return None
+            return self._imported_helper_source(call)
         if isinstance(func, cst.Name) and func.value in self.number_functions:
             for arg in call.args:  # `get_lr(self.iter_num, cfg)` with `def get_lr(...) -> float`
                 found = self.scalar_source(arg.value)
@@ -503,7 +520,32 @@ class FileWalker:
                 # function's business (`_get_softmax_dim(name, ndim, stacklevel)`)
                 if found is not None and not (found.condition and found.condition[0] == "param"):
                     return found
-        return self.scalar_returns.get(callee)
+        found = self.scalar_returns.get(callee)
+        if found is None and self.host_results.get(callee):
+            # `lr, wd = self.schedule(self.step)`, a method walked earlier that returns host values
+            return self._certain_arg_source(call)
+        return found
+
+    def _imported_helper_source(self, call: cst.Call) -> ScalarSource | None:
+        """`lr_at(self.step, cfg.lr)` with `lr_at` imported from another module of the program:
+        what it computes from a number that varies for certain is fixed at capture like the
+        number itself. Only a certain variation (a counter of this class, not a parameter that
+        varies where callers say so): which parameters a result depends on is the helper's business."""
+        func = call.func
+        if type(func) is not cst.Name or not call.args or not self.scope.imports.is_imported(func.value):
+            return None
+        head = (self.resolve(func) or "").partition(".")[0]
+        if not head or head in _NOT_PROGRAM_MODULES or head in sys.stdlib_module_names:
+            return None
+        return self._certain_arg_source(call)
+
+    def _certain_arg_source(self, call: cst.Call) -> ScalarSource | None:
+        """The source of the first argument that varies for certain (not a parameter's)."""
+        for arg in call.args:
+            found = self.scalar_source(arg.value)
+            if found is not None and not found.condition:
+                return found
+        return None
 
     def _same_file_callee(self, func: cst.BaseExpression) -> str | None:
         """The unit key of `self.method` / a function of this module, for what it returns."""
@@ -690,6 +732,21 @@ class FileWalker:
                 for k in kinds[1:]:
                     merged = T.merge(merged, k)
                 return merged
+            if base.refs and not any(r in self.class_attr_kinds or r.startswith("torch.") for r in base.refs):
+                # `self.scheduler.sigmas`, `batch.probs`: a field of a class defined in another
+                # file, resolved project-wide (analyzer/returns.py) when a rule asks
+                pid = f"{FIELD_PID}{'|'.join(base.refs)}:{attr}"
+                if pid in self.external:
+                    return self.external[pid]
+                self._pending[id(expr)] = pid
+        elif base.tag == "unknown" and (self._pending or scope.pending):
+            # `terms.kl_per_dim` with `terms = elbo(...)` and `def elbo(...) -> ELBOTerms` elsewhere
+            made = self._depends_on(expr.value)
+            if made is not None and not made.startswith((ARG_PID, FIELD_PID, RETURNED_FIELD_PID)) and "#" not in made:
+                pid = f"{RETURNED_FIELD_PID}{attr}|{made}"
+                if pid in self.external:
+                    return self.external[pid]
+                self._pending[id(expr)] = pid
         if base.is_tensor:
             return T.TENSOR if attr in T.TENSOR_TENSOR_ATTRS else T.UNKNOWN
         name = self.resolve(expr)
@@ -744,6 +801,9 @@ class FileWalker:
                 if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
                     return f"{base}#{index.value.evaluated_value}"
             return base
+        if tp is cst.Attribute:  # a field of an object of a class defined in another file
+            self._kind(expr)
+            return self._pending.get(id(expr))
         if tp is cst.BinaryOperation:
             return self._depends_on(expr.left) or self._depends_on(expr.right)
         if tp is cst.UnaryOperation and not isinstance(expr.operator, cst.Not):
@@ -785,6 +845,10 @@ class FileWalker:
             source = self.scalar_source(value)
             if source is not None and not (source.condition and source.condition[0] == "param"):
                 self.scalar_returns.setdefault(unit.key, source)
+        # does every `return` give host values only (`return lr / (i + 1), wd * i`)?
+        parts = value.elements if type(value) is cst.Tuple else (() if value is None else (value,))
+        numbers = all(self._kind(getattr(p, "value", p)).not_tensor for p in parts)
+        self.host_results[unit.key] = self.host_results.get(unit.key, True) and numbers
         declared = self._declared_object_slot(unit.node)
         if declared is None and value is not None:
             declared = self._object_slot(value)  # `return RingQueue(...)` without an annotation
@@ -1021,6 +1085,14 @@ class FileWalker:
                     self._bind(element.value, self.external.get(element_pid, T.UNKNOWN), pid=element_pid)
                 else:
                     self._bind(element.value, T.UNKNOWN)
+            if values is None and value is not None and not kind.is_tensor and kind.tag != "tensor-tuple":
+                # `lr, wd = self.schedule(self.step)`: each element carries the call's variation
+                source = self.scalar_source(value)
+                if source is not None:
+                    for element in target.elements:
+                        name = element.value
+                        if type(name) is cst.Name and not scope.env.get(name.value, T.UNKNOWN).is_tensor:
+                            scope.tainted[name.value] = source
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, T.UNKNOWN)
 
@@ -1030,6 +1102,7 @@ class FileWalker:
         self.source = source
         self._tensor_receivers: frozenset[str] | None = None  # names a `name.detach(`-like call uses
         self._none_only_attrs: set[tuple[int, str]] = set()  # (id of a class's kinds, attribute) bound to None only
+        self._attr_pids: dict[str, dict[str, str | None]] = {}  # class key → attribute → the project call it holds
         self._install_handlers(source)
         imports = ImportTable(self.module, self.is_package, renames=self.renames)
         self._collect_module_level(module, imports)
@@ -1086,10 +1159,15 @@ class FileWalker:
                 if isinstance(stmt, cst.FunctionDef) and any(
                         isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in stmt.decorators):
                     self.properties.add(f"{key}.{stmt.name.value}")
-            varying, numbers = _varying_number_attrs(node, number_functions, number_methods)
+            varying, numbers, entries = _varying_number_attrs(node, number_functions, number_methods)
             self.varying_attrs[key] = varying
+            if entries:
+                self.varying_entries[key] = entries
             self.number_attrs[key] = numbers
-            self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)), tuple(sorted(numbers)))
+            pids = self._attr_pids.get(key, {})
+            slots = tuple(sorted((name, "T" if kind.is_tensor else f"@{pids[name]}") for name, kind in attrs.items()
+                                 if kind.is_tensor or (kind.tag == "unknown" and pids.get(name))))
+            self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)), tuple(sorted(numbers)), slots)
         self.scope = None
         # The pre-pass resolved names with the module's imports only; a method's own imports
         # (`import torch` inside it) must decide them in the walk proper.
@@ -1170,6 +1248,10 @@ class FileWalker:
                         # returns (for the calls made on it)
                         self.wanted.add(self._pending[id(made)] + OBJECT_PID)
                     name = target.attr.value
+                    if kind.tag == "unknown" and scope.class_key:  # what a project call returns, for other files
+                        pid = self._depends_on(small.value)
+                        pids = self._attr_pids.setdefault(scope.class_key, {})
+                        pids[name] = pid if pids.get(name, pid) == pid else None  # two different calls: unknown
                     self._merge_attribute(kinds, name, kind, small.value)
                 elif isinstance(target, cst.Name):
                     scope.env[target.value] = kind = kind or self._kind(small.value)
@@ -1319,6 +1401,8 @@ class FileWalker:
                 inner.pending[param.name.value] = f"{ARG_PID}{key}:{param.name.value}"
             if _declares_number(param) and not T.SIZE_NAME.match(param.name.value):
                 inner.number_params.add(param.name.value)
+            elif param.annotation is None and param.default is None and not T.SIZE_NAME.match(param.name.value):
+                inner.open_params.add(param.name.value)
             if param.default is not None:
                 self.scope = outer
                 self._visit(param.default)
@@ -1654,7 +1738,7 @@ class FileWalker:
         if tp is cst.Name:
             name, scope = value.value, self.scope
             return (name in scope.tainted or name in scope.number_params or name in scope.loop_derived
-                    or any(name in s for s in self.loop_names))
+                    or name in scope.open_params or any(name in s for s in self.loop_names))
         return True
 
     def _arg_kind_slots(self, call: cst.Call) -> tuple[tuple[str, str], ...]:
@@ -1839,7 +1923,8 @@ class FileWalker:
         )
         if not found:
             return info
-        return ClassInfo(info.key, info.bases, info.attr_classes, tuple(sorted(set(info.varying) | set(found))), info.numbers)
+        return ClassInfo(info.key, info.bases, info.attr_classes, tuple(sorted(set(info.varying) | set(found))), info.numbers,
+                         info.attr_slots)
 
     def _finish(self, imports: ImportTable, source_lines: list[str]) -> FileFacts:
         nodes: list[cst.CSTNode] = []
@@ -1984,13 +2069,23 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
     numbers: set[str] = set()
     changed: set[str] = set()
     from_config: set[str] = set()
+    entries: set[tuple[str, str]] = set()  # dict entries of an attribute set per step (`self.hp["lr"]`)
+    number_entries: set[tuple[str, str]] = set()  # ... and those a dict display starts as numbers
     updated: set[str] = set()  # augmented assignments outside __init__, or new numbers
     for stmt in node.body.body:
+        if type(stmt) is cst.SimpleStatementLine:  # a field `temperature: float = 1.0` (a dataclass)
+            for small in stmt.body:
+                if type(small) is cst.AnnAssign and type(small.target) is cst.Name and _declares_number(
+                        cst.Param(cst.Name("field"), annotation=small.annotation, default=small.value)):
+                    numbers.add(small.target.value)
+            continue
         if not isinstance(stmt, cst.FunctionDef) or not stmt.params.params:
             continue
         self_name = stmt.params.params[0].name.value
         in_init = stmt.name.value == "__init__"
         number_params = {p.name.value for p in stmt.params.params if _declares_number(p, optional=True)}
+        config_params = {p.name.value for p in stmt.params.params if _declares_config(p)}
+        in_loops: set[int] | None = None  # statements of the method inside a `for`/`while` body
         for line in _statements_in(stmt.body):
             if not isinstance(line, cst.SimpleStatementLine):
                 continue
@@ -2001,9 +2096,29 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
                         changed.add(target.attr.value)
                         if not in_init:
                             updated.add(target.attr.value)
+                    elif not in_init and (entry := _self_entry(target, self_name)) is not None:
+                        entries.add(entry)  # `self.hp["lr"] *= decay`
                 elif isinstance(small, cst.Assign):
                     for t in small.targets:
                         target = t.target
+                        entry = None if in_init else _self_entry(target, self_name)
+                        if entry is not None:
+                            # `self.hp["lr"] = lr_at(i)` on each pass of a loop: the entry follows the steps
+                            if in_loops is None:
+                                in_loops = _loop_names_by_statement(stmt.body)
+                            names = in_loops.get(id(line))
+                            if names is not None and _computed_per_pass(small.value, names):
+                                entries.add(entry)
+                            continue
+                        if (type(target) is cst.Attribute and type(target.value) is cst.Name
+                                and target.value.value == self_name and type(small.value) is cst.Dict):
+                            # `self.hp = {"lr": cfg.lr}`: entries that start as numbers or settings
+                            for element in small.value.elements:
+                                if (type(element) is cst.DictElement and type(element.key) is cst.SimpleString
+                                        and isinstance(element.key.evaluated_value, str)
+                                        and (type(element.value) in (cst.Integer, cst.Float)
+                                             or _is_setting(element.value, number_params, config_params))):
+                                    number_entries.add((target.attr.value, element.key.evaluated_value))
                         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == self_name:
                             value = small.value.expression if isinstance(small.value, cst.UnaryOperation) else small.value
                             if isinstance(value, (cst.Integer, cst.Float)):
@@ -2012,9 +2127,88 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
                                 changed.add(target.attr.value)
                                 if _is_number_expression(value, number_params, number_functions, number_methods, self_name):
                                     updated.add(target.attr.value)
-                            elif isinstance(value, cst.Attribute) and T.looks_like_config(value):
+                                else:
+                                    # rebound on every pass of a loop with a value the pass computes
+                                    # (`self.guidance = guidance_at(i, n)` per sampling step,
+                                    # `self.loss_scale = scaler.update(...)` per batch): a setting the
+                                    # class started from a config number now follows the steps
+                                    if in_loops is None:
+                                        in_loops = _loop_names_by_statement(stmt.body)
+                                    names = in_loops.get(id(line))
+                                    if names is not None and _computed_per_pass(value, names):
+                                        updated.add(target.attr.value)
+                            elif _is_setting(value, number_params, config_params):
                                 from_config.add(target.attr.value)
-    return (numbers & changed) | (from_config & updated), numbers
+    return (numbers & changed) | (from_config & updated), numbers, entries & number_entries
+
+
+def _self_entry(target: cst.BaseExpression, self_name: str) -> tuple[str, str] | None:
+    """`self.hp["lr"]` → ("hp", "lr"): an entry of a dict attribute under a literal key."""
+    if (type(target) is cst.Subscript and type(target.value) is cst.Attribute and type(target.value.value) is cst.Name
+            and target.value.value.value == self_name and len(target.slice) == 1
+            and type(target.slice[0].slice) is cst.Index and type(target.slice[0].slice.value) is cst.SimpleString):
+        key = target.slice[0].slice.value.evaluated_value
+        return (target.value.attr.value, key) if isinstance(key, str) else None
+    return None
+
+
+def _declares_config(param: cst.Param) -> bool:
+    """`gen: GenerationConfig`, `args: TrainArgs`: a parameter whose fields are settings."""
+    if param.annotation is None:
+        return False
+    name = dotted(param.annotation.annotation) or ""
+    last = name.rpartition(".")[2].lower()
+    return last.endswith(("config", "cfg", "args", "options", "settings", "hparams"))
+
+
+def _is_setting(value: cst.BaseExpression, number_params, config_params) -> bool:
+    """The value an attribute starts from that a schedule may later replace: a config field
+    (`cfg.guidance_start`, `gen.temperature` with `gen: GenerationConfig`) or a number
+    parameter (`self.scale = init_scale` with `init_scale: float`)."""
+    if isinstance(value, cst.Name):
+        return value.value in number_params
+    if not isinstance(value, cst.Attribute):
+        return False
+    if T.looks_like_config(value):
+        return True
+    return isinstance(value.value, cst.Name) and value.value.value in config_params
+
+
+def _loop_names_by_statement(body: cst.BaseSuite) -> dict[int, set[str]]:
+    """id of each statement of a function body that runs inside a `for`/`while` loop → the
+    names that loop (or an enclosing one) binds: its targets and the names assigned in it."""
+    found: dict[int, set[str]] = {}
+    for stmt in _statements_in(body):
+        if type(stmt) not in (cst.For, cst.While):
+            continue
+        names = set(found.get(id(stmt), ()))
+        if type(stmt) is cst.For:
+            names.update(n.value for n in _names_in(stmt.target))
+        inner = list(_statements_in(stmt.body))
+        for line in inner:
+            if type(line) is cst.SimpleStatementLine:
+                for small in line.body:
+                    targets = [t.target for t in small.targets] if type(small) is cst.Assign else (
+                        [small.target] if type(small) in (cst.AugAssign, cst.AnnAssign) else [])
+                    for target in targets:
+                        names.update(n.value for n in _names_in(target))
+        for line in inner:
+            found.setdefault(id(line), set()).update(names)
+    return found
+
+
+def _computed_per_pass(value: cst.BaseExpression, loop_names: set[str]) -> bool:
+    """Does `value` call something or read a name the loop binds (not a fixed `cfg.other`)?"""
+    stack: list[cst.CSTNode] = [value]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Call or (type(node) is cst.Name and node.value in loop_names):
+            return True
+        if type(node) is cst.Attribute:
+            stack.append(node.value)  # `cfg.x`: the field name is no variable
+            continue
+        stack.extend(children(node))
+    return False
 
 
 def _number_functions(statements) -> frozenset[str]:
@@ -2042,6 +2236,7 @@ def _is_number_expression(value: cst.BaseExpression, number_params, number_funct
         return value.value in number_params
     if isinstance(value, cst.BinaryOperation):
         return any(_is_number_expression(side, number_params, number_functions, number_methods, self_name)
+                   or (type(side) is cst.Attribute and T.looks_like_config(side))  # `cfg.t0 + frac * span`
                    for side in (value.left, value.right))
     if isinstance(value, cst.Call):
         func = value.func

@@ -7,7 +7,7 @@ import builtins
 import libcst as cst
 
 from graphsafe.analyzer.nodes import children
-from graphsafe.analyzer.tensorness import TORCH_NON_TENSOR
+from graphsafe.analyzer.tensorness import PARAM_TENSOR_METHODS, TORCH_NON_TENSOR
 
 from graphsafe.model import Consequence, Example, Principle
 from graphsafe.rewriters import scalar_buffer
@@ -49,15 +49,24 @@ class PythonScalarInput(Rule):
     Flags a Python number that changes between steps — a number parameter of a captured
     function (`lr: float`, `temperature: float`, a sampler's `t: int`) or a number attribute
     the program updates (`self.pos += T`, `self.ent_coef *= decay`, `self.beta = cfg.beta *
-    warmup` outside `__init__`, `session.temperature = t` in a loop), or a number computed
-    from one (arithmetic, `min`/`max`, `math.exp(...)`, a helper method or property that
-    returns it, a function annotated `-> float` given it) —
-    used inside a captured region in tensor math (comparisons with a tensor included),
+    warmup` outside `__init__`, `session.temperature = t` in a loop; a setting that starts
+    from a config field or a number parameter and is rebound in a loop with a value the pass
+    computes: `self.loss_scale = scaler.update(...)`, `self.guidance = guidance_at(i, n)`;
+    a number field of a dataclass set so, `state.temperature = t`; an entry of a dict attribute
+    that starts as a number or setting, `self.hp["lr"] = lr_at(i)`),
+    or a number computed from one (arithmetic, `min`/`max`, `math.exp(...)`, a helper method
+    or property that returns it, a function annotated `-> float` given it, a helper imported
+    from another module of the program given a counter: `lr_at(self.step, cfg.lr)`) —
+    used inside a captured region in tensor math (comparisons with a tensor included, a
+    method only tensors have such as `lerp_` on an element of a dict of tensors),
     tensor indexing/slicing, a tensor or optimizer-state assignment, or control flow that
-    chooses which tensor work is recorded. A callee's number parameter counts when a caller
+    chooses which tensor work is recorded (an `if`, or a conditional expression that picks a
+    tensor: `prev = None if i == 0 else self.old`). A callee's number parameter counts when a caller
     passes it such a value (the region root's own parameter, a varying attribute, or a value
     computed from a loop variable of the eager loop that drives the steps); a step-invariant
-    argument (`self.layer_idx`, a config value) does not.
+    argument (`self.layer_idx`, a config value) does not. A parameter declared as nothing (no
+    annotation, no default: `def denoise(self, x, guidance)`) counts only where a caller
+    passes it a per-step number, not because its function is a region root.
 
     ## Why is this bad?
     A graph records kernels with their arguments. A Python number is read once, while the
@@ -128,6 +137,13 @@ class PythonScalarInput(Rule):
                 "        return self.cache.update(k, self.layer_idx)", module=True),
         # a branch that only computes Python numbers; a branch on a host draw (GS502 reports it)
         "def step2(x: torch.Tensor, lr: float):  # graphsafe: region\n    if lr > 1.0:\n        cap = 1.0\n    return x",
+        # a pick between host values; a config setting rebound each pass to the same field
+        "def step2(x: torch.Tensor, i: int):  # graphsafe: region\n    tag = 'first' if i == 0 else 'next'\n    return x, tag",
+        Example("import torch\nclass C:\n    def __init__(self, cfg):\n        self.cfg = cfg\n"
+                "        self.loss_scale = cfg.init_scale\n"
+                "    def step(self, loss: torch.Tensor):  # graphsafe: region\n        return loss * self.loss_scale\n"
+                "    def fit(self, batches):\n        for batch in batches:\n"
+                "            self.loss_scale = self.cfg.init_scale", module=True),
         ("import random\ndef step2(x: torch.Tensor, eps: float):  # graphsafe: region\n"
          "    if random.random() < eps:\n        x.mul_(2)\n    return x"),
         # a counter branch whose arithmetic is on Python values only
@@ -178,6 +194,15 @@ class PythonScalarInput(Rule):
                 "    def run(self, loss: torch.Tensor):  # graphsafe: region\n"
                 "        if self.step < 100:\n            loss = loss * 0.5\n        self.step += 1\n"
                 "        return loss", module=True),
+        # a conditional expression on a per-step number that picks which tensor is used
+        ("def step2(x: torch.Tensor, prev: torch.Tensor, i: int):  # graphsafe: region\n"
+         "    old = None if i == 0 else prev\n    return x if old is None else x + old"),
+        # a config setting that the loop replaying the graph rebinds from what a method returns
+        Example("import torch\nclass C:\n    def __init__(self, cfg, scaler):\n        self.scaler = scaler\n"
+                "        self.loss_scale = cfg.init_scale\n"
+                "    def step(self, loss: torch.Tensor):  # graphsafe: region\n        return loss * self.loss_scale\n"
+                "    def fit(self, batches):\n        for batch in batches:\n"
+                "            self.loss_scale = self.scaler.update(batch)", module=True),
         # a decay read through a property derived from a counter
         Example("import torch\nclass C:\n    def __init__(self):\n        self.updates = 0\n"
                 "    @property\n    def decay(self) -> float:\n        return min(0.999, (1 + self.updates) / (10 + self.updates))\n"
@@ -265,7 +290,10 @@ class PythonScalarInput(Rule):
         tensor_op = (name.startswith("torch.") and not name.startswith(("torch.cuda.", "torch.distributed."))
                      and name.rpartition(".")[2] not in TORCH_NON_TENSOR)  # `torch.manual_seed(seed + i)`: GS602's
         if isinstance(func, cst.Attribute) and not tensor_op:
-            tensor_op = ctx.kind(func.value).is_tensor
+            receiver = ctx.kind(func.value)
+            # `self.shadow[name].lerp_(v, 1.0 - d)`: a method only tensors have, on a value whose kind
+            # is not tracked (an element of a dict of tensors, a value from another file)
+            tensor_op = receiver.is_tensor or (receiver.tag in ("unknown", "scalar") and method in PARAM_TENSOR_METHODS)
         if not tensor_op or name.rpartition(".")[2] in FACTORIES:
             return
         for value in numbers:
@@ -280,6 +308,17 @@ class PythonScalarInput(Rule):
 
     def visit_While(self, node: cst.While, ctx) -> None:
         self._branch(node, ctx)
+
+    def visit_IfExp(self, node: cst.IfExp, ctx) -> None:
+        # `prev = None if i == 0 else self.old_denoised`: the test picks, once at capture, which
+        # tensor the recorded work reads. A pick between numbers is left to where they are used.
+        operands = [o for o in _condition_operands(node.test) if ctx.scalar_source(o) is not None]
+        if not operands or _host_draw_in(node.test, ctx):
+            return
+        if not (ctx.kind(node.body).is_tensor or ctx.kind(node.orelse).is_tensor):
+            return
+        for operand in operands:
+            self._flag(operand, ctx)
 
     def _branch(self, node: cst.If | cst.While, ctx) -> None:
         operands = [o for o in _condition_operands(node.test) if ctx.scalar_source(o) is not None]
