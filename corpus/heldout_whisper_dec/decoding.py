@@ -33,11 +33,11 @@ class DecodingTask:
         self.audio_features = torch.zeros(b, model.dims.n_audio_ctx, model.dims.d_model, device=device)
         self.sample_gen = torch.Generator(device=device)
         self.sample_gen.manual_seed(opts.seed)
-        self.filters = []
-        if opts.suppress_blank:
-            self.filters.append(SuppressBlank(sp["blank"], self.eot, self.sample_begin))
-        self.filters.append(SuppressTokens(opts.suppress_tokens))
-        self.filters.append(ApplyTimestampRules(sp["timestamp_begin"], self.eot, self.sample_begin, opts.max_initial_timestamp_index))
+        self.suppress_blank = SuppressBlank(sp["blank"], self.eot, self.sample_begin) if opts.suppress_blank else None
+        self.suppress_tokens = SuppressTokens(opts.suppress_tokens)
+        self.timestamp_rules = ApplyTimestampRules(
+            sp["timestamp_begin"], self.eot, self.sample_begin, opts.max_initial_timestamp_index
+        )
         self.no_speech_probs: list[float] = []
         self.logit_history: dict[int, torch.Tensor] = {}
         self.last_tokens_host = None
@@ -56,8 +56,10 @@ class DecodingTask:
         if self.position == 0:  # expect: GS301
             probs_at_sot = logits.softmax(dim=-1)
             self.no_speech_probs.extend(probs_at_sot[:, self.no_speech_id].tolist())  # expect: GS102, GS503
-        for f in self.filters:
-            f.apply(logits, self.tokens_out, self.position + 1)
+        if self.suppress_blank is not None:
+            self.suppress_blank.apply(logits, self.tokens_out, self.position + 1)
+        self.suppress_tokens.apply(logits, self.tokens_out, self.position + 1)
+        self.timestamp_rules.apply(logits, self.tokens_out, self.position + 1)
         next_tokens = self.sample(logits)
         logprobs = F.log_softmax(logits, dim=-1)
         self.sum_logprobs = self.sum_logprobs + logprobs.gather(-1, next_tokens[:, None]).squeeze(-1)  # expect: GS401
