@@ -28,6 +28,7 @@ class SwinConfig:
     ema_decay: float = 0.9998
     spike_threshold: float = 10.0
     amp: bool = True
+    grad_checkpointing: bool = True
     batch_size: int = 8
     distributed: bool = False
     verbose: bool = False

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
 
 from config import SwinConfig
 
@@ -82,7 +83,10 @@ class TinyConvNeXt(nn.Module):
             raise ValueError(f"image size {x.shape[-1]} not divisible by patch {self.cfg.patch}")
         x = self.stem(x)
         for i, stage in enumerate(self.stages):
-            x = stage(x)
+            if self.cfg.grad_checkpointing and self.training:
+                x = checkpoint(stage, x, use_reentrant=False)  # expect: GS603
+            else:
+                x = stage(x)
             if i < len(self.downsamples):
                 x = self.downsamples[i](x)
         x = self.head_norm(x.mean((-2, -1)))
