@@ -34,6 +34,7 @@ class CTRModel(nn.Module):
         if ids.dim() != 3 or ids.shape[1] != len(self.tables):
             raise ValueError(f"expected ids [B, {len(self.tables)}, L], got {tuple(ids.shape)}")
         assert (ids >= 0).all(), "negative hashed id"  # expect: GS201
+        ids = ids if (ids < self.cfg.num_buckets).all() else ids.clamp(max=self.cfg.num_buckets - 1)  # expect: GS201
         pooled = [table(ids[:, f]) for f, table in enumerate(self.tables)]
         x0 = torch.cat([dense] + pooled, dim=-1)
         x = self.cross2(x0, self.cross1(x0, x0))

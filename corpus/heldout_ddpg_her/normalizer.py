@@ -28,4 +28,6 @@ class Normalizer(nn.Module):
         self.std.copy_(torch.sqrt(torch.clamp(var, min=self.eps ** 2)))
 
     def normalize(self, x: torch.Tensor) -> torch.Tensor:
+        if self.count < 2:  # expect: GS201
+            return x.clamp(-self.clip_range, self.clip_range)
         return torch.clamp((x - self.mean) / self.std, -self.clip_range, self.clip_range)

@@ -33,6 +33,7 @@ class FinetuneConfig:
     weight_decay: float = 0.0
     page_states: bool = True
     deterministic_dropout: bool = True
+    gradient_checkpointing: bool = True
     sample_every: int = 2
     sample_len: int = 5
     log_every: int = 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
 
 from config import ModelConfig
 
@@ -52,6 +53,7 @@ class CausalLM(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
+        self.gradient_checkpointing = False
         self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
         self.pos = nn.Embedding(cfg.max_len, cfg.d_model)
         self.layers = nn.ModuleList([Layer(cfg) for _ in range(cfg.n_layer)])
@@ -63,10 +65,15 @@ class CausalLM(nn.Module):
         b, t = input_ids.shape
         if t > self.cfg.max_len:
             raise ValueError(f"sequence of {t} tokens exceeds max_len {self.cfg.max_len}")
+        if (input_ids >= self.cfg.vocab_size).any():  # expect: GS201
+            raise IndexError("token id outside the vocabulary")
         mask = self.causal[:t, :t]
         if doc_ids is not None:
             mask = mask & (doc_ids[:, None] == doc_ids[None, :])
         x = self.embed(input_ids) + self.pos.weight[:t]
         for layer in self.layers:
-            x = layer(x, mask)
+            if self.gradient_checkpointing and self.training:
+                x = checkpoint(layer, x, mask, use_reentrant=False)  # expect: GS603
+            else:
+                x = layer(x, mask)
         return self.lm_head(self.norm(x))

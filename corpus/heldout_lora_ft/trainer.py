@@ -40,6 +40,7 @@ class LoRATrainer:
         self.cfg = cfg
         self.device = device
         self.model = CausalLM(cfg.model).to(device)
+        self.model.gradient_checkpointing = cfg.gradient_checkpointing
         for p in self.model.parameters():
             p.requires_grad_(False)
         lc = cfg.lora
@@ -71,6 +72,8 @@ class LoRATrainer:
         ce = F.cross_entropy(logits.flatten(0, 1), labels.flatten(), reduction="none")
         mask = loss_mask.flatten().float()
         loss = (ce * mask).sum() / mask.sum().clamp(min=1.0)
+        if torch.isnan(loss) or torch.isinf(loss):  # expect: GS201
+            raise FloatingPointError("non-finite loss")
         (loss / cfg.accum_steps).backward()
         pred = logits.flatten(0, 1).argmax(-1)
         keep = loss_mask.flatten().bool()

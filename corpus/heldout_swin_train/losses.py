@@ -19,6 +19,8 @@ def smoothed_ce(logits: torch.Tensor, target: torch.Tensor, smoothing: float, cl
         per_sample = nll
     per_sample = per_sample * weights[safe_target]
     valid = target >= 0
+    if (target >= n).any():  # expect: GS201
+        raise ValueError("label out of range")
     if n < 2:
         raise ValueError("need at least two classes")
     return per_sample[valid].mean()  # expect: GS108

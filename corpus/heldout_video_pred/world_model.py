@@ -75,6 +75,8 @@ class VideoWorldModel(nn.Module):
         while kl_loss > cfg.kl_cap:  # expect: GS201
             kl_loss = kl_loss * 0.5
         loss = recon + self.kl_beta * kl_loss  # expect: GS301
+        if not torch.isfinite(loss):  # expect: GS201
+            loss = recon
         self.running_recon = 0.99 * self.running_recon + 0.01 * recon.detach()  # expect: GS401
         if (recon.detach() > cfg.max_err * self.running_recon).any():  # expect: GS201
             self.logger.warning("reconstruction error spike")  # expect: GS501

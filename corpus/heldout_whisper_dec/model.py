@@ -105,6 +105,8 @@ class TextDecoder(nn.Module):
         x = x + self.attn(self.attn_ln(x), self.cache, pos)
         x = x + self.cross(self.cross_ln(x), xa)
         x = self.ln(x + self.mlp(x))
+        if x.isnan().any():  # expect: GS201
+            x = torch.nan_to_num(x)
         return x @ self.token_embedding.weight.t()
 
 
