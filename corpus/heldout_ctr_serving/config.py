@@ -17,6 +17,7 @@ class ServingConfig:
     hidden: int = 16
     dense_scale: tuple[float, ...] = field(default_factory=lambda: (0.5, 0.25, 1.0, 0.1))
     batch_buckets: tuple[int, ...] = (4, 8, 16)
+    warmup_iters: int = 3
     b_traffic_pct: float = 0.0
     threshold: float = 0.5
     jitter: float = 1e-3

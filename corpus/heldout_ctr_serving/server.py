@@ -137,7 +137,7 @@ class ScoringServer:
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
-                for _ in range(3):
+                for _ in range(self.cfg.warmup_iters):
                     self.score_batch(st.dense, st.raw_ids, st.user_key)
             torch.cuda.current_stream().wait_stream(side)
             g = torch.cuda.CUDAGraph()
@@ -171,6 +171,7 @@ class ScoringServer:
         else:
             out = self.score_batch(st.dense, st.raw_ids, st.user_key)
         probs = out[:n, 0].cpu()
+        self.threshold = 0.9 * self.threshold + 0.1 * float(probs.mean())
         done = time.perf_counter()
         for r, p in zip(requests, probs.tolist()):
             r.score = p

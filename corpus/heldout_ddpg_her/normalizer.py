@@ -28,6 +28,7 @@ class Normalizer(nn.Module):
         self.std.copy_(torch.sqrt(torch.clamp(var, min=self.eps ** 2)))
 
     def normalize(self, x: torch.Tensor) -> torch.Tensor:
-        if self.count < 2:  # expect: GS201
-            return x.clamp(-self.clip_range, self.clip_range)
-        return torch.clamp((x - self.mean) / self.std, -self.clip_range, self.clip_range)
+        z = (x - self.mean) / self.std
+        if torch.isnan(z).any():  # expect: GS201
+            z = torch.nan_to_num(z)
+        return torch.clamp(z, -self.clip_range, self.clip_range)

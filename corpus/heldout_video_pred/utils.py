@@ -1,13 +1,8 @@
-"""Small helpers: context buffers and image dumps."""
+"""Image dumps for qualitative checks."""
 
 from __future__ import annotations
 
 import torch
-
-
-def extend_context(ctx: torch.Tensor, frame: torch.Tensor) -> torch.Tensor:
-    ctx = torch.cat((ctx, frame[:, None]), dim=1)  # expect: GS404
-    return ctx[:, -4:]
 
 
 def write_pgm(img: torch.Tensor, path: str) -> None:

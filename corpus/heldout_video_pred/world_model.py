@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 from config import WorldModelConfig
 from nets import RSSM, Decoder, Encoder
-from utils import extend_context, write_pgm
+from utils import write_pgm
 
 
 def balanced_kl(post_logits: torch.Tensor, prior_logits: torch.Tensor, n_cat: int, n_cls: int, balance: float) -> torch.Tensor:
@@ -64,7 +64,7 @@ class VideoWorldModel(nn.Module):
             h, prior_logits, post_logits, z_post = self.rssm.step(h, z, actions[:, i], embeds[:, i])
             z_prior = self.rssm.sample(prior_logits)
             z = torch.where(use_truth, z_post, z_prior)
-            ctx = extend_context(ctx, embeds[:, i])
+            ctx = torch.cat((ctx, embeds[:, i, None]), dim=1)[:, -4:]
             kls.append(balanced_kl(post_logits, prior_logits, cfg.n_cat, cfg.n_cls, cfg.kl_balance))
             feats.append(torch.cat([h, z], -1))
         feat = torch.stack(feats, 1)
