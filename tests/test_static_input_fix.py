@@ -101,3 +101,28 @@ def test_state_a_view_of_which_is_kept_gets_no_copy():
 
 def test_state_of_which_a_copy_is_kept_still_gets_copy():
     assert gs401(SHIFT_QUEUE.format(view="[:, :, 0].clone()")) == [(9, True)]
+
+
+GROWN_BY_HELPER = """
+def append_row(trace, value):
+    return torch.cat([trace, value.reshape(1)])
+
+
+class Tracker(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.trace = torch.zeros(0)
+
+    def forward(self, x):  # graphsafe: region
+        self.trace = {value}
+        return x
+"""
+
+
+def test_state_passed_to_a_helper_outside_torch_gets_no_copy():
+    """`.copy_()` of the helper's longer result into the empty tensor would broadcast to nothing."""
+    assert gs401(GROWN_BY_HELPER.format(value="append_row(self.trace, x.sum())")) == [(13, False)]
+
+
+def test_state_passed_to_a_torch_function_still_gets_copy():
+    assert gs401(GROWN_BY_HELPER.format(value="torch.roll(self.trace, 1)")) == [(13, True)]

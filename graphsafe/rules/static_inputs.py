@@ -71,7 +71,8 @@ class StaticInputRebinding(Rule):
     raise), and, for state updated inside the region, when no reference to the old tensor can be
     kept (not in a loop; the attribute, or a view of it such as `old = self.buf[:, 0]`, not
     returned, bound to a name, put in a list or appended): `.copy_()` would change what such a
-    reference sees. A rebinding between replays in another
+    reference sees; nor when the state is passed to a function outside torch (`self.trace =
+    append_row(self.trace, x)`), which may return another shape. A rebinding between replays in another
     method gets no fix: such tables are often rebuilt at a new length.
     """
     fixable = True
@@ -220,7 +221,8 @@ class StaticInputRebinding(Rule):
                 growing = isinstance(node.value, cst.Call) and (ctx.resolve(node.value.func) or "") in ("torch.cat", "torch.stack", "torch.concat")
                 if ctx.kind(tgt).is_tensor and value_kind.is_tensor and _reads_attribute(node.value, tgt) and not growing:
                     # the attribute's kind is known before the walk (all of the class's bindings)
-                    fix = None if _old_value_may_be_kept(ctx.function_node, node, tgt) else _copy_fix(node, ctx)
+                    fix = None if (_old_value_may_be_kept(ctx.function_node, node, tgt)
+                                   or _passed_to_project_call(node.value, tgt, ctx)) else _copy_fix(node, ctx)
                     ctx.report(self, tgt, fix=fix, target=f"self.{tgt.attr.value}",
                                why="holds state the graph reads and updates")
                 if value_kind.not_tensor:
@@ -291,6 +293,22 @@ def _copy_fix(assign: cst.Assign, ctx, statement: cst.CSTNode | None = None):
 
 
 _KEEPERS = frozenset("append extend insert add appendleft put".split())
+
+
+def _passed_to_project_call(value: cst.BaseExpression, attribute: cst.Attribute, ctx) -> bool:
+    """`self.trace = append_row(self.trace, x)`: a helper outside torch may return another shape
+    (it concatenates), and `.copy_()` of a longer row into the old, empty tensor broadcasts to
+    nothing instead of growing it (found on a held-out program). torch functions and tensor
+    methods (`torch.roll(self.buf, 1)`, `self.buf.mul(2)`) are judged by the rule as before."""
+    stack: list[cst.CSTNode] = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call) and any(_is_attribute_or_view(a.value, attribute) for a in node.args):
+            name = ctx.resolve(node.func) or ""
+            if not name.startswith("torch."):
+                return True
+        stack.extend(children(node))
+    return False
 
 
 def _old_value_may_be_kept(function: cst.FunctionDef | None, assign: cst.Assign, attribute: cst.Attribute) -> bool:
