@@ -180,6 +180,11 @@ class Project:
             found = self.lookup_method(class_key, "__call__") or self.lookup_method(class_key, "forward")
         else:
             found = self.lookup_method(class_key, method)
+            if not found:
+                # `self.model.decoder(x)`: a submodule held by the instance, like `self.decoder(x)`
+                # in the class itself (the "self" case below)
+                return [t for cls in self.attr_classes(class_key, method)
+                        for t in self._call_targets_of_instance(cls, "__call__")]
         return [found] if found else []
 
     def callees(self, ref: CallRef, class_key: str | None) -> list[str]:
