@@ -368,3 +368,70 @@ def test_a_method_of_the_instance_does_not_reach_its_submodule(tmp_path):
     """The look-alike: `self.model.decoder_step(x)` is a method; the submodule is not called."""
     write(tmp_path, {"model.py": DECODER, "task.py": TASK.format(call="decoder_step")})
     assert found(tmp_path) == set()
+
+
+ADAPTER = """
+import torch
+from torch import nn
+
+
+class Adapter(nn.Module):
+    def __init__(self, base: nn.Linear):
+        super().__init__()
+        self.base = base
+
+    def forward(self, x):
+        return self.base(x) * x.sum().item()
+
+
+def inject(model: nn.Module, names: tuple) -> None:
+    for _, module in list(model.named_modules()):
+        for child_name, child in list(module.named_children()):
+            if child_name in names:
+                {install}
+"""
+
+NET = """
+import torch
+from torch import nn
+from adapter import inject
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+class Teacher(Net):
+    pass
+
+
+class Trainer:
+    def __init__(self):
+        self.model = Net()
+        inject({target}, ("proj",))
+
+    def step(self, x: torch.Tensor):  # graphsafe: region
+        return self.model(x)
+"""
+
+
+def test_a_module_installed_into_the_model_by_setattr_runs_in_its_forward(tmp_path):
+    """Module surgery (LoRA): `setattr(module, name, Adapter(child))` over `model.named_modules()`."""
+    write(tmp_path, {"adapter.py": ADAPTER.format(install="setattr(module, child_name, Adapter(child))"),
+                     "net.py": NET.format(target="self.model")})
+    assert found(tmp_path) == {("adapter.py", 12, "GS101")}
+
+
+def test_setattr_look_alikes_install_nothing_into_the_captured_model(tmp_path):
+    # another model (class) is injected; then a setattr on an object not walked from the model
+    write(tmp_path, {"adapter.py": ADAPTER.format(install="setattr(module, child_name, Adapter(child))"),
+                     "net.py": NET.format(target="Teacher()")})
+    assert found(tmp_path) == set()
+    write(tmp_path, {"adapter.py": ADAPTER.format(install="setattr(names, child_name, Adapter(child))"),
+                     "net.py": NET.format(target="self.model")})
+    assert found(tmp_path) == set()
