@@ -318,3 +318,120 @@ def test_a_dict_of_other_values_binds_no_class():
     for meters in ('{name: 0 for name in ("n", "m")}', '{"n": Meter(), **extra}', '{"n": Meter(), "m": 0}'):
         source = WRAPPED.format(model="self.net", meters=meters)
         assert [(d.start.line, d.code) for d in diagnostics(source)] == [(21, "GS402")], meters
+
+
+DECODER = """
+import torch
+from torch import nn
+
+
+class Decoder(nn.Module):
+    def forward(self, x):
+        return x * x.sum().item()
+
+
+class Whisper(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.decoder = Decoder()
+
+    def decoder_step(self, x):
+        return x
+"""
+
+TASK = """
+import torch
+from model import Whisper
+
+
+class Task:
+    def __init__(self, model: Whisper):
+        self.model = model
+
+    def step(self, x: torch.Tensor) -> torch.Tensor:
+        return self.model.{call}(x)
+
+    def capture(self, x: torch.Tensor) -> None:
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            self.out = self.step(x)
+"""
+
+
+def test_a_submodule_called_through_an_instance_from_another_file(tmp_path):
+    """`self.model.decoder(x)`: `decoder` is no method of Whisper but a module it holds."""
+    write(tmp_path, {"model.py": DECODER, "task.py": TASK.format(call="decoder")})
+    assert found(tmp_path) == {("model.py", 8, "GS101")}
+
+
+def test_a_method_of_the_instance_does_not_reach_its_submodule(tmp_path):
+    """The look-alike: `self.model.decoder_step(x)` is a method; the submodule is not called."""
+    write(tmp_path, {"model.py": DECODER, "task.py": TASK.format(call="decoder_step")})
+    assert found(tmp_path) == set()
+
+
+ADAPTER = """
+import torch
+from torch import nn
+
+
+class Adapter(nn.Module):
+    def __init__(self, base: nn.Linear):
+        super().__init__()
+        self.base = base
+
+    def forward(self, x):
+        return self.base(x) * x.sum().item()
+
+
+def inject(model: nn.Module, names: tuple) -> None:
+    for _, module in list(model.named_modules()):
+        for child_name, child in list(module.named_children()):
+            if child_name in names:
+                {install}
+"""
+
+NET = """
+import torch
+from torch import nn
+from adapter import inject
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+class Teacher(Net):
+    pass
+
+
+class Trainer:
+    def __init__(self):
+        self.model = Net()
+        inject({target}, ("proj",))
+
+    def step(self, x: torch.Tensor):  # graphsafe: region
+        return self.model(x)
+"""
+
+
+def test_a_module_installed_into_the_model_by_setattr_runs_in_its_forward(tmp_path):
+    """Module surgery (LoRA): `setattr(module, name, Adapter(child))` over `model.named_modules()`."""
+    write(tmp_path, {"adapter.py": ADAPTER.format(install="setattr(module, child_name, Adapter(child))"),
+                     "net.py": NET.format(target="self.model")})
+    assert found(tmp_path) == {("adapter.py", 12, "GS101")}
+
+
+def test_setattr_look_alikes_install_nothing_into_the_captured_model(tmp_path):
+    # another model (class) is injected; then a setattr on an object not walked from the model
+    write(tmp_path, {"adapter.py": ADAPTER.format(install="setattr(module, child_name, Adapter(child))"),
+                     "net.py": NET.format(target="Teacher()")})
+    assert found(tmp_path) == set()
+    write(tmp_path, {"adapter.py": ADAPTER.format(install="setattr(names, child_name, Adapter(child))"),
+                     "net.py": NET.format(target="self.model")})
+    assert found(tmp_path) == set()

@@ -183,3 +183,97 @@ def test_editor_buffer_sees_readers_in_other_files(tmp_path):
     result = check_source(source, str(tmp_path / "scheduler.py"), Settings(root=tmp_path),
                           others=[f for f in others if not f.path.endswith("scheduler.py")])
     assert [(d.start.line, d.code) for d in result.diagnostics if d.code == "GS401"] == [(11, "GS401")]
+
+
+# An attribute set to a tensor in `__init__`, rebound between replays to a value whose kind is
+# not known here: an entry of a dict batch, what a module (maybe a graphed one) returns.
+LOADER = """
+import torch
+
+
+class Agent:
+    def __init__(self, encoder, device: torch.device):
+        self.encoder = encoder
+        self.device = device
+        self.g = {init}
+        self.graph = None
+
+    def update(self) -> torch.Tensor:
+        return self.g * 2
+
+    def capture(self) -> None:
+        self.graph = torch.cuda.CUDAGraph()
+        self.graph.capture_begin()
+        self.update()
+        self.graph.capture_end()
+
+    def load(self, batch: dict, mel: torch.Tensor) -> None:
+        {rebind}
+
+    def train(self, batches: list, mel: torch.Tensor) -> None:
+        for batch in batches:
+            self.load(batch, mel)
+            self.graph.replay()
+"""
+
+
+def _loader(tmp_path: Path, rebind: str, init: str = "torch.zeros(4, device=device)") -> list:
+    (tmp_path / "agent.py").write_text(LOADER.format(init=init, rebind=rebind))
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
+    return [(d.start.line, d.code) for d in result.diagnostics]
+
+
+@pytest.mark.parametrize("rebind", ['self.g = batch["g"].to(self.device)', "self.g = self.encoder(mel)"])
+def test_a_rebinding_of_a_tensor_attribute_to_a_value_of_unknown_kind(tmp_path, rebind):
+    assert _loader(tmp_path, rebind) == [(22, "GS401")]
+
+
+@pytest.mark.parametrize("rebind, init", [
+    ('self.g.copy_(batch["g"])', "torch.zeros(4, device=device)"),  # copied in place
+    ('self.g = batch["g"]', "batch_size_default()"),  # the class never binds it to a tensor
+    ('self.g = batch["g"]', "None"),  # None first: may be anything the loader puts there
+])
+def test_unknown_rebinding_look_alikes_stay_silent(tmp_path, rebind, init):
+    assert _loader(tmp_path, rebind, init) == []
+
+
+# The capture block binds its own output, reads it again, and the eager fallback rebinds it.
+OUTPUT = """
+import torch
+
+
+class Task:
+    def __init__(self):
+        self.static_x = torch.zeros(2)
+        self.static_out = torch.zeros(2)
+        self.graph = None
+
+    def step(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    def capture(self) -> None:
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            {block}
+            self.best = self.static_out.argmax(-1)
+
+    def run(self, n: int) -> None:
+        for _ in range(n):
+            if self.graph is not None:
+                self.graph.replay()
+            else:
+                self.static_out = self.step(self.static_x)
+"""
+
+
+def test_an_output_the_capture_block_binds_and_rereads_is_not_an_input(tmp_path):
+    (tmp_path / "task.py").write_text(OUTPUT.format(block="self.static_out = self.step(self.static_x)"))
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
+    assert result.diagnostics == []
+
+
+def test_an_attribute_the_block_reads_without_binding_it_is_an_input(tmp_path):
+    """The look-alike: the block reads `self.static_out` it did not produce (an input)."""
+    (tmp_path / "task.py").write_text(OUTPUT.format(block="self.other = self.step(self.static_x)"))
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
+    assert [(d.start.line, d.code) for d in result.diagnostics] == [(25, "GS401")]

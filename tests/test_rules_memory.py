@@ -376,3 +376,55 @@ def test_outputs_written_in_place_by_a_method_the_block_calls():
     """
     # written by a method the block calls: an output; written by methods run between replays: not
     assert [(c, line) for c, line, _ in found(source)] == [("GS407", 28)]  # history.append
+
+
+PAGED = """
+    import torch
+
+
+    class Paged:
+        def __init__(self):
+            self.pages = {{}}
+
+        def page_in(self, key: int, p: torch.Tensor) -> torch.Tensor:
+            if key not in self.pages:
+                self.pages[key] = {store}
+            return self.pages[key].to(p.device, non_blocking=True)
+
+        def step(self, p: torch.Tensor):  # graphsafe: region
+            return p + self.page_in(0, p)
+"""
+
+
+def test_an_entry_of_a_table_of_cpu_tensors_moved_to_a_tensors_device():
+    """`self.pages[k] = torch.zeros(...)` (no device), then `self.pages[k].to(p.device)` in the
+    region: a pageable host-to-device copy, like `torch.ones(n).to(x.device)`."""
+    found_here = found(PAGED.format(store="torch.zeros((2,) + tuple(p.shape))"))
+    assert found_here == [("GS402", 12, ("Paged.step", "Paged.page_in"))]
+
+
+def test_tables_of_device_or_pinned_tensors_stay_silent():
+    for store in ("torch.zeros(p.shape, device=p.device)", "torch.zeros(p.shape, pin_memory=True)", "p.clone()"):
+        assert found(PAGED.format(store=store), "GS402") == [], store  # (pinning there is GS406)
+
+
+RAGGED = """
+    import torch
+    from torch.nn.utils.rnn import pad_sequence
+
+
+    def score(id_lists: list[torch.Tensor], n: int):  # graphsafe: region
+        flat = {flat}
+        return flat.view({rows}, n, -1)
+"""
+
+
+def test_a_view_of_a_padded_batch_sized_by_the_list_length():
+    """`pad_sequence` returns a tensor: its `.view(len(id_lists), ...)` takes a per-call length."""
+    got = found(RAGGED.format(flat="pad_sequence(id_lists, batch_first=True)", rows="len(id_lists)"), "GS408")
+    assert [(code, line) for code, line, _ in got] == [("GS408", 7), ("GS408", 8)]
+
+
+def test_a_view_of_a_padded_batch_sized_by_its_own_shape_is_fine():
+    got = found(RAGGED.format(flat="pad_sequence(id_lists, batch_first=True)", rows="flat.shape[0]"), "GS408")
+    assert [(code, line) for code, line, _ in got] == [("GS408", 7)]  # pad_sequence itself only

@@ -43,6 +43,7 @@ class Project:
         self._subclasses: dict[str, list[str]] | None = None
         self._scalar_index: dict[str, list[tuple[str, tuple]]] | None = None
         self._call_sites: dict[str, list[tuple[tuple[str, str], ...]]] | None = None
+        self._injected: dict[str, list[str]] | None = None
         self._building_sites = False
         self._callers: dict[str, list[str]] | None = None
         self._reachable: dict[str, str | None] = {}
@@ -180,6 +181,11 @@ class Project:
             found = self.lookup_method(class_key, "__call__") or self.lookup_method(class_key, "forward")
         else:
             found = self.lookup_method(class_key, method)
+            if not found:
+                # `self.model.decoder(x)`: a submodule held by the instance, like `self.decoder(x)`
+                # in the class itself (the "self" case below)
+                return [t for cls in self.attr_classes(class_key, method)
+                        for t in self._call_targets_of_instance(cls, "__call__")]
         return [found] if found else []
 
     def callees(self, ref: CallRef, class_key: str | None) -> list[str]:
@@ -270,16 +276,19 @@ class Project:
                 root_of[region.function] = region
                 queue.append(region.function)
         order: list[str] = []
+        injected = self.injected()
         while queue:
             key = queue.popleft()
             order.append(key)
             unit = self.units[key].unit
-            for ref in unit.calls:
-                for callee in self.callees(ref, unit.class_key):
-                    if callee not in parent:
-                        parent[callee] = key
-                        root_of[callee] = root_of[key]
-                        queue.append(callee)
+            extra: list[str] = []
+            if unit.class_key in injected and key.rpartition(".")[2] in ("forward", "__call__"):
+                extra = injected[unit.class_key]  # module surgery: the injected class runs in this forward
+            for callee in [c for ref in unit.calls for c in self.callees(ref, unit.class_key)] + extra:
+                if callee not in parent:
+                    parent[callee] = key
+                    root_of[callee] = root_of[key]
+                    queue.append(callee)
         return Reach(parent, root_of, tuple(order))
 
     def hit_diagnostics(self, reach: Reach, path: str | None = None, units: dict[str, Unit] | None = None
@@ -435,6 +444,26 @@ class Project:
             if passed != ["H"]:
                 return False
         return True
+
+    def injected(self) -> dict[str, list[str]]:
+        """class key → forwards of project classes that `setattr(...)` installs into its module
+        tree (Unit.injects, through the objects callers pass as that parameter)."""
+        if self._injected is None:
+            found: dict[str, dict[str, None]] = {}
+            for located in self.units.values():
+                unit = located.unit
+                for name, class_name in unit.injects:
+                    targets = self._call_targets_of_instance(class_name, "__call__")
+                    position = str(unit.params.index(name)) if name in unit.params else None
+                    for slots in self.call_sites().get(unit.key, ()):
+                        for slot, value in slots:
+                            if slot in (name, position) and value.startswith("O:"):
+                                for host in value[2:].split("|"):
+                                    host_key = self.resolve_symbol(host)
+                                    if host_key in self.classes:
+                                        found.setdefault(host_key, {}).update(dict.fromkeys(targets))
+            self._injected = {k: list(v) for k, v in found.items()}
+        return self._injected
 
     def _param_targets(self, function: str, name: str, method: str) -> list[str]:
         """`model(...)` on a parameter: the methods of the project objects its callers pass."""

@@ -61,6 +61,9 @@ class Unit:
     # its callers pass.
     arg_kinds: tuple[tuple[CallRef, tuple[tuple[str, str], ...]], ...] = ()
     replays: bool = False  # calls `.replay()`: runs a captured graph (a serving or training loop)
+    # module surgery: (parameter, class) for `setattr(m, name, LoRALinear(...))` with `m` from
+    # `param.named_modules()`: the class's forward runs inside the forward of what callers pass
+    injects: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

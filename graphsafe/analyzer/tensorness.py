@@ -160,7 +160,7 @@ def tensor_method_receivers(source: str) -> frozenset[str]:
 TENSOR_RETURNING = frozenset(
     """torch.nn.utils.clip_grad_norm_ torch.nn.utils.clip_grad.clip_grad_norm_
     torch.nn.utils.get_total_norm torch.nn.utils.parameters_to_vector
-    torch.utils.checkpoint.checkpoint""".split()
+    torch.utils.checkpoint.checkpoint torch.nn.utils.rnn.pad_sequence""".split()
 )
 
 TENSOR_CLASSES = frozenset(

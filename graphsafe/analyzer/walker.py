@@ -132,6 +132,7 @@ class _UnitBuilder:
     scalar_args: list[tuple[CallRef, tuple[tuple[str, tuple[str, ...]], ...]]] = field(default_factory=list)
     arg_kinds: list[tuple[CallRef, tuple[tuple[str, str], ...]]] = field(default_factory=list)  # per call site
     replays: bool = False
+    injects: list[tuple[str, str]] = field(default_factory=list)  # (parameter, injected class)
 
 
 @dataclass
@@ -1635,6 +1636,8 @@ class FileWalker:
         if type(node.func) is cst.Attribute and node.func.attr.value == "replay" and not node.args:
             for unit in self.scope.units:
                 unit.replays = True
+        if type(node.func) is cst.Name and node.func.value == "setattr" and len(node.args) == 3:
+            self._note_injection(node)
         if refs and node.args:
             slots = self._arg_kind_slots(node)
             for ref in refs:
@@ -1650,6 +1653,19 @@ class FileWalker:
         self._visit(node.func)
         for arg in node.args:
             self._visit(arg.value)
+
+    def _note_injection(self, node: cst.Call) -> None:
+        """`setattr(module, child_name, LoRALinear(child, ...))` for `module` in
+        `model.named_modules()` of a parameter `model`: the project class now sits in the
+        module tree of what callers pass as `model` (the call graph adds it to that forward)."""
+        injected = self._kind(node.args[2].value)
+        function = self.function_node
+        if injected.tag != "object" or not injected.refs or function is None:
+            return
+        param = _module_tree_param(function, node.args[0].value, set(self.scope.params))
+        if param is not None:
+            for unit in self.scope.units:
+                unit.injects.extend((param, ref) for ref in injected.refs)
 
     def _visit_comprehension(self, node: cst.CompFor) -> None:
         self._visit(node.iter)
@@ -1981,7 +1997,7 @@ class FileWalker:
             returns = unit.declared_returns or (() if unit.generator else summarize_returns(unit.returns))
             units.append(Unit(unit.key, display, unit.class_key, line, tuple(unit.calls), tuple(hits), marks,
                               unit.is_function, returns, unit.params, tuple(unit.scalar_args),
-                              tuple(unit.arg_kinds), unit.replays))
+                              tuple(unit.arg_kinds), unit.replays, tuple(unit.injects)))
         refs = tuple(
             RegionRef(kind, conf, targets, class_key, line_of(node))
             for kind, conf, targets, class_key, node in self.region_refs
@@ -2423,3 +2439,35 @@ def _copy_containers(value, depth: int = 0):
     if isinstance(value, set):
         return value.copy()
     return value
+
+
+_TREE_METHODS = frozenset({"named_modules", "modules", "named_children", "children"})
+
+
+def _module_tree_param(function: cst.FunctionDef, expr: cst.BaseExpression, params: set[str], depth: int = 0) -> str | None:
+    """The parameter whose module tree `expr` walks: `module` bound by `for _, module in
+    list(model.named_modules())` (through nested loops: `for n, c in module.named_children()`)."""
+    if not isinstance(expr, cst.Name) or depth > 3:
+        return None
+    if expr.value in params and depth:
+        return expr.value
+    for node in _loops(function.body):
+        if not any(n.value == expr.value for n in _names_in(node.target)):
+            continue
+        source = node.iter
+        if isinstance(source, cst.Call) and isinstance(source.func, cst.Name) and source.func.value == "list" and source.args:
+            source = source.args[0].value  # `list(model.named_modules())`: mutated while walked
+        if (isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute)
+                and source.func.attr.value in _TREE_METHODS):
+            return _module_tree_param(function, source.func.value, params, depth + 1)
+    return None
+
+
+def _loops(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.For):
+            yield current
+        if not isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            stack.extend(children(current))

@@ -81,7 +81,9 @@ class HostDataTensor(_StaticMemoryRule):
     `torch.as_tensor(...)`, `torch.from_numpy(...)`, `torch.FloatTensor([...])`,
     `.cuda()` / `.to("cuda")` / `.to(device="cuda")` of a value not known to be a device tensor
     already (a Python list, a batch from a data loader, a CPU tensor, a value of unknown kind),
-    and indexing a tensor with a Python list (`v[:, [-1]]`).
+    `.to(x.device)` of a CPU tensor (`torch.ones(n)`, or `self.pages[k]` where the class stores
+    only such tensors there: a table of host pages), and indexing a tensor with a Python list
+    (`v[:, [-1]]`).
 
     ## Why is this bad?
     Copying pageable host memory to the GPU is refused while a stream is captured: capture
@@ -170,6 +172,28 @@ class HostDataTensor(_StaticMemoryRule):
 
     def __init__(self) -> None:
         self.moved: set[int] = set()  # factory calls reported with the `.to("cuda")` around them
+        # what the class stores in `self.x` / `self.x[k]`: (class, attribute, "host" for a
+        # pageable CPU tensor, "other" for anything else); a page table of CPU tensors
+        self.stored: set[tuple[str, str, str]] = set()
+        # `self.pages[k].to(p.device)`: decided in end_module, once every store is seen
+        self.attribute_moves: list[tuple[cst.Call, str, str, object, str]] = []
+
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        for target in node.targets:
+            attr = _self_attribute(target.target, ctx)
+            empty = isinstance(node.value, (cst.Dict, cst.List, cst.DictComp, cst.ListComp)) or (
+                isinstance(node.value, cst.Name) and node.value.value == "None")
+            if attr is not None and not empty:  # `self.pages = {}`: the table, not what it holds
+                pinned = _keyword(node.value, "pin_memory") is not None if isinstance(node.value, cst.Call) else False
+                host = not pinned and (_cpu_factory_call(node.value, ctx) or T.is_host_copy(node.value, ctx.resolve))
+                if not pinned:  # a pinned page copies fine (GS406 is about pinning in the region)
+                    self.stored.add((ctx.class_key, attr, "host" if host else "other"))
+
+    def end_module(self, ctx) -> None:
+        for node, class_key, attr, place, shown in self.attribute_moves:
+            if (class_key, attr, "host") in self.stored and (class_key, attr, "other") not in self.stored:
+                ctx.report(self, node, at=place, what=shown,
+                           why="copies host memory to the GPU, which is refused during capture unless it is pinned")
 
     calls = Callees(last_parts(_HOST_DATA_FACTORIES | _LEGACY_CONSTRUCTORS) | {"cuda", "to"})
 
@@ -229,6 +253,10 @@ class HostDataTensor(_StaticMemoryRule):
             # `.to(x.device)` with x a tensor of the region: the GPU the graph is captured on
             follows = _is_tensor_device(target.value, ctx) and _cpu_factory_call(func.value, ctx)
             if not follows and not _is_cuda_device(target.value, ctx):
+                attr = _self_attribute(func.value, ctx)
+                if attr is not None and _is_tensor_device(target.value, ctx):
+                    shown = f".to({ctx.code_for(target.value)})"
+                    self.attribute_moves.append((node, ctx.class_key, attr, ctx.here(), shown))
                 return
             if follows:
                 shown = f".to({ctx.code_for(target.value)})"
@@ -250,6 +278,15 @@ class HostDataTensor(_StaticMemoryRule):
 def _is_tensor_device(expr: cst.BaseExpression, ctx) -> bool:
     """`x.device` of a tensor `x`."""
     return isinstance(expr, cst.Attribute) and expr.attr.value == "device" and ctx.kind(expr.value).is_tensor
+
+
+def _self_attribute(expr: cst.BaseExpression, ctx) -> str | None:
+    """`self.pages` or `self.pages[key]`: the attribute's name."""
+    if isinstance(expr, cst.Subscript):
+        expr = expr.value
+    if isinstance(expr, cst.Attribute) and ctx.is_self(expr.value) and ctx.class_key:
+        return expr.attr.value
+    return None
 
 
 def _cpu_factory_call(expr: cst.BaseExpression, ctx) -> bool:

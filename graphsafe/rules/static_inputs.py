@@ -151,6 +151,13 @@ class StaticInputRebinding(Rule):
         self.rebinds: list[tuple[cst.Attribute, str, str, str, object, cst.Assign]] = []
         self.reads: set[tuple[str, str]] = set()
         self.block_end: dict[str, int] = {}  # function key → last order seen inside its capture block
+        # (function, owner, name) a capture block binds itself (`self.out = step(x)`): read after
+        # that in the block, it is the graph's output, not an input fed from outside
+        self.block_outputs: set[tuple[str, str, str]] = set()
+        self.block_rebinds: set[tuple[str, str, str]] = set()  # (class, attribute, capture block unit)
+        # `self.x = value` of unknown kind outside __init__: a rebinding between replays when the
+        # class binds `self.x` to tensors only (decided in end_module, once all bindings are seen)
+        self.unknown_rebinds: list[tuple[cst.Attribute, str, str, str, object, cst.Assign]] = []
         self.assignments: list[_Assignment] = []
         self.order = 0
         # what the file binds each name / self attribute to: "tensor", "number", "other" (None,
@@ -187,8 +194,9 @@ class StaticInputRebinding(Rule):
         self.order += 1
         if ctx.in_capture_block() and not ctx.is_store(node):
             kind = ctx.kind(node)
-            if kind.is_tensor or kind.tag == "unknown":
-                self.reads.add((ctx.function_key or "<module>", node.value))
+            function = ctx.function_key or "<module>"
+            if (kind.is_tensor or kind.tag == "unknown") and (function, function, node.value) not in self.block_outputs:
+                self.reads.add((function, node.value))
             self.block_end[ctx.function_key or "<module>"] = self.order
 
     def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
@@ -198,7 +206,8 @@ class StaticInputRebinding(Rule):
             ctx.note_attribute_read(node)  # `self.scheduler.sigmas`: the class may be in another file
         if ctx.in_capture_block() and not ctx.is_store(node) and ctx.is_self(node.value) and ctx.class_key:
             kind = ctx.kind(node)
-            if kind.is_tensor or kind.tag == "unknown":
+            output = (ctx.function_key or "<module>", ctx.class_key, node.attr.value) in self.block_outputs
+            if (kind.is_tensor or kind.tag == "unknown") and not output:
                 self.reads.add((ctx.class_key, node.attr.value))
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
@@ -214,6 +223,7 @@ class StaticInputRebinding(Rule):
                 elif isinstance(tgt, cst.Name):
                     self._note_binding(ctx.function_key or "<module>", tgt.value, kind, value, ctx)
         if ctx.in_capture_block():
+            self._note_block_outputs(node, ctx)
             return  # binding the graph's outputs at the capture site is the normal pattern
         for target in node.targets:
             tgt = target.target
@@ -228,10 +238,12 @@ class StaticInputRebinding(Rule):
                 if value_kind.not_tensor:
                     continue  # `self.static = None`: releasing it, not feeding the graph new values
                 if ctx.function_name != "__init__" and ctx.function_key:
+                    rebind = (tgt, ctx.class_key, tgt.attr.value, ctx.function_key, ctx.here(), node)
                     if value_kind.is_tensor:
-                        self.rebinds.append((tgt, ctx.class_key, tgt.attr.value, ctx.function_key, ctx.here(), node))
+                        self.rebinds.append(rebind)
                     else:  # `self.sigmas = make_sigmas(n).to(dev)`, defined elsewhere: decided in end_module
                         ctx.want_kind(node.value)
+                        self.unknown_rebinds.append(rebind)
                 self.assignments.append(_Assignment(
                     tgt, ctx.class_key, tgt.attr.value, ctx.function_key or "<module>", self.order,
                     ctx.function_name == "__init__", ctx.here(), node,
@@ -241,6 +253,23 @@ class StaticInputRebinding(Rule):
                 self.assignments.append(
                     _Assignment(tgt, function, tgt.value, function, self.order, False, ctx.here(), node)
                 )
+
+    def _note_block_outputs(self, node: cst.Assign, ctx) -> None:
+        """`self.static_logits = step(x)` in a capture block: the block's own output. A later read
+        in the block (`pick(self.static_logits)`) reads what the graph wrote, and rebinding it
+        eagerly elsewhere does not feed the graph (GS407 is about keeping such outputs)."""
+        function = ctx.function_key or "<module>"
+        targets = [t.target for t in node.targets]
+        targets += [e.value for t in targets if isinstance(t, (cst.Tuple, cst.List)) for e in t.elements]
+        for tgt in targets:  # `self.out, self.aux = step(x)` too
+            if isinstance(tgt, cst.Attribute) and _reads_attribute(node.value, tgt) or (
+                    isinstance(tgt, cst.Name) and _reads_name(node.value, tgt)):
+                continue  # `self.buf = f(self.buf)`: reads the old value first
+            if isinstance(tgt, cst.Attribute) and ctx.is_self(tgt.value) and ctx.class_key:
+                self.block_outputs.add((function, ctx.class_key, tgt.attr.value))
+                self.block_rebinds.add((ctx.class_key, tgt.attr.value, ctx.unit_key))
+            elif isinstance(tgt, cst.Name):
+                self.block_outputs.add((function, function, tgt.value))
 
     def end_module(self, ctx) -> None:
         for a in self.assignments:
@@ -258,13 +287,18 @@ class StaticInputRebinding(Rule):
     def _rebinds_between_replays(self, ctx) -> None:
         """`self.sigmas = ...` in `set_timesteps()`, read by `step()` that a graph captured, and
         run from code that replays the graph: reported when the project shows all three."""
+        # a value of unknown kind (`self.g = batch["g"].to(dev)`, `self.feats = self.encoder(mel)`)
+        # counts where the class binds the attribute to tensors only
+        rebinds = self.rebinds + [r for r in self.unknown_rebinds if self._holds_tensor(r[1], r[2])]
         rebinders: dict[tuple[str, str], set[str]] = {}
-        for _, class_key, attr, function, _, _ in self.rebinds:
+        for _, class_key, attr, function, _, _ in rebinds:
             rebinders.setdefault((class_key, attr), set()).add(function)
+        for class_key, attr, block in self.block_rebinds:  # captured code rebinding it itself
+            rebinders.setdefault((class_key, attr), set()).add(block)
         readers: dict[tuple[str, str], set[str]] = {}
         for class_key, attr, function in self.self_reads:
             readers.setdefault((class_key, attr), set()).add(function)
-        for tgt, class_key, attr, function, place, statement in self.rebinds:
+        for tgt, class_key, attr, function, place, statement in rebinds:
             # reads in this function's own capture block: it creates the graph's inputs (the
             # order within the function is judged above)
             reading = {r for r in readers.get((class_key, attr), ()) if r != function and not r.startswith(function + ".<")}
@@ -391,6 +425,16 @@ def _is_number(value: cst.BaseExpression, kind, ctx) -> bool:
     if isinstance(value, cst.Name):
         return ctx is not None and ctx.is_number_param(value.value)
     return kind.tag in ("scalar", "config") and isinstance(value, (cst.Attribute, cst.BinaryOperation, cst.Call))
+
+
+def _reads_name(expr: cst.BaseExpression, name: cst.Name) -> bool:
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name) and node.value == name.value:
+            return True
+        stack.extend(children(node))
+    return False
 
 
 def _reads_attribute(expr: cst.BaseExpression, attribute: cst.Attribute) -> bool:
