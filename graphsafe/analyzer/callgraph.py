@@ -54,6 +54,12 @@ class Project:
             for info in facts.classes:
                 self.classes.setdefault(info.key, info)
         self._outside_sets = {pair for facts in files for pair in facts.outside_sets}
+        # torch module class → project classes that wrap it and are installed in its place
+        self._installed_wrappers: dict[str, list[str]] = {}
+        for name in dict.fromkeys(c for facts in files for c in facts.installed):
+            key = self.resolve_symbol(name)
+            for wrapped in self.classes[key].wraps if key in self.classes else ():
+                self._installed_wrappers.setdefault(wrapped, []).append(key)
         self._attr_readers: dict[tuple[str, str], list[str]] | None = None
         self._resolved: dict[str, str | None] = {}
         self._methods: dict[tuple[str, str], str | None] = {}
@@ -175,6 +181,9 @@ class Project:
     def _call_targets_of_instance(self, class_name: str, method: str) -> list[str]:
         class_key = self.resolve_symbol(class_name)
         if class_key not in self.classes:
+            if method == "__call__" and class_name in self._installed_wrappers:
+                # `self.q_proj(x)` on an nn.Linear that `setattr` may have replaced with a LoRALinear
+                return [t for c in self._installed_wrappers[class_name] for t in self._call_targets_of_instance(c, method)]
             return []
         if method == "__call__":
             found = self.lookup_method(class_key, "__call__") or self.lookup_method(class_key, "forward")
@@ -193,7 +202,12 @@ class Project:
             return [key]
         if ref.kind == "method":
             class_name, _, method = ref.target.partition("::")
-            return self._call_targets_of_instance(class_name, method)
+            found = self._call_targets_of_instance(class_name, method)
+            if not found and method != "__call__" and (class_key := self.resolve_symbol(class_name)) in self.classes:
+                # `self.model.decoder(x)`: no method `decoder`, but an attribute holding a module
+                for cls in self.attr_classes(class_key, method):
+                    found.extend(self._call_targets_of_instance(cls, "__call__"))
+            return found
         if ref.kind == "param":
             return self._param_targets(*ref.target.split("::"))
         if ref.kind == "attrs":

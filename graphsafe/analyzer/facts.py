@@ -90,6 +90,8 @@ class ClassInfo:
     # `self.sigmas = make_sigmas(...)`), as in Unit.returns: code in other files reading them
     # on an instance asks for them (analyzer/returns.py)
     attr_slots: tuple[tuple[str, str], ...] = ()
+    # torch module classes its __init__ takes as parameters (`base: nn.Linear`): a wrapper of those
+    wraps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,10 @@ class FileFacts:
     # (class, attribute) set on an instance inside a loop by code outside the class
     # (`session.temperature = t` for each fallback temperature)
     outside_sets: tuple[tuple[str, str], ...] = ()
+    # classes whose instances are installed into other modules with `setattr(parent, name, obj)`
+    # (adapter injection): where such a class wraps a torch module, calls of that torch module
+    # may run it
+    installed: tuple[str, ...] = ()
     # (reading unit, class, attribute): `self.scheduler.sigmas` read where `self.scheduler` holds
     # an instance of that class (a class of the project, as this file names it)
     attr_reads: tuple[tuple[str, str, str], ...] = ()

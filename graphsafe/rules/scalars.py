@@ -393,10 +393,13 @@ def _device_state(kind) -> bool:
 def _records_device_work(node: cst.If | cst.While, ctx) -> bool:
     """Does either branch call torch, a tensor method, a module/optimizer, a method of self, or
     a function of the program given a tensor or a module (`save_grid(logits[:16], path)`), or
-    do tensor arithmetic (`loss = loss * w`, `loss *= w`, `x[i] = 0` on a tensor: kernels)?"""
+    do tensor arithmetic (`loss = loss * w`, `loss *= w`, `x[i] = 0` on a tensor: kernels)?
+    A guard clause (`if p == 0.0: return x`) has the rest of its block as its other branch."""
     stack: list[cst.CSTNode] = [node.body]
     if node.orelse is not None:
         stack.append(node.orelse)
+    elif isinstance(node, cst.If) and _exits(node.body, ctx):
+        stack.extend(ctx.statements_after(node))
     while stack:
         current = stack.pop()
         if isinstance(current, cst.BinaryOperation) and ctx.kind(current).is_tensor:
@@ -421,6 +424,18 @@ def _records_device_work(node: cst.If | cst.While, ctx) -> bool:
             continue
         stack.extend(children(current))
     return False
+
+
+def _exits(body: cst.BaseSuite, ctx) -> bool:
+    """Does the block end by leaving it for other tensor work (`return x` of a tensor, `continue`,
+    `break`)? A `raise` is a check (`if p < 0: raise ValueError`) and `return "p must be 0"` a
+    host answer: they pick no recorded work."""
+    last = body.body[-1] if body.body else None
+    if isinstance(last, cst.SimpleStatementLine):  # an indented block's last line
+        last = last.body[-1] if last.body else None
+    if isinstance(last, cst.Return):
+        return last.value is not None and ctx.kind(last.value).is_tensor
+    return isinstance(last, (cst.Continue, cst.Break))
 
 
 def _condition_operands(test: cst.BaseExpression):
