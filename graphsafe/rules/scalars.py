@@ -49,7 +49,8 @@ class PythonScalarInput(Rule):
     Flags a Python number that changes between steps — a number parameter of a captured
     function (`lr: float`, `temperature: float`, a sampler's `t: int`) or a number attribute
     the program updates (`self.pos += T`, `self.ent_coef *= decay`, `self.beta = cfg.beta *
-    warmup` outside `__init__`, `session.temperature = t` in a loop; a setting that starts
+    warmup` outside `__init__`, `session.temperature = t` in a loop, or from its old value anywhere:
+    `m.p = max(floor, m.p * decay)`, `m.global_step += 1`; a setting that starts
     from a config field or a number parameter and is rebound in a loop with a value the pass
     computes: `self.loss_scale = scaler.update(...)`, `self.guidance = guidance_at(i, n)`;
     a number field of a dataclass set so, `state.temperature = t`; an entry of a dict attribute
@@ -60,7 +61,8 @@ class PythonScalarInput(Rule):
     used inside a captured region in tensor math (comparisons with a tensor included, a
     method only tensors have such as `lerp_` on an element of a dict of tensors),
     tensor indexing/slicing, a tensor or optimizer-state assignment, or control flow that
-    chooses which tensor work is recorded (an `if`, or a conditional expression that picks a
+    chooses which tensor work is recorded (an `if`, a guard clause `if self.p == 0.0: return x`
+    before the tensor work included, or a conditional expression that picks a
     tensor: `prev = None if i == 0 else self.old`). A callee's number parameter counts when a caller
     passes it such a value (the region root's own parameter, a varying attribute, or a value
     computed from a loop variable of the eager loop that drives the steps); a step-invariant
