@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -226,6 +226,7 @@ class FileWalker:
         self.statement: cst.CSTNode | None = None  # innermost statement being walked
         self.block_sizes: dict[int, int] = {}  # id(statement) → statements in its block
         self.block_owners: dict[int, cst.CSTNode | None] = {}  # id(statement) → the statement whose block holds it
+        self.block_places: dict[int, tuple[Sequence[cst.CSTNode], int]] = {}  # id(statement) → (its block, index)
         self.indents: list[str] = []  # indentation of the blocks being walked
         self.statement_indents: dict[int, tuple[str, ...]] = {}
         self.anchors: dict[int, cst.CSTNode | None] = {}  # target node → its statement
@@ -364,6 +365,11 @@ class FileWalker:
     def enclosing_block_size(self, statement: cst.CSTNode) -> int:
         """How many statements share the block `statement` is in (1: removing it empties it)."""
         return self.block_sizes.get(id(statement), 0)
+
+    def statements_after(self, statement: cst.CSTNode) -> Sequence[cst.CSTNode]:
+        """The statements that follow `statement` in its block."""
+        block, index = self.block_places.get(id(statement), ((), 0))
+        return block[index + 1:]
 
     def enclosing_statement(self, statement: cst.CSTNode) -> cst.CSTNode | None:
         """The compound statement (`if`, `for`, `def`, ...) whose block holds `statement`."""
@@ -1280,6 +1286,16 @@ class FileWalker:
                 first = call.args[0].value
                 if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
                     kinds[first.evaluated_value] = T.TENSOR
+            owner = call.func.value if isinstance(call.func, cst.Attribute) else None
+            if (isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name)
+                    and owner.value.value == self_name and call.func.attr.value in ("append", "extend", "insert")
+                    and kinds.get(owner.attr.value, T.UNKNOWN).tag == "modules"):
+                # `self.stages = nn.ModuleList()` then `self.stages.append(nn.Sequential(Block(...)))`:
+                # the container holds what is appended, and calling its elements runs their forward
+                added = self._module_classes_in(call)
+                if added:
+                    had = kinds[owner.attr.value].refs
+                    kinds[owner.attr.value] = T.module_set(*dict.fromkeys((*had, *added)))
 
     def _merge_attribute(self, kinds: dict[str, T.Kind], name: str, kind: T.Kind, value: cst.BaseExpression) -> None:
         """An attribute's kind over its assignments. `self.static = None` beside `self.static =
@@ -1306,8 +1322,9 @@ class FileWalker:
         """Walk a statement list, opening a capture unit between capture_begin and capture_end."""
         segment: _UnitBuilder | None = None
         outer_statement = self.statement
-        for stmt in statements:
+        for index, stmt in enumerate(statements):
             self.block_sizes[id(stmt)] = len(statements)
+            self.block_places[id(stmt)] = (statements, index)
             self.block_owners[id(stmt)] = outer_statement
             self.statement_indents[id(stmt)] = tuple(self.indents)
             if type(stmt) in _STATEMENTS:
@@ -1470,11 +1487,12 @@ class FileWalker:
         kind = self._kind(node.value)
         for target in node.targets:
             target_expr = target.target
-            if (self.loop_names and isinstance(target_expr, cst.Attribute) and not self.is_self(target_expr.value)
-                    and type(node.value) not in _LITERALS):
-                base = self._kind(target_expr.value)
-                if base.tag == "object":  # `session.temperature = t` in a loop: set per step
-                    self.outside_sets.update((ref, target_expr.attr.value) for ref in base.refs)
+            if (isinstance(target_expr, cst.Attribute) and not self.is_self(target_expr.value)
+                    and type(node.value) not in _LITERALS
+                    # `session.temperature = t` in a loop, or an update from the old value
+                    # (`m.p = max(floor, m.p * decay)`): set per step
+                    and (self.loop_names or _mentions_expr(node.value, target_expr))):
+                self._note_outside_set(target_expr)
             self._visit_target(target.target)
             self._bind(target.target, kind, node.value)
 
@@ -1487,7 +1505,14 @@ class FileWalker:
         self._visit_target(node.target)
         self._bind(node.target, kind)
 
+    def _note_outside_set(self, target: cst.Attribute) -> None:
+        base = self._kind(target.value)
+        if base.tag == "object":
+            self.outside_sets.update((ref, target.attr.value) for ref in base.refs)
+
     def _visit_augassign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Attribute) and not self.is_self(node.target.value):
+            self._note_outside_set(node.target)  # `m.global_step += 1`: a counter kept from outside
         self._visit(node.value)
         self._visit(node.target)  # `x[m] += 1` reads x[m]: not a pure store
 
@@ -2085,6 +2110,7 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
     numbers: set[str] = set()
     changed: set[str] = set()
     from_config: set[str] = set()
+    computed: set[str] = set()  # numbers computed in __init__ from number parameters
     entries: set[tuple[str, str]] = set()  # dict entries of an attribute set per step (`self.hp["lr"]`)
     number_entries: set[tuple[str, str]] = set()  # ... and those a dict display starts as numbers
     updated: set[str] = set()  # augmented assignments outside __init__, or new numbers
@@ -2115,28 +2141,27 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
                     elif not in_init and (entry := _self_entry(target, self_name)) is not None:
                         entries.add(entry)  # `self.hp["lr"] *= decay`
                 elif isinstance(small, cst.Assign):
-                    for t in small.targets:
-                        target = t.target
+                    for target, value in _assigned_pairs(small):
                         entry = None if in_init else _self_entry(target, self_name)
                         if entry is not None:
                             # `self.hp["lr"] = lr_at(i)` on each pass of a loop: the entry follows the steps
                             if in_loops is None:
                                 in_loops = _loop_names_by_statement(stmt.body)
                             names = in_loops.get(id(line))
-                            if names is not None and _computed_per_pass(small.value, names):
+                            if names is not None and _computed_per_pass(value, names):
                                 entries.add(entry)
                             continue
                         if (type(target) is cst.Attribute and type(target.value) is cst.Name
-                                and target.value.value == self_name and type(small.value) is cst.Dict):
+                                and target.value.value == self_name and type(value) is cst.Dict):
                             # `self.hp = {"lr": cfg.lr}`: entries that start as numbers or settings
-                            for element in small.value.elements:
+                            for element in value.elements:
                                 if (type(element) is cst.DictElement and type(element.key) is cst.SimpleString
                                         and isinstance(element.key.evaluated_value, str)
                                         and (type(element.value) in (cst.Integer, cst.Float)
                                              or _is_setting(element.value, number_params, config_params))):
                                     number_entries.add((target.attr.value, element.key.evaluated_value))
                         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == self_name:
-                            value = small.value.expression if isinstance(small.value, cst.UnaryOperation) else small.value
+                            value = value.expression if isinstance(value, cst.UnaryOperation) else value
                             if isinstance(value, (cst.Integer, cst.Float)):
                                 numbers.add(target.attr.value)
                             elif not in_init:
@@ -2155,7 +2180,35 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
                                         updated.add(target.attr.value)
                             elif _is_setting(value, number_params, config_params):
                                 from_config.add(target.attr.value)
-    return (numbers & changed) | (from_config & updated), numbers, entries & number_entries
+                            elif _is_number_expression(value, number_params, number_functions, number_methods, self_name):
+                                computed.add(target.attr.value)  # `self.scaling = alpha / r` in __init__
+    # what code outside the class may set per step (`m.teacher_forcing_p = ...`): any number it starts as
+    settable = numbers | from_config | computed
+    return (numbers & changed) | (from_config & updated), settable, entries & number_entries
+
+
+def _mentions_expr(expr: cst.CSTNode, wanted: cst.BaseExpression) -> bool:
+    """Does `expr` contain a node equal to `wanted` (`m.p` in `max(f, m.p * d)`)?"""
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if type(node) is type(wanted) and node.deep_equals(wanted):
+            return True
+        stack.extend(_children(node))
+    return False
+
+
+def _assigned_pairs(assign: cst.Assign) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(target, value) pairs of an assignment; `self.lo, self.hi = -c, 0.0` element by element."""
+    pairs = []
+    for t in assign.targets:
+        target, value = t.target, assign.value
+        if (type(target) is cst.Tuple and type(value) is cst.Tuple and len(target.elements) == len(value.elements)
+                and not any(type(e) is cst.StarredElement for e in (*target.elements, *value.elements))):
+            pairs.extend((e.value, v.value) for e, v in zip(target.elements, value.elements))
+        else:
+            pairs.append((target, value))
+    return pairs
 
 
 def _self_entry(target: cst.BaseExpression, self_name: str) -> tuple[str, str] | None:
@@ -2183,6 +2236,9 @@ def _is_setting(value: cst.BaseExpression, number_params, config_params) -> bool
     parameter (`self.scale = init_scale` with `init_scale: float`)."""
     if isinstance(value, cst.Name):
         return value.value in number_params
+    if (type(value) is cst.Subscript and len(value.slice) == 1 and type(value.slice[0].slice) is cst.Index
+            and type(value.slice[0].slice.value) is cst.Integer):
+        value = value.value  # `opts.temperatures[0]`: the first of a config's values is a setting too
     if not isinstance(value, cst.Attribute):
         return False
     if T.looks_like_config(value):

@@ -49,7 +49,8 @@ class PythonScalarInput(Rule):
     Flags a Python number that changes between steps — a number parameter of a captured
     function (`lr: float`, `temperature: float`, a sampler's `t: int`) or a number attribute
     the program updates (`self.pos += T`, `self.ent_coef *= decay`, `self.beta = cfg.beta *
-    warmup` outside `__init__`, `session.temperature = t` in a loop; a setting that starts
+    warmup` outside `__init__`, `session.temperature = t` in a loop, or from its old value anywhere:
+    `m.p = max(floor, m.p * decay)`, `m.global_step += 1`; a setting that starts
     from a config field or a number parameter and is rebound in a loop with a value the pass
     computes: `self.loss_scale = scaler.update(...)`, `self.guidance = guidance_at(i, n)`;
     a number field of a dataclass set so, `state.temperature = t`; an entry of a dict attribute
@@ -60,7 +61,8 @@ class PythonScalarInput(Rule):
     used inside a captured region in tensor math (comparisons with a tensor included, a
     method only tensors have such as `lerp_` on an element of a dict of tensors),
     tensor indexing/slicing, a tensor or optimizer-state assignment, or control flow that
-    chooses which tensor work is recorded (an `if`, or a conditional expression that picks a
+    chooses which tensor work is recorded (an `if`, a guard clause `if self.p == 0.0: return x`
+    before the tensor work included, or a conditional expression that picks a
     tensor: `prev = None if i == 0 else self.old`). A callee's number parameter counts when a caller
     passes it such a value (the region root's own parameter, a varying attribute, or a value
     computed from a loop variable of the eager loop that drives the steps); a step-invariant
@@ -393,10 +395,13 @@ def _device_state(kind) -> bool:
 def _records_device_work(node: cst.If | cst.While, ctx) -> bool:
     """Does either branch call torch, a tensor method, a module/optimizer, a method of self, or
     a function of the program given a tensor or a module (`save_grid(logits[:16], path)`), or
-    do tensor arithmetic (`loss = loss * w`, `loss *= w`, `x[i] = 0` on a tensor: kernels)?"""
+    do tensor arithmetic (`loss = loss * w`, `loss *= w`, `x[i] = 0` on a tensor: kernels)?
+    A guard clause (`if p == 0.0: return x`) has the rest of its block as its other branch."""
     stack: list[cst.CSTNode] = [node.body]
     if node.orelse is not None:
         stack.append(node.orelse)
+    elif isinstance(node, cst.If) and _exits(node.body, ctx):
+        stack.extend(ctx.statements_after(node))
     while stack:
         current = stack.pop()
         if isinstance(current, cst.BinaryOperation) and ctx.kind(current).is_tensor:
@@ -421,6 +426,18 @@ def _records_device_work(node: cst.If | cst.While, ctx) -> bool:
             continue
         stack.extend(children(current))
     return False
+
+
+def _exits(body: cst.BaseSuite, ctx) -> bool:
+    """Does the block end by leaving it for other tensor work (`return x` of a tensor, `continue`,
+    `break`)? A `raise` is a check (`if p < 0: raise ValueError`) and `return "p must be 0"` a
+    host answer: they pick no recorded work."""
+    last = body.body[-1] if body.body else None
+    if isinstance(last, cst.SimpleStatementLine):  # an indented block's last line
+        last = last.body[-1] if last.body else None
+    if isinstance(last, cst.Return):
+        return last.value is not None and ctx.kind(last.value).is_tensor
+    return isinstance(last, (cst.Continue, cst.Break))
 
 
 def _condition_operands(test: cst.BaseExpression):
