@@ -26,7 +26,7 @@ class IQLAgent:
         self.actor = mlp(d, a, h).to(device)
         self.q_opt = torch.optim.Adam(list(self.q1.parameters()) + list(self.q2.parameters()), lr=cfg.lr)
         self.v_opt = torch.optim.SGD(self.v.parameters(), lr=cfg.lr, momentum=0.9)
-        self.actor_opt = torch.optim.SGD(self.actor.parameters(), lr=cfg.lr)
+        self.actor_opt = torch.optim.NAdam(self.actor.parameters(), lr=cfg.lr)
         self.obs_mean = torch.zeros(d, device=device)
         self.obs_std = torch.ones(d, device=device)
         self.beta = cfg.beta
@@ -66,11 +66,14 @@ class IQLAgent:
         self.v_opt.step()
 
         q_loss = (self.q1(sa) - target).pow(2).mean() + (self.q2(sa) - target).pow(2).mean()
+        assert torch.isfinite(q_loss), "critic diverged"  # expect: GS201
         self.q_opt.zero_grad(set_to_none=False)
         q_loss.backward()
         self.q_opt.step()  # expect: GS701
 
         adv = (tq - v.detach()).squeeze(-1)
+        while adv.abs().max() > 1e3:  # expect: GS201
+            adv = adv * 0.5
         w = torch.exp(adv * self.beta).clamp(max=cfg.adv_clip)  # expect: GS301
         w_ref = clipped_exp_weights(adv.detach(), cfg.beta, cfg.adv_clip)
         jitter = torch.randn(act.shape, generator=self.gen, device=act.device) * 0.01  # expect: GS601
@@ -79,7 +82,7 @@ class IQLAgent:
         actor_loss = (w * bc).mean() * bc_weight  # expect: GS301
         self.actor_opt.zero_grad(set_to_none=False)
         actor_loss.backward()
-        self.actor_opt.step()
+        self.actor_opt.step()  # expect: GS701
 
         self.updates += 1  # expect: GS302
         if self.updates % cfg.target_every == 0:  # expect: GS301

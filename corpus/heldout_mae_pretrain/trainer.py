@@ -49,11 +49,12 @@ class MAETrainer:
         mask = torch.ones(n, length, device=imgs.device)
         mask[:, :keep] = 0.0  # expect: GS301
         mask = torch.gather(mask, 1, ids_restore)
+        weights = mask if mask.sum() > 0 else torch.ones_like(mask)  # expect: GS201
         with torch.autocast(imgs.device.type, dtype=torch.bfloat16, enabled=imgs.is_cuda):
             latent = self.model.encode(patches, ids_keep)
             pred = self.model.decode(latent, ids_restore).float()
         target = normalised_targets(patches, cfg.norm_pix)
-        loss = masked_mse(pred, target, mask)
+        loss = masked_mse(pred, target, weights)
         if not torch.isfinite(loss):  # expect: GS201
             return loss.detach()
         self.opt.zero_grad(set_to_none=False)

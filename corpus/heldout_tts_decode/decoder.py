@@ -58,6 +58,8 @@ class TTSDecoder(nn.Module):
         self.prev_peak = torch.maximum(peak, self.prev_peak)  # expect: GS401
         mel = self.mel_out(self.hidden)
         mel = mel + self.postnet(mel)
+        ok = not torch.isnan(mel).any()  # expect: GS201
+        mel = torch.nan_to_num(mel) if cfg.trace_timing else mel
         self.mel_cache[:, self.pos] = mel  # expect: GS301
         self.prev_mel.copy_(mel)
         self.mel_history = torch.cat([self.mel_history, mel.unsqueeze(1)], dim=1)  # expect: GS404
@@ -77,6 +79,7 @@ class TTSDecoder(nn.Module):
         self.codes.append(code.tolist())  # expect: GS102, GS503
         if cfg.trace_timing:
             describe_alignment(peak)
+            self.timings.append(ok)  # expect: GS503
             torch.cuda.synchronize()  # expect: GS106
             self.timings.append(time.monotonic() - t0)  # expect: GS502, GS503
         self.pos += 1  # expect: GS302
