@@ -8,7 +8,8 @@ class Synthesizer:
     def __init__(self, cfg: TTSConfig, device: torch.device):
         self.cfg = cfg
         self.device = device
-        self.dec = TTSDecoder(cfg, device).eval()
+        self.dec = TTSDecoder(cfg, device)
+        self.dec.eval()
         if device.type == "cuda":
             self.dec.graph_postnet()
             self.step_fn = torch.compile(self.dec.decode_step, mode="reduce-overhead")
