@@ -1354,19 +1354,24 @@ class FileWalker:
         self.anchors[id(node)] = self.statement
         return unit
 
+    def _run_handlers(self, handlers, node: cst.CSTNode) -> None:
+        """Each rule's handler on `node`; a handler that asked about kinds the project may know
+        (`probed`) gets a what-if run for them."""
+        probed, log = self._probed, self._report_log
+        for handler in handlers:
+            mark = len(log)
+            handler(node, self)
+            if probed:
+                asked = set(probed)
+                probed.clear()
+                if not asked <= self.wanted:
+                    self._what_if_tensors(handler, node, asked, set(log[mark:]))
+
     def _visit(self, node: cst.CSTNode) -> None:
         tp = type(node)
         handlers = self.handlers.get(tp)
         if handlers:
-            probed, log = self._probed, self._report_log
-            for handler in handlers:
-                mark = len(log)
-                handler(node, self)
-                if probed:
-                    asked = set(probed)
-                    probed.clear()
-                    if not asked <= self.wanted:
-                        self._what_if_tensors(handler, node, asked, set(log[mark:]))
+            self._run_handlers(handlers, node)
         method = _SPECIAL.get(tp)
         if method is not None:
             method(self, node)
@@ -1645,15 +1650,7 @@ class FileWalker:
     def _visit_call(self, node: cst.Call) -> None:
         handlers = self._call_handlers_for(node) if self._call_handlers else ()
         if handlers:  # as in _visit: rules first, then the walker's own bookkeeping
-            probed, log = self._probed, self._report_log
-            for handler in handlers:
-                mark = len(log)
-                handler(node, self)
-                if probed:
-                    asked = set(probed)
-                    probed.clear()
-                    if not asked <= self.wanted:
-                        self._what_if_tensors(handler, node, asked, set(log[mark:]))
+            self._run_handlers(handlers, node)
         refs = self._call_refs(node.func)
         for ref in refs:
             for unit in self.scope.units:
