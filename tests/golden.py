@@ -58,11 +58,6 @@ KNOWN_MISSES = {
     # written when GS302's docs did not say); GS302 leaves an update that syncs to the sync's
     # report, as its docs now say and as mixup_train/train.py:54 (the same line) is labelled.
     ("corpus/ddpm_train/trainer.py", 75, "GS302"): "GS302 leaves an update that reads a tensor on the host to GS101/GS105 (one cause)",
-    # `if done.any():` in `TD3Agent.update(self, obs, action, reward, next_obs, done)`: every
-    # call unpacks a tuple (`self.update(*self.static_batch)` with `self.static_batch =
-    # tuple(t.to(self.device) for t in batch)`), and the function only uses `done` in ways numpy
-    # arrays allow too (`.any()`, `.squeeze(-1).nonzero()`, `1.0 - done`), so its kind is unknown.
-    ("corpus/td3_update/agent.py", 80, "GS201"): "a parameter filled only by `*tuple` unpacking, used only in numpy-like ways, has no known kind",
 }
 
 # Reported but not labelled, with the reason; kept honest the same way.

@@ -356,7 +356,12 @@ class Project:
         located = self.units.get(function)
         if not result and located is not None:
             params = located.unit.params
-            slots = {name, str(params.index(name))} if name in params else {name}
+            slots = {name}
+            if name in params:
+                index = params.index(name)
+                slots.add(str(index))
+                if len(params) - index <= located.unit.required_tail:
+                    slots.add(f"-{len(params) - index}")  # passed after `*args` (`f(*batch, lr)`)
             for caller, slot_conditions in self._scalar_callers().get(function, ()):
                 if any(slot in slots and not (callers_only and cond == ("loop",)) and self.condition_holds(cond, caller, roots)
                        for slot, cond in slot_conditions):

@@ -64,6 +64,9 @@ class Unit:
     # module surgery: (parameter, class) for `setattr(m, name, LoRALinear(...))` with `m` from
     # `param.named_modules()`: the class's forward runs inside the forward of what callers pass
     injects: tuple[tuple[str, str], ...] = ()
+    # how many of the last positional parameters have no default (0 with `*args`): an argument
+    # passed after `*args` in "-k" slots (Unit.scalar_args) lands k-th from the end of those
+    required_tail: int = 0
 
 
 @dataclass(frozen=True)

@@ -196,6 +196,11 @@ class ReturnKinds:
         merged = None
         for slots in sites:
             code, spread = None, False
+            if ("*", "?") in slots and not any(slot == name for slot, _ in slots):
+                # `self.update(*batch, w)` in an eager fallback, beside `self.update(*self.static, w)`
+                # spreading tensors: a site that says nothing about the slot is left out (one that
+                # says something else still decides, and some site must say)
+                continue
             for slot, value in slots:
                 if slot == "*":
                     return None  # `f(*args)`, `f(**batch)`: which argument lands where is unknown
@@ -210,6 +215,8 @@ class ReturnKinds:
             if kind is None:
                 return None
             merged = kind if merged is None else T.merge(merged, kind)
+        if merged is None:
+            return None
         return merged if merged.is_tensor or merged.tag == "tensor-tuple" else None
 
     def _slot(self, slot: str, depth: int) -> T.Kind | None:

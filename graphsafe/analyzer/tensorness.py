@@ -124,7 +124,7 @@ TENSOR_ONLY_METHODS = frozenset(
     new_empty new_tensor type_as expand expand_as narrow index_select gather scatter scatter_
     scatter_add scatter_add_ index_add_ index_copy_ copy_ fill_ zero_ add_ mul_ div_ sub_ lerp_
     addcmul_ addcdiv_ matmul bmm mm addmm baddbmm logsumexp amax amin argmax argmin permute
-    clamp_min clamp_max""".split()
+    clamp_min clamp_max clone""".split()
 )
 
 BOOL_RESULT_METHODS = frozenset(
@@ -138,7 +138,7 @@ BOOL_ONLY_METHODS = frozenset("bool isnan isinf isfinite isneginf isposinf signb
 # (`model.half()`, `model.float()`), numpy's `argmax`/`argmin` and sympy's `expand`, plus the
 # bool-only methods.
 PARAM_TENSOR_METHODS = (
-    TENSOR_ONLY_METHODS - {"float", "half", "bfloat16", "double", "argmax", "argmin", "expand"}
+    TENSOR_ONLY_METHODS - {"float", "half", "bfloat16", "double", "argmax", "argmin", "expand", "clone"}
 ) | BOOL_ONLY_METHODS
 # Anchored on the dot (fast to scan for); the receiver's name is read backwards from there.
 _PARAM_TENSOR_CALL = re.compile(r"\.(?:" + "|".join(sorted(PARAM_TENSOR_METHODS, key=len, reverse=True)) + r")\(")

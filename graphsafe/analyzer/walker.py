@@ -53,6 +53,7 @@ _LITERALS = frozenset({cst.Integer, cst.Float, cst.SimpleString})
 # Builtins whose number result carries their arguments' per-step variation.
 _NUMBER_BUILTINS = frozenset("min max abs round float int".split())
 # libraries whose functions given a number build tensors or host values other rules judge
+_PLAIN_RETURNS = frozenset("None int float bool str bytes Tensor".split())
 _NOT_PROGRAM_MODULES = frozenset("torch numpy triton transformer_engine apex".split())
 
 _DEVICE_MOVES = frozenset("to cuda cpu pin_memory".split())  # methods that may change a tensor's device
@@ -128,6 +129,7 @@ class _UnitBuilder:
     generator: bool = False
     declared_returns: tuple[str, ...] = ()  # from a return annotation; wins over `return`s
     params: tuple[str, ...] = ()  # positional parameter names, without self
+    required_tail: int = 0  # how many of the last of them have no default (none with `*args`)
     # calls passing per-step Python numbers: (callee, ((slot, source condition), ...))
     scalar_args: list[tuple[CallRef, tuple[tuple[str, tuple[str, ...]], ...]]] = field(default_factory=list)
     arg_kinds: list[tuple[CallRef, tuple[tuple[str, str], ...]]] = field(default_factory=list)  # per call site
@@ -215,6 +217,7 @@ class FileWalker:
         self.attr_reads: set[tuple[str, str, str]] = set()  # see FileFacts.attr_reads
         self.properties: set[str] = set()
         self.number_functions: frozenset[str] = frozenset()  # module functions annotated `-> float`
+        self.object_functions: dict[str, T.Kind] = {}  # ... annotated `-> nn.Module`, `-> Policy`
         self.number_methods: dict[str, frozenset[str]] = {}  # class key → its methods annotated `-> float`
         self.stores: set[int] = set()
         self.reported: set[tuple[str, int]] = set()
@@ -519,6 +522,8 @@ class FileWalker:
             return self._surest_source([arg.value for arg in call.args])
         callee = self._same_file_callee(func)
         if callee is None:
+            if type(func) is cst.Attribute:
+                return self._schedule_method_source(call, func)
             return self._imported_helper_source(call)
         if isinstance(func, cst.Name) and func.value in self.number_functions:
             for arg in call.args:  # `get_lr(self.iter_num, cfg)` with `def get_lr(...) -> float`
@@ -543,6 +548,16 @@ class FileWalker:
             return None
         head = (self.resolve(func) or "").partition(".")[0]
         if not head or head in _NOT_PROGRAM_MODULES or head in sys.stdlib_module_names:
+            return None
+        return self._certain_arg_source(call)
+
+    def _schedule_method_source(self, call: cst.Call, func: cst.Attribute) -> ScalarSource | None:
+        """`self.sched.value(self.updates)`: a method of a program object (a schedule) given a
+        number that varies for certain computes, on the host, a value fixed at capture like it."""
+        if not call.args:
+            return None
+        receiver = self._kind(func.value)
+        if receiver.tag != "object" or not receiver.refs or any(r.startswith("torch.") for r in receiver.refs):
             return None
         return self._certain_arg_source(call)
 
@@ -633,8 +648,9 @@ class FileWalker:
                 return T.SCALAR
             return T.TENSOR_TUPLE if all(k.is_tensor for k in elements) else T.MIXED_TUPLE
         if tp in (cst.ListComp, cst.GeneratorExp):
-            if self._maps_tensors(expr):
-                return T.TENSOR_TUPLE  # `[t.to(dev) for t in batch]` over tensors
+            if self._maps_tensors(expr) or self._kind(expr.elt).is_tensor:
+                # `[t.to(dev) for t in batch]` over tensors; `[b.clone() for b in batch]`
+                return T.TENSOR_TUPLE
             if tp is cst.ListComp and type(expr.elt) is cst.Call:
                 # `[make_queue(d) for d in dilations]`: iterating it gives those objects
                 element = self._kind(expr.elt)
@@ -922,6 +938,9 @@ class FileWalker:
             if (name in self.number_functions and local is None and name not in scope.local_defs
                     and not scope.imports.is_imported(name)):
                 return T.SCALAR  # `lr_at(it)` with `def lr_at(it) -> float` in this module
+            if (name in self.object_functions and local is None and name not in scope.local_defs
+                    and not scope.imports.is_imported(name)):
+                return self.object_functions[name]  # `mlp(d, h)` with `def mlp(...) -> nn.Module`
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if (scope.class_key and method in self.number_methods.get(scope.class_key, ())
@@ -1153,6 +1172,7 @@ class FileWalker:
         if "register_buffer" in self.source:  # the scan reads every method: only where it can find one
             self.registrars = _buffer_registrars(node for node, _ in pending_classes)
         self.scope = _Scope(imports, self.globals, {}, None, None, "", [])
+        self.object_functions = self._object_functions(module.body)
         for node, key in pending_classes:
             bases = tuple(b for b in (imports.resolve(arg.value) for arg in node.bases) if b)
             bases = tuple(self._qualify(b) for b in bases)
@@ -1179,6 +1199,22 @@ class FileWalker:
         # The pre-pass resolved names with the module's imports only; a method's own imports
         # (`import torch` inside it) must decide them in the walk proper.
         self._resolved = {}
+
+    def _object_functions(self, statements) -> dict[str, T.Kind]:
+        """Module-level builders annotated to return a module or another object (`def mlp(...)
+        -> nn.Module`): `self.q = mlp(...).to(device)` holds one, and a branch that hands it to
+        a function records device work."""
+        found = {}
+        for stmt in statements:
+            if type(stmt) is not cst.FunctionDef or stmt.returns is None:
+                continue
+            annotation = stmt.returns.annotation
+            if type(annotation) is cst.Name and annotation.value in _PLAIN_RETURNS:
+                continue  # the common answers, without resolving them
+            kind = self._annotation_kind(annotation)
+            if kind.tag in ("object", "modules") and kind.refs:
+                found[stmt.name.value] = kind
+        return found
 
     def _scan_module_level(self, statements, prefix: str, imports: ImportTable,
                            pending_classes: list[tuple[cst.ClassDef, str]]) -> None:
@@ -1407,6 +1443,10 @@ class FileWalker:
             self_name = all_params[0].name.value
             inner.self_name = self_name
         unit.params = tuple(p.name.value for p in all_params if p.name.value != self_name)
+        if not isinstance(params.star_arg, cst.Param):  # no `*args`
+            # how many of the last positional parameters have no default (see _scalar_arg_slots)
+            unit.required_tail = next((i for i, p in enumerate(reversed(all_params)) if p.default is not None
+                                       or p.name.value == self_name), len(all_params))
         for param in all_params + list(params.kwonly_params):
             if param.name.value == self_name:
                 continue
@@ -1850,27 +1890,39 @@ class FileWalker:
 
     def _scalar_arg_slots(self, call: cst.Call) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """Arguments that are per-step Python numbers here: (position or keyword, condition)."""
-        found = []
+        found: list[tuple[str, tuple[str, ...]]] = []
         position: int | None = 0
+        trailing: list[cst.Arg] = []  # positional arguments after a `*args`
         for arg in call.args:
             if arg.star:
                 position = None  # after `*args`/`**kw` positions are unknown; keywords still name their slot
                 continue
             if arg.keyword is None and position is None:
+                trailing.append(arg)
                 continue
             slot = arg.keyword.value if arg.keyword is not None else str(position)
             if arg.keyword is None:
                 position += 1
-            if self._kind(arg.value).is_tensor:
-                continue
-            source = self.scalar_source(arg.value)
-            if source is not None:
-                found.append((slot, source.condition or ()))
-            if (source is None or source.condition) and (self.loop_names or self.scope.loop_derived) \
-                    and self._mentions_loop_name(arg.value):
-                # `train_step(x, lr_at(it))` in the eager loop that drives the steps
-                found.append((slot, ("loop",)))
+            self._note_scalar_arg(arg.value, slot, found)
+        if trailing and not any(a.keyword is not None or a.star == "**" for a in call.args):
+            # `self.update(*self.static, bc_weight)`: a positional argument after `*args` counts
+            # from the end ("-1": the last positional parameter). The project pass maps it where
+            # the callee's trailing parameters are all required (then the call fills each one);
+            # keywords could fill them instead, so only in a call that passes none.
+            for back, arg in enumerate(reversed(trailing), start=1):
+                self._note_scalar_arg(arg.value, f"-{back}", found)
         return tuple(found)
+
+    def _note_scalar_arg(self, value: cst.BaseExpression, slot: str, found: list) -> None:
+        if self._kind(value).is_tensor:
+            return
+        source = self.scalar_source(value)
+        if source is not None:
+            found.append((slot, source.condition or ()))
+        if (source is None or source.condition) and (self.loop_names or self.scope.loop_derived) \
+                and self._mentions_loop_name(value):
+            # `train_step(x, lr_at(it))` in the eager loop that drives the steps
+            found.append((slot, ("loop",)))
 
     def _mentions_loop_name(self, expr: cst.BaseExpression) -> bool:
         names = set().union(*self.loop_names, self.scope.loop_derived)
@@ -2019,7 +2071,7 @@ class FileWalker:
             returns = unit.declared_returns or (() if unit.generator else summarize_returns(unit.returns))
             units.append(Unit(unit.key, display, unit.class_key, line, tuple(unit.calls), tuple(hits), marks,
                               unit.is_function, returns, unit.params, tuple(unit.scalar_args),
-                              tuple(unit.arg_kinds), unit.replays, tuple(unit.injects)))
+                              tuple(unit.arg_kinds), unit.replays, tuple(unit.injects), unit.required_tail))
         refs = tuple(
             RegionRef(kind, conf, targets, class_key, line_of(node))
             for kind, conf, targets, class_key, node in self.region_refs

@@ -89,11 +89,15 @@ class VariableLengthShape(Rule):
         "y = torch.zeros(x.shape[0], 4)",
         "n = len(x)\ny = x[:n]",
         "def f(self, x):\n    return torch.zeros(len(self.layers))",
+        # one slice of a value of unknown kind may be a Python list (host work, no shape)
+        "def f(names, lengths: list[int]):  # graphsafe: region\n    return names[: max(lengths)]",
         Example("def f(seqs: list):\n    return torch.zeros(max(len(s) for s in seqs))", region=False),
     )
     invalid = (
         "def f(seqs: list[torch.Tensor]):  # graphsafe: region\n    max_len = max(len(s) for s in seqs)\n    return torch.zeros(len(seqs), max_len)",
         Example("def f(x: torch.Tensor, lengths: list[int]):  # graphsafe: region\n    return x[:, :max(lengths)]"),
+        # `targets` of unknown kind (filled by `*batch`): `[:, :n]` is array indexing all the same
+        Example("def f(targets, lengths: list[int]):  # graphsafe: region\n    return targets[:, :max(lengths)]"),
         Example("def f(seqs: list[torch.Tensor]):  # graphsafe: region\n    lens = [s.shape[0] for s in seqs]\n    return seqs[0].new_zeros(max(lens))"),
         "from torch.nn.utils.rnn import pad_sequence\ndef f(seqs):  # graphsafe: region\n    return pad_sequence(seqs, batch_first=True)",
     )
@@ -182,7 +186,9 @@ class VariableLengthShape(Rule):
                 return
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
-        if not ctx.kind(node.value).is_tensor:
+        kind = ctx.kind(node.value)
+        # `targets[:, :n]` of a value of unknown kind: a tuple of slices indexes arrays, not lists
+        if not (kind.is_tensor or (kind.tag == "unknown" and len(node.slice) > 1)):
             return
         state = self._state(ctx)
         if state is None:

@@ -57,7 +57,8 @@ class PythonScalarInput(Rule):
     that starts as a number or setting, `self.hp["lr"] = lr_at(i)`),
     or a number computed from one (arithmetic, `min`/`max`, `math.exp(...)`, a helper method
     or property that returns it, a function annotated `-> float` given it, a helper imported
-    from another module of the program given a counter: `lr_at(self.step, cfg.lr)`) —
+    from another module of the program given a counter: `lr_at(self.step, cfg.lr)`, a method
+    of a schedule object of the program given one: `self.sched.value(self.updates)`) —
     used inside a captured region in tensor math (comparisons with a tensor included, a
     method only tensors have such as `lerp_` on an element of a dict of tensors),
     tensor indexing/slicing, a tensor or optimizer-state assignment, or control flow that
@@ -65,7 +66,9 @@ class PythonScalarInput(Rule):
     before the tensor work included, or a conditional expression that picks a
     tensor: `prev = None if i == 0 else self.old`). A callee's number parameter counts when a caller
     passes it such a value (the region root's own parameter, a varying attribute, or a value
-    computed from a loop variable of the eager loop that drives the steps); a step-invariant
+    computed from a loop variable of the eager loop that drives the steps), by keyword, by
+    position, or after a spread batch (`self.update(*self.static, lr)` fills the last
+    parameter where the trailing ones have no default); a step-invariant
     argument (`self.layer_idx`, a config value) does not. A parameter declared as nothing (no
     annotation, no default: `def denoise(self, x, guidance)`) counts only where a caller
     passes it a per-step number, not because its function is a region root.
@@ -139,6 +142,11 @@ class PythonScalarInput(Rule):
                 "        return self.cache.update(k, self.layer_idx)", module=True),
         # a branch that only computes Python numbers; a branch on a host draw (GS502 reports it)
         "def step2(x: torch.Tensor, lr: float):  # graphsafe: region\n    if lr > 1.0:\n        cap = 1.0\n    return x",
+        # the spread call given a config value: step-invariant
+        Example("import torch\nclass C:\n    def __init__(self, cfg):\n        self.cfg = cfg\n"
+                "    def update(self, obs: torch.Tensor, act: torch.Tensor, bc_weight: float):\n        return (obs * act).mean() * bc_weight\n"
+                "    def step(self):  # graphsafe: region\n"
+                "        return self.update(*self.static, self.cfg.bc_weight)", module=True),
         # a pick between host values; a config setting rebound each pass to the same field
         "def step2(x: torch.Tensor, i: int):  # graphsafe: region\n    tag = 'first' if i == 0 else 'next'\n    return x, tag",
         Example("import torch\nclass C:\n    def __init__(self, cfg):\n        self.cfg = cfg\n"
@@ -205,6 +213,16 @@ class PythonScalarInput(Rule):
                 "    def step(self, loss: torch.Tensor):  # graphsafe: region\n        return loss * self.loss_scale\n"
                 "    def fit(self, batches):\n        for batch in batches:\n"
                 "            self.loss_scale = self.scaler.update(batch)", module=True),
+        # a number passed after the spread static batch fills the last parameter
+        Example("import torch\nclass C:\n    def update(self, obs: torch.Tensor, act: torch.Tensor, bc_weight: float):\n"
+                "        return (obs * act).mean() * bc_weight\n"
+                "    def step(self, bc_weight: float):  # graphsafe: region\n"
+                "        return self.update(*self.static, bc_weight)", module=True),
+        # a schedule object's method given a counter
+        Example("import torch\nfrom schedules import Linear\nclass C:\n    def __init__(self):\n"
+                "        self.updates = 0\n        self.sched = Linear(1.0, 0.1, 100)\n"
+                "    def update(self, x: torch.Tensor):  # graphsafe: region\n        self.updates += 1\n"
+                "        return x * self.sched.value(self.updates)", module=True),
         # a decay read through a property derived from a counter
         Example("import torch\nclass C:\n    def __init__(self):\n        self.updates = 0\n"
                 "    @property\n    def decay(self) -> float:\n        return min(0.999, (1 + self.updates) / (10 + self.updates))\n"
@@ -388,6 +406,10 @@ def _host_draw_in(expr: cst.BaseExpression, ctx) -> bool:
 _BUILTIN_CALLS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
 
 
+# methods that only tensors (in-place kernels) or modules (`load_state_dict`: copies) have
+_DEVICE_METHODS = PARAM_TENSOR_METHODS | {"load_state_dict"}
+
+
 def _device_state(kind) -> bool:
     return kind.is_tensor or kind.tag in ("object", "modules")  # `polyak_update(self.q, self.q_target, tau)`
 
@@ -419,6 +441,8 @@ def _records_device_work(node: cst.If | cst.While, ctx) -> bool:
                 receiver = ctx.kind(func.value)
                 if receiver.is_tensor or receiver.tag in ("object", "modules") or ctx.is_self(func.value):
                     return True
+                if receiver.tag == "unknown" and func.attr.value in _DEVICE_METHODS:
+                    return True  # `tp.data.lerp_(p.data, tau)`, `self.q_t.load_state_dict(...)` built elsewhere
             elif (isinstance(func, cst.Name) and func.value not in _BUILTIN_CALLS
                     and any(_device_state(ctx.kind(arg.value)) for arg in current.args)):
                 return True

@@ -1,0 +1,135 @@
+"""Steps called with their batch spread (`self.update(*self.static, lr)`), as RL and speech
+training loops write them (retired held-out set 8), and modules made by annotated builders.
+
+Each case has a look-alike that must stay silent.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from tests.helpers import diagnostics
+
+
+def lines(source: str, code: str) -> list[int]:
+    return sorted(d.start.line for d in diagnostics(textwrap.dedent(source)) if d.code == code)
+
+
+AFTER_STAR = """
+import torch
+
+
+class Agent:
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    def update(self, obs, act, {params}):
+        loss = (obs * act).mean()
+        return loss * w
+
+    def capture(self, batch, w: float):
+        self.static = [b.clone() for b in batch]
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.out = self.update(*self.static, {args})
+"""
+
+
+def test_a_number_passed_after_a_spread_batch_lands_in_the_last_parameter():
+    assert lines(AFTER_STAR.format(params="w: float", args="w"), "GS301") == [11]
+    # the same spread call given a config value: step-invariant
+    assert lines(AFTER_STAR.format(params="w: float", args="self.cfg.w"), "GS301") == []
+
+
+def test_arguments_after_a_spread_count_from_the_end():
+    # `w` is the last of two trailing arguments; the first is a config value
+    source = AFTER_STAR.format(params="scale: float, w: float", args="self.cfg.scale, w")
+    assert lines(source, "GS301") == [11]
+    # swapped: the per-step value now lands in `scale`, which the body does not use
+    source = AFTER_STAR.format(params="scale: float, w: float", args="w, self.cfg.w")
+    assert lines(source, "GS301") == []
+
+
+def test_no_slot_from_the_end_where_a_default_or_a_keyword_may_fill_it():
+    # `w` has a default: the spread may be one element shorter, so which slot gets the value
+    # is not known; an undeclared `w` (no default, no annotation) counts only through a slot
+    source = AFTER_STAR.format(params="w=None", args="w")
+    assert lines(source, "GS301") == []
+    source = AFTER_STAR.format(params="w, scale", args="w, scale=2.0")
+    assert lines(source, "GS301") == []
+
+
+SPREAD_BRANCH = """
+import torch
+
+
+class Agent:
+    def update(self, obs, done):
+        if (done > 0).any():
+            obs = obs * 2
+        return obs
+
+    def capture(self, batch):
+        self.static = [b.clone() for b in batch]
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.out = self.update(*self.static)
+
+    def train_on(self, batches):
+        for batch in batches:
+            if self.graph is None:
+                self.update(*batch)
+            {other}
+"""
+
+
+def test_a_spread_of_cloned_tensors_types_the_parameters_despite_an_eager_fallback():
+    # the eager fallback spreads a batch of unknown elements: it says nothing about `done`
+    assert lines(SPREAD_BRANCH.format(other="pass"), "GS201") == [7]
+
+
+def test_a_site_that_passes_something_else_still_decides():
+    # another caller passes a Python number as `done`: not known to be a tensor
+    assert lines(SPREAD_BRANCH.format(other="self.update(batch[0], 0)"), "GS201") == []
+    # every site spreads unknown elements: nothing is known
+    source = SPREAD_BRANCH.format(other="pass").replace("[b.clone() for b in batch]", "list(batch)")
+    assert lines(source, "GS201") == []
+
+
+BUILDER = """
+import copy
+import torch
+from torch import nn
+from targets import polyak
+
+
+def mlp(i: int, o: int) -> {returns}:
+    return nn.Sequential(nn.Linear(i, o))
+
+
+class Agent:
+    def __init__(self, device):
+        self.q = mlp(3, 1).to(device)
+        self.q_target = copy.deepcopy(self.q)
+        self.updates = 0
+
+    def update(self, x: torch.Tensor):  # graphsafe: region
+        self.updates += 1
+        if self.updates % 2 == 0:
+            polyak(self.q_target, self.q, 0.005)
+        if self.q(x):
+            x = x * 2
+        return x
+"""
+
+
+def test_a_module_from_an_annotated_builder_makes_a_counter_branch_record_device_work():
+    source = BUILDER.format(returns="nn.Module")
+    assert lines(source, "GS301") == [20]
+    assert lines(source, "GS201") == [22]  # calling the module gives a tensor
+
+
+def test_a_builder_annotated_with_something_else_is_no_module():
+    source = BUILDER.format(returns="dict")
+    assert lines(source, "GS301") == []
+    assert lines(source, "GS201") == []

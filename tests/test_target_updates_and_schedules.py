@@ -1,0 +1,75 @@
+"""Per-step numbers around target-network updates and schedule objects (GS301), the
+neighbours of the counter branch `if self.updates % cfg.target_every == 0: polyak(...)`
+that retired held-out set 8 showed: networks built by helpers from another file, whose kind
+the file does not know, and schedules kept in objects of the program.
+
+Each case has a look-alike that must stay silent.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from tests.helpers import diagnostics
+
+
+def gs301_lines(source: str) -> list[int]:
+    return sorted(d.start.line for d in diagnostics(textwrap.dedent(source)) if d.code == "GS301")
+
+
+TARGET_UPDATE = """
+import torch
+from nets import build_q
+
+
+class Agent:
+    def __init__(self, device):
+        self.q = build_q().to(device)
+        self.q_target = build_q().to(device)
+        self.history = []
+        self.updates = 0
+
+    def update(self, x: torch.Tensor):  # graphsafe: region
+        self.updates += 1
+        if self.updates % 4 == 0:
+            {body}
+        return x
+"""
+
+
+def test_a_counter_branch_that_updates_a_target_built_elsewhere_records_device_work():
+    # in-place kernels on the parameters of networks whose kind this file does not know
+    body = "for p, tp in zip(self.q.parameters(), self.q_target.parameters()):\n                tp.data.lerp_(p.data, 0.01)"
+    assert gs301_lines(TARGET_UPDATE.format(body=body)) == [15]
+    # a hard update copies the weights: kernels too
+    assert gs301_lines(TARGET_UPDATE.format(body="self.q_target.load_state_dict(self.q.state_dict())")) == [15]
+
+
+def test_a_counter_branch_that_only_moves_host_values_is_silent():
+    # GS503 reports the append; the branch itself records no device work
+    assert gs301_lines(TARGET_UPDATE.format(body="self.history.append(len(self.history))")) == []
+
+
+SCHEDULED = """
+import torch
+from schedules import Linear
+
+
+class Agent:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.updates = 0
+        self.sched = Linear(1.0, 0.1, 100)
+
+    def update(self, x: torch.Tensor):  # graphsafe: region
+        self.updates += 1
+        return x * self.sched.value({arg})
+"""
+
+
+def test_a_schedule_objects_method_given_a_counter_is_a_per_step_number():
+    assert gs301_lines(SCHEDULED.format(arg="self.updates")) == [14]
+
+
+def test_a_schedule_objects_method_given_a_config_value_is_not():
+    assert gs301_lines(SCHEDULED.format(arg="self.cfg.t0")) == []
