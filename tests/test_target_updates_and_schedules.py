@@ -73,3 +73,71 @@ def test_a_schedule_objects_method_given_a_counter_is_a_per_step_number():
 
 def test_a_schedule_objects_method_given_a_config_value_is_not():
     assert gs301_lines(SCHEDULED.format(arg="self.cfg.t0")) == []
+
+
+HELPER_BELOW = """
+import torch
+
+
+class Agent:
+    def __init__(self, opt, cfg):
+        self.opt = opt
+        self.cfg = cfg
+        self.base = cfg.lr
+        self.updates = 0
+
+    def update(self, x: torch.Tensor):  # graphsafe: region
+        self.updates += 1
+        lr = self.lr_at({arg})
+        for g in self.opt.param_groups:
+            g["lr"] = lr
+        return x
+
+    def lr_at(self, t):
+        warm = min(1.0, t / 100)
+        return self.base * warm * 0.99 ** t
+"""
+
+
+def test_an_unannotated_helper_defined_below_computes_a_per_step_number_from_a_counter():
+    assert gs301_lines(HELPER_BELOW.format(arg="self.updates")) == [16]
+    # defined above the region: the same
+    above = HELPER_BELOW.format(arg="self.updates")
+    helper = above[above.index("    def lr_at"):]
+    above = above.replace(helper, "").replace("    def update", helper + "\n    def update")
+    assert gs301_lines(above) == [20]
+
+
+def test_an_unannotated_helper_given_a_config_value_is_step_invariant():
+    assert gs301_lines(HELPER_BELOW.format(arg="self.cfg.t0")) == []
+
+
+FIELD = """
+import torch
+from dataclasses import dataclass
+
+
+@dataclass
+class State:
+    beta: float = 1.0
+
+
+class Agent:
+    def __init__(self):
+        self.state = State()
+
+    def update(self, x: torch.Tensor):  # graphsafe: region
+        return x * self.state.beta
+
+    def train(self, xs, decay: float):
+        {train}
+"""
+
+
+def test_a_dataclass_field_of_this_file_decayed_in_the_driving_loop_is_per_step():
+    train = "for x in xs:\n            self.state.beta *= decay"
+    assert gs301_lines(FIELD.format(train=train)) == [16]
+
+
+def test_a_dataclass_field_set_once_outside_a_loop_is_not():
+    assert gs301_lines(FIELD.format(train="self.state.beta = decay")) == []

@@ -218,6 +218,9 @@ class FileWalker:
         self.properties: set[str] = set()
         self.number_functions: frozenset[str] = frozenset()  # module functions annotated `-> float`
         self.object_functions: dict[str, T.Kind] = {}  # ... annotated `-> nn.Module`, `-> Policy`
+        self._def_nodes: dict[str, cst.FunctionDef] = {}  # unit key → def, for functions and methods
+        self._number_shaped: dict[str, bool] = {}  # memo of _number_shaped_def
+        self.tensor_results: set[str] = set()  # function keys with a `return` of a tensor
         self.number_methods: dict[str, frozenset[str]] = {}  # class key → its methods annotated `-> float`
         self.stores: set[int] = set()
         self.reported: set[tuple[str, int]] = set()
@@ -477,6 +480,10 @@ class FileWalker:
                         if f"{ref}.{attr}" in self.properties:  # `self.sched.lr`: the class is walked
                             found = self.scalar_returns.get(f"{ref}.{attr}")  # first or later in the file
                             return found or ScalarSource(f"attribute `{attr}` of {ref.rpartition('.')[2]}", (ref, attr))
+                        if attr in self.number_attrs.get(ref, ()):
+                            # a number field of a class of this file (`self.state.beta` of a
+                            # dataclass): per step where code outside the class sets it in a loop
+                            return ScalarSource(f"attribute `{attr}` of {ref.rpartition('.')[2]}", (ref, attr))
                     elif not ref.startswith("torch."):
                         return ScalarSource(f"attribute `{attr}` of {ref.rpartition('.')[2]}", (ref, attr))
             return None
@@ -533,10 +540,22 @@ class FileWalker:
                 if found is not None and not (found.condition and found.condition[0] == "param"):
                     return found
         found = self.scalar_returns.get(callee)
-        if found is None and self.host_results.get(callee):
-            # `lr, wd = self.schedule(self.step)`, a method walked earlier that returns host values
-            return self._certain_arg_source(call)
+        if (found is None or found.condition) and (self.host_results.get(callee) or (
+                callee not in self.tensor_results and self._number_shaped_def(callee))):
+            # `lr, wd = self.schedule(self.step)`, a method walked earlier that returns host values,
+            # or one whose returns are number arithmetic (`return self.base * 0.99 ** t`), walked
+            # or not, that gave no tensor; given a tensor, what it computes may be device work.
+            # A counter it is given varies for certain, unlike a setting it reads (`self.base`)
+            if not any(self._kind(arg.value).is_tensor for arg in call.args):
+                return self._certain_arg_source(call) or found
         return found
+
+    def _number_shaped_def(self, key: str) -> bool:
+        """Does the function of this file with unit key `key` return number arithmetic only?"""
+        if key not in self._number_shaped:
+            node = self._def_nodes.get(key)
+            self._number_shaped[key] = node is not None and _returns_number_arithmetic(node)
+        return self._number_shaped[key]
 
     def _imported_helper_source(self, call: cst.Call) -> ScalarSource | None:
         """`lr_at(self.step, cfg.lr)` with `lr_at` imported from another module of the program:
@@ -870,8 +889,10 @@ class FileWalker:
                 self.scalar_returns.setdefault(unit.key, source)
         # does every `return` give host values only (`return lr / (i + 1), wd * i`)?
         parts = value.elements if type(value) is cst.Tuple else (() if value is None else (value,))
-        numbers = all(self._kind(getattr(p, "value", p)).not_tensor for p in parts)
-        self.host_results[unit.key] = self.host_results.get(unit.key, True) and numbers
+        kinds = [self._kind(getattr(p, "value", p)) for p in parts]
+        self.host_results[unit.key] = self.host_results.get(unit.key, True) and all(k.not_tensor for k in kinds)
+        if any(k.is_tensor or k.tag == "tensor-tuple" for k in kinds):
+            self.tensor_results.add(unit.key)
         declared = self._declared_object_slot(unit.node)
         if declared is None and value is not None:
             declared = self._object_slot(value)  # `return RingQueue(...)` without an annotation
@@ -1227,8 +1248,10 @@ class FileWalker:
                 for small in stmt.body:
                     if isinstance(small, (cst.Import, cst.ImportFrom)) and not prefix:
                         imports.add(small)
-            elif isinstance(stmt, cst.FunctionDef) and not prefix:
-                self.module_defs[stmt.name.value] = f"{self.module}.{stmt.name.value}"
+            elif isinstance(stmt, cst.FunctionDef):
+                self._def_nodes[f"{self.module}.{prefix}{stmt.name.value}"] = stmt
+                if not prefix:
+                    self.module_defs[stmt.name.value] = f"{self.module}.{stmt.name.value}"
             elif isinstance(stmt, cst.ClassDef):
                 key = f"{self.module}.{prefix}{stmt.name.value}"
                 if not prefix:
@@ -2370,6 +2393,64 @@ def _is_number_expression(value: cst.BaseExpression, number_params, number_funct
 
 
 _ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
+
+
+def _returns_number_arithmetic(function: cst.FunctionDef) -> bool:
+    """Does every `return` of `function` give number arithmetic (`self.base * 0.99 ** t`,
+    `min(1.0, t / self.warmup)`, a local assigned such values)? Read from the syntax alone,
+    for a function the walk has not reached yet."""
+    returns: list[cst.Return] = []
+    assigned: dict[str, list[cst.BaseExpression]] = {}
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        tp = type(node)
+        if tp is cst.FunctionDef or tp is cst.ClassDef or tp is cst.Lambda:
+            continue  # a nested scope's returns are its own
+        if tp is cst.Return:
+            returns.append(node)
+        elif tp is cst.Assign:
+            for target in node.targets:
+                if type(target.target) is cst.Name:
+                    assigned.setdefault(target.target.value, []).append(node.value)
+                else:  # unpacked or stored elsewhere: not known to be arithmetic
+                    for name in _names_in(target.target):
+                        assigned.setdefault(name.value, []).append(target.target)
+        elif tp is cst.AugAssign and type(node.target) is cst.Name:
+            assigned.setdefault(node.target.value, []).append(node.value)
+        elif tp is cst.For:  # a loop target: anything
+            for name in _names_in(node.target):
+                assigned.setdefault(name.value, []).append(node.target)
+        stack.extend(_children(node))
+    return bool(returns) and all(r.value is not None and _number_arithmetic(r.value, assigned, frozenset())
+                                 for r in returns)
+
+
+def _number_arithmetic(expr: cst.BaseExpression, assigned: dict, seen: frozenset) -> bool:
+    tp = type(expr)
+    if tp is cst.Integer or tp is cst.Float:
+        return True
+    if tp is cst.Name:  # a parameter, or a local assigned number arithmetic only
+        if expr.value in seen:
+            return True
+        if expr.value in ("True", "False", "None"):
+            return False
+        values = assigned.get(expr.value)
+        return values is None or all(_number_arithmetic(v, assigned, seen | {expr.value}) for v in values)
+    if tp is cst.Attribute:
+        return type(expr.value) is cst.Name  # `self.base`, `cfg.lr`
+    if tp is cst.BinaryOperation:
+        return _number_arithmetic(expr.left, assigned, seen) and _number_arithmetic(expr.right, assigned, seen)
+    if tp is cst.UnaryOperation:
+        return type(expr.operator) is not cst.Not and _number_arithmetic(expr.expression, assigned, seen)
+    if tp is cst.IfExp:
+        return _number_arithmetic(expr.body, assigned, seen) and _number_arithmetic(expr.orelse, assigned, seen)
+    if tp is cst.Call and expr.args and not any(a.star or a.keyword for a in expr.args):
+        func = expr.func
+        if (type(func) is cst.Name and func.value in _NUMBER_BUILTINS) or (
+                type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "math"):
+            return all(_number_arithmetic(a.value, assigned, seen) for a in expr.args)
+    return False
 
 
 def _is_tensor_comparison(expr: cst.BaseExpression) -> bool:

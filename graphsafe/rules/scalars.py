@@ -56,7 +56,8 @@ class PythonScalarInput(Rule):
     a number field of a dataclass set so, `state.temperature = t`; an entry of a dict attribute
     that starts as a number or setting, `self.hp["lr"] = lr_at(i)`),
     or a number computed from one (arithmetic, `min`/`max`, `math.exp(...)`, a helper method
-    or property that returns it, a function annotated `-> float` given it, a helper imported
+    or property that returns it, a helper of this file whose returns are number arithmetic
+    given a counter: `self.lr_at(self.updates)`, a function annotated `-> float` given it, a helper imported
     from another module of the program given a counter: `lr_at(self.step, cfg.lr)`, a method
     of a schedule object of the program given one: `self.sched.value(self.updates)`) —
     used inside a captured region in tensor math (comparisons with a tensor included, a
