@@ -7,7 +7,10 @@ Each case has a look-alike that must stay silent.
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
+from graphsafe.analyzer.engine import check_paths
+from graphsafe.config import Settings
 from tests.helpers import diagnostics
 
 
@@ -133,3 +136,54 @@ def test_a_builder_annotated_with_something_else_is_no_module():
     source = BUILDER.format(returns="dict")
     assert lines(source, "GS301") == []
     assert lines(source, "GS201") == []
+
+
+TRAINER = """
+import torch
+
+
+class Trainer:
+    def __init__(self, model, opt):
+        self.model = model
+        self.opt = opt
+
+    def step(self, x, y, lr: float, mom: float):
+        for g in self.opt.param_groups:
+            g.update(lr=lr)
+        self.opt.param_groups[0].update({"momentum": mom})
+        return (self.model(x) - y).pow(2).mean()
+"""
+
+RUNNER = """
+import torch
+from trainer import Trainer
+
+
+class Runner:
+    def __init__(self, trainer: Trainer, cfg):
+        self.trainer = trainer
+        self.cfg = cfg
+
+    def capture(self, batch, lr: float):
+        self.static = [b.clone() for b in batch]
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            self.out = self.trainer.step(*self.static, {args})
+"""
+
+
+def project(tmp_path: Path, files: dict[str, str], code: str) -> set[tuple[str, int]]:
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
+    return {(Path(d.path).name, d.start.line) for d in result.diagnostics if d.code == code}
+
+
+def test_a_spread_call_into_another_file_fills_param_groups_through_update(tmp_path):
+    files = {"trainer.py": TRAINER, "run.py": RUNNER.format(args="lr, lr")}
+    assert project(tmp_path, files, "GS301") == {("trainer.py", 12), ("trainer.py", 13)}
+
+
+def test_the_same_call_given_config_values_is_silent(tmp_path):
+    files = {"trainer.py": TRAINER, "run.py": RUNNER.format(args="self.cfg.lr, self.cfg.momentum")}
+    assert project(tmp_path, files, "GS301") == set()

@@ -141,3 +141,30 @@ def test_a_dataclass_field_of_this_file_decayed_in_the_driving_loop_is_per_step(
 
 def test_a_dataclass_field_set_once_outside_a_loop_is_not():
     assert gs301_lines(FIELD.format(train="self.state.beta = decay")) == []
+
+
+HELD = """
+import torch
+
+
+class Agent:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.updates = 0
+        self.warmup = lambda s: min(1.0, s / 100)
+
+    def update(self, x: torch.Tensor, opt):  # graphsafe: region
+        self.updates += 1
+        for g in opt.param_groups:
+            g["lr"] = self.warmup({arg})
+        decay = lambda t: 0.99 ** t
+        return x * decay({arg})
+"""
+
+
+def test_lambdas_held_in_an_attribute_or_a_local_given_a_counter_are_per_step():
+    assert gs301_lines(HELD.format(arg="self.updates")) == [14, 16]
+
+
+def test_the_same_lambdas_given_a_config_value_are_not():
+    assert gs301_lines(HELD.format(arg="self.cfg.t0")) == []

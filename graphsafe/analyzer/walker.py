@@ -531,7 +531,11 @@ class FileWalker:
         if callee is None:
             if type(func) is cst.Attribute:
                 return self._schedule_method_source(call, func)
+            if type(func) is cst.Name and func.value in self.scope.env:
+                return self._held_callable_source(call, func)  # `f = lambda t: ...; f(self.step)`
             return self._imported_helper_source(call)
+        if type(func) is cst.Attribute and callee not in self._def_nodes:
+            return self._held_callable_source(call, func)  # `self.lr_fn = lambda s: ...` in __init__
         if isinstance(func, cst.Name) and func.value in self.number_functions:
             for arg in call.args:  # `get_lr(self.iter_num, cfg)` with `def get_lr(...) -> float`
                 found = self.scalar_source(arg.value)
@@ -577,6 +581,16 @@ class FileWalker:
             return None
         receiver = self._kind(func.value)
         if receiver.tag != "object" or not receiver.refs or any(r.startswith("torch.") for r in receiver.refs):
+            return None
+        return self._certain_arg_source(call)
+
+    def _held_callable_source(self, call: cst.Call, func: cst.BaseExpression) -> ScalarSource | None:
+        """A callable held in a local or an attribute (a lambda, a `partial`, an inherited
+        method) given a number that varies for certain and no tensor: what it computes on the
+        host is fixed at capture. Not a module (calling one is device work on tensors)."""
+        if not call.args or self._kind(func).tag in ("object", "modules", "tensor", "bool-tensor"):
+            return None
+        if any(self._kind(arg.value).is_tensor for arg in call.args):
             return None
         return self._certain_arg_source(call)
 

@@ -57,12 +57,14 @@ class PythonScalarInput(Rule):
     that starts as a number or setting, `self.hp["lr"] = lr_at(i)`),
     or a number computed from one (arithmetic, `min`/`max`, `math.exp(...)`, a helper method
     or property that returns it, a helper of this file whose returns are number arithmetic
-    given a counter: `self.lr_at(self.updates)`, a function annotated `-> float` given it, a helper imported
+    given a counter: `self.lr_at(self.updates)`, a lambda held in an attribute or a local
+    given one: `self.warmup(self.updates)`, a function annotated `-> float` given it, a helper imported
     from another module of the program given a counter: `lr_at(self.step, cfg.lr)`, a method
     of a schedule object of the program given one: `self.sched.value(self.updates)`) —
     used inside a captured region in tensor math (comparisons with a tensor included, a
     method only tensors have such as `lerp_` on an element of a dict of tensors),
-    tensor indexing/slicing, a tensor or optimizer-state assignment, or control flow that
+    tensor indexing/slicing, a tensor or optimizer-state assignment (`g["lr"] = lr`,
+    `g.update(lr=lr)` on a param group), or control flow that
     chooses which tensor work is recorded (an `if`, a guard clause `if self.p == 0.0: return x`
     before the tensor work included, or a conditional expression that picks a
     tensor: `prev = None if i == 0 else self.old`). A callee's number parameter counts when a caller
@@ -136,6 +138,8 @@ class PythonScalarInput(Rule):
         "y = x / x.shape[-1] ** 0.5",
         "def step2(x: torch.Tensor, n: int, lr: float):  # graphsafe: region\n    if x.dim() > n and lr > 0:\n        pass\n    return x",
         "def inner(scale: float):\n    return scale * 2\nz = inner(1.0)",
+        # a host dict of logged values updated with the same keys
+        "def step2(x: torch.Tensor, lr: float):  # graphsafe: region\n    stats = {}\n    stats.update(lr=lr)\n    return x",
         # a callee's number parameter that every caller fills with a step-invariant value
         Example("import torch\nclass Cache:\n    def update(self, k: torch.Tensor, layer_idx: int):\n"
                 "        return k * layer_idx\nclass Layer:\n    def __init__(self, i):\n        self.layer_idx = i\n"
@@ -182,6 +186,7 @@ class PythonScalarInput(Rule):
         "def step2(x: torch.Tensor, clip: float):  # graphsafe: region\n    return (x.abs() > clip).float().mean()",
         "def step2(x: torch.Tensor, temperature=1.0):  # graphsafe: region\n    return torch.softmax(x / temperature, -1)",
         "def step2(opt, lr: float):  # graphsafe: region\n    for g in opt.param_groups:\n        g['lr'] = lr",
+        "def step2(opt, lr: float):  # graphsafe: region\n    for g in opt.param_groups:\n        g.update(lr=lr)",
         Example(
             _SCALED_MODULE.format(init_tail="", annotation="float", call="self.step2(x, s)"),
             module=True,
@@ -303,6 +308,11 @@ class PythonScalarInput(Rule):
             scalar_buffer.note_call(node, ctx, self.uses)
         func = node.func
         method = func.attr.value if isinstance(func, cst.Attribute) else ""
+        if method == "update" and _param_group(func.value, ctx):
+            # `g.update(lr=lr)`, `opt.param_groups[0].update({"lr": lr})`: like `g["lr"] = lr`
+            for value in _optimizer_values(node):
+                self._flag(value, ctx)
+            return
         numbers = [arg.value for arg in node.args if (arg.keyword is None or arg.keyword.value not in SIZE_KEYWORDS)
                    and ctx.scalar_source(arg.value) is not None]
         if not numbers or method in SIZE_METHODS:
@@ -480,6 +490,35 @@ def _condition_operands(test: cst.BaseExpression):
             yield comparison.comparator
     else:
         yield test
+
+
+def _optimizer_values(call: cst.Call):
+    """The values `update(lr=..)` / `update({"lr": ..})` gives optimizer keys."""
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value in OPTIMIZER_KEYS:
+                yield arg.value
+        elif type(arg.value) is cst.Dict:
+            for element in arg.value.elements:
+                if (type(element) is cst.DictElement and type(element.key) is cst.SimpleString
+                        and element.key.evaluated_value in OPTIMIZER_KEYS):
+                    yield element.value
+
+
+def _param_group(expr: cst.BaseExpression, ctx) -> bool:
+    """`opt.param_groups[i]`, or `g` of `for g in opt.param_groups` in this function."""
+    if type(expr) is cst.Subscript:
+        return type(expr.value) is cst.Attribute and expr.value.attr.value == "param_groups"
+    if type(expr) is not cst.Name or ctx.function_node is None:
+        return False
+    stack: list[cst.CSTNode] = [ctx.function_node.body]
+    while stack:
+        node = stack.pop()
+        if (type(node) is cst.For and type(node.target) is cst.Name and node.target.value == expr.value
+                and type(node.iter) is cst.Attribute and node.iter.attr.value == "param_groups"):
+            return True
+        stack.extend(children(node))
+    return False
 
 
 def _optimizer_key(target: cst.Subscript) -> bool:
