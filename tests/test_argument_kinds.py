@@ -244,6 +244,8 @@ def sample():
     ("[t.to('cuda') for t in batch]", "(t.to('cuda') for t in sample())"),
     ("tuple(t.cuda() for t in batch)", "sample()"),
     ("list(batch)", "[t.clone() for t in sample()]"),
+    # an eager fallback that spreads a batch of unknown contents says nothing against it
+    ("[t.to('cuda') for t in batch]", "self.rows"),
 ])
 def test_a_step_given_spread_tuples_of_tensors_takes_tensors(tmp_path, static, eager):
     (tmp_path / "agent.py").write_text(STAR_AGENT.format(static=static, eager=eager))
@@ -254,7 +256,6 @@ def test_a_step_given_spread_tuples_of_tensors_takes_tensors(tmp_path, static, e
 
 @pytest.mark.parametrize(("static", "eager"), [
     ("[t.to('cuda') for t in batch]", "(t for t in range(2))"),  # one caller spreads numbers
-    ("[t.to('cuda') for t in batch]", "self.rows"),  # contents unknown
     ("[t.tolist() for t in batch]", "sample()"),  # lists, not tensors
 ])
 def test_a_spread_of_anything_else_keeps_it_unknown(tmp_path, static, eager):

@@ -187,3 +187,24 @@ def test_a_spread_call_into_another_file_fills_param_groups_through_update(tmp_p
 def test_the_same_call_given_config_values_is_silent(tmp_path):
     files = {"trainer.py": TRAINER, "run.py": RUNNER.format(args="self.cfg.lr, self.cfg.momentum")}
     assert project(tmp_path, files, "GS301") == set()
+
+
+def test_a_comprehension_loop_variable_does_not_take_an_outer_names_kind():
+    # `x` is a tensor outside; inside the comprehension it is an element of `names`
+    source = """
+    import torch
+
+
+    def step(names: list, n: int):  # graphsafe: region
+        x = torch.zeros(3)
+        ys = [x for x in names]
+        for y in ys:
+            if y:
+                pass
+        zs = [x.clone() for x in names]
+        for z in zs:
+            if z:
+                pass
+        return x
+    """
+    assert lines(source, "GS201") == [13]  # only the clones are tensors

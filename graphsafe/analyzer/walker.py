@@ -681,9 +681,11 @@ class FileWalker:
                 return T.SCALAR
             return T.TENSOR_TUPLE if all(k.is_tensor for k in elements) else T.MIXED_TUPLE
         if tp in (cst.ListComp, cst.GeneratorExp):
-            if self._maps_tensors(expr) or self._kind(expr.elt).is_tensor:
-                # `[t.to(dev) for t in batch]` over tensors; `[b.clone() for b in batch]`
-                return T.TENSOR_TUPLE
+            if self._maps_tensors(expr):
+                return T.TENSOR_TUPLE  # `[t.to(dev) for t in batch]` over tensors
+            made = self._comprehension_elements(expr)
+            if made is not None:
+                return made
             if tp is cst.ListComp and type(expr.elt) is cst.Call:
                 # `[make_queue(d) for d in dilations]`: iterating it gives those objects
                 element = self._kind(expr.elt)
@@ -759,6 +761,25 @@ class FileWalker:
         if tp is cst.NamedExpr:
             return self._kind(expr.value)
         return T.UNKNOWN
+
+    def _comprehension_elements(self, comp) -> T.Kind | None:
+        """What a comprehension collects where its element says so whatever the loop variable
+        holds: `[b.clone() for b in batch]` tensors, `[torch.zeros(n) for n in sizes]` tensors,
+        `[t.tolist() for t in batch]` host values. (The element's kind is not asked otherwise: a
+        loop variable may shadow an outer name whose kind is another.)"""
+        element = comp.elt
+        if type(element) is not cst.Call:
+            return None
+        func = element.func
+        if type(func) is cst.Attribute and type(func.value) is cst.Name:
+            targets = {n.value for n in _names_in(comp.for_in.target)}
+            if func.value.value in targets:
+                if func.attr.value in T.TENSOR_ONLY_METHODS:
+                    return T.TENSOR_TUPLE
+                return T.SCALAR if func.attr.value in T.TENSOR_NON_TENSOR_METHODS else None
+        if (self.resolve(func) or "").startswith("torch.") and self._kind(element).is_tensor:
+            return T.TENSOR_TUPLE
+        return None
 
     def _maps_tensors(self, comp) -> bool:
         """`[t.to(dev) for t in batch]` over a tuple of tensors (see _mapped_iterable)."""
@@ -1893,11 +1914,15 @@ class FileWalker:
         kind = self._kind(value)
         if kind == T.TENSOR_TUPLE:
             return "L"
+        if kind == T.SCALAR:
+            return "S"  # `*[t.tolist() for t in batch]`: host values (a site that says so)
         if kind.tag == "unknown":
             if type(value) in (cst.ListComp, cst.GeneratorExp):
                 value = _mapped_iterable(value)  # `*(t.to(dev) for t in sample())`: what it maps over
                 if value is None:
                     return "?"
+                if self._element_kind(value).not_tensor:
+                    return "S"  # `*(t for t in range(2))`: numbers
             pid = self._depends_on(value)
             if pid is not None:
                 return f"@{pid}"
