@@ -208,3 +208,30 @@ def test_a_comprehension_loop_variable_does_not_take_an_outer_names_kind():
         return x
     """
     assert lines(source, "GS201") == [13]  # only the clones are tensors
+
+
+PARTIAL = """
+import functools
+import torch
+
+
+def scaled(x: torch.Tensor, w: float):
+    return x * w
+
+
+def main(xs, ws, cfg):
+    for w in ws:
+        f = functools.partial(scaled, w={value})
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            f(xs[0])
+"""
+
+
+def test_a_number_bound_by_functools_partial_reaches_the_captured_call():
+    # the captured call goes through the partial to `scaled`, with `w` from the driving loop
+    assert lines(PARTIAL.format(value="w"), "GS301") == [7]
+
+
+def test_a_config_value_bound_by_functools_partial_is_step_invariant():
+    assert lines(PARTIAL.format(value="cfg.w"), "GS301") == []

@@ -159,6 +159,8 @@ class _Scope:
     # local name → pending id: its value came from a project call whose return kind is unknown here
     pending: dict[str, str] = field(default_factory=dict)
     loop_derived: set[str] = field(default_factory=set)  # locals computed from a loop variable
+    # local name → the `functools.partial(target, ...)` call it holds: calling it calls `target`
+    partials: dict[str, cst.Call] = field(default_factory=dict)
     host_names: set[str] = field(default_factory=set)  # locals bound to `t.cpu()` and the like
     # local name → the parameter whose tensor it views (`value = value[0]`): same device
     param_views: dict[str, str] = field(default_factory=dict)
@@ -1598,6 +1600,24 @@ class FileWalker:
                 self._note_outside_set(target_expr)
             self._visit_target(target.target)
             self._bind(target.target, kind, node.value)
+            if type(target.target) is cst.Name:
+                if self._partial_target(node.value) is not None:
+                    self.scope.partials[target.target.value] = node.value
+                else:
+                    self.scope.partials.pop(target.target.value, None)
+
+    def _partial_target(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
+        """`functools.partial(self.update, bc_weight=w)` → `self.update`."""
+        if type(value) is not cst.Call or not value.args:
+            return None
+        func = value.func  # the cheap look first: this runs for every call
+        if not ((type(func) is cst.Name and func.value == "partial")
+                or (type(func) is cst.Attribute and func.attr.value == "partial")):
+            return None
+        if (not value.args[0].star and value.args[0].keyword is None
+                and self.resolve(value.func) == "functools.partial"):
+            return value.args[0].value
+        return None
 
     def _visit_annassign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -1758,6 +1778,20 @@ class FileWalker:
                 unit.replays = True
         if type(node.func) is cst.Name and node.func.value == "setattr" and len(node.args) == 3:
             self._note_injection(node)
+        target = self._partial_target(node)
+        if target is not None:
+            # the arguments `functools.partial(f, ...)` binds are arguments of the later calls of f
+            self._note_arguments(cst.Call(func=target, args=node.args[1:]), self._call_refs(target))
+        elif refs and not (type(node.func) is cst.Name and node.func.value in self.scope.partials
+                           and any(a.keyword is None for a in self.scope.partials[node.func.value].args[1:])):
+            self._note_arguments(node, refs)  # (positions after a partial's bound ones are not kept)
+        self._region_ref(node)
+        self._visit(node.func)
+        for arg in node.args:
+            self._visit(arg.value)
+
+    def _note_arguments(self, node: cst.Call, refs: list[CallRef]) -> None:
+        """The kinds, and the per-step numbers, a call passes to its callees' parameters."""
         if refs and node.args:
             slots = self._arg_kind_slots(node)
             for ref in refs:
@@ -1769,10 +1803,6 @@ class FileWalker:
                 for ref in refs:
                     for unit in self.scope.units:
                         unit.scalar_args.append((ref, slots))
-        self._region_ref(node)
-        self._visit(node.func)
-        for arg in node.args:
-            self._visit(arg.value)
 
     def _note_injection(self, node: cst.Call) -> None:
         """`setattr(module, child_name, LoRALinear(child, ...))` for `module` in
@@ -1810,6 +1840,8 @@ class FileWalker:
         assert scope is not None
         if isinstance(func, cst.Name):
             name = func.value
+            if name in scope.partials:  # `step = functools.partial(self.update, w=w)` then `step(x)`
+                return self._call_refs(scope.partials[name].args[0].value)
             if name in scope.local_defs:
                 return [CallRef("global", scope.local_defs[name])]
             if name == scope.self_name and scope.class_key:  # `mean, log_std = self(obs)`

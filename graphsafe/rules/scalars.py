@@ -70,8 +70,9 @@ class PythonScalarInput(Rule):
     tensor: `prev = None if i == 0 else self.old`). A callee's number parameter counts when a caller
     passes it such a value (the region root's own parameter, a varying attribute, or a value
     computed from a loop variable of the eager loop that drives the steps), by keyword, by
-    position, or after a spread batch (`self.update(*self.static, lr)` fills the last
-    parameter where the trailing ones have no default); a step-invariant
+    position, after a spread batch (`self.update(*self.static, lr)` fills the last
+    parameter where the trailing ones have no default), or bound by `functools.partial(f,
+    w=w)` for a captured call of the partial; a step-invariant
     argument (`self.layer_idx`, a config value) does not. A parameter declared as nothing (no
     annotation, no default: `def denoise(self, x, guidance)`) counts only where a caller
     passes it a per-step number, not because its function is a region root.
