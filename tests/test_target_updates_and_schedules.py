@@ -19,7 +19,7 @@ def gs301_lines(source: str) -> list[int]:
 
 TARGET_UPDATE = """
 import torch
-from nets import build_q
+from nets import build_q, polyak
 
 
 class Agent:
@@ -43,6 +43,15 @@ def test_a_counter_branch_that_updates_a_target_built_elsewhere_records_device_w
     assert gs301_lines(TARGET_UPDATE.format(body=body)) == [15]
     # a hard update copies the weights: kernels too
     assert gs301_lines(TARGET_UPDATE.format(body="self.q_target.load_state_dict(self.q.state_dict())")) == [15]
+
+
+def test_a_counter_branch_that_hands_networks_placed_on_the_device_to_a_helper_records_device_work():
+    # `polyak` lives in another file; the networks were built there too, then moved to the device
+    assert gs301_lines(TARGET_UPDATE.format(body="polyak(self.q_target, self.q, 0.005)")) == [15]
+
+
+def test_a_counter_branch_that_hands_host_lists_to_a_helper_is_silent():
+    assert gs301_lines(TARGET_UPDATE.format(body="polyak(self.history, self.history, 0.005)")) == []
 
 
 def test_a_counter_branch_that_only_moves_host_values_is_silent():

@@ -221,6 +221,7 @@ class FileWalker:
         self.number_functions: frozenset[str] = frozenset()  # module functions annotated `-> float`
         self.object_functions: dict[str, T.Kind] = {}  # ... annotated `-> nn.Module`, `-> Policy`
         self._def_nodes: dict[str, cst.FunctionDef] = {}  # unit key → def, for functions and methods
+        self.device_attrs: dict[str, set[str]] = {}  # class → attributes of unknown kind set by `.to(device)`
         self._number_shaped: dict[str, bool] = {}  # memo of _number_shaped_def
         self.tensor_results: set[str] = set()  # function keys with a `return` of a tensor
         self.number_methods: dict[str, frozenset[str]] = {}  # class key → its methods annotated `-> float`
@@ -1351,6 +1352,8 @@ class FileWalker:
                         # returns (for the calls made on it)
                         self.wanted.add(self._pending[id(made)] + OBJECT_PID)
                     name = target.attr.value
+                    if kind.tag == "unknown" and scope.class_key and self._placed_on_device(small.value, scope.class_key):
+                        self.device_attrs.setdefault(scope.class_key, set()).add(name)
                     if kind.tag == "unknown" and scope.class_key:  # what a project call returns, for other files
                         pid = self._depends_on(small.value)
                         pids = self._attr_pids.setdefault(scope.class_key, {})
@@ -1392,6 +1395,24 @@ class FileWalker:
                 if added:
                     had = kinds[owner.attr.value].refs
                     kinds[owner.attr.value] = T.module_set(*dict.fromkeys((*had, *added)))
+
+    def _placed_on_device(self, value: cst.BaseExpression, class_key: str) -> bool:
+        """`build_q(...).to(device)`, `.cuda()`, or `copy.deepcopy(self.q)` of such an attribute:
+        a module or tensor made elsewhere (its kind unknown here) that lives on the device."""
+        if type(value) is not cst.Call:
+            return False
+        func = value.func
+        if type(func) is cst.Attribute and func.attr.value in ("to", "cuda"):
+            return True
+        if value.args and self.resolve(func) in ("copy.deepcopy", "copy.copy"):
+            return self.placed_on_device(value.args[0].value, class_key)
+        return False
+
+    def placed_on_device(self, expr: cst.BaseExpression, class_key: str | None = None) -> bool:
+        """Is `expr` an attribute of self set to a value placed on the device (see above)?"""
+        class_key = class_key or (self.scope.class_key if self.scope is not None else None)
+        return (type(expr) is cst.Attribute and class_key is not None and self.is_self(expr.value)
+                and expr.attr.value in self.device_attrs.get(class_key, ()))
 
     def _merge_attribute(self, kinds: dict[str, T.Kind], name: str, kind: T.Kind, value: cst.BaseExpression) -> None:
         """An attribute's kind over its assignments. `self.static = None` beside `self.static =

@@ -67,7 +67,9 @@ class PythonScalarInput(Rule):
     `g.update(lr=lr)` on a param group), or control flow that
     chooses which tensor work is recorded (an `if`, a guard clause `if self.p == 0.0: return x`
     before the tensor work included, or a conditional expression that picks a
-    tensor: `prev = None if i == 0 else self.old`). A callee's number parameter counts when a caller
+    tensor: `prev = None if i == 0 else self.old`; tensor work being kernels, module or
+    optimizer calls, in-place tensor methods, `load_state_dict`, or a program function given
+    tensors or networks: `if self.updates % k == 0: polyak(self.q_target, self.q, tau)`). A callee's number parameter counts when a caller
     passes it such a value (the region root's own parameter, a varying attribute, or a value
     computed from a loop variable of the eager loop that drives the steps), by keyword, by
     position, after a spread batch (`self.update(*self.static, lr)` fills the last
@@ -456,8 +458,8 @@ def _records_device_work(node: cst.If | cst.While, ctx) -> bool:
                 if receiver.tag == "unknown" and func.attr.value in _DEVICE_METHODS:
                     return True  # `tp.data.lerp_(p.data, tau)`, `self.q_t.load_state_dict(...)` built elsewhere
             elif (isinstance(func, cst.Name) and func.value not in _BUILTIN_CALLS
-                    and any(_device_state(ctx.kind(arg.value)) for arg in current.args)):
-                return True
+                    and any(_device_state(ctx.kind(arg.value)) or ctx.placed_on_device(arg.value) for arg in current.args)):
+                return True  # (`polyak(self.q_target, self.q, tau)` with `self.q = build_q().to(device)`)
         if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
             continue
         stack.extend(children(current))
