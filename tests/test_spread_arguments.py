@@ -112,7 +112,7 @@ def mlp(i: int, o: int) -> {returns}:
 
 class Agent:
     def __init__(self, device):
-        self.q = mlp(3, 1).to(device)
+        self.q = mlp(3, 1)
         self.q_target = copy.deepcopy(self.q)
         self.updates = 0
 
