@@ -94,6 +94,8 @@ def test_a_spread_of_cloned_tensors_types_the_parameters_despite_an_eager_fallba
 def test_a_site_that_passes_something_else_still_decides():
     # another caller passes a Python number as `done`: not known to be a tensor
     assert lines(SPREAD_BRANCH.format(other="self.update(batch[0], 0)"), "GS201") == []
+    # ... before a spread of unknown contents too
+    assert lines(SPREAD_BRANCH.format(other="self.update(batch[0], 0, *batch[2:])"), "GS201") == []
     # every site spreads unknown elements: nothing is known
     source = SPREAD_BRANCH.format(other="pass").replace("[b.clone() for b in batch]", "list(batch)")
     assert lines(source, "GS201") == []

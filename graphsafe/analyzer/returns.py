@@ -196,7 +196,7 @@ class ReturnKinds:
         merged = None
         for slots in sites:
             code, spread = None, False
-            if ("*", "?") in slots and not any(slot == name for slot, _ in slots):
+            if ("*", "?") in slots and not any(slot == name or slot == position for slot, _ in slots):
                 # `self.update(*batch, w)` in an eager fallback, beside `self.update(*self.static, w)`
                 # spreading tensors: a site that says nothing about the slot is left out (one that
                 # says something else still decides, and some site must say)
