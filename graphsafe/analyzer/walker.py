@@ -52,8 +52,9 @@ _LITERALS = frozenset({cst.Integer, cst.Float, cst.SimpleString})
 
 # Builtins whose number result carries their arguments' per-step variation.
 _NUMBER_BUILTINS = frozenset("min max abs round float int".split())
-# libraries whose functions given a number build tensors or host values other rules judge
+# return annotations that name no object class (skipped without resolving them)
 _PLAIN_RETURNS = frozenset("None int float bool str bytes Tensor".split())
+# libraries whose functions given a number build tensors or host values other rules judge
 _NOT_PROGRAM_MODULES = frozenset("torch numpy triton transformer_engine apex".split())
 
 _DEVICE_MOVES = frozenset("to cuda cpu pin_memory".split())  # methods that may change a tensor's device
