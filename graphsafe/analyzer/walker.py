@@ -230,6 +230,8 @@ class FileWalker:
         self.indents: list[str] = []  # indentation of the blocks being walked
         self.statement_indents: dict[int, tuple[str, ...]] = {}
         self.anchors: dict[int, cst.CSTNode | None] = {}  # target node → its statement
+        self._special: dict[type, Callable] = _SPECIAL  # + attribute reads where the file has properties
+        self._property_names: frozenset[str] = frozenset()
 
     # ------------------------------------------------------------------ Context for rules
     def kind(self, expr: cst.BaseExpression, note: bool = True) -> T.Kind:
@@ -726,12 +728,22 @@ class FileWalker:
             kind = self._self_attr_kind(scope.class_key, attr)
             if kind is not None:
                 return kind
+            if attr in self._property_names and self._owns_property(scope.class_key, attr):
+                pid = f"self:{attr}@{scope.class_key}"  # what the property returns, like `self.norm()`
+                self._pending[id(expr)] = pid
+                return self.external.get(pid, T.UNKNOWN)
         if T.looks_like_config(expr):
             return T.CONFIG
         base = self._kind(expr.value)
         if T.is_distribution(base):
             return T.TENSOR if attr in T.DISTRIBUTION_TENSOR_ATTRS else T.UNKNOWN
         if base.tag == "object":
+            if attr in self._property_names:
+                ref = self._property_ref(expr)
+                if ref is not None:  # `self.stats.big`: what the property returns
+                    pid = f"{ref.kind}:{ref.target}"
+                    self._pending[id(expr)] = pid
+                    return self.external.get(pid, T.UNKNOWN)
             kinds = [self.class_attr_kinds[r].get(attr) for r in base.refs if r in self.class_attr_kinds]
             kinds = [k for k in kinds if k is not None]
             if kinds:
@@ -880,8 +892,9 @@ class FileWalker:
         return ("O:" if kind.tag == "object" else "M:") + "|".join(kind.refs)
 
     def _object_slot(self, value: cst.BaseExpression) -> str | None:
-        """`O:cls` for a returned instance of a class that is not torch's (`return Ring(n)`)."""
-        if type(value) is not cst.Call:
+        """`O:cls` for a returned instance of a class that is not torch's (`return Ring(n)`, or
+        `model = Net(cfg); ...; return model` in a factory)."""
+        if type(value) is not cst.Call and type(value) is not cst.Name:
             return None
         kind = self._kind(value)
         if kind.tag != "object" or not kind.refs or any(r.startswith("torch.") for r in kind.refs):
@@ -1175,6 +1188,9 @@ class FileWalker:
             slots = tuple(sorted((name, "T" if kind.is_tensor else f"@{pids[name]}") for name, kind in attrs.items()
                                  if kind.is_tensor or (kind.tag == "unknown" and pids.get(name))))
             self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)), tuple(sorted(numbers)), slots)
+        if self.properties:  # reading `self.norm` runs the `norm` property: a call for the call graph
+            self._property_names = frozenset(p.rpartition(".")[2] for p in self.properties)
+            self._special = {**_SPECIAL, cst.Attribute: FileWalker._visit_attribute}
         self.scope = None
         # The pre-pass resolved names with the module's imports only; a method's own imports
         # (`import torch` inside it) must decide them in the walk proper.
@@ -1372,7 +1388,7 @@ class FileWalker:
         handlers = self.handlers.get(tp)
         if handlers:
             self._run_handlers(handlers, node)
-        method = _SPECIAL.get(tp)
+        method = self._special.get(tp)
         if method is not None:
             method(self, node)
             return
@@ -1676,6 +1692,33 @@ class FileWalker:
         for arg in node.args:
             self._visit(arg.value)
 
+    def _visit_attribute(self, node: cst.Attribute) -> None:
+        ref = self._property_ref(node) if node.attr.value in self._property_names else None
+        if ref is not None:
+            for unit in self.scope.units:
+                unit.calls[ref] = None
+        for child in _children(node):
+            self._visit(child)
+
+    def _property_ref(self, node: cst.Attribute) -> CallRef | None:
+        """`self.norm` / `self.head.norm` where `norm` is a `@property` of that class (or of a
+        base class in this file): reading it runs the property's body."""
+        attr, scope = node.attr.value, self.scope
+        if type(node.value) is cst.Name and node.value.value == scope.self_name and scope.class_key:
+            return CallRef("self", attr) if self._owns_property(scope.class_key, attr) else None
+        kind = self._kind(node.value)
+        if kind.tag == "object":
+            for ref in kind.refs:
+                if self._owns_property(ref, attr):
+                    return CallRef("method", f"{ref}::{attr}")
+        return None
+
+    def _owns_property(self, class_key: str, attr: str, depth: int = 0) -> bool:
+        if f"{class_key}.{attr}" in self.properties:
+            return True
+        info = self.classes.get(class_key)
+        return info is not None and depth < 8 and any(self._owns_property(b, attr, depth + 1) for b in info.bases)
+
     def _note_injection(self, node: cst.Call) -> None:
         """`setattr(module, child_name, LoRALinear(child, ...))` for `module` in
         `model.named_modules()` of a parameter `model`: the project class now sits in the
@@ -1725,6 +1768,10 @@ class FileWalker:
                 return [CallRef("global", scope.imports.resolve_dotted(name))]
             if name in self.module_defs:
                 return [CallRef("global", self.module_defs[name])]
+            pid = scope.pending.get(name) if kind is None or kind.tag == "unknown" else None
+            if pid is not None and not pid.startswith(ARG_PID) and "#" not in pid:
+                # `model = build_model(cfg)` then `model(x)`: ask which class the factory returns
+                self.wanted.add(pid + OBJECT_PID)
             return []
         if isinstance(func, cst.Attribute):
             method = func.attr.value

@@ -78,7 +78,7 @@ class _StaticMemoryRule(Rule):
 class HostDataTensor(_StaticMemoryRule):
     """## What it does
     Flags tensors made from host data inside a captured region: `torch.tensor(...)`,
-    `torch.as_tensor(...)`, `torch.from_numpy(...)`, `torch.FloatTensor([...])`,
+    `torch.as_tensor(...)`, `torch.from_numpy(...)`, `torch.FloatTensor([...])`, `x.new_tensor([...])`,
     `.cuda()` / `.to("cuda")` / `.to(device="cuda")` of a value not known to be a device tensor
     already (a Python list, a batch from a data loader, a CPU tensor, a value of unknown kind),
     `.to(x.device)` of a CPU tensor (`torch.ones(n)`, or `self.pages[k]` where the class stores
@@ -136,6 +136,7 @@ class HostDataTensor(_StaticMemoryRule):
     valid = (
         "z = torch.zeros_like(x)",
         "z = torch.as_tensor(x, device=x.device)",
+        "z = x.new_tensor(x)",
         'z = x.to("cuda")',
         "z = x.to(torch.float16)",
         "z = y.to(x.device)",  # a tensor of the region: already on the device
@@ -167,6 +168,7 @@ class HostDataTensor(_StaticMemoryRule):
                 fixed="scale = torch.full((), x.shape[-1] ** -0.5, dtype=x.dtype, device=x.device)"),
         "weights = torch.tensor(cfg.loss_weights, device=x.device)",  # may be a list: no fix
         'w = torch.FloatTensor([1.0, 2.0]).to(device="cuda")',
+        "w = x.new_tensor([0.5, 2.0])",
         "g = torch.ones(x.size()).to(x.device)",  # a CPU tensor sent where the region's tensors live
     )
 
@@ -195,7 +197,7 @@ class HostDataTensor(_StaticMemoryRule):
                 ctx.report(self, node, at=place, what=shown,
                            why="copies host memory to the GPU, which is refused during capture unless it is pinned")
 
-    calls = Callees(last_parts(_HOST_DATA_FACTORIES | _LEGACY_CONSTRUCTORS) | {"cuda", "to"})
+    calls = Callees(last_parts(_HOST_DATA_FACTORIES | _LEGACY_CONSTRUCTORS) | {"cuda", "to", "new_tensor"})
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if id(node) in self.moved:
@@ -209,6 +211,12 @@ class HostDataTensor(_StaticMemoryRule):
                 self._factory(node, name, ctx)  # `torch.FloatTensor(3, 4)` (sizes) is not host data
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cuda", "to"):
             self._to_device(node, ctx)
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "new_tensor":
+            # `logits.new_tensor([0.5, 2.0])`: host data copied to the receiver's device
+            first = _positional(node) or [a for a in node.args if a.keyword is not None and a.keyword.value == "data"]
+            if first and not ctx.kind(node.func.value).not_tensor and not ctx.kind(first[0].value).is_tensor:
+                ctx.report(self, node, what=f"{ctx.code_for(node.func.value)}.new_tensor(...)",
+                           why="copies host data to the GPU, which is refused during capture")
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         # `v[:, [-1]]`: PyTorch turns the list into a CPU index tensor and copies it over.

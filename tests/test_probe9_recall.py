@@ -1,0 +1,249 @@
+"""Shapes a fresh labeller writes from docs/rules.md that the analyzer missed (probe round 9),
+each beside a look-alike that must stay silent:
+
+- a model built by a factory, `self.model = build_model()` with `model = Net(); return model`
+  (the call graph follows the returned instance, also for a local `model = build(); model(x)`);
+- reading a `@property` runs its body: `self.norm` / `self.stats.mean` reach the property's
+  hazards, and `if self.has_nan:` branches on the tensor it returns;
+- `any(...)`/`all(...)` of tensors in an `if`/`assert` test (GS201);
+- `t.data_ptr()` kept in a local before it is used as a key (GS506);
+- `x.new_tensor([...])` copies host data (GS402).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from graphsafe.analyzer.engine import check_paths
+from graphsafe.config import Settings
+from tests.helpers import diagnostics
+
+
+def found(source: str, code: str) -> list[int]:
+    return sorted(d.start.line for d in diagnostics(textwrap.dedent(source)) if d.code == code)
+
+
+def project(tmp_path: Path, files: dict[str, str]) -> set[tuple[str, int, str]]:
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
+    return {(Path(d.path).name, d.start.line, d.code) for d in result.diagnostics}
+
+
+MODELS = """\
+import torch
+import torch.nn as nn
+
+
+class Syncing(nn.Module):
+    def forward(self, x):
+        return x.sum().item()
+
+
+class Quiet(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def build_syncing():
+    model = Syncing()
+    model = model.to("cuda")
+    return model
+
+
+def build_quiet():
+    model = Quiet()
+    return model
+"""
+
+
+def test_factory_built_model_is_followed_across_files(tmp_path):
+    train = """\
+    import torch
+    from models import build_quiet, build_syncing
+
+
+    class Trainer:
+        def __init__(self):
+            self.model = build_syncing()
+            self.other = build_quiet()
+
+        def step(self, x):  # graphsafe: region
+            return self.model(x) + self.other(x)
+    """
+    assert project(tmp_path, {"models.py": MODELS, "train.py": train}) == {("models.py", 7, "GS101")}
+
+
+def test_factory_built_model_in_a_local_is_followed(tmp_path):
+    run = """\
+    from models import build_syncing, build_quiet
+
+
+    def step(x):  # graphsafe: region
+        model = build_syncing()
+        return model(x)
+
+
+    def quiet_step(x):  # graphsafe: region
+        model = build_quiet()
+        return model(x)
+    """
+    assert project(tmp_path, {"models.py": MODELS, "run.py": run}) == {("models.py", 7, "GS101")}
+
+
+def test_unreached_factory_model_stays_silent(tmp_path):
+    train = """\
+    from models import build_syncing
+
+
+    class Trainer:
+        def __init__(self):
+            self.model = build_syncing()
+
+        def step(self, x):  # graphsafe: region
+            return x * 2
+    """
+    assert project(tmp_path, {"models.py": MODELS, "train.py": train}) == set()
+
+
+PROPERTIES = """
+import torch
+import torch.nn as nn
+
+
+class Stats:
+    def __init__(self):
+        self.total = torch.zeros(())
+
+    @property
+    def mean(self):
+        return self.total.item()
+
+    @property
+    def big(self):
+        return self.total > 10
+
+    @property
+    def quiet_mean(self):
+        return self.total / 2
+
+
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.zeros(4))
+
+    @property
+    def has_nan(self):
+        return torch.isnan(self.buf).any()
+
+    @property
+    def n_layers(self):
+        return 4
+
+
+class Net(Base):
+    def __init__(self):
+        super().__init__()
+        self.stats = Stats()
+
+    @property
+    def norm(self):
+        return self.buf.norm().item()
+
+    def forward(self, x):  # graphsafe: region
+        n = self.norm
+        m = self.stats.mean
+        q = self.stats.quiet_mean
+        if self.has_nan:
+            x = x * 0
+        if self.n_layers > 2:
+            x = x + 1
+        if self.stats.big:
+            x = x - 1
+        return x
+"""
+
+
+def test_property_reads_run_the_property():
+    assert found(PROPERTIES, "GS101") == [12, 44]
+
+
+def test_branch_on_a_tensor_property():
+    assert found(PROPERTIES, "GS201") == [50, 54]
+
+
+def test_property_not_read_in_a_region_is_silent():
+    source = PROPERTIES.replace("        n = self.norm\n        m = self.stats.mean\n", "")
+    assert found(source, "GS101") == []
+
+
+ANY_ALL = """
+import torch
+
+
+def step(x: torch.Tensor, grads: list[torch.Tensor], params, sizes: list[int]):  # graphsafe: region
+    if any(torch.isnan(p.grad).any() for p in params):
+        pass
+    if not all(torch.isfinite(g).all() for g in grads):
+        pass
+    assert all(torch.isfinite(x))
+    if any(p.grad is None for p in params):
+        pass
+    if any(s > 2 for s in sizes):
+        pass
+    if all(d > 1 for d in x.shape):
+        pass
+    flags = [torch.isnan(g).any() for g in grads]
+    return x
+"""
+
+
+def test_any_all_of_tensors_in_a_test():
+    assert found(ANY_ALL, "GS201") == [6, 8, 10]
+
+
+def test_any_shadowed_by_a_local_function_is_not_the_builtin():
+    source = ANY_ALL.replace("import torch\n", "import torch\n\n\ndef any(xs):\n    return False\n", 1)
+    assert found(source, "GS201") == [12, 14]  # `all` still counts; the module's own `any` does not
+
+
+DATA_PTR = """
+import torch
+
+
+class Cache:
+    def __init__(self):
+        self.cache = {}
+        self.seen = set()
+
+    def lookup(self, x: torch.Tensor):  # graphsafe: region
+        key = (x.data_ptr(), x.shape)
+        hit = self.cache.get(key)
+        ptr = x.data_ptr()
+        if ptr in self.seen:
+            pass
+        aligned = ptr % 16 == 0
+        shape_key = (x.shape[0], x.dtype)
+        other = self.cache.get(shape_key)
+        return hit
+"""
+
+
+def test_data_ptr_kept_in_a_local_then_used_as_a_key():
+    assert found(DATA_PTR, "GS506") == [12, 14]
+
+
+def test_new_tensor_copies_host_data():
+    source = """
+    import torch
+
+
+    def step(x: torch.Tensor):  # graphsafe: region
+        w = x.new_tensor([0.5, 2.0])
+        v = x.new_tensor(x)
+        z = x.new_zeros(2)
+        return w + v + z
+    """
+    assert found(source, "GS402") == [6]
