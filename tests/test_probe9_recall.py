@@ -247,3 +247,135 @@ def test_new_tensor_copies_host_data():
         return w + v + z
     """
     assert found(source, "GS402") == [6]
+
+
+def test_tuple_returned_by_a_factory_keeps_each_element_class(tmp_path):
+    models = MODELS + '''
+
+def build_pair():
+    model = Syncing()
+    return model, Quiet()
+'''
+    train = """\
+    import torch
+    from models import build_pair
+
+
+    class Trainer:
+        def __init__(self):
+            self.model, self.other = build_pair()
+
+        def step(self, x):  # graphsafe: region
+            return self.model(x)
+
+
+    def script(x):
+        quiet, loud = build_pair()[::-1]
+        model, other = build_pair()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            out = other(x)
+        return out
+    """
+    # the Trainer's `self.model` is element 0 (Syncing); the script captures element 1 (Quiet)
+    assert project(tmp_path, {"models.py": models, "train.py": train}) == {("models.py", 7, "GS101")}
+
+
+def test_with_block_runs_enter_and_exit_of_a_project_class(tmp_path):
+    util = """\
+    import time
+
+
+    class Timer:
+        def __enter__(self):
+            self.start = time.perf_counter()
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+
+    class Quiet:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def report(self):
+            return time.time()
+    """
+    step = """\
+    from util import Quiet, Timer
+
+
+    def step(x):  # graphsafe: region
+        with Timer():
+            y = x * 2
+        with Quiet() as q:
+            y = y + 1
+        return y
+    """
+    assert project(tmp_path, {"util.py": util, "step.py": step}) == {("util.py", 6, "GS502")}
+
+
+def test_module_list_element_called_by_index():
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Block(nn.Module):
+        def forward(self, x):
+            return x.sum().item()
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([Block() for _ in range(2)])
+            self.spare = nn.ModuleList([Block()])
+
+        def forward(self, x):  # graphsafe: region
+            for i in range(len(self.layers)):
+                x = self.layers[i](x)
+            return x
+    """
+    assert found(source, "GS101") == [8]
+    assert found(source.replace("x = self.layers[i](x)", "x = x + i"), "GS101") == []
+
+
+def test_super_forward_of_a_torch_module_is_a_tensor():
+    source = """
+    import torch.nn as nn
+
+
+    class Layer(nn.Linear):
+        def forward(self, x):  # graphsafe: region
+            y = super().forward(x)
+            if y.sum() > 0:
+                y = -y
+            return y
+
+
+    class Plain(nn.Module):
+        def forward(self, x):  # graphsafe: region
+            y = super().forward(x)
+            if y:
+                pass
+            return y
+    """
+    assert found(source, "GS201") == [8]
+
+
+def test_module_level_logger_named_LOG():
+    source = """
+    from mylib.logs import _LOG, _LOGGING_LEVELS
+
+
+    def step(x):  # graphsafe: region
+        _LOG.info("step")
+        _LOGGING_LEVELS.get("info")
+        return x
+    """
+    assert found(source, "GS501") == [6]

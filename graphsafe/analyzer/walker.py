@@ -846,6 +846,8 @@ class FileWalker:
             return "T"
         if kind.tag == "tensor-tuple":
             return "L"
+        if kind.tag == "object" and kind.refs and not any(r.startswith("torch.") for r in kind.refs):
+            return "O:" + "|".join(kind.refs)  # `return model, optimizer` from a factory
         if kind.not_tensor:
             return "S"
         pid = self._depends_on(expr)
@@ -940,6 +942,8 @@ class FileWalker:
             if (scope.class_key and method in self.number_methods.get(scope.class_key, ())
                     and isinstance(func.value, cst.Name) and func.value.value == scope.self_name):
                 return T.SCALAR  # `self.lr_at(it)` with `def lr_at(self, it) -> float`
+            if method in ("forward", "__call__") and _is_super_call(func.value) and self._torch_module_base():
+                return T.TENSOR  # `super().forward(x)` in a subclass of nn.Linear, nn.Conv2d, ...
             receiver = self._kind(func.value)
             if T.is_distribution(receiver):
                 if method.startswith("_") or method in T.DISTRIBUTION_NON_TENSOR_METHODS:
@@ -1016,6 +1020,15 @@ class FileWalker:
             qualified = self._qualify(name)
             return T.instance_of(qualified)
         return None
+
+    def _torch_module_base(self) -> bool:
+        """The class being walked derives first from a torch module with a forward of its own
+        (`class Layer(nn.Linear)`), not from `nn.Module` or a container."""
+        info = self.classes.get(self.scope.class_key) if self.scope.class_key else None
+        if info is None or not info.bases:
+            return False
+        base = info.bases[0]
+        return base.startswith("torch.nn.") and base.rpartition(".")[2] not in _NO_FORWARD_MODULES
 
     def _call_instance_kind(self, kind: T.Kind) -> T.Kind:
         # Calling a torch module (nn.Linear, ...) gives a tensor; a project module: unknown.
@@ -1102,7 +1115,8 @@ class FileWalker:
                 elif whole is not None and "#" not in whole:
                     # `log_probs, lens = model(x)`: element i of what a project function returns
                     element_pid = f"{whole}#{i}"
-                    self._bind(element.value, self.external.get(element_pid, T.UNKNOWN), pid=element_pid)
+                    found = self.external.get(element_pid) or self.external.get(element_pid + OBJECT_PID, T.UNKNOWN)
+                    self._bind(element.value, found, pid=element_pid)
                 else:
                     self._bind(element.value, T.UNKNOWN)
             if values is None and value is not None and not kind.is_tensor and kind.tag != "tensor-tuple":
@@ -1278,6 +1292,18 @@ class FileWalker:
                     self._merge_attribute(kinds, name, kind, small.value)
                 elif isinstance(target, cst.Name):
                     scope.env[target.value] = kind = kind or self._kind(small.value)
+                elif (isinstance(target, cst.Tuple) and type(small.value) is cst.Call
+                        and self._kind(small.value).tag == "unknown" and id(small.value) in self._pending):
+                    # `self.model, self.opt = build(cfg)` from a factory: element i's class
+                    pid = self._pending[id(small.value)]
+                    for i, element in enumerate(target.elements):
+                        attr = element.value
+                        if (type(attr) is cst.Attribute and type(attr.value) is cst.Name and attr.value.value == self_name
+                                and "#" not in pid):
+                            self.wanted.add(f"{pid}#{i}{OBJECT_PID}")
+                            found = self.external.get(f"{pid}#{i}{OBJECT_PID}")
+                            if found is not None:
+                                self._merge_attribute(kinds, attr.attr.value, found, small.value)
                 elif (isinstance(target, cst.Tuple) and isinstance(small.value, cst.Tuple)
                         and len(target.elements) == len(small.value.elements)):
                     # `self.model, self.cfg = model, cfg`: element by element
@@ -1605,6 +1631,7 @@ class FileWalker:
             self._visit(item.item)
             if isinstance(item.item, cst.Call) and self.resolve(item.item.func) in GRAPH_CONTEXTS:
                 block = item
+            self._enter_exit_refs(item.item)
             if item.asname is not None:
                 self._visit_target(item.asname.name)
                 self._bind(item.asname.name, self._kind(item.item))
@@ -1614,6 +1641,18 @@ class FileWalker:
         self._walk_block(node.body)
         if unit is not None:
             self.scope.units.remove(unit)
+
+    def _enter_exit_refs(self, manager: cst.BaseExpression) -> None:
+        """`with Timer():` / `with self.timer:` on a project class runs its `__enter__` and
+        `__exit__` around the block."""
+        kind = self._kind(manager)
+        if kind.tag != "object" or not kind.refs:
+            return
+        for ref in kind.refs:
+            if not ref.startswith("torch."):
+                for method in ("__enter__", "__exit__"):
+                    for unit in self.scope.units:
+                        unit.calls[CallRef("method", f"{ref}::{method}")] = None
 
     def _visit_block(self, node: cst.BaseSuite) -> None:
         self._walk_block(node)
@@ -1769,8 +1808,9 @@ class FileWalker:
             if name in self.module_defs:
                 return [CallRef("global", self.module_defs[name])]
             pid = scope.pending.get(name) if kind is None or kind.tag == "unknown" else None
-            if pid is not None and not pid.startswith(ARG_PID) and "#" not in pid:
-                # `model = build_model(cfg)` then `model(x)`: ask which class the factory returns
+            if pid is not None and not pid.startswith(ARG_PID):
+                # `model = build_model(cfg)` (or `model, opt = build(cfg)`) then `model(x)`: ask
+                # which class the factory returns
                 self.wanted.add(pid + OBJECT_PID)
             return []
         if isinstance(func, cst.Attribute):
@@ -1802,6 +1842,10 @@ class FileWalker:
                     self.wanted.add(pid + OBJECT_PID)
                 # `layer.incremental(x)` for `layer` in `self.model.layers`, a class in another file
                 return self._attr_path_refs(base, method)
+        if type(func) is cst.Subscript:  # `self.layers[i](x)`, `self.heads[name](x)`
+            kind = self._kind(func)
+            if kind.tag == "object" and kind.refs:
+                return [CallRef("method", f"{ref}::__call__") for ref in kind.refs]
         return []
 
     def _generic_param(self, name: str, kind: T.Kind | None) -> bool:
@@ -2500,6 +2544,12 @@ _SPECIAL: dict[type, Callable] = {
 
 
 _CONTAINERS = (list, set, dict)
+# torch module classes whose forward is not a tensor op of their own
+_NO_FORWARD_MODULES = frozenset("Module ModuleList ModuleDict ParameterList ParameterDict".split())
+
+
+def _is_super_call(expr: cst.BaseExpression) -> bool:
+    return type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "super"
 
 
 def _save_state(rule) -> list[tuple[object, str, object]]:

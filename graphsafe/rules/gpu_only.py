@@ -265,7 +265,7 @@ class _GpuOnlyBindingRule(BindingRule, _GpuOnlyRule):
 # ------------------------------------------------------------------ GS501
 
 LOG_METHODS = frozenset("debug info warning warn error exception critical fatal log log_dict log_metrics".split())
-LOGGER_NAMES = frozenset("logger log LOGGER LOG _logger _log _LOGGER logging_logger console".split())
+LOGGER_NAMES = frozenset("logger log LOGGER LOG _logger _log _LOGGER _LOG logging_logger console".split())
 TRACKER_RECEIVERS = frozenset("fabric accelerator".split())  # Lightning Fabric, HF Accelerate
 SUMMARY_WRITER_METHODS = frozenset(
     """add_scalar add_scalars add_histogram add_image add_images add_figure add_text add_audio
