@@ -132,6 +132,10 @@ def _device_text(call: cst.Call, ctx) -> str:
     return ctx.code_for(arg.value) if arg is not None else ""
 
 
+# generator methods that return the generator itself
+_RETURNS_ITS_GENERATOR = frozenset(("manual_seed", "set_state"))
+
+
 class FileBindings:
     """Names (`x`) and attributes (`.x`) bound anywhere in one file to values some rule cares
     about, collected during the walk (`BindingRule`)."""
@@ -156,6 +160,9 @@ class FileBindings:
             return
         if not isinstance(value, cst.Call):
             return
+        while (type(value.func) is cst.Attribute and value.func.attr.value in _RETURNS_ITS_GENERATOR
+               and type(value.func.value) is cst.Call):
+            value = value.func.value  # `torch.Generator(device=d).manual_seed(0)` is that generator
         name = ctx.resolve(value.func)
         if name in HOST_RNG_FACTORIES:
             self.host_rngs.add(key)

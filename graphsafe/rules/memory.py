@@ -137,6 +137,7 @@ class HostDataTensor(_StaticMemoryRule):
         "z = torch.zeros_like(x)",
         "z = torch.as_tensor(x, device=x.device)",
         "z = x.new_tensor(x)",
+        'lo = x.new_tensor(0.5, device="cpu").item()',
         'z = x.to("cuda")',
         "z = x.to(torch.float16)",
         "z = y.to(x.device)",  # a tensor of the region: already on the device
@@ -214,6 +215,9 @@ class HostDataTensor(_StaticMemoryRule):
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "new_tensor":
             # `logits.new_tensor([0.5, 2.0])`: host data copied to the receiver's device
             first = _positional(node) or [a for a in node.args if a.keyword is not None and a.keyword.value == "data"]
+            device = _keyword(node, "device")
+            if device is not None and _is_cpu_device(device.value, ctx):
+                return  # a CPU tensor (`.new_tensor(a, device="cpu").item()`): no copy to the GPU
             if first and not ctx.kind(node.func.value).not_tensor and not ctx.kind(first[0].value).is_tensor:
                 ctx.report(self, node, what=f"{ctx.code_for(node.func.value)}.new_tensor(...)",
                            why="copies host data to the GPU, which is refused during capture")
