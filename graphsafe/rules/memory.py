@@ -508,8 +508,8 @@ class GraphOutputNotCloned(_StaticMemoryRule):
     Flags keeping a graph's static output across replays without `.clone()`: a name bound
     inside a `torch.cuda.graph` block, or a tensor the block writes with `out.copy_(...)` or
     `out=out` (for `self.out`, also in a method of the class that the block calls), used after the block in the same function (or, for `self.x`, anywhere in the
-    class) as `outputs.append(out)`, `outputs += [out]`, `outputs.append({"loss": out})`,
-    `results[k] = out` or `yield out`. A rebinding in between (`out = out.clone()`) ends it, unless it is only on one
+    class) as `outputs.append(out)` (or `out.detach()`, the same memory), `outputs += [out]`,
+    `outputs.append({"loss": out})`, `results[k] = out` or `yield out`. A rebinding in between (`out = out.clone()`) ends it, unless it is only on one
     branch of an `if` that the use is outside of (the eager fallback beside `g.replay()`).
 
     ## Why is this bad?
@@ -559,8 +559,16 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         "    history.append(static_loss.clone())",
         "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nouts = []\nfor _ in range(3):\n"
         "    g.replay()\n    outs += [out.clone()]",
+        "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nouts = []\nfor _ in range(3):\n"
+        "    g.replay()\n    outs.append(out.detach().cpu())",  # a copy (GS103 is not this rule)
     )
     invalid = (
+        Example(
+            "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nouts = []\nfor _ in range(3):\n"
+            "    g.replay()\n    outs.append(out.detach())",
+            fixed="g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nouts = []\nfor _ in range(3):\n"
+            "    g.replay()\n    outs.append(out.clone().detach())",
+        ),
         Example(
             "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nouts = []\nfor _ in range(3):\n"
             "    g.replay()\n    outs.append(out)",
@@ -641,6 +649,9 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         else:
             values = [expr]
         for value in values:
+            while (type(value) is cst.Call and type(value.func) is cst.Attribute and not value.args
+                   and value.func.attr.value == "detach"):
+                value = value.func.value  # `losses.append(out.detach())`: the same memory
             key = self._key(value, ctx)
             if key is not None:
                 self.uses.append(_KeptUse(value, key, self.order, ctx.here()))
