@@ -379,3 +379,65 @@ def test_module_level_logger_named_LOG():
         return x
     """
     assert found(source, "GS501") == [6]
+
+
+FUNCTION_ALIASES = """
+import functools
+import torch
+import torch.nn as nn
+
+
+def log_value(t):
+    return t.item()
+
+
+def quiet(t):
+    return t * 2
+
+
+reduce_fn = functools.partial(log_value)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.reduce = functools.partial(log_value)
+        self.post = quiet
+
+    def forward(self, x):  # graphsafe: region
+        y = self.fc(x)
+        a = self.reduce(y)
+        b = self.post(y)
+        return y
+"""
+
+
+def test_partial_held_by_an_attribute_runs_the_function():
+    assert found(FUNCTION_ALIASES, "GS101") == [8]
+
+
+def test_partial_held_by_a_module_name_runs_the_function():
+    source = FUNCTION_ALIASES.replace("a = self.reduce(y)", "a = reduce_fn(y)")
+    assert found(source, "GS101") == [8]
+
+
+def test_alias_to_a_quiet_function_stays_silent():
+    source = FUNCTION_ALIASES.replace("a = self.reduce(y)", "a = self.post(y)")
+    assert found(source, "GS101") == []
+
+
+def test_mask_parameter_of_a_helper_gets_what_callers_pass():
+    source = """
+    import torch
+
+
+    def masked_mean(x, mask):
+        return x[mask].mean()
+
+
+    def step(x: torch.Tensor, keep: torch.Tensor):  # graphsafe: region
+        return masked_mean(x * 2, keep > 0)
+    """
+    assert found(source, "GS108") == [6]
+    assert found(source.replace("keep > 0", "keep.long()"), "GS108") == []

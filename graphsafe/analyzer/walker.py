@@ -231,6 +231,8 @@ class FileWalker:
         self.statement_indents: dict[int, tuple[str, ...]] = {}
         self.anchors: dict[int, cst.CSTNode | None] = {}  # target node → its statement
         self._special: dict[type, Callable] = _SPECIAL  # + attribute reads where the file has properties
+        # module-level name or `class.attr` → the project function it holds (`functools.partial(f)`)
+        self.function_aliases: dict[str, str] = {}
         self._property_names: frozenset[str] = frozenset()
 
     # ------------------------------------------------------------------ Context for rules
@@ -249,8 +251,11 @@ class FileWalker:
                 if self._speculating is not None:
                     if pid not in self._speculating:
                         return kind
-                    # `ious <= thresh` on such a value is a mask, as it will be once resolved
-                    return T.BOOL_TENSOR if _is_tensor_comparison(expr) else T.TENSOR
+                    # `ious <= thresh` on such a value is a mask, as it will be once resolved;
+                    # so may be a parameter named like one (`mask`, what callers pass decides)
+                    if _is_tensor_comparison(expr) or (type(expr) is cst.Name and T.MASK_NAME.match(expr.value)):
+                        return T.BOOL_TENSOR
+                    return T.TENSOR
                 if note:
                     self._probed.append(pid)
         return kind
@@ -1542,6 +1547,22 @@ class FileWalker:
                 self._note_outside_set(target_expr)
             self._visit_target(target.target)
             self._bind(target.target, kind, node.value)
+            self._note_function_alias(target.target, node.value)
+
+    def _note_function_alias(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`self.reduce = functools.partial(masked_mean, dim=1)` or `loss_fn = masked_mse`:
+        calling the name (or attribute) later runs that project function."""
+        if type(value) is cst.Call and value.args and self.resolve(value.func) == "functools.partial":
+            value = value.args[0].value
+        if type(value) is not cst.Name or (value.value not in self.module_defs and not self.scope_imports_has(value.value)):
+            return
+        refs = [r for r in self._call_refs(value) if r.kind == "global"]
+        if len(refs) != 1 or self.module_defs.get(value.value, "").rpartition(".")[2][:1].isupper():
+            return  # a class: its instances are followed by kind
+        if type(target) is cst.Name and not self.scope.is_function:
+            self.function_aliases[target.value] = refs[0].target
+        elif type(target) is cst.Attribute and self.is_self(target.value) and self.scope.class_key:
+            self.function_aliases[f"{self.scope.class_key}.{target.attr.value}"] = refs[0].target
 
     def _visit_annassign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -1807,6 +1828,8 @@ class FileWalker:
                 return [CallRef("global", scope.imports.resolve_dotted(name))]
             if name in self.module_defs:
                 return [CallRef("global", self.module_defs[name])]
+            if name in self.function_aliases and name not in scope.env:
+                return [CallRef("global", self.function_aliases[name])]
             pid = scope.pending.get(name) if kind is None or kind.tag == "unknown" else None
             if pid is not None and not pid.startswith(ARG_PID):
                 # `model = build_model(cfg)` (or `model, opt = build(cfg)`) then `model(x)`: ask
@@ -1817,6 +1840,9 @@ class FileWalker:
             method = func.attr.value
             base = func.value
             if isinstance(base, cst.Name) and base.value == scope.self_name and scope.class_key:
+                alias = self.function_aliases.get(f"{scope.class_key}.{method}") if self.function_aliases else None
+                if alias is not None:  # `self.reduce(x)` with `self.reduce = functools.partial(f, ...)`
+                    return [CallRef("self", method), CallRef("global", alias)]
                 return [CallRef("self", method)]
             if isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super":
                 return [CallRef("super", method)] if scope.class_key else []
