@@ -79,7 +79,9 @@ class HostDataTensor(_StaticMemoryRule):
     """## What it does
     Flags tensors made from host data inside a captured region: `torch.tensor(...)`,
     `torch.as_tensor(...)`, `torch.from_numpy(...)`, `torch.FloatTensor([...])`, `x.new_tensor([...])`,
-    `.cuda()` / `.to("cuda")` / `.to(device="cuda")` of a value not known to be a device tensor
+    `.cuda()` / `.to("cuda")` / `.to(device="cuda")` (or `.to(self.device)`, `.to(DEVICE)`
+    where the file binds that name to a CUDA device, `"cuda" if torch.cuda.is_available() else
+    "cpu"` included) of a value not known to be a device tensor
     already (a Python list, a batch from a data loader, a CPU tensor, a value of unknown kind),
     `.to(x.device)` of a CPU tensor (`torch.ones(n)`, or `self.pages[k]` where the class stores
     only such tensors there: a table of host pages), and indexing a tensor with a Python list
@@ -137,6 +139,13 @@ class HostDataTensor(_StaticMemoryRule):
         "z = torch.zeros_like(x)",
         "z = torch.as_tensor(x, device=x.device)",
         "z = x.new_tensor(x)",
+        Example(
+            "class C(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.device = torch.device('cuda')\n\n"
+            "    def forward(self, x: torch.Tensor):  # graphsafe: region\n"
+            "        return x.to(self.device)",  # a tensor of the region: on the device already
+            module=True,
+        ),
         'lo = x.new_tensor(0.5, device="cpu").item()',
         'z = x.to("cuda")',
         "z = x.to(torch.float16)",
@@ -170,6 +179,13 @@ class HostDataTensor(_StaticMemoryRule):
         "weights = torch.tensor(cfg.loss_weights, device=x.device)",  # may be a list: no fix
         'w = torch.FloatTensor([1.0, 2.0]).to(device="cuda")',
         "w = x.new_tensor([0.5, 2.0])",
+        Example(
+            "class C(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
+            "    def forward(self, batch: dict):  # graphsafe: region\n"
+            "        return {k: v.to(self.device) for k, v in batch.items()}",
+            module=True,
+        ),
         "g = torch.ones(x.size()).to(x.device)",  # a CPU tensor sent where the region's tensors live
     )
 
@@ -180,8 +196,15 @@ class HostDataTensor(_StaticMemoryRule):
         self.stored: set[tuple[str, str, str]] = set()
         # `self.pages[k].to(p.device)`: decided in end_module, once every store is seen
         self.attribute_moves: list[tuple[cst.Call, str, str, object, str]] = []
+        # names and `self` attributes bound to a CUDA device (the region runs on it)
+        self.cuda_devices: set[tuple[str, str]] = set()
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        if _cuda_when_captured(node.value, ctx):
+            for target in node.targets:  # `self.device = torch.device("cuda")`, `device = "cuda" if ... else "cpu"`
+                key = _device_key(target.target, ctx)
+                if key is not None:
+                    self.cuda_devices.add(key)
         for target in node.targets:
             attr = _self_attribute(target.target, ctx)
             empty = isinstance(node.value, (cst.Dict, cst.List, cst.DictComp, cst.ListComp)) or (
@@ -191,6 +214,10 @@ class HostDataTensor(_StaticMemoryRule):
                 host = not pinned and (_cpu_factory_call(node.value, ctx) or T.is_host_copy(node.value, ctx.resolve))
                 if not pinned:  # a pinned page copies fine (GS406 is about pinning in the region)
                     self.stored.add((ctx.class_key, attr, "host" if host else "other"))
+
+    def _names_cuda_device(self, expr: cst.BaseExpression, ctx) -> bool:
+        key = _device_key(expr, ctx)
+        return key is not None and (key in self.cuda_devices or ("<module>", key[1]) in self.cuda_devices)
 
     def end_module(self, ctx) -> None:
         for node, class_key, attr, place, shown in self.attribute_moves:
@@ -264,7 +291,7 @@ class HostDataTensor(_StaticMemoryRule):
                 return
             # `.to(x.device)` with x a tensor of the region: the GPU the graph is captured on
             follows = _is_tensor_device(target.value, ctx) and _cpu_factory_call(func.value, ctx)
-            if not follows and not _is_cuda_device(target.value, ctx):
+            if not follows and not _is_cuda_device(target.value, ctx) and not self._names_cuda_device(target.value, ctx):
                 attr = _self_attribute(func.value, ctx)
                 if attr is not None and _is_tensor_device(target.value, ctx):
                     shown = f".to({ctx.code_for(target.value)})"
@@ -285,6 +312,26 @@ class HostDataTensor(_StaticMemoryRule):
         if kind.is_tensor and not _cpu_factory_call(receiver, ctx):
             return  # a tensor in the region: taken to be on the device already
         ctx.report(self, node, what=shown, why="copies host memory to the GPU, which is refused during capture unless it is pinned")
+
+
+def _cuda_when_captured(expr: cst.BaseExpression, ctx) -> bool:
+    """A CUDA device, or one chosen by availability (`"cuda" if torch.cuda.is_available() else
+    "cpu"`, also inside `torch.device(...)`): a captured region runs on the GPU."""
+    if type(expr) is cst.IfExp:
+        return _cuda_when_captured(expr.body, ctx) or _cuda_when_captured(expr.orelse, ctx)
+    if type(expr) is cst.Call and ctx.resolve(expr.func) == "torch.device":
+        first = _positional(expr)
+        return bool(first) and _cuda_when_captured(first[0].value, ctx)
+    return _is_cuda_device(expr, ctx)
+
+
+def _device_key(expr: cst.BaseExpression, ctx) -> tuple[str, str] | None:
+    """Where a device value lives: `self.device` per class, a name per function (module)."""
+    if type(expr) is cst.Attribute and ctx.is_self(expr.value) and ctx.class_key:
+        return (ctx.class_key, f"self.{expr.attr.value}")
+    if type(expr) is cst.Name:
+        return (ctx.function_key if ctx.function_node is not None else "<module>", expr.value)
+    return None
 
 
 def _is_tensor_device(expr: cst.BaseExpression, ctx) -> bool:
