@@ -14,6 +14,7 @@ from graphsafe.rules.base import Callees, Rule
 NEEDS_CAPTURABLE = frozenset("Adam AdamW Adamax ASGD NAdam RAdam RMSprop Rprop Adadelta".split())
 # Capture without error, but the Python-side step counter never advances on replay.
 SILENT = frozenset({"Adagrad"})
+_OPTIMIZERS = NEEDS_CAPTURABLE | SILENT | frozenset("SGD LBFGS SparseAdam Adafactor Muon".split())
 
 
 @dataclass
@@ -161,8 +162,13 @@ class OptimizerNotCapturable(Rule):
 
 
 def _construction(call: cst.Call, ctx) -> _Construction | None:
-    """`torch.optim.AdamW(...)`: which optimizer, and whether it passes `capturable=True`."""
-    name = ctx.resolve(call.func) or ""
+    """`torch.optim.AdamW(...)`: which optimizer, and whether it passes `capturable=True`
+    (None for any other call, SGD included: it needs nothing)."""
+    func = call.func
+    tail = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
+    if tail is None or (tail not in _OPTIMIZERS and not (type(func) is cst.Name and ctx.scope_imports_has(tail))):
+        return None  # cheap: most calls are not optimizers (an alias is an imported name)
+    name = ctx.resolve(func) or ""
     if not name.startswith("torch.optim."):
         return None
     capturable = any(
