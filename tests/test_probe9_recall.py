@@ -441,3 +441,18 @@ def test_mask_parameter_of_a_helper_gets_what_callers_pass():
     """
     assert found(source, "GS108") == [6]
     assert found(source.replace("keep > 0", "keep.long()"), "GS108") == []
+
+
+def test_any_over_a_loop_variable_takes_the_element_kind():
+    source = """
+    import torch
+
+
+    def step(grads: list[torch.Tensor], sizes: list[int]):  # graphsafe: region
+        if any((g != g).any() for g in grads):
+            pass
+        if any((s != 0) for s in sizes):
+            pass
+        return grads
+    """
+    assert found(source, "GS201") == [6]

@@ -1627,6 +1627,13 @@ class FileWalker:
         self._bind(target, self._element_kind(iterable))
         self._note_loop_source(target, iterable)
 
+    def bind_comprehension(self, comp: cst.BaseExpression) -> None:
+        """Bind a one-loop comprehension's names now, as the walk does when it gets there: for a
+        rule judging the element first (`if any((g != g).any() for g in grads):`)."""
+        for_in = getattr(comp, "for_in", None)
+        if for_in is not None and for_in.inner_for_in is None and not for_in.ifs:
+            self._bind_loop_target(for_in.target, for_in.iter)
+
     def _note_loop_source(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
             if isinstance(iterable, cst.Attribute) and self._kind(iterable).tag == "unknown":

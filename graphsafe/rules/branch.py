@@ -33,8 +33,10 @@ def any_all_element(expr: cst.BaseExpression, ctx) -> tuple[str, cst.BaseExpress
     if not is_builtin(expr.func, expr.func.value, ctx) or expr.func.value in ctx.module_defs:
         return None
     arg = expr.args[0].value
-    element = arg.elt if type(arg) in (cst.GeneratorExp, cst.ListComp) else arg
-    return expr.func.value, element
+    if type(arg) in (cst.GeneratorExp, cst.ListComp):
+        ctx.bind_comprehension(arg)  # the element's kind depends on the loop's names
+        return expr.func.value, arg.elt
+    return expr.func.value, arg
 
 
 class TensorBranch(Rule):
