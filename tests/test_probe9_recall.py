@@ -456,3 +456,37 @@ def test_any_over_a_loop_variable_takes_the_element_kind():
         return grads
     """
     assert found(source, "GS201") == [6]
+
+
+def test_property_of_a_base_class_in_another_file(tmp_path):
+    base = """\
+    import torch
+    import torch.nn as nn
+
+
+    class Base(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("buf", torch.zeros(4))
+            self.head = nn.Linear(4, 4)
+
+        @property
+        def norm(self):
+            return self.buf.norm().item()
+
+        def helper(self):
+            return self.buf.sum().item()
+    """
+    model = """\
+    from base import Base
+
+
+    class Model(Base):
+        def forward(self, x):  # graphsafe: region
+            n = self.norm
+            h = self.head
+            f = self.helper
+            return x
+    """
+    # `self.helper` is read, not called: only the property runs
+    assert project(tmp_path, {"base.py": base, "model.py": model}) == {("base.py", 13, "GS101")}

@@ -21,7 +21,9 @@ class CallRef:
       "super"   target is a method name looked up on the unit's base classes;
       "method"  target is `dotted.Class::name` (a method of an instance of a known class);
       "attrs"   target is `dotted.Class::a.b::name`: a method of what attribute path `a.b` of an
-                instance of that class holds, followed through classes in other files.
+                instance of that class holds, followed through classes in other files;
+      "prop"    target is an attribute name read on `self` (`self.norm`) of a class with a base
+                class in another file: the base's `@property` of that name, if it has one.
     """
 
     kind: str
@@ -64,6 +66,7 @@ class Unit:
     # module surgery: (parameter, class) for `setattr(m, name, LoRALinear(...))` with `m` from
     # `param.named_modules()`: the class's forward runs inside the forward of what callers pass
     injects: tuple[tuple[str, str], ...] = ()
+    is_property: bool = False  # a `@property`: reading the attribute runs it (CallRef "prop")
 
 
 @dataclass(frozen=True)

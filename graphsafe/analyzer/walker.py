@@ -234,6 +234,8 @@ class FileWalker:
         # module-level name or `class.attr` → the project function it holds (`functools.partial(f)`)
         self.function_aliases: dict[str, str] = {}
         self._property_names: frozenset[str] = frozenset()
+        self._foreign_based: frozenset[str] = frozenset()
+        self._class_methods: set[str] = set()  # `class key.method` of the classes of this file
 
     # ------------------------------------------------------------------ Context for rules
     def kind(self, expr: cst.BaseExpression, note: bool = True) -> T.Kind:
@@ -1195,6 +1197,8 @@ class FileWalker:
                 (name, kind.refs) for name, kind in attrs.items() if kind.tag in ("object", "modules") and kind.refs
             )
             for stmt in node.body.body:
+                if type(stmt) is cst.FunctionDef:
+                    self._class_methods.add(f"{key}.{stmt.name.value}")
                 if isinstance(stmt, cst.FunctionDef) and any(
                         isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in stmt.decorators):
                     self.properties.add(f"{key}.{stmt.name.value}")
@@ -1207,7 +1211,11 @@ class FileWalker:
             slots = tuple(sorted((name, "T" if kind.is_tensor else f"@{pids[name]}") for name, kind in attrs.items()
                                  if kind.is_tensor or (kind.tag == "unknown" and pids.get(name))))
             self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)), tuple(sorted(numbers)), slots)
-        if self.properties:  # reading `self.norm` runs the `norm` property: a call for the call graph
+        # classes with a project base class in another file, whose properties this file cannot see
+        self._foreign_based = frozenset(
+            key for key, info in self.classes.items()
+            if any(not b.startswith("torch.") and b not in self.classes and "." in b for b in info.bases))
+        if self.properties or self._foreign_based:  # reading `self.norm` runs the `norm` property
             self._property_names = frozenset(p.rpartition(".")[2] for p in self.properties)
             self._special = {**_SPECIAL, cst.Attribute: FileWalker._visit_attribute}
         self.scope = None
@@ -1760,7 +1768,11 @@ class FileWalker:
             self._visit(arg.value)
 
     def _visit_attribute(self, node: cst.Attribute) -> None:
-        ref = self._property_ref(node) if node.attr.value in self._property_names else None
+        ref = None
+        if node.attr.value in self._property_names:
+            ref = self._property_ref(node)
+        elif self._foreign_based:
+            ref = self._foreign_property_ref(node)
         if ref is not None:
             for unit in self.scope.units:
                 unit.calls[ref] = None
@@ -1779,6 +1791,17 @@ class FileWalker:
                 if self._owns_property(ref, attr):
                     return CallRef("method", f"{ref}::{attr}")
         return None
+
+    def _foreign_property_ref(self, node: cst.Attribute) -> CallRef | None:
+        """`self.norm` in a class whose base class lives in another file, where `norm` is
+        neither an attribute the class sets nor one of its methods: maybe the base's property
+        (the call graph keeps the edge only if it is one)."""
+        scope = self.scope
+        key = scope.class_key
+        if (key not in self._foreign_based or type(node.value) is not cst.Name or node.value.value != scope.self_name
+                or node.attr.value in self.class_attr_kinds.get(key, ()) or f"{key}.{node.attr.value}" in self._class_methods):
+            return None
+        return CallRef("prop", node.attr.value)
 
     def _owns_property(self, class_key: str, attr: str, depth: int = 0) -> bool:
         if f"{class_key}.{attr}" in self.properties:
@@ -2143,7 +2166,8 @@ class FileWalker:
             returns = unit.declared_returns or (() if unit.generator else summarize_returns(unit.returns))
             units.append(Unit(unit.key, display, unit.class_key, line, tuple(unit.calls), tuple(hits), marks,
                               unit.is_function, returns, unit.params, tuple(unit.scalar_args),
-                              tuple(unit.arg_kinds), unit.replays, tuple(unit.injects)))
+                              tuple(unit.arg_kinds), unit.replays, tuple(unit.injects),
+                              unit.key in self.properties))
         refs = tuple(
             RegionRef(kind, conf, targets, class_key, line_of(node))
             for kind, conf, targets, class_key, node in self.region_refs
