@@ -221,6 +221,9 @@ class Project:
             for cls in self.attr_classes(class_key, ref.target):
                 targets.extend(self._call_targets_of_instance(cls, "__call__"))
             return targets
+        if ref.kind == "prop":
+            method = self.lookup_method(class_key, ref.target)
+            return [method] if method is not None and self.units[method].unit.is_property else []
         if ref.kind == "super":
             info = self.classes.get(class_key)
             for base in info.bases if info else ():

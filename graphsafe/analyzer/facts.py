@@ -21,7 +21,9 @@ class CallRef:
       "super"   target is a method name looked up on the unit's base classes;
       "method"  target is `dotted.Class::name` (a method of an instance of a known class);
       "attrs"   target is `dotted.Class::a.b::name`: a method of what attribute path `a.b` of an
-                instance of that class holds, followed through classes in other files.
+                instance of that class holds, followed through classes in other files;
+      "prop"    target is an attribute name read on `self` (`self.norm`) of a class with a base
+                class in another file: the base's `@property` of that name, if it has one.
     """
 
     kind: str
@@ -67,6 +69,7 @@ class Unit:
     # how many of the last positional parameters have no default (0 with `*args`): an argument
     # passed after `*args` in "-k" slots (Unit.scalar_args) lands k-th from the end of those
     required_tail: int = 0
+    is_property: bool = False  # a `@property`: reading the attribute runs it (CallRef "prop")
 
 
 @dataclass(frozen=True)

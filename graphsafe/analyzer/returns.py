@@ -169,13 +169,14 @@ class ReturnKinds:
     def _objects(self, pid: str) -> T.Kind | None:
         """The project class every function `pid` resolves to is annotated to return."""
         refs, class_key, index = _parse(pid)
-        if index is not None:
-            return None
         found = None
         for ref in refs:
             for key in self.project.callees(ref, class_key):
                 summary = self.project.units[key].unit.returns
-                slot = summary[0] if len(summary) == 1 else ""
+                if index is not None:  # `model, opt = build(cfg)`: element `index` of a returned tuple
+                    slot = summary[1 + index] if summary[:1] == ("tuple",) and index + 1 < len(summary) else ""
+                else:
+                    slot = summary[0] if len(summary) == 1 else ""
                 if not slot.startswith(("O:", "M:")):
                     return None
                 classes = tuple(self.project.resolve_symbol(c) or c for c in slot[2:].split("|"))

@@ -240,6 +240,12 @@ class FileWalker:
         self.indents: list[str] = []  # indentation of the blocks being walked
         self.statement_indents: dict[int, tuple[str, ...]] = {}
         self.anchors: dict[int, cst.CSTNode | None] = {}  # target node → its statement
+        self._special: dict[type, Callable] = _SPECIAL  # + attribute reads where the file has properties
+        # module-level name or `class.attr` → the project function it holds (`functools.partial(f)`)
+        self.function_aliases: dict[str, str] = {}
+        self._property_names: frozenset[str] = frozenset()
+        self._foreign_based: frozenset[str] = frozenset()
+        self._class_methods: set[str] = set()  # `class key.method` of the classes of this file
 
     # ------------------------------------------------------------------ Context for rules
     def kind(self, expr: cst.BaseExpression, note: bool = True) -> T.Kind:
@@ -257,8 +263,11 @@ class FileWalker:
                 if self._speculating is not None:
                     if pid not in self._speculating:
                         return kind
-                    # `ious <= thresh` on such a value is a mask, as it will be once resolved
-                    return T.BOOL_TENSOR if _is_tensor_comparison(expr) else T.TENSOR
+                    # `ious <= thresh` on such a value is a mask, as it will be once resolved;
+                    # so may be a parameter named like one (`mask`, what callers pass decides)
+                    if _is_tensor_comparison(expr) or (type(expr) is cst.Name and T.MASK_NAME.match(expr.value)):
+                        return T.BOOL_TENSOR
+                    return T.TENSOR
                 if note:
                     self._probed.append(pid)
         return kind
@@ -800,12 +809,22 @@ class FileWalker:
             kind = self._self_attr_kind(scope.class_key, attr)
             if kind is not None:
                 return kind
+            if attr in self._property_names and self._owns_property(scope.class_key, attr):
+                pid = f"self:{attr}@{scope.class_key}"  # what the property returns, like `self.norm()`
+                self._pending[id(expr)] = pid
+                return self.external.get(pid, T.UNKNOWN)
         if T.looks_like_config(expr):
             return T.CONFIG
         base = self._kind(expr.value)
         if T.is_distribution(base):
             return T.TENSOR if attr in T.DISTRIBUTION_TENSOR_ATTRS else T.UNKNOWN
         if base.tag == "object":
+            if attr in self._property_names:
+                ref = self._property_ref(expr)
+                if ref is not None:  # `self.stats.big`: what the property returns
+                    pid = f"{ref.kind}:{ref.target}"
+                    self._pending[id(expr)] = pid
+                    return self.external.get(pid, T.UNKNOWN)
             kinds = [self.class_attr_kinds[r].get(attr) for r in base.refs if r in self.class_attr_kinds]
             kinds = [k for k in kinds if k is not None]
             if kinds:
@@ -908,6 +927,8 @@ class FileWalker:
             return "T"
         if kind.tag == "tensor-tuple":
             return "L"
+        if kind.tag == "object" and kind.refs and not any(r.startswith("torch.") for r in kind.refs):
+            return "O:" + "|".join(kind.refs)  # `return model, optimizer` from a factory
         if kind.not_tensor:
             return "S"
         pid = self._depends_on(expr)
@@ -956,8 +977,9 @@ class FileWalker:
         return ("O:" if kind.tag == "object" else "M:") + "|".join(kind.refs)
 
     def _object_slot(self, value: cst.BaseExpression) -> str | None:
-        """`O:cls` for a returned instance of a class that is not torch's (`return Ring(n)`)."""
-        if type(value) is not cst.Call:
+        """`O:cls` for a returned instance of a class that is not torch's (`return Ring(n)`, or
+        `model = Net(cfg); ...; return model` in a factory)."""
+        if type(value) is not cst.Call and type(value) is not cst.Name:
             return None
         kind = self._kind(value)
         if kind.tag != "object" or not kind.refs or any(r.startswith("torch.") for r in kind.refs):
@@ -1006,6 +1028,8 @@ class FileWalker:
             if (scope.class_key and method in self.number_methods.get(scope.class_key, ())
                     and isinstance(func.value, cst.Name) and func.value.value == scope.self_name):
                 return T.SCALAR  # `self.lr_at(it)` with `def lr_at(self, it) -> float`
+            if method in ("forward", "__call__") and _is_super_call(func.value) and self._torch_module_base():
+                return T.TENSOR  # `super().forward(x)` in a subclass of nn.Linear, nn.Conv2d, ...
             receiver = self._kind(func.value)
             if T.is_distribution(receiver):
                 if method.startswith("_") or method in T.DISTRIBUTION_NON_TENSOR_METHODS:
@@ -1082,6 +1106,15 @@ class FileWalker:
             qualified = self._qualify(name)
             return T.instance_of(qualified)
         return None
+
+    def _torch_module_base(self) -> bool:
+        """The class being walked derives first from a torch module with a forward of its own
+        (`class Layer(nn.Linear)`), not from `nn.Module` or a container."""
+        info = self.classes.get(self.scope.class_key) if self.scope.class_key else None
+        if info is None or not info.bases:
+            return False
+        base = info.bases[0]
+        return base.startswith("torch.nn.") and base.rpartition(".")[2] not in _NO_FORWARD_MODULES
 
     def _call_instance_kind(self, kind: T.Kind) -> T.Kind:
         # Calling a torch module (nn.Linear, ...) gives a tensor; a project module: unknown.
@@ -1168,7 +1201,8 @@ class FileWalker:
                 elif whole is not None and "#" not in whole:
                     # `log_probs, lens = model(x)`: element i of what a project function returns
                     element_pid = f"{whole}#{i}"
-                    self._bind(element.value, self.external.get(element_pid, T.UNKNOWN), pid=element_pid)
+                    found = self.external.get(element_pid) or self.external.get(element_pid + OBJECT_PID, T.UNKNOWN)
+                    self._bind(element.value, found, pid=element_pid)
                 else:
                     self._bind(element.value, T.UNKNOWN)
             if values is None and value is not None and not kind.is_tensor and kind.tag != "tensor-tuple":
@@ -1243,6 +1277,8 @@ class FileWalker:
                 (name, kind.refs) for name, kind in attrs.items() if kind.tag in ("object", "modules") and kind.refs
             )
             for stmt in node.body.body:
+                if type(stmt) is cst.FunctionDef:
+                    self._class_methods.add(f"{key}.{stmt.name.value}")
                 if isinstance(stmt, cst.FunctionDef) and any(
                         isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in stmt.decorators):
                     self.properties.add(f"{key}.{stmt.name.value}")
@@ -1255,6 +1291,13 @@ class FileWalker:
             slots = tuple(sorted((name, "T" if kind.is_tensor else f"@{pids[name]}") for name, kind in attrs.items()
                                  if kind.is_tensor or (kind.tag == "unknown" and pids.get(name))))
             self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)), tuple(sorted(numbers)), slots)
+        # classes with a project base class in another file, whose properties this file cannot see
+        self._foreign_based = frozenset(
+            key for key, info in self.classes.items()
+            if any(not b.startswith("torch.") and b not in self.classes and "." in b for b in info.bases))
+        if self.properties or self._foreign_based:  # reading `self.norm` runs the `norm` property
+            self._property_names = frozenset(p.rpartition(".")[2] for p in self.properties)
+            self._special = {**_SPECIAL, cst.Attribute: FileWalker._visit_attribute}
         self.scope = None
         # The pre-pass resolved names with the module's imports only; a method's own imports
         # (`import torch` inside it) must decide them in the walk proper.
@@ -1362,6 +1405,18 @@ class FileWalker:
                     self._merge_attribute(kinds, name, kind, small.value)
                 elif isinstance(target, cst.Name):
                     scope.env[target.value] = kind = kind or self._kind(small.value)
+                elif (isinstance(target, cst.Tuple) and type(small.value) is cst.Call
+                        and self._kind(small.value).tag == "unknown" and id(small.value) in self._pending):
+                    # `self.model, self.opt = build(cfg)` from a factory: element i's class
+                    pid = self._pending[id(small.value)]
+                    for i, element in enumerate(target.elements):
+                        attr = element.value
+                        if (type(attr) is cst.Attribute and type(attr.value) is cst.Name and attr.value.value == self_name
+                                and "#" not in pid):
+                            self.wanted.add(f"{pid}#{i}{OBJECT_PID}")
+                            found = self.external.get(f"{pid}#{i}{OBJECT_PID}")
+                            if found is not None:
+                                self._merge_attribute(kinds, attr.attr.value, found, small.value)
                 elif (isinstance(target, cst.Tuple) and isinstance(small.value, cst.Tuple)
                         and len(target.elements) == len(small.value.elements)):
                     # `self.model, self.cfg = model, cfg`: element by element
@@ -1490,7 +1545,7 @@ class FileWalker:
         handlers = self.handlers.get(tp)
         if handlers:
             self._run_handlers(handlers, node)
-        method = _SPECIAL.get(tp)
+        method = self._special.get(tp)
         if method is not None:
             method(self, node)
             return
@@ -1627,6 +1682,7 @@ class FileWalker:
                     self.scope.partials[target.target.value] = node.value
                 else:
                     self.scope.partials.pop(target.target.value, None)
+            self._note_function_alias(target.target, node.value)
 
     def _partial_target(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
         """`functools.partial(self.update, bc_weight=w)` → `self.update`."""
@@ -1640,6 +1696,20 @@ class FileWalker:
                 and self.resolve(value.func) == "functools.partial"):
             return value.args[0].value
         return None
+
+    def _note_function_alias(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`self.reduce = functools.partial(masked_mean, dim=1)` or `loss_fn = masked_mse`:
+        calling the name (or attribute) later runs that project function."""
+        value = self._partial_target(value) or value
+        if type(value) is not cst.Name or (value.value not in self.module_defs and not self.scope_imports_has(value.value)):
+            return
+        refs = [r for r in self._call_refs(value) if r.kind == "global"]
+        if len(refs) != 1 or self.module_defs.get(value.value, "").rpartition(".")[2][:1].isupper():
+            return  # a class: its instances are followed by kind
+        if type(target) is cst.Name and not self.scope.is_function:
+            self.function_aliases[target.value] = refs[0].target
+        elif type(target) is cst.Attribute and self.is_self(target.value) and self.scope.class_key:
+            self.function_aliases[f"{self.scope.class_key}.{target.attr.value}"] = refs[0].target
 
     def _visit_annassign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -1704,6 +1774,13 @@ class FileWalker:
         self._bind(target, self._element_kind(iterable))
         self._note_loop_source(target, iterable)
 
+    def bind_comprehension(self, comp: cst.BaseExpression) -> None:
+        """Bind a one-loop comprehension's names now, as the walk does when it gets there: for a
+        rule judging the element first (`if any((g != g).any() for g in grads):`)."""
+        for_in = getattr(comp, "for_in", None)
+        if for_in is not None and for_in.inner_for_in is None and not for_in.ifs:
+            self._bind_loop_target(for_in.target, for_in.iter)
+
     def _note_loop_source(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
             if isinstance(iterable, cst.Attribute) and self._kind(iterable).tag == "unknown":
@@ -1729,6 +1806,7 @@ class FileWalker:
             self._visit(item.item)
             if isinstance(item.item, cst.Call) and self.resolve(item.item.func) in GRAPH_CONTEXTS:
                 block = item
+            self._enter_exit_refs(item.item)
             if item.asname is not None:
                 self._visit_target(item.asname.name)
                 self._bind(item.asname.name, self._kind(item.item))
@@ -1738,6 +1816,18 @@ class FileWalker:
         self._walk_block(node.body)
         if unit is not None:
             self.scope.units.remove(unit)
+
+    def _enter_exit_refs(self, manager: cst.BaseExpression) -> None:
+        """`with Timer():` / `with self.timer:` on a project class runs its `__enter__` and
+        `__exit__` around the block."""
+        kind = self._kind(manager)
+        if kind.tag != "object" or not kind.refs:
+            return
+        for ref in kind.refs:
+            if not ref.startswith("torch."):
+                for method in ("__enter__", "__exit__"):
+                    for unit in self.scope.units:
+                        unit.calls[CallRef("method", f"{ref}::{method}")] = None
 
     def _visit_block(self, node: cst.BaseSuite) -> None:
         self._walk_block(node)
@@ -1826,6 +1916,48 @@ class FileWalker:
                     for unit in self.scope.units:
                         unit.scalar_args.append((ref, slots))
 
+    def _visit_attribute(self, node: cst.Attribute) -> None:
+        ref = None
+        if node.attr.value in self._property_names:
+            ref = self._property_ref(node)
+        elif self._foreign_based:
+            ref = self._foreign_property_ref(node)
+        if ref is not None:
+            for unit in self.scope.units:
+                unit.calls[ref] = None
+        for child in _children(node):
+            self._visit(child)
+
+    def _property_ref(self, node: cst.Attribute) -> CallRef | None:
+        """`self.norm` / `self.head.norm` where `norm` is a `@property` of that class (or of a
+        base class in this file): reading it runs the property's body."""
+        attr, scope = node.attr.value, self.scope
+        if type(node.value) is cst.Name and node.value.value == scope.self_name and scope.class_key:
+            return CallRef("self", attr) if self._owns_property(scope.class_key, attr) else None
+        kind = self._kind(node.value)
+        if kind.tag == "object":
+            for ref in kind.refs:
+                if self._owns_property(ref, attr):
+                    return CallRef("method", f"{ref}::{attr}")
+        return None
+
+    def _foreign_property_ref(self, node: cst.Attribute) -> CallRef | None:
+        """`self.norm` in a class whose base class lives in another file, where `norm` is
+        neither an attribute the class sets nor one of its methods: maybe the base's property
+        (the call graph keeps the edge only if it is one)."""
+        scope = self.scope
+        key = scope.class_key
+        if (key not in self._foreign_based or type(node.value) is not cst.Name or node.value.value != scope.self_name
+                or node.attr.value in self.class_attr_kinds.get(key, ()) or f"{key}.{node.attr.value}" in self._class_methods):
+            return None
+        return CallRef("prop", node.attr.value)
+
+    def _owns_property(self, class_key: str, attr: str, depth: int = 0) -> bool:
+        if f"{class_key}.{attr}" in self.properties:
+            return True
+        info = self.classes.get(class_key)
+        return info is not None and depth < 8 and any(self._owns_property(b, attr, depth + 1) for b in info.bases)
+
     def _note_injection(self, node: cst.Call) -> None:
         """`setattr(module, child_name, LoRALinear(child, ...))` for `module` in
         `model.named_modules()` of a parameter `model`: the project class now sits in the
@@ -1877,11 +2009,21 @@ class FileWalker:
                 return [CallRef("global", scope.imports.resolve_dotted(name))]
             if name in self.module_defs:
                 return [CallRef("global", self.module_defs[name])]
+            if name in self.function_aliases and name not in scope.env:
+                return [CallRef("global", self.function_aliases[name])]
+            pid = scope.pending.get(name) if kind is None or kind.tag == "unknown" else None
+            if pid is not None and not pid.startswith(ARG_PID):
+                # `model = build_model(cfg)` (or `model, opt = build(cfg)`) then `model(x)`: ask
+                # which class the factory returns
+                self.wanted.add(pid + OBJECT_PID)
             return []
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             base = func.value
             if isinstance(base, cst.Name) and base.value == scope.self_name and scope.class_key:
+                alias = self.function_aliases.get(f"{scope.class_key}.{method}") if self.function_aliases else None
+                if alias is not None:  # `self.reduce(x)` with `self.reduce = functools.partial(f, ...)`
+                    return [CallRef("self", method), CallRef("global", alias)]
                 return [CallRef("self", method)]
             if isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super":
                 return [CallRef("super", method)] if scope.class_key else []
@@ -1907,6 +2049,10 @@ class FileWalker:
                     self.wanted.add(pid + OBJECT_PID)
                 # `layer.incremental(x)` for `layer` in `self.model.layers`, a class in another file
                 return self._attr_path_refs(base, method)
+        if type(func) is cst.Subscript:  # `self.layers[i](x)`, `self.heads[name](x)`
+            kind = self._kind(func)
+            if kind.tag == "object" and kind.refs:
+                return [CallRef("method", f"{ref}::__call__") for ref in kind.refs]
         return []
 
     def _generic_param(self, name: str, kind: T.Kind | None) -> bool:
@@ -2187,7 +2333,8 @@ class FileWalker:
             returns = unit.declared_returns or (() if unit.generator else summarize_returns(unit.returns))
             units.append(Unit(unit.key, display, unit.class_key, line, tuple(unit.calls), tuple(hits), marks,
                               unit.is_function, returns, unit.params, tuple(unit.scalar_args),
-                              tuple(unit.arg_kinds), unit.replays, tuple(unit.injects), unit.required_tail))
+                              tuple(unit.arg_kinds), unit.replays, tuple(unit.injects), unit.required_tail,
+                              unit.key in self.properties))
         refs = tuple(
             RegionRef(kind, conf, targets, class_key, line_of(node))
             for kind, conf, targets, class_key, node in self.region_refs
@@ -2679,6 +2826,12 @@ _SPECIAL: dict[type, Callable] = {
 
 
 _CONTAINERS = (list, set, dict)
+# torch module classes whose forward is not a tensor op of their own
+_NO_FORWARD_MODULES = frozenset("Module ModuleList ModuleDict ParameterList ParameterDict".split())
+
+
+def _is_super_call(expr: cst.BaseExpression) -> bool:
+    return type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "super"
 
 
 def _save_state(rule) -> list[tuple[object, str, object]]:

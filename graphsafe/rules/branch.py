@@ -8,6 +8,7 @@ from graphsafe.model import Consequence, Example, Principle
 from graphsafe.rewriters.nonfinite import assert_fix
 from graphsafe.rewriters.where import if_expression_fix, if_statement_fix
 from graphsafe.rules.base import Callees, Rule
+from graphsafe.rules.gpu_only import is_builtin
 
 
 def truth_tested(expr: cst.BaseExpression):
@@ -21,11 +22,29 @@ def truth_tested(expr: cst.BaseExpression):
         yield expr
 
 
+def any_all_element(expr: cst.BaseExpression, ctx) -> tuple[str, cst.BaseExpression] | None:
+    """`any(t.isnan().any() for t in ts)`, `all(mask)`: the builtin and an element it tests for
+    truth (the comprehension's element, or the iterated value itself: iterating a tensor gives
+    tensors). Python takes each element's truth value on the host."""
+    if type(expr) is not cst.Call or type(expr.func) is not cst.Name or expr.func.value not in ("any", "all"):
+        return None
+    if len(expr.args) != 1 or expr.args[0].keyword is not None or expr.args[0].star:
+        return None
+    if not is_builtin(expr.func, expr.func.value, ctx) or expr.func.value in ctx.module_defs:
+        return None
+    arg = expr.args[0].value
+    if type(arg) in (cst.GeneratorExp, cst.ListComp):
+        ctx.bind_comprehension(arg)  # the element's kind depends on the loop's names
+        return expr.func.value, arg.elt
+    return expr.func.value, arg
+
+
 class TensorBranch(Rule):
     """## What it does
     Flags Python control flow on a tensor value inside a captured region: `if t:`,
     `while t:`, `assert t`, `a if t else b`, `t and u`, `t or u`, `not t`, including
-    `if (x > 0).any():`.
+    `if (x > 0).any():`, and the builtins `any`/`all` over tensors in such a test
+    (`if any(torch.isnan(g).any() for g in grads):`, `assert all(torch.isfinite(x))`).
 
     ## Why is this bad?
     Python needs the tensor's truth value on the host, which waits for the GPU: capture fails.
@@ -76,6 +95,8 @@ class TensorBranch(Rule):
         "if len(x) > 2:\n    pass",
         "if isinstance(x, torch.Tensor):\n    pass",
         "d = torch.distributions.Categorical(logits=x, validate_args=False)",
+        "if any(p.grad is None for p in self.parameters()):\n    pass",
+        "if all(s > 1 for s in x.shape):\n    pass",
     )
     invalid = (
         "if x.sum() > 0:\n    pass",
@@ -90,6 +111,9 @@ class TensorBranch(Rule):
         "ok = not (x > 0).all()",
         "z = x.any() and y",
         "d = torch.distributions.Categorical(logits=x)",
+        "if any(torch.isnan(p.grad).any() for p in self.parameters()):\n    pass",
+        "if not all([torch.isfinite(g).all() for g in (x, y)]):\n    pass",
+        "assert all(torch.isfinite(x))",
         Example("if x.sum() > 0:\n    z = x * 2\nelse:\n    z = x", fixed="z = torch.where(x.sum() > 0, x * 2, x)"),
         Example("z = x * 2 if (x > 0).all() else y", fixed="z = torch.where((x > 0).all(), x * 2, y)"),
         Example("y = x + 1\nif y.mean() > 1:\n    y = y / 2", fixed="y = x + 1\ny = torch.where(y.mean() > 1, y / 2, y)"),
@@ -100,6 +124,10 @@ class TensorBranch(Rule):
         for operand in truth_tested(test):
             if ctx.kind(operand).is_tensor:
                 ctx.report(self, operand, fix=fix, what=what)  # a callable: built only if kept
+                continue
+            found = any_all_element(operand, ctx)
+            if found is not None and ctx.kind(found[1]).is_tensor:
+                ctx.report(self, operand, what=f"{what} through `{found[0]}(...)` of tensors")
 
     def visit_If(self, node: cst.If, ctx) -> None:
         self._check(node.test, ctx, "`if`", fix=lambda: if_statement_fix(node, ctx))

@@ -123,8 +123,9 @@ class _ConfigRule(Rule):
 class AutocastCacheEnabled(_ConfigRule):
     """## What it does
     Flags a `torch.autocast(...)` (or `torch.cuda.amp.autocast`, `torch.amp.autocast`) block
-    that contains a `torch.cuda.graph` capture or a `make_graphed_callables` call and does not
-    pass `cache_enabled=False`.
+    that contains a `torch.cuda.graph` capture or a `make_graphed_callables` call (in the block
+    itself, or in the body of a function of the same file that the block calls: `capture(g)`,
+    `self.capture()`) and does not pass `cache_enabled=False`.
 
     ## Why is this bad?
     Autocast caches the low-precision copies of the weights it casts, until the outermost
@@ -165,6 +166,11 @@ class AutocastCacheEnabled(_ConfigRule):
         "    g = torch.cuda.make_graphed_callables(self.net, (x,))",
         'with torch.autocast("cuda", dtype=torch.bfloat16):\n    z = x @ y',
         'with torch.autocast("cuda", enabled=False):\n    g = torch.cuda.make_graphed_callables(self.net, (x,))',
+        Example(
+            "def warm_up(f, x):\n    return f(x)\n\n\n"
+            "with torch.autocast('cuda', dtype=torch.bfloat16):\n    y = warm_up(torch.sin, torch.ones(2))",
+            module=True,
+        ),
         "with torch.autocast('cpu'):\n    g = torch.cuda.make_graphed_callables(self.net, (x,))",
     )
     invalid = (
@@ -183,6 +189,12 @@ class AutocastCacheEnabled(_ConfigRule):
         Example(
             "import torch as th\nfrom torch.cuda import graph\ng = th.cuda.CUDAGraph()\n"
             "with th.autocast(\n    device_type='cuda',\n    dtype=th.float16,\n), graph(g):\n    z = x @ y",
+            module=True,
+        ),
+        Example(
+            "def capture(g, f, x):\n    with torch.cuda.graph(g):\n        return f(x)\n\n\n"
+            "g = torch.cuda.CUDAGraph()\nwith torch.autocast('cuda', dtype=torch.bfloat16):\n"
+            "    y = capture(g, torch.sin, torch.ones(2, device='cuda'))",
             module=True,
         ),
     )
@@ -217,6 +229,10 @@ class AutocastCacheEnabled(_ConfigRule):
         """What this autocast block captures: later items of the same `with`, then its body."""
         calls = [i.item for i in node.items[index + 1:] if isinstance(i.item, cst.Call)]
         calls.extend(_calls_in(node.body))
+        for call in list(calls):  # `with autocast(...): capture(g, step)`: a function of this file that captures
+            helper = _same_file_function(call, ctx)
+            if helper is not None:
+                calls.extend(_calls_in(helper.body))
         found = None
         for call in calls:
             name = ctx.resolve(call.func)
@@ -227,6 +243,24 @@ class AutocastCacheEnabled(_ConfigRule):
             elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "capture_begin" and found is None:
                 found = "a `capture_begin()` capture"
         return found
+
+
+def _same_file_function(call: cst.Call, ctx) -> cst.FunctionDef | None:
+    """The module-level function (`capture(g)`) or method of the enclosing class
+    (`self.capture(g)`) of this file that `call` runs."""
+    func = call.func
+    module = ctx.cst_module
+    if type(func) is cst.Name and func.value in ctx.module_defs and module is not None:
+        body, name = module.body, func.value
+    elif type(func) is cst.Attribute and ctx.is_self(func.value) and ctx.class_key and module is not None:
+        class_name = ctx.class_key.rpartition(".")[2]
+        owner = next((n for n in module.body if type(n) is cst.ClassDef and n.name.value == class_name), None)
+        if owner is None:
+            return None
+        body, name = owner.body.body, func.attr.value
+    else:
+        return None
+    return next((n for n in body if type(n) is cst.FunctionDef and n.name.value == name), None)
 
 
 def _cpu_autocast(call: cst.Call) -> bool:

@@ -132,6 +132,10 @@ def _device_text(call: cst.Call, ctx) -> str:
     return ctx.code_for(arg.value) if arg is not None else ""
 
 
+# generator methods that return the generator itself
+_RETURNS_ITS_GENERATOR = frozenset(("manual_seed", "set_state"))
+
+
 class FileBindings:
     """Names (`x`) and attributes (`.x`) bound anywhere in one file to values some rule cares
     about, collected during the walk (`BindingRule`)."""
@@ -156,6 +160,9 @@ class FileBindings:
             return
         if not isinstance(value, cst.Call):
             return
+        while (type(value.func) is cst.Attribute and value.func.attr.value in _RETURNS_ITS_GENERATOR
+               and type(value.func.value) is cst.Call):
+            value = value.func.value  # `torch.Generator(device=d).manual_seed(0)` is that generator
         name = ctx.resolve(value.func)
         if name in HOST_RNG_FACTORIES:
             self.host_rngs.add(key)
@@ -265,7 +272,7 @@ class _GpuOnlyBindingRule(BindingRule, _GpuOnlyRule):
 # ------------------------------------------------------------------ GS501
 
 LOG_METHODS = frozenset("debug info warning warn error exception critical fatal log log_dict log_metrics".split())
-LOGGER_NAMES = frozenset("logger log LOGGER LOG _logger _log _LOGGER logging_logger console".split())
+LOGGER_NAMES = frozenset("logger log LOGGER LOG _logger _log _LOGGER _LOG logging_logger console".split())
 TRACKER_RECEIVERS = frozenset("fabric accelerator".split())  # Lightning Fabric, HF Accelerate
 SUMMARY_WRITER_METHODS = frozenset(
     """add_scalar add_scalars add_histogram add_image add_images add_figure add_text add_audio
@@ -798,13 +805,27 @@ def _is_data_ptr(expr: cst.BaseExpression, ctx) -> bool:
     )
 
 
-def _data_ptrs_in_key(expr: cst.BaseExpression, ctx) -> list[cst.Call]:
-    """`t.data_ptr()` used as a key: itself, or inside a tuple key `(t.data_ptr(), t.shape)`."""
+def _data_ptrs_in_key(expr: cst.BaseExpression, ctx) -> list[cst.BaseExpression]:
+    """`t.data_ptr()` used as a key: itself, inside a tuple key `(t.data_ptr(), t.shape)`, or a
+    local name bound to either (`ptr = t.data_ptr()` then `ptr in seen`)."""
     if _is_data_ptr(expr, ctx):
         return [expr]
-    if isinstance(expr, cst.Tuple):
+    if type(expr) is cst.Tuple:
         return [e.value for e in expr.elements if _is_data_ptr(e.value, ctx)]
+    if type(expr) is cst.Name:
+        bound = ctx.file_state(_pointer_locals).get((ctx.function_key, expr.value), ())
+        return [expr] if any(_data_ptrs_in_key(value, ctx) for value in bound) else []
     return []
+
+
+def _pointer_locals() -> dict[tuple[str | None, str], list[cst.BaseExpression]]:
+    """(function, local name) → the `t.data_ptr()` keys it was bound to."""
+    return {}
+
+
+def _syntactic_data_ptr(expr: cst.BaseExpression) -> bool:
+    return (type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value == "data_ptr"
+            and not expr.args)
 
 
 class IdentityKeyedCache(_GpuOnlyRule):
@@ -852,6 +873,7 @@ class IdentityKeyedCache(_GpuOnlyRule):
     valid = (
         "key = (x.shape[0], x.dtype)",
         "aligned = x.data_ptr() % 16 == 0",
+        "ptr = x.data_ptr()\naligned = ptr % 16 == 0",
         "k = id(self)",
         Example("k = id(x)", region=False),
     )
@@ -861,6 +883,8 @@ class IdentityKeyedCache(_GpuOnlyRule):
         "z = self.cache[x.data_ptr()]",
         "same = x.data_ptr() == y.data_ptr()",
         Example("if x.data_ptr() in self.seen:\n    pass\nz = self.cache.get((y.data_ptr(), y.shape))", expect=2),
+        Example("key = (x.data_ptr(), x.shape)\nz = self.cache.get(key)"),
+        Example("ptr = x.data_ptr()\nif ptr in self.seen:\n    pass"),
     )
 
     calls = Callees({"id", "hash", "get", "setdefault", "pop", "__getitem__", "__contains__"})
@@ -875,6 +899,16 @@ class IdentityKeyedCache(_GpuOnlyRule):
         if call is not None and call[1] in ("get", "setdefault", "pop", "__getitem__", "__contains__") and node.args:
             for ptr in _data_ptrs_in_key(node.args[0].value, ctx):
                 ctx.report(self, ptr, what="`data_ptr()` as a cache key")
+
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        # `key = (x.data_ptr(), x.shape)`: remembered for a later `cache.get(key)`
+        value = node.value
+        if len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:
+            return
+        if _syntactic_data_ptr(value) or (type(value) is cst.Tuple and any(
+                _syntactic_data_ptr(e.value) for e in value.elements)):
+            name = node.targets[0].target.value
+            ctx.file_state(_pointer_locals).setdefault((ctx.function_key, name), []).append(value)
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         if ctx.kind(node.value).is_tensor:

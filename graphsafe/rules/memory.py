@@ -78,8 +78,10 @@ class _StaticMemoryRule(Rule):
 class HostDataTensor(_StaticMemoryRule):
     """## What it does
     Flags tensors made from host data inside a captured region: `torch.tensor(...)`,
-    `torch.as_tensor(...)`, `torch.from_numpy(...)`, `torch.FloatTensor([...])`,
-    `.cuda()` / `.to("cuda")` / `.to(device="cuda")` of a value not known to be a device tensor
+    `torch.as_tensor(...)`, `torch.from_numpy(...)`, `torch.FloatTensor([...])`, `x.new_tensor([...])`,
+    `.cuda()` / `.to("cuda")` / `.to(device="cuda")` (or `.to(self.device)`, `.to(DEVICE)`
+    where the file binds that name to a CUDA device, `"cuda" if torch.cuda.is_available() else
+    "cpu"` included) of a value not known to be a device tensor
     already (a Python list, a batch from a data loader, a CPU tensor, a value of unknown kind),
     `.to(x.device)` of a CPU tensor (`torch.ones(n)`, or `self.pages[k]` where the class stores
     only such tensors there: a table of host pages), and indexing a tensor with a Python list
@@ -136,6 +138,15 @@ class HostDataTensor(_StaticMemoryRule):
     valid = (
         "z = torch.zeros_like(x)",
         "z = torch.as_tensor(x, device=x.device)",
+        "z = x.new_tensor(x)",
+        Example(
+            "class C(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.device = torch.device('cuda')\n\n"
+            "    def forward(self, x: torch.Tensor):  # graphsafe: region\n"
+            "        return x.to(self.device)",  # a tensor of the region: on the device already
+            module=True,
+        ),
+        'lo = x.new_tensor(0.5, device="cpu").item()',
         'z = x.to("cuda")',
         "z = x.to(torch.float16)",
         "z = y.to(x.device)",  # a tensor of the region: already on the device
@@ -167,6 +178,14 @@ class HostDataTensor(_StaticMemoryRule):
                 fixed="scale = torch.full((), x.shape[-1] ** -0.5, dtype=x.dtype, device=x.device)"),
         "weights = torch.tensor(cfg.loss_weights, device=x.device)",  # may be a list: no fix
         'w = torch.FloatTensor([1.0, 2.0]).to(device="cuda")',
+        "w = x.new_tensor([0.5, 2.0])",
+        Example(
+            "class C(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
+            "    def forward(self, batch: dict):  # graphsafe: region\n"
+            "        return {k: v.to(self.device) for k, v in batch.items()}",
+            module=True,
+        ),
         "g = torch.ones(x.size()).to(x.device)",  # a CPU tensor sent where the region's tensors live
     )
 
@@ -177,8 +196,15 @@ class HostDataTensor(_StaticMemoryRule):
         self.stored: set[tuple[str, str, str]] = set()
         # `self.pages[k].to(p.device)`: decided in end_module, once every store is seen
         self.attribute_moves: list[tuple[cst.Call, str, str, object, str]] = []
+        # names and `self` attributes bound to a CUDA device (the region runs on it)
+        self.cuda_devices: set[tuple[str, str]] = set()
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        if _cuda_when_captured(node.value, ctx):
+            for target in node.targets:  # `self.device = torch.device("cuda")`, `device = "cuda" if ... else "cpu"`
+                key = _device_key(target.target, ctx)
+                if key is not None:
+                    self.cuda_devices.add(key)
         for target in node.targets:
             attr = _self_attribute(target.target, ctx)
             empty = isinstance(node.value, (cst.Dict, cst.List, cst.DictComp, cst.ListComp)) or (
@@ -189,13 +215,17 @@ class HostDataTensor(_StaticMemoryRule):
                 if not pinned:  # a pinned page copies fine (GS406 is about pinning in the region)
                     self.stored.add((ctx.class_key, attr, "host" if host else "other"))
 
+    def _names_cuda_device(self, expr: cst.BaseExpression, ctx) -> bool:
+        key = _device_key(expr, ctx)
+        return key is not None and (key in self.cuda_devices or ("<module>", key[1]) in self.cuda_devices)
+
     def end_module(self, ctx) -> None:
         for node, class_key, attr, place, shown in self.attribute_moves:
             if (class_key, attr, "host") in self.stored and (class_key, attr, "other") not in self.stored:
                 ctx.report(self, node, at=place, what=shown,
                            why="copies host memory to the GPU, which is refused during capture unless it is pinned")
 
-    calls = Callees(last_parts(_HOST_DATA_FACTORIES | _LEGACY_CONSTRUCTORS) | {"cuda", "to"})
+    calls = Callees(last_parts(_HOST_DATA_FACTORIES | _LEGACY_CONSTRUCTORS) | {"cuda", "to", "new_tensor"})
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if id(node) in self.moved:
@@ -209,6 +239,15 @@ class HostDataTensor(_StaticMemoryRule):
                 self._factory(node, name, ctx)  # `torch.FloatTensor(3, 4)` (sizes) is not host data
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cuda", "to"):
             self._to_device(node, ctx)
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "new_tensor":
+            # `logits.new_tensor([0.5, 2.0])`: host data copied to the receiver's device
+            first = _positional(node) or [a for a in node.args if a.keyword is not None and a.keyword.value == "data"]
+            device = _keyword(node, "device")
+            if device is not None and _is_cpu_device(device.value, ctx):
+                return  # a CPU tensor (`.new_tensor(a, device="cpu").item()`): no copy to the GPU
+            if first and not ctx.kind(node.func.value).not_tensor and not ctx.kind(first[0].value).is_tensor:
+                ctx.report(self, node, what=f"{ctx.code_for(node.func.value)}.new_tensor(...)",
+                           why="copies host data to the GPU, which is refused during capture")
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         # `v[:, [-1]]`: PyTorch turns the list into a CPU index tensor and copies it over.
@@ -252,7 +291,7 @@ class HostDataTensor(_StaticMemoryRule):
                 return
             # `.to(x.device)` with x a tensor of the region: the GPU the graph is captured on
             follows = _is_tensor_device(target.value, ctx) and _cpu_factory_call(func.value, ctx)
-            if not follows and not _is_cuda_device(target.value, ctx):
+            if not follows and not _is_cuda_device(target.value, ctx) and not self._names_cuda_device(target.value, ctx):
                 attr = _self_attribute(func.value, ctx)
                 if attr is not None and _is_tensor_device(target.value, ctx):
                     shown = f".to({ctx.code_for(target.value)})"
@@ -273,6 +312,26 @@ class HostDataTensor(_StaticMemoryRule):
         if kind.is_tensor and not _cpu_factory_call(receiver, ctx):
             return  # a tensor in the region: taken to be on the device already
         ctx.report(self, node, what=shown, why="copies host memory to the GPU, which is refused during capture unless it is pinned")
+
+
+def _cuda_when_captured(expr: cst.BaseExpression, ctx) -> bool:
+    """A CUDA device, or one chosen by availability (`"cuda" if torch.cuda.is_available() else
+    "cpu"`, also inside `torch.device(...)`): a captured region runs on the GPU."""
+    if type(expr) is cst.IfExp:
+        return _cuda_when_captured(expr.body, ctx) or _cuda_when_captured(expr.orelse, ctx)
+    if type(expr) is cst.Call and ctx.resolve(expr.func) == "torch.device":
+        first = _positional(expr)
+        return bool(first) and _cuda_when_captured(first[0].value, ctx)
+    return _is_cuda_device(expr, ctx)
+
+
+def _device_key(expr: cst.BaseExpression, ctx) -> tuple[str, str] | None:
+    """Where a device value lives: `self.device` per class, a name per function (module)."""
+    if type(expr) is cst.Attribute and ctx.is_self(expr.value) and ctx.class_key:
+        return (ctx.class_key, f"self.{expr.attr.value}")
+    if type(expr) is cst.Name:
+        return (ctx.function_key if ctx.function_node is not None else "<module>", expr.value)
+    return None
 
 
 def _is_tensor_device(expr: cst.BaseExpression, ctx) -> bool:
@@ -496,8 +555,8 @@ class GraphOutputNotCloned(_StaticMemoryRule):
     Flags keeping a graph's static output across replays without `.clone()`: a name bound
     inside a `torch.cuda.graph` block, or a tensor the block writes with `out.copy_(...)` or
     `out=out` (for `self.out`, also in a method of the class that the block calls), used after the block in the same function (or, for `self.x`, anywhere in the
-    class) as `outputs.append(out)`, `outputs += [out]`, `outputs.append({"loss": out})`,
-    `results[k] = out` or `yield out`. A rebinding in between (`out = out.clone()`) ends it, unless it is only on one
+    class) as `outputs.append(out)` (or `out.detach()`, the same memory), `outputs += [out]`,
+    `outputs.append({"loss": out})`, `results[k] = out` or `yield out`. A rebinding in between (`out = out.clone()`) ends it, unless it is only on one
     branch of an `if` that the use is outside of (the eager fallback beside `g.replay()`).
 
     ## Why is this bad?
@@ -547,8 +606,16 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         "    history.append(static_loss.clone())",
         "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nouts = []\nfor _ in range(3):\n"
         "    g.replay()\n    outs += [out.clone()]",
+        "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nouts = []\nfor _ in range(3):\n"
+        "    g.replay()\n    outs.append(out.detach().cpu())",  # a copy (GS103 is not this rule)
     )
     invalid = (
+        Example(
+            "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nouts = []\nfor _ in range(3):\n"
+            "    g.replay()\n    outs.append(out.detach())",
+            fixed="g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nouts = []\nfor _ in range(3):\n"
+            "    g.replay()\n    outs.append(out.clone().detach())",
+        ),
         Example(
             "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = x * 2\nouts = []\nfor _ in range(3):\n"
             "    g.replay()\n    outs.append(out)",
@@ -629,6 +696,9 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         else:
             values = [expr]
         for value in values:
+            while (type(value) is cst.Call and type(value.func) is cst.Attribute and not value.args
+                   and value.func.attr.value == "detach"):
+                value = value.func.value  # `losses.append(out.detach())`: the same memory
             key = self._key(value, ctx)
             if key is not None:
                 self.uses.append(_KeptUse(value, key, self.order, ctx.here()))

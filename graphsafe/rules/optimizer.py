@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from graphsafe.model import Applicability, Consequence, Principle
+from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rewriters.keywords import keyword_fix
 from graphsafe.rules.base import Callees, Rule
 
@@ -14,6 +14,7 @@ from graphsafe.rules.base import Callees, Rule
 NEEDS_CAPTURABLE = frozenset("Adam AdamW Adamax ASGD NAdam RAdam RMSprop Rprop Adadelta".split())
 # Capture without error, but the Python-side step counter never advances on replay.
 SILENT = frozenset({"Adagrad"})
+_OPTIMIZERS = NEEDS_CAPTURABLE | SILENT | frozenset("SGD LBFGS SparseAdam Adafactor Muon".split())
 
 
 @dataclass
@@ -35,7 +36,9 @@ class OptimizerNotCapturable(Rule):
     """## What it does
     Flags `optimizer.step()` inside a captured region when the optimizer was built without
     `capturable=True` (Adam, AdamW, RMSprop, NAdam, RAdam, Adamax, ASGD, Rprop, Adadelta), or
-    is Adagrad, which has no capturable mode.
+    is Adagrad, which has no capturable mode. The optimizer is matched by name (`opt`,
+    `self.opt`) to where the same file builds it: directly, or through a function of the file
+    that returns it (`self.opt = make_optimizer(model)`).
 
     ## Why is this bad?
     These optimizers keep their step count on the host unless `capturable=True`. PyTorch
@@ -71,6 +74,12 @@ class OptimizerNotCapturable(Rule):
     summary = "an optimizer stepped in the region without `capturable=True`"
     message = "`{optimizer}` {detail}: {consequence}"
     valid = (
+        Example(
+            "def make_optimizer(params):\n    opt = torch.optim.AdamW(params, lr=1e-3, capturable=True)\n    return opt\n\n\n"
+            "class C:\n    def __init__(self, params):\n        self.opt = make_optimizer(params)\n\n"
+            "    def step(self):  # graphsafe: region\n        self.opt.step()",
+            module=True,
+        ),
         "opt = torch.optim.AdamW([x], lr=1e-3, capturable=True)\nopt.step()",
         "opt = torch.optim.SGD([x], lr=0.1)\nopt.step()",
         "opt = torch.optim.Adam([x])",
@@ -78,28 +87,46 @@ class OptimizerNotCapturable(Rule):
     invalid = (
         "opt = torch.optim.AdamW([x], lr=1e-3)\nopt.step()",
         "opt = torch.optim.Adagrad([x])\nopt.step()",
+        Example(
+            "def make_optimizer(params):\n    return torch.optim.AdamW(params, lr=1e-3)\n\n\n"
+            "class C:\n    def __init__(self, params):\n        self.opt = make_optimizer(params)\n\n"
+            "    def step(self):  # graphsafe: region\n        self.opt.step()",
+            module=True,
+        ),
     )
 
     def __init__(self) -> None:
         self.constructions: dict[tuple[str, str], _Construction] = {}
         self.steps: list[_Step] = []
+        self.factories: dict[str, _Construction] = {}  # function of this file → the optimizer it returns
+        self.made_by: dict[tuple[str, str], str] = {}  # binding → the function of this file that made it
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         value = node.value
         if not isinstance(value, cst.Call):
             return
-        name = ctx.resolve(value.func) or ""
-        if not name.startswith("torch.optim."):
-            return
-        cls = name.rpartition(".")[2]
-        capturable = any(
-            a.keyword is not None and a.keyword.value == "capturable" and not (isinstance(a.value, cst.Name) and a.value.value == "False")
-            for a in value.args
-        )
+        built = _construction(value, ctx)
         for target in node.targets:
             key = _binding(target.target, ctx)
-            if key is not None:
-                self.constructions[key] = _Construction(cls, capturable, value, ctx.statement)
+            if key is None:
+                continue
+            if built is not None:
+                self.constructions[key] = built
+            elif type(value.func) is cst.Name:  # `self.opt = make_optimizer(model)`: decided in end_module
+                self.made_by[key] = value.func.value
+
+    def visit_Return(self, node: cst.Return, ctx) -> None:
+        # `def make_optimizer(model): return torch.optim.AdamW(...)` (or `opt = ...; return opt`)
+        value = node.value
+        if type(value) is cst.Call:
+            built = _construction(value, ctx)
+        elif type(value) is cst.Name:
+            built = self.constructions.get(("<global>", value.value))
+        else:
+            return
+        function = ctx.function_node
+        if built is not None and function is not None and ctx.class_key is None:
+            self.factories[function.name.value] = built
 
     calls = Callees({"step"})
 
@@ -113,6 +140,9 @@ class OptimizerNotCapturable(Rule):
     def end_module(self, ctx) -> None:
         for step in self.steps:
             built = self.constructions.get(step.key) or self.constructions.get(("<global>", step.key[1]))
+            if built is None:
+                maker = self.made_by.get(step.key) or self.made_by.get(("<global>", step.key[1]))
+                built = self.factories.get(maker) if maker is not None else None
             if built is None or built.capturable:
                 continue
             if built.cls in NEEDS_CAPTURABLE:
@@ -129,6 +159,23 @@ class OptimizerNotCapturable(Rule):
                     detail="has no capturable mode: its step counter is read once at capture",
                     consequence=Consequence.SILENTLY_WRONG.value,
                 )
+
+
+def _construction(call: cst.Call, ctx) -> _Construction | None:
+    """`torch.optim.AdamW(...)`: which optimizer, and whether it passes `capturable=True`
+    (None for any other call, SGD included: it needs nothing)."""
+    func = call.func
+    tail = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
+    if tail is None or (tail not in _OPTIMIZERS and not (type(func) is cst.Name and ctx.scope_imports_has(tail))):
+        return None  # cheap: most calls are not optimizers (an alias is an imported name)
+    name = ctx.resolve(func) or ""
+    if not name.startswith("torch.optim."):
+        return None
+    capturable = any(
+        a.keyword is not None and a.keyword.value == "capturable" and not (isinstance(a.value, cst.Name) and a.value.value == "False")
+        for a in call.args
+    )
+    return _Construction(name.rpartition(".")[2], capturable, call, ctx.statement)
 
 
 def _binding(expr: cst.BaseExpression, ctx) -> tuple[str, str] | None:

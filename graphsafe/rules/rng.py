@@ -90,6 +90,7 @@ class UnregisteredGenerator(BindingRule):
         'z = torch.rand(4, generator=n, device="cuda")',  # not built in this file
         'g = torch.Generator(device="cpu")\nz = torch.rand(4, generator=g)',
         "g = torch.Generator()\nz = torch.rand(4, generator=g)",
+        "g = torch.Generator().manual_seed(0)\nz = torch.rand(4, generator=g)",  # a CPU generator, seeded
         Example('g = torch.Generator(device="cuda")\nz = torch.rand(4, generator=g, device="cuda")', region=False),
     )
     invalid = (
@@ -98,6 +99,7 @@ class UnregisteredGenerator(BindingRule):
         Example('g = torch.Generator("cuda")\nx.normal_(generator=g)\ny.bernoulli_(0.5, generator=g)', expect=2),
         # a device variable: the region using the generator is captured on the GPU
         "self.noise = torch.Generator(device=self.device)\nz = torch.randn(4, generator=self.noise, device=x.device)",
+        'self.gen = torch.Generator(device="cuda").manual_seed(0)\nz = torch.rand(4, generator=self.gen, device="cuda")',
     )
 
     def __init__(self) -> None:

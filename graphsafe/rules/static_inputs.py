@@ -8,7 +8,7 @@ import libcst as cst
 
 from graphsafe.analyzer.callgraph import REBOUND_AFTER_REPLAY
 from graphsafe.analyzer.nodes import children
-
+from graphsafe.analyzer.names import dotted
 from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rules.base import Callees, Rule
 
@@ -31,7 +31,8 @@ class StaticInputRebinding(Rule):
     - outside the region, `static_x = new_batch` / `self.static_tokens = cur` for a tensor
       that a `torch.cuda.graph` block reads;
     - inside the region, `self.buf = f(self.buf)` for a tensor attribute (a buffer or running
-      state) whose new value depends on the old one;
+      state) whose new value depends on the old one (a sliding window
+      `torch.cat([self.buf[1:], x])` included; a buffer concatenated onto itself is GS404);
     - outside the region, `self.sigmas = ...` in a method (`scheduler.set_timesteps()`) run
       from code that replays a graph (or from a driver that also calls a method that replays
       it: `session.reset(mask)` then `session.run()`), when captured code of the project reads
@@ -117,6 +118,14 @@ class StaticInputRebinding(Rule):
             "        self.register_buffer('mean', torch.zeros(3))\n\n"
             "    def forward(self, x):  # graphsafe: region\n        self.mean = 0.9 * self.mean + 0.1 * x.mean(0)\n"
             "        return x - self.mean\n",
+            module=True,
+        ),
+        # a sliding window of fixed size (not a growing buffer: GS404 leaves it)
+        Example(
+            "class C(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.register_buffer('window', torch.zeros(8, 4))\n\n"
+            "    def forward(self, x):  # graphsafe: region\n        self.window = torch.cat([self.window[1:], x[:1]])\n"
+            "        return self.window.mean(0)\n",
             module=True,
         ),
         # a scheduler's tables, rebound per request by the loop that replays the graph
@@ -228,7 +237,7 @@ class StaticInputRebinding(Rule):
         for target in node.targets:
             tgt = target.target
             if isinstance(tgt, cst.Attribute) and ctx.is_self(tgt.value) and ctx.class_key:
-                growing = isinstance(node.value, cst.Call) and (ctx.resolve(node.value.func) or "") in ("torch.cat", "torch.stack", "torch.concat")
+                growing = _concatenates_itself(node.value, tgt, ctx)  # GS404's, not a rebinding
                 if ctx.kind(tgt).is_tensor and value_kind.is_tensor and _reads_attribute(node.value, tgt) and not growing:
                     # the attribute's kind is known before the walk (all of the class's bindings)
                     fix = None if (_old_value_may_be_kept(ctx.function_node, node, tgt)
@@ -445,6 +454,18 @@ def _reads_attribute(expr: cst.BaseExpression, attribute: cst.Attribute) -> bool
             return True
         stack.extend(children(node))
     return False
+
+
+def _concatenates_itself(value: cst.BaseExpression, target: cst.Attribute, ctx) -> bool:
+    """`self.buf = torch.cat([self.buf, x])` grows (GS404); `torch.cat([self.buf[1:], x])`, a
+    sliding window of fixed size, is an update of the old value like any other."""
+    if type(value) is not cst.Call or (ctx.resolve(value.func) or "") not in ("torch.cat", "torch.stack", "torch.concat"):
+        return False
+    first = next((a for a in value.args if a.keyword is None or a.keyword.value == "tensors"), None)
+    if first is None or type(first.value) not in (cst.List, cst.Tuple):
+        return True  # `torch.cat(parts)`: what it joins is not visible here
+    shown = dotted(target)
+    return any(not isinstance(e, cst.StarredElement) and dotted(e.value) == shown for e in first.value.elements)
 
 
 RULES = (StaticInputRebinding,)
