@@ -44,4 +44,5 @@ class DINOConfig:
     steps_per_epoch: int = 2
     total_steps: int = 20
     log_every: int = 1
+    graph_warmup_iters: int = 11
     seed: int = 0

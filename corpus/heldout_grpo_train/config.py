@@ -27,6 +27,7 @@ class GRPOConfig:
     init_kl_coef: float = 0.05
     kl_target: float = 0.02
     kl_horizon: int = 100
+    kl_window: int = 8
     temperature: float = 1.0
     min_temperature: float = 0.6
     temperature_decay: float = 0.98

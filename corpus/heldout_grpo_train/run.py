@@ -32,7 +32,7 @@ def run(steps: int = 3, seed: int = 0) -> dict[str, float]:
         "loss_sum": float(sum(losses)),
         "kl_coef": float(trainer.kl_ctl.value),
         "temperature": float(trainer.temperature),
-        "kl_trace_sum": float(trainer.kl_trace.sum()),
+        "kl_window_sum": float(trainer.kl_window.sum()),
         "mean_len": float(trainer.stats["response_len_mean"]),
         "policy_param_sum": float(sum(p.detach().sum() for p in trainer.policy.parameters())),
         "ref_param_sum": float(sum(p.sum() for p in trainer.ref_model.parameters())),

@@ -37,7 +37,7 @@ class GRPOTrainer:
         self.step_count = 0
         self.stats: dict[str, float] = {}
         self.sample_log: list[str] = []
-        self.kl_trace = torch.zeros(0, device=device)
+        self.kl_window = torch.zeros(cfg.kl_window, device=device)
         self.last_kl = torch.zeros((), device=device)
         self.pbar = ProgressBar(total=cfg.total_steps, desc="grpo")
         self.graph = None
@@ -45,22 +45,18 @@ class GRPOTrainer:
         self.static_lens: list[int] = []
         self.static_loss = None
 
-    def _sample(self, prompts: torch.Tensor) -> torch.Tensor:
-        B, P = prompts.shape
-        T = self.cfg.max_new_tokens
-        tokens = torch.full((B, P + T), self.tok.pad_id, dtype=torch.long, device=prompts.device)
-        tokens[:, :P] = prompts
-        done = torch.zeros(B, dtype=torch.bool, device=prompts.device)
-        for t in range(T):
-            logits = self.policy(tokens[:, :P + t])[:, -1, :]
+    def _sample(self, input_ids: torch.Tensor) -> torch.Tensor:
+        done = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+        for _ in range(self.cfg.max_new_tokens):
+            logits = self.policy(input_ids)[:, -1, :]
             probs = torch.softmax(logits / self.temperature, dim=-1)  # expect: GS301
             nxt = torch.multinomial(probs, 1, generator=self.sample_gen).squeeze(-1)  # expect: GS601
             nxt = torch.where(done, torch.full_like(nxt, self.tok.pad_id), nxt)
-            tokens[:, P + t] = nxt
+            input_ids = torch.cat([input_ids, nxt[:, None]], dim=1)  # expect: GS404
             done = done | (nxt == self.tok.eos_id)
             if done.all():  # expect: GS201
                 break
-        return tokens
+        return input_ids
 
     def train_step(self, prompt_ids: torch.Tensor, prompt_lens: list[int]) -> torch.Tensor:
         cfg = self.cfg
@@ -69,8 +65,7 @@ class GRPOTrainer:
         self.sample_gen.manual_seed(cfg.seed + self.step_count)  # expect: GS602
         with torch.no_grad():
             tokens = self._sample(prompts)
-        P = prompts.shape[1]
-        completions = tokens[:, P:]
+        completions = tokens[:, prompts.shape[1]:]
         mask = completion_mask(completions, self.tok.eos_id).float()
 
         scores, texts = score_completions(self.tok, completions, cfg.target_len, cfg.len_weight)
@@ -100,7 +95,8 @@ class GRPOTrainer:
 
         kl_mean = (per_token_kl.detach() * mask).sum() / mask.sum().clamp(min=1.0)
         self.last_kl.copy_(kl_mean)
-        self.kl_trace = torch.cat([self.kl_trace, kl_mean.view(1)])  # expect: GS404
+        self.kl_window.copy_(self.kl_window.roll(1))
+        self.kl_window[0] = kl_mean
         if kl_mean > 4 * self.kl_ctl.target:  # expect: GS201
             logger.warning("KL to the reference is far above target")  # expect: GS501
 
@@ -122,7 +118,7 @@ class GRPOTrainer:
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
-            for _ in range(3):
+            for _ in range(11):
                 self.train_step(self.static_prompt_ids, self.static_lens)
         torch.cuda.current_stream().wait_stream(side)
         ref_probe = torch.compile(token_logprobs, dynamic=False)

@@ -34,4 +34,5 @@ class VQGANConfig:
     flip_prob: float = 0.5
     min_perplexity: float = 2.0
     codebook_dump_path: str = ""
+    graph_warmup_iters: int = 11
     seed: int = 0

@@ -109,7 +109,7 @@ class VQGANTrainer:
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
-            for _ in range(3):
+            for _ in range(self.cfg.graph_warmup_iters):
                 self.train_step(self.static_images)
         torch.cuda.current_stream().wait_stream(side)
         self.graph = torch.cuda.CUDAGraph()
