@@ -564,7 +564,14 @@ class FileWalker:
             # or not, that gave no tensor; given a tensor, what it computes may be device work.
             # A counter it is given varies for certain, unlike a setting it reads (`self.base`)
             if not any(self._kind(arg.value).is_tensor for arg in call.args):
-                return self._certain_arg_source(call) or found
+                found = self._certain_arg_source(call) or found
+        if found is None and _annotated_float(self._def_nodes.get(callee)):
+            # `temp = self.teacher_temp(epoch)` with `def teacher_temp(self, epoch) -> float`:
+            # a float computed on the host from this function's number parameter varies where
+            # that parameter does (its callers decide). Only `-> float`: an `-> int` helper
+            # given a parameter is most often a dimension (`self._dim(ndim)`).
+            if not any(self._kind(arg.value).is_tensor for arg in call.args):
+                return self._surest_source([arg.value for arg in call.args])
         return found
 
     def _number_shaped_def(self, key: str) -> bool:
@@ -953,7 +960,17 @@ class FileWalker:
         self.host_results[unit.key] = self.host_results.get(unit.key, True) and all(k.not_tensor for k in kinds)
         if any(k.is_tensor or k.tag == "tensor-tuple" for k in kinds):
             self.tensor_results.add(unit.key)
-        declared = self._declared_object_slot(unit.node)
+        fixed = self._declared_tuple_slots(unit.node)
+        declared = None if fixed is not None else self._declared_object_slot(unit.node)
+        if fixed is not None and value is not None:
+            # `-> tuple[Student, Teacher]`: element i's class from the annotation, the rest from
+            # the returned tuple itself (`self.student, self.teacher = build(cfg)` follows both)
+            values = value.elements if type(value) is cst.Tuple and len(value.elements) == len(fixed) else ()
+            if any(isinstance(e, cst.StarredElement) for e in values):
+                values = ()
+            unit.returns.append(("tuple", *(
+                slot or (self._return_slot(values[i].value) if values else "?") for i, slot in enumerate(fixed))))
+            return
         if declared is None and value is not None:
             declared = self._object_slot(value)  # `return RingQueue(...)` without an annotation
         if declared is not None and value is not None:
@@ -975,6 +992,24 @@ class FileWalker:
         if kind.tag not in ("object", "modules") or not kind.refs or any(r.startswith("torch.") for r in kind.refs):
             return None
         return ("O:" if kind.tag == "object" else "M:") + "|".join(kind.refs)
+
+    def _declared_tuple_slots(self, node: cst.CSTNode) -> tuple[str, ...] | None:
+        """For `-> tuple[A, B]` (a fixed length, no `...`): `O:cls` per element that names a
+        project class, "" for the others; None for any other annotation."""
+        returns = getattr(node, "returns", None)
+        annotation = returns.annotation if returns is not None else None
+        if type(annotation) is not cst.Subscript or len(annotation.slice) < 2:
+            return None
+        if (self.scope.imports.resolve(annotation.value) or "").rpartition(".")[2] not in ("tuple", "Tuple"):
+            return None
+        slots = []
+        for element in annotation.slice:
+            if not isinstance(element.slice, cst.Index) or type(element.slice.value) is cst.Ellipsis:
+                return None
+            kind = self._annotation_kind(element.slice.value)
+            own = kind.tag == "object" and kind.refs and not any(r.startswith("torch.") for r in kind.refs)
+            slots.append("O:" + "|".join(kind.refs) if own else "")
+        return tuple(slots)
 
     def _object_slot(self, value: cst.BaseExpression) -> str | None:
         """`O:cls` for a returned instance of a class that is not torch's (`return Ring(n)`, or
@@ -1771,6 +1806,14 @@ class FileWalker:
                 self._bind(elements[1], self._element_kind(args[0]))
                 self._note_loop_source(elements[1], args[0])
                 return
+        if (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2
+                and isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
+                and iterable.func.attr.value in ("named_parameters", "named_buffers")
+                and self._kind(iterable.func.value).tag in ("object", "modules")):
+            # `for name, p in model.named_parameters()`: a name and one of the module's tensors
+            self._bind(target.elements[0].value, T.SCALAR)
+            self._bind(target.elements[1].value, T.TENSOR)
+            return
         self._bind(target, self._element_kind(iterable))
         self._note_loop_source(target, iterable)
 
@@ -2593,6 +2636,12 @@ def _computed_per_pass(value: cst.BaseExpression, loop_names: set[str]) -> bool:
             continue
         stack.extend(children(node))
     return False
+
+
+def _annotated_float(function: cst.FunctionDef | None) -> bool:
+    """Is `function` annotated to return a `float`?"""
+    returns = function.returns if function is not None else None
+    return returns is not None and type(returns.annotation) is cst.Name and returns.annotation.value == "float"
 
 
 def _number_functions(statements) -> frozenset[str]:

@@ -397,6 +397,7 @@ class GrowingBuffer(_StaticMemoryRule):
     valid = (
         "z = torch.cat([x, y])",
         "buf = x[:0]\nfor _ in range(4):\n    buf = torch.cat([buf, y])",
+        "x = self.embed(x)\nx = torch.cat((self.cls, x), dim=1)",
         "z = torch.stack([x, y], dim=0)",
         Example("self.buf = torch.cat([self.buf, x])", region=False),
     )
@@ -407,6 +408,12 @@ class GrowingBuffer(_StaticMemoryRule):
     )
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        # names rebound so far in this function, in source order
+        rebound = ctx.file_state(dict).setdefault(ctx.unit_key, set())
+        self._check_concat(node, ctx, rebound)
+        rebound.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+
+    def _check_concat(self, node: cst.Assign, ctx, rebound: set[str]) -> None:
         value = node.value
         if not isinstance(value, cst.Call):
             return
@@ -424,11 +431,17 @@ class GrowingBuffer(_StaticMemoryRule):
                 continue
             if isinstance(target.target, cst.Name):
                 local = target.target.value
-                # A local that started empty in this call has the same shapes every replay.
-                if local not in ctx.params and ctx.local_kind(local) is not None:
+                # A local that started empty in this call has the same shapes every replay;
+                # so has a parameter already rebound to this call's own tensor
+                # (`x = self.embed(x)` then `x = torch.cat((cls, x), dim=1)`).
+                if local in rebound or (local not in ctx.params and ctx.local_kind(local) is not None):
                     continue
             ctx.report(self, value, target=shown)
             return
+
+    def visit_AnnAssign(self, node: cst.AnnAssign, ctx) -> None:
+        if isinstance(node.target, cst.Name) and node.value is not None:
+            ctx.file_state(dict).setdefault(ctx.unit_key, set()).add(node.target.value)
 
 
 class AllocatorCallInRegion(_StaticMemoryRule):

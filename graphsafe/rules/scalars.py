@@ -58,15 +58,20 @@ class PythonScalarInput(Rule):
     or a number computed from one (arithmetic, `min`/`max`, `math.exp(...)`, a helper method
     or property that returns it, a helper of this file whose returns are number arithmetic
     given a counter: `self.lr_at(self.updates)`, a lambda held in an attribute or a local
-    given one: `self.warmup(self.updates)`, a function annotated `-> float` given it, a helper imported
+    given one: `self.warmup(self.updates)`, a function or method annotated `-> float` given it
+    (`temp = self.teacher_temp(epoch)`, also where `epoch` is a parameter that callers pass a
+    per-step number), a helper imported
     from another module of the program given a counter: `lr_at(self.step, cfg.lr)`, a method
     of a schedule object of the program given one: `self.sched.value(self.updates)`) —
     used inside a captured region in tensor math (comparisons with a tensor included, a
     method only tensors have such as `lerp_` on an element of a dict of tensors),
-    tensor indexing/slicing, a tensor or optimizer-state assignment (`g["lr"] = lr`,
+    tensor indexing/slicing (not `return self.table[epoch]` in a function annotated
+    `-> float`/`-> int`: that picks a number from a host list, reported where the number is
+    used), a tensor or optimizer-state assignment (`g["lr"] = lr`,
     `g.update(lr=lr)` on a param group), or control flow that
     chooses which tensor work is recorded (an `if`, a guard clause `if self.p == 0.0: return x`
-    before the tensor work included, or a conditional expression that picks a
+    before the tensor work included, a bare `return` too: `if epoch >= freeze: return` before
+    `p.grad.zero_()`, or a conditional expression that picks a
     tensor: `prev = None if i == 0 else self.old`; tensor work being kernels, module or
     optimizer calls, in-place tensor methods, `load_state_dict`, or a program function given
     tensors or networks: `if self.updates % k == 0: polyak(self.q_target, self.q, tau)`). A callee's number parameter counts when a caller
@@ -169,9 +174,23 @@ class PythonScalarInput(Rule):
                 "    def run(self, loss: torch.Tensor):  # graphsafe: region\n        tag = 'run'\n"
                 "        if self.step < 100:\n            tag = tag + '-warmup'\n        self.step += 1\n"
                 "        return loss, tag", module=True),
+        # a guard clause whose bare `return` skips host work only
+        "def step2(x: torch.Tensor, epoch: int):  # graphsafe: region\n    if epoch >= 3:\n        return\n    tag = 'frozen'",
+        # a number picked from a host table by a `-> float` helper and used only on the host
+        Example("import torch\nclass C:\n    def __init__(self):\n        self.table = [0.1, 0.2]\n"
+                "    def temp(self, epoch: int) -> float:\n        return self.table[min(epoch, 1)]\n"
+                "    def step(self, x: torch.Tensor, epoch: int):  # graphsafe: region\n"
+                "        tag = f'{self.temp(epoch)}'\n        return x", module=True),
     )
     invalid = (
         "def step2(x: torch.Tensor, lr: float):  # graphsafe: region\n    return x * lr",
+        # a guard clause with a bare `return` before in-place tensor work
+        "def step2(x: torch.Tensor, epoch: int):  # graphsafe: region\n    if epoch >= 3:\n        return\n    x.mul_(2)",
+        # the same number, picked by a `-> float` helper, reaching tensor math
+        Example("import torch\nclass C:\n    def __init__(self):\n        self.table = [0.1, 0.2]\n"
+                "    def temp(self, epoch: int) -> float:\n        return self.table[min(epoch, 1)]\n"
+                "    def step(self, x: torch.Tensor, epoch: int):  # graphsafe: region\n"
+                "        return x / self.temp(epoch)", module=True),
         # a callee's parameter given the root's per-step parameter
         Example("import torch\ndef scale(x: torch.Tensor, lr: float):\n    return x * lr\n"
                 "def step(x: torch.Tensor, lr: float):  # graphsafe: region\n    return scale(x, lr)", module=True),
@@ -363,7 +382,7 @@ class PythonScalarInput(Rule):
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         scalar_buffer.note_subscript(node, ctx, self.uses)  # always: its kind question can widen a what-if run
-        if _host_container_store(node, ctx):
+        if _host_container_store(node, ctx) or _number_returned(node, ctx):
             return
         # Whether `node.value` is a tensor or a Python list, the selection is frozen at capture.
         for element in node.slice:
@@ -401,6 +420,21 @@ def _host_container_store(node: cst.Subscript, ctx) -> bool:
     if not all(type(t) is cst.Subscript and not _optimizer_key(t) and ctx.kind(t.value).not_tensor for t in targets):
         return False
     return ctx.kind(node.value).not_tensor
+
+
+def _number_returned(node: cst.Subscript, ctx) -> bool:
+    """`return self.temp_table[min(epoch, n)]` in a function annotated `-> float`/`-> int`: the
+    element is a Python number, so the container is a host list, not a tensor; the number is
+    reported where it reaches tensor math (a caller's `/ temp`)."""
+    statement = ctx.statement
+    function = ctx.function_node
+    if (type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1 or function is None
+            or function.returns is None):
+        return False
+    small = statement.body[0]
+    annotation = function.returns.annotation
+    return (type(small) is cst.Return and small.value is node
+            and type(annotation) is cst.Name and annotation.value in ("float", "int"))
 
 
 _HOST_DRAWS = ("random.", "numpy.random.", "time.")
@@ -467,14 +501,17 @@ def _records_device_work(node: cst.If | cst.While, ctx) -> bool:
 
 
 def _exits(body: cst.BaseSuite, ctx) -> bool:
-    """Does the block end by leaving it for other tensor work (`return x` of a tensor, `continue`,
-    `break`)? A `raise` is a check (`if p < 0: raise ValueError`) and `return "p must be 0"` a
-    host answer: they pick no recorded work."""
+    """Does the block end by leaving it for other tensor work (`return x` of a tensor, a bare
+    `return` skipping in-place work after it, `continue`, `break`)? A `raise` is a check
+    (`if p < 0: raise ValueError`) and `return "p must be 0"` a host answer: they pick no
+    recorded work."""
     last = body.body[-1] if body.body else None
     if isinstance(last, cst.SimpleStatementLine):  # an indented block's last line
         last = last.body[-1] if last.body else None
     if isinstance(last, cst.Return):
-        return last.value is not None and ctx.kind(last.value).is_tensor
+        if last.value is None or (type(last.value) is cst.Name and last.value.value == "None"):
+            return True  # `if epoch >= freeze: return` before `p.grad.zero_()`
+        return ctx.kind(last.value).is_tensor
     return isinstance(last, (cst.Continue, cst.Break))
 
 
