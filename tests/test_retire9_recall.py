@@ -3,10 +3,10 @@ that must stay silent:
 
 - `self.student, self.teacher = build(cfg)` with `def build(cfg) -> tuple[Student, Teacher]`:
   the annotation names each element's class, so the call graph follows both;
-- `for name, p in model.named_parameters()` binds a tensor to `p` (`p.grad.norm()` is one);
+- `for name, p in model.named_parameters()` (also under `enumerate`) binds a tensor to `p`;
 - a guard clause with a bare `return` before in-place tensor work (`if epoch >= k: return`);
-- a number picked by a `-> float` helper from a host list is reported where it reaches tensor
-  math, not at the list index;
+- a number picked by a `-> float` helper from a host list by its parameter is reported where it
+  reaches tensor math, not at the list index (an index read from a counter stays the place);
 - `x = self.embed(x)` then `x = torch.cat((cls, x), dim=1)`: no growing buffer (GS404).
 """
 
@@ -182,9 +182,53 @@ def test_float_helper_reports_the_use_not_the_host_list_index():
     assert found(TEMPERATURE.format(returns="float"), "GS301") == [16]
 
 
-def test_int_helper_given_a_parameter_is_not_followed():
-    # `-> int` given a parameter is most often a dimension: neither the index nor the use
-    assert found(TEMPERATURE.format(returns="int"), "GS301") == []
+def test_int_helper_given_a_parameter_keeps_the_index():
+    # `-> int` given a parameter is most often a dimension: its result is not followed, so the
+    # index stays the place reported
+    assert found(TEMPERATURE.format(returns="int"), "GS301") == [12]
+
+
+COUNTER_TABLE = """\
+import torch
+import torch.nn as nn
+
+
+class Loss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = [0.04, 0.07]
+        self.epoch = 0
+
+    def forward(self, t: torch.Tensor):  # graphsafe: region
+        return t / self.temp()
+
+    def temp(self) -> float:
+        return self.table[min(self.epoch, 1)]
+
+    def set_epoch(self, e):
+        self.epoch = e
+"""
+
+
+def test_float_helper_indexed_by_a_counter_reports_the_index_whatever_the_order():
+    # a caller walked before the helper cannot know what it returns: the index is the place
+    assert found(COUNTER_TABLE, "GS301") == [15]
+
+
+def test_enumerate_of_named_parameters_binds_the_tensor():
+    source = """\
+        import torch
+        import torch.nn as nn
+
+
+        def check(model: nn.Module):  # graphsafe: region
+            for i, (name, p) in enumerate(model.named_parameters()):
+                if p.sum() > 0:
+                    p.mul_(0.5)
+                if i > 2 and name.endswith("bias"):
+                    p.zero_()
+        """
+    assert found(source, "GS201") == [7]
 
 
 def test_unannotated_helper_still_reports_the_index():

@@ -1793,6 +1793,8 @@ class FileWalker:
 
     def _bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         """`for a, b in zip(xs, ys)` / `for i, m in enumerate(self.layers)` bind per position."""
+        if self._bind_named_tensor(target, iterable):
+            return
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and isinstance(target, (cst.Tuple, cst.List)):
             name, args = iterable.func.value, [a.value for a in iterable.args if a.keyword is None]
             elements = [e.value for e in target.elements]
@@ -1806,16 +1808,26 @@ class FileWalker:
                 self._bind(elements[1], self._element_kind(args[0]))
                 self._note_loop_source(elements[1], args[0])
                 return
-        if (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2
-                and isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
-                and iterable.func.attr.value in ("named_parameters", "named_buffers")
-                and self._kind(iterable.func.value).tag in ("object", "modules")):
-            # `for name, p in model.named_parameters()`: a name and one of the module's tensors
-            self._bind(target.elements[0].value, T.SCALAR)
-            self._bind(target.elements[1].value, T.TENSOR)
-            return
         self._bind(target, self._element_kind(iterable))
         self._note_loop_source(target, iterable)
+
+    def _bind_named_tensor(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> bool:
+        """`for name, p in model.named_parameters()` (or `named_buffers()`, also inside
+        `enumerate(...)`): a name and one of the module's tensors."""
+        if (type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.func.value == "enumerate"
+                and iterable.args and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2):
+            if not self._bind_named_tensor(target.elements[1].value, iterable.args[0].value):
+                return False
+            self._bind(target.elements[0].value, T.SCALAR)
+            return True
+        if not (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2
+                and type(iterable) is cst.Call and type(iterable.func) is cst.Attribute
+                and iterable.func.attr.value in ("named_parameters", "named_buffers")
+                and self._kind(iterable.func.value).tag in ("object", "modules")):
+            return False
+        self._bind(target.elements[0].value, T.SCALAR)
+        self._bind(target.elements[1].value, T.TENSOR)
+        return True
 
     def bind_comprehension(self, comp: cst.BaseExpression) -> None:
         """Bind a one-loop comprehension's names now, as the walk does when it gets there: for a

@@ -65,9 +65,9 @@ class PythonScalarInput(Rule):
     of a schedule object of the program given one: `self.sched.value(self.updates)`) —
     used inside a captured region in tensor math (comparisons with a tensor included, a
     method only tensors have such as `lerp_` on an element of a dict of tensors),
-    tensor indexing/slicing (not `return self.table[epoch]` in a function annotated
-    `-> float`/`-> int`: that picks a number from a host list, reported where the number is
-    used), a tensor or optimizer-state assignment (`g["lr"] = lr`,
+    tensor indexing/slicing (not `return self.table[epoch]` of a parameter in a function
+    annotated `-> float`: that picks a number from a host list, reported where a caller uses
+    it), a tensor or optimizer-state assignment (`g["lr"] = lr`,
     `g.update(lr=lr)` on a param group), or control flow that
     chooses which tensor work is recorded (an `if`, a guard clause `if self.p == 0.0: return x`
     before the tensor work included, a bare `return` too: `if epoch >= freeze: return` before
@@ -423,9 +423,11 @@ def _host_container_store(node: cst.Subscript, ctx) -> bool:
 
 
 def _number_returned(node: cst.Subscript, ctx) -> bool:
-    """`return self.temp_table[min(epoch, n)]` in a function annotated `-> float`/`-> int`: the
-    element is a Python number, so the container is a host list, not a tensor; the number is
-    reported where it reaches tensor math (a caller's `/ temp`)."""
+    """`return self.temp_table[min(epoch, n)]` in a function annotated `-> float`, indexed by its
+    own parameter: the element is a Python number, so the container is a host list, not a
+    tensor; the number is reported where a caller given a per-step value uses it in tensor
+    math (`x / self.teacher_temp(epoch)`). An index read from a counter (`self.epoch`) is
+    still reported here: a caller walked before this method cannot know what it returns."""
     statement = ctx.statement
     function = ctx.function_node
     if (type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1 or function is None
@@ -433,8 +435,11 @@ def _number_returned(node: cst.Subscript, ctx) -> bool:
         return False
     small = statement.body[0]
     annotation = function.returns.annotation
-    return (type(small) is cst.Return and small.value is node
-            and type(annotation) is cst.Name and annotation.value in ("float", "int"))
+    if not (type(small) is cst.Return and small.value is node
+            and type(annotation) is cst.Name and annotation.value == "float"):
+        return False
+    sources = [ctx.scalar_source(e.slice.value) for e in node.slice if type(e.slice) is cst.Index]
+    return bool(sources) and all(s is None or (s.condition and s.condition[0] == "param") for s in sources)
 
 
 _HOST_DRAWS = ("random.", "numpy.random.", "time.")
