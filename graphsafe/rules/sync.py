@@ -155,7 +155,10 @@ class TolistSync(_SyncRule):
     """## What it does
     Flags `.tolist()` on a tensor inside a captured region. A parameter (or a view of one) that
     every caller fills with a host copy (`t.cpu()`, `t.to("cpu")`) is host memory: reading it
-    is no sync (the same holds for `.item()`, GS101, and `int()`/`float()`, GS105).
+    is no sync (the same holds for `.item()`, GS101, and `int()`/`float()`, GS105). A local
+    built in the region from host data without a device (`torch.tensor([...]).tolist()`) is
+    still flagged: it syncs nothing on the default CPU device, but `torch.set_default_device(
+    "cuda")` makes it a device tensor, and either way its values are the capture's (GS402).
 
     ## Why is this bad?
     `.tolist()` copies the whole tensor to host memory and waits for the GPU; capture fails.
@@ -461,7 +464,10 @@ class DynamicShapeOp(_SyncRule):
     """## What it does
     Flags ops whose output shape depends on tensor values: `nonzero`, `argwhere`, `unique*`,
     `masked_select`, one-argument `torch.where`, `repeat_interleave` without `output_size`,
-    `bincount`, and `one_hot` without `num_classes`.
+    `bincount`, and `one_hot` without `num_classes`. Also on a tensor built in the region from
+    host data without a device (`torch.unique_consecutive(torch.tensor(sizes))`): on the CPU it
+    waits for nothing, but its result is fixed at capture (GS402), and under
+    `torch.set_default_device("cuda")` it is a device tensor that syncs.
 
     ## Why is this bad?
     To allocate the output, PyTorch must read a size computed on the GPU, which waits for it:
