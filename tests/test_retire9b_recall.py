@@ -198,3 +198,29 @@ def test_a_local_dict_of_tensors_and_a_dict_of_numbers():
         return float(stats["mean"]) + float(sizes["n"])
     """
     assert found(source, "GS105") == [8]  # once: `float(sizes["n"])` is a number
+
+
+DICT_LOOP = """
+import torch
+
+
+def step(x: torch.Tensor):  # graphsafe: region
+    stats = {made}
+    total = 0.0
+    for {loop}:
+        total += float({value})
+    return total
+"""
+
+
+def test_the_values_of_a_dict_of_tensors_met_in_a_loop_are_tensors():
+    made = 'dict(mean=x.mean(), top=x.max())'
+    assert found(DICT_LOOP.format(made=made, loop="name, v in stats.items()", value="v"), "GS105") == [9]
+    assert found(DICT_LOOP.format(made=made, loop="v in stats.values()", value="v"), "GS105") == [9]
+
+
+def test_the_keys_and_a_dict_of_numbers_met_in_a_loop_are_silent():
+    made = 'dict(mean=x.mean(), top=x.max())'
+    assert found(DICT_LOOP.format(made=made, loop="name in stats", value="len(name)"), "GS105") == []
+    numbers = 'dict(rows=x.shape[0], cols=x.shape[1])'
+    assert found(DICT_LOOP.format(made=numbers, loop="name, v in stats.items()", value="v"), "GS105") == []

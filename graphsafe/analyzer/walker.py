@@ -1020,6 +1020,10 @@ class FileWalker:
         func = call.func
         if isinstance(func, cst.Name):
             name = func.value
+            if (name == "dict" and call.args and all(a.keyword is not None for a in call.args)
+                    and name not in scope.env and not scope.imports.is_imported(name)
+                    and all(self._kind(a.value).is_tensor for a in call.args)):
+                return T.TENSOR_DICT  # `dict(mase=mase, smape=smape)`
             if name in SCALAR_BUILTINS and not scope.imports.is_imported(name) and name not in scope.env:
                 return T.SCALAR
             if (name in ("tuple", "list") and len(call.args) == 1 and not call.args[0].star
@@ -1787,7 +1791,18 @@ class FileWalker:
         return T.UNKNOWN
 
     def _bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
-        """`for a, b in zip(xs, ys)` / `for i, m in enumerate(self.layers)` bind per position."""
+        """`for a, b in zip(xs, ys)` / `for i, m in enumerate(self.layers)` bind per position;
+        `for k, v in metrics.items()` / `for v in metrics.values()` over a dict of tensors."""
+        if (type(iterable) is cst.Call and type(iterable.func) is cst.Attribute and not iterable.args
+                and iterable.func.attr.value in ("items", "values")
+                and self._kind(iterable.func.value) == T.TENSOR_DICT):
+            if iterable.func.attr.value == "values":
+                self._bind(target, T.TENSOR)
+                return
+            if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
+                self._bind(target.elements[0].value, T.SCALAR)
+                self._bind(target.elements[1].value, T.TENSOR)
+                return
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and isinstance(target, (cst.Tuple, cst.List)):
             name, args = iterable.func.value, [a.value for a in iterable.args if a.keyword is None]
             elements = [e.value for e in target.elements]
