@@ -58,6 +58,17 @@ KNOWN_MISSES = {
     # written when GS302's docs did not say); GS302 leaves an update that syncs to the sync's
     # report, as its docs now say and as mixup_train/train.py:54 (the same line) is labelled.
     ("corpus/ddpm_train/trainer.py", 75, "GS302"): "GS302 leaves an update that reads a tensor on the host to GS101/GS105 (one cause)",
+    # `self.recent_preds = torch.cat([self.recent_preds, median])` (set 9): labelled GS404 and
+    # GS401 because GS401's bullet `self.buf = f(self.buf)` also matched word for word; the
+    # growth is one cause, reported once as GS404, as GS401's docs now say.
+    ("corpus/ts_forecast/trainer.py", 68, "GS401"): "a buffer concatenated onto itself is GS404 only (one cause, one diagnostic)",
+    # `x.repeat_interleave(group_size, dim=0)` with a Python int (set 9): labelled from GS107's
+    # old text "`repeat_interleave` without `output_size`"; torch runs an int repeat as
+    # unsqueeze/expand/clone (no sync: only a tensor of repeat counts dispatches
+    # aten.repeat_interleave.Tensor). GS107's docs now say so, with a VALID example.
+    ("corpus/grpo_train/advantages.py", 10, "GS107"): "an int repeat count does not sync (GS107 docs now say so)",
+    ("corpus/grpo_train/advantages.py", 11, "GS107"): "an int repeat count does not sync (GS107 docs now say so)",
+    ("corpus/grpo_train/trainer.py", 64, "GS107"): "an int repeat count does not sync (GS107 docs now say so)",
 }
 
 # Reported but not labelled, with the reason; kept honest the same way.

@@ -49,7 +49,8 @@ ARG_PID = "arg:"  # pending id of a parameter: `arg:<function key>:<parameter na
 FIELD_PID = "field:"  # pending id of an attribute of an instance: `field:<class>|<class>:<attribute>`
 # pending id of an attribute of what a project call returns: `rfield:<attribute>|<call's pid>`
 RETURNED_FIELD_PID = "rfield:"
-_SLOT_KINDS = {"T": T.TENSOR, "B": T.BOOL_TENSOR, "L": T.TENSOR_TUPLE, "H": T.TENSOR}  # H: in host memory
+# H: in host memory; D: a dict of tensors
+_SLOT_KINDS = {"T": T.TENSOR, "B": T.BOOL_TENSOR, "L": T.TENSOR_TUPLE, "H": T.TENSOR, "D": T.TENSOR_DICT}
 # suffix of a wanted id that asks for the class of object a call returns (`O:cls`, `M:cls`
 # slots, from return annotations): for the call graph, never for tensor kinds
 OBJECT_PID = "!obj"
@@ -149,7 +150,7 @@ class ReturnKinds:
         merged = found[0]
         for k in found[1:]:
             merged = T.merge(merged, k)
-        return merged if merged.is_tensor or merged.tag == "tensor-tuple" else None
+        return merged if merged.is_tensor or merged.tag == "tensor-tuple" or merged == T.TENSOR_DICT else None
 
     def _held(self, class_name: str, attr: str, depth: int, seen: frozenset = frozenset()) -> T.Kind | None:
         """The tensor kind the project class (or a base) keeps in `attr`, if it keeps one."""

@@ -34,7 +34,7 @@ class Kind:
 
     @property
     def not_tensor(self) -> bool:
-        return self.tag in (_SCALAR, _TUPLE, _STREAM, _OBJ, _MODULES, _CONFIG)
+        return self.tag in (_SCALAR, _TUPLE, _STREAM, _OBJ, _MODULES, _CONFIG, _DICT)
 
 
 _TENSOR, _BOOL, _TUPLE, _SCALAR, _UNKNOWN, _STREAM, _OBJ, _MODULES, _CONFIG = (
@@ -49,6 +49,10 @@ SCALAR = Kind(_SCALAR)  # any non-tensor Python value (number, str, bool, None, 
 UNKNOWN = Kind(_UNKNOWN)
 STREAM_OR_EVENT = Kind(_STREAM)
 CONFIG = Kind(_CONFIG)
+# `{"mase": mase, "smape": s}` or `-> dict[str, Tensor]`: a dict whose values are tensors
+# (indexing it gives a tensor; iterating it gives keys)
+_DICT = "tensor-dict"
+TENSOR_DICT = Kind(_DICT)
 
 
 def instance_of(*classes: str) -> Kind:
@@ -144,10 +148,26 @@ PARAM_TENSOR_METHODS = (
 _PARAM_TENSOR_CALL = re.compile(r"\.(?:" + "|".join(sorted(PARAM_TENSOR_METHODS, key=len, reverse=True)) + r")\(")
 
 
+# `F.mse_loss(values, zs)`: a torch loss's input and target are tensors (a number raises).
+_LOSS_CALL = re.compile(r"(?:_loss|cross_entropy|_with_logits|kl_div)\(\s*(\w+)\s*,\s*(\w+)\s*[,)]")
+
+
+def is_torch_loss(qualified: str) -> bool:
+    """`torch.nn.functional.mse_loss`, `...cross_entropy`, `...kl_div`: input and target are tensors."""
+    module, _, name = qualified.rpartition(".")
+    return module == "torch.nn.functional" and (
+        name.endswith("_loss") or name in ("cross_entropy", "binary_cross_entropy",
+                                           "binary_cross_entropy_with_logits", "kl_div"))
+
+
 def tensor_method_receivers(source: str) -> frozenset[str]:
-    """Names some call in `source` treats as tensors (`name.detach(`): a cheap text pre-filter
-    before looking for such calls on a function's parameters in its syntax tree."""
+    """Names some call in `source` treats as tensors (`name.detach(`, `F.mse_loss(a, b)`): a
+    cheap text pre-filter before looking for such calls on a function's parameters in its
+    syntax tree."""
     found = set()
+    if "(" in source:
+        for match in _LOSS_CALL.finditer(source):
+            found.update(match.groups())
     for match in _PARAM_TENSOR_CALL.finditer(source):
         end = start = match.start()
         while start and (source[start - 1].isalnum() or source[start - 1] == "_"):
@@ -235,6 +255,10 @@ def annotation_kind(annotation: cst.BaseExpression, resolve) -> Kind:
             return UNKNOWN
         if name.endswith("Optional") and len(expr.slice) == 1:
             return annotation_kind(inner.value, resolve)
+        if (name.rpartition(".")[2] in ("dict", "Dict", "Mapping") and len(expr.slice) == 2
+                and isinstance(expr.slice[1].slice, cst.Index)
+                and annotation_kind(expr.slice[1].slice.value, resolve).is_tensor):
+            return TENSOR_DICT
         if name.rpartition(".")[2] in ("list", "List", "Sequence", "tuple", "Tuple", "Iterable", "ModuleList"):
             element = annotation_kind(inner.value, resolve)
             if element.tag == _OBJ:  # list[KVCache]: indexing/iterating gives KVCache objects

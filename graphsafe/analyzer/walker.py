@@ -209,6 +209,7 @@ class FileWalker:
         self.varying_attrs: dict[str, set[str]] = {}  # class key → number attributes changed per step
         self.module_defs: dict[str, str] = {}
         self.loop_names: list[set[str]] = []  # names bound by the enclosing `for` loops
+        self.while_depth = 0  # enclosing `while` loops (they bind no names)
         self.registrars: tuple[str, ...] = ()  # methods that register a buffer named by their argument
         self.globals: dict[str, T.Kind] = {}
         # function key → the per-step number it returns (same file, defined before its callers)
@@ -686,6 +687,8 @@ class FileWalker:
             kinds = [self._kind(v) for v in values]
             if kinds and all(k.tag == "object" and k.refs for k in kinds):
                 return T.module_set(*dict.fromkeys(r for k in kinds for r in k.refs))
+            if tp is cst.Dict and kinds and all(k.is_tensor for k in kinds):
+                return T.TENSOR_DICT  # `{"mase": mase, "smape": ratio.mean()}`
             return T.SCALAR
         if tp in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
                   cst.FormattedString, cst.Lambda, cst.Set, cst.SetComp):
@@ -723,6 +726,8 @@ class FileWalker:
                 return T.TENSOR if single else T.TENSOR_TUPLE
             if base == T.CONFIG:
                 return T.CONFIG
+            if base == T.TENSOR_DICT:
+                return T.TENSOR  # `metrics["mase"]`
             if base.tag == "modules":
                 return T.instance_of(*base.refs)
             if base.not_tensor and base.tag == "scalar":
@@ -730,7 +735,8 @@ class FileWalker:
             if self.external:
                 pid = self._depends_on(expr)
                 if pid is not None and pid in self.external:
-                    return self.external[pid]
+                    found = self.external[pid]
+                    return T.TENSOR if found == T.TENSOR_DICT else found  # `metrics["mase"]`
             return T.UNKNOWN
         if tp is cst.Call:
             kind = self._infer_call(expr)
@@ -791,9 +797,13 @@ class FileWalker:
         if type(element) is not cst.Call:
             return None
         func = element.func
-        if type(func) is cst.Attribute and type(func.value) is cst.Name:
+        if type(func) is cst.Attribute:
+            # `t.clone()`, or a chain ending in one: `t.to(self.device).clone()`
+            root = func.value
+            while type(root) is cst.Call and type(root.func) is cst.Attribute:
+                root = root.func.value
             targets = {n.value for n in _names_in(comp.for_in.target)}
-            if func.value.value in targets:
+            if type(root) is cst.Name and root.value in targets:
                 if func.attr.value in T.TENSOR_ONLY_METHODS:
                     return T.TENSOR_TUPLE
                 return T.SCALAR if func.attr.value in T.TENSOR_NON_TENSOR_METHODS else None
@@ -934,6 +944,8 @@ class FileWalker:
             return "T"
         if kind.tag == "tensor-tuple":
             return "L"
+        if kind == T.TENSOR_DICT:
+            return "D"
         if kind.tag == "object" and kind.refs and not any(r.startswith("torch.") for r in kind.refs):
             return "O:" + "|".join(kind.refs)  # `return model, optimizer` from a factory
         if kind.not_tensor:
@@ -1043,6 +1055,10 @@ class FileWalker:
         func = call.func
         if isinstance(func, cst.Name):
             name = func.value
+            if (name == "dict" and call.args and all(a.keyword is not None for a in call.args)
+                    and name not in scope.env and not scope.imports.is_imported(name)
+                    and all(self._kind(a.value).is_tensor for a in call.args)):
+                return T.TENSOR_DICT  # `dict(mase=mase, smape=smape)`
             if name in SCALAR_BUILTINS and not scope.imports.is_imported(name) and name not in scope.env:
                 return T.SCALAR
             if (name in ("tuple", "list") and len(call.args) == 1 and not call.args[0].star
@@ -1452,6 +1468,14 @@ class FileWalker:
                             found = self.external.get(f"{pid}#{i}{OBJECT_PID}")
                             if found is not None:
                                 self._merge_attribute(kinds, attr.attr.value, found, small.value)
+                elif (isinstance(target, cst.Tuple) and not isinstance(small.value, cst.Tuple)
+                        and self._kind(small.value) == T.TENSOR_TUPLE):
+                    # `self.static_x, self.static_y = (t.to(dev).clone() for t in batch)`
+                    for element in target.elements:
+                        attr = element.value
+                        if (type(element) is not cst.StarredElement and type(attr) is cst.Attribute
+                                and type(attr.value) is cst.Name and attr.value.value == self_name):
+                            self._merge_attribute(kinds, attr.attr.value, T.TENSOR, small.value)
                 elif (isinstance(target, cst.Tuple) and isinstance(small.value, cst.Tuple)
                         and len(target.elements) == len(small.value.elements)):
                     # `self.model, self.cfg = model, cfg`: element by element
@@ -1508,7 +1532,9 @@ class FileWalker:
     def _merge_attribute(self, kinds: dict[str, T.Kind], name: str, kind: T.Kind, value: cst.BaseExpression) -> None:
         """An attribute's kind over its assignments. `self.static = None` beside `self.static =
         [t.to(dev) for t in batch]` leaves it a tuple of tensors: a None is never spread into a
-        call or iterated, so it must not hide what the tuple holds."""
+        call or iterated, so it must not hide what the tuple holds. Likewise beside a tensor
+        (`self.static_x = None` in `__init__`, a tensor in `capture`): a tensor wherever it is
+        used as one, as `Tensor | None` annotations are."""
         none_only = self._none_only_attrs
         key = (id(kinds), name)
         is_none = _is_none_literal(value)
@@ -1517,11 +1543,12 @@ class FileWalker:
             if is_none:
                 none_only.add(key)
             return
-        if is_none and kinds[name].tag == "tensor-tuple":
+        if is_none and (kinds[name].tag == "tensor-tuple" or kinds[name].is_tensor):
             return
         if key in none_only and not is_none:
             none_only.discard(key)
-            if kind.tag == "tensor-tuple":
+            if kind.tag == "tensor-tuple" or kind.is_tensor:
+                # `self.static_x = None` then a tensor: a tensor wherever it is used as one
                 kinds[name] = kind
                 return
         kinds[name] = T.merge(kinds[name], kind)
@@ -1648,8 +1675,9 @@ class FileWalker:
         self._params_used_as_tensors(node.body, inner)
         if node.returns is not None:  # `-> torch.Tensor` says what callers elsewhere get
             declared = self._annotation_kind(node.returns.annotation)
-            if declared.is_tensor or declared.tag == "tensor-tuple":
-                unit.declared_returns = ("B" if declared.is_bool_tensor else "T" if declared.is_tensor else "L",)
+            if declared.is_tensor or declared.tag == "tensor-tuple" or declared == T.TENSOR_DICT:
+                unit.declared_returns = ("B" if declared.is_bool_tensor else "T" if declared.is_tensor
+                                         else "D" if declared == T.TENSOR_DICT else "L",)
         saved_kinds = self._kinds
         self._kinds = {}
         body = node.body
@@ -1659,7 +1687,8 @@ class FileWalker:
 
     def _params_used_as_tensors(self, body: cst.BaseSuite, scope: _Scope) -> None:
         """Unannotated parameters the function itself calls a tensor-only method on
-        (`labels.bool()`, `x.detach()`) are tensors in all of it, before that call too, as if
+        (`labels.bool()`, `x.detach()`) or passes to a torch loss (`F.mse_loss(values, zs)`)
+        are tensors in all of it, before that call too, as if
         annotated: `if labels.sum() == 0` above `labels.bool()` is a tensor branch. Not one the
         function tests with `isinstance(p, ...)`: it takes other types too (`mesh` as a tensor
         or a list, `df` as a number or a tensor)."""
@@ -1682,6 +1711,11 @@ class FileWalker:
             if (tp is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name
                     and node.func.value.value in names and node.func.attr.value in T.PARAM_TENSOR_METHODS):
                 used.add(node.func.value.value)
+            if tp is cst.Call and len(node.args) >= 2 and any(
+                    type(a.value) is cst.Name and a.value.value in names for a in node.args[:2]):
+                if T.is_torch_loss(self.resolve(node.func) or ""):  # `F.mse_loss(values, zs)`
+                    used.update(a.value.value for a in node.args[:2]
+                                if a.keyword is None and not a.star and type(a.value) is cst.Name and a.value.value in names)
             stack.extend(_children(node))
         for name in used - tested:
             scope.env[name] = scope.params[name] = T.TENSOR
@@ -1706,9 +1740,9 @@ class FileWalker:
             target_expr = target.target
             if (isinstance(target_expr, cst.Attribute) and not self.is_self(target_expr.value)
                     and type(node.value) not in _LITERALS
-                    # `session.temperature = t` in a loop, or an update from the old value
-                    # (`m.p = max(floor, m.p * decay)`): set per step
-                    and (self.loop_names or _mentions_expr(node.value, target_expr))):
+                    # `session.temperature = t` in a loop (`for` or `while game.winner() is
+                    # None`), or an update from the old value (`m.p = max(floor, m.p * decay)`)
+                    and (self.loop_names or self.while_depth or _mentions_expr(node.value, target_expr))):
                 self._note_outside_set(target_expr)
             self._visit_target(target.target)
             self._bind(target.target, kind, node.value)
@@ -1792,7 +1826,18 @@ class FileWalker:
         return T.UNKNOWN
 
     def _bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
-        """`for a, b in zip(xs, ys)` / `for i, m in enumerate(self.layers)` bind per position."""
+        """`for a, b in zip(xs, ys)` / `for i, m in enumerate(self.layers)` bind per position;
+        `for k, v in metrics.items()` / `for v in metrics.values()` over a dict of tensors."""
+        if (type(iterable) is cst.Call and type(iterable.func) is cst.Attribute and not iterable.args
+                and iterable.func.attr.value in ("items", "values")
+                and self._kind(iterable.func.value) == T.TENSOR_DICT):
+            if iterable.func.attr.value == "values":
+                self._bind(target, T.TENSOR)
+                return
+            if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
+                self._bind(target.elements[0].value, T.SCALAR)
+                self._bind(target.elements[1].value, T.TENSOR)
+                return
         if self._bind_named_tensor(target, iterable):
             return
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and isinstance(target, (cst.Tuple, cst.List)):
@@ -1852,6 +1897,16 @@ class FileWalker:
             self._walk_block(node.body)
         finally:
             self.loop_names.pop()
+        if node.orelse is not None:
+            self._walk_block(node.orelse.body)
+
+    def _visit_while(self, node: cst.While) -> None:
+        self._visit(node.test)
+        self.while_depth += 1
+        try:
+            self._walk_block(node.body)
+        finally:
+            self.while_depth -= 1
         if node.orelse is not None:
             self._walk_block(node.orelse.body)
 
@@ -2872,6 +2927,7 @@ _SPECIAL: dict[type, Callable] = {
     cst.AnnAssign: FileWalker._visit_annassign,
     cst.AugAssign: FileWalker._visit_augassign,
     cst.For: FileWalker._visit_for,
+    cst.While: FileWalker._visit_while,
     cst.With: FileWalker._visit_with,
     cst.IndentedBlock: FileWalker._visit_block,
     cst.SimpleStatementSuite: FileWalker._visit_block,

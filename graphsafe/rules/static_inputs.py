@@ -32,7 +32,9 @@ class StaticInputRebinding(Rule):
       that a `torch.cuda.graph` block reads;
     - inside the region, `self.buf = f(self.buf)` for a tensor attribute (a buffer or running
       state) whose new value depends on the old one (a sliding window
-      `torch.cat([self.buf[1:], x])` included; a buffer concatenated onto itself is GS404);
+      `torch.cat([self.buf[1:], x])` included). A buffer concatenated whole onto itself,
+      `self.buf = torch.cat([self.buf, x])`, grows every step: that is GS404 only, not also
+      GS401 (one cause, one diagnostic);
     - outside the region, `self.sigmas = ...` in a method (`scheduler.set_timesteps()`) run
       from code that replays a graph (or from a driver that also calls a method that replays
       it: `session.reset(mask)` then `session.run()`), when captured code of the project reads

@@ -463,8 +463,11 @@ _DYNAMIC_FUNCS = {
 class DynamicShapeOp(_SyncRule):
     """## What it does
     Flags ops whose output shape depends on tensor values: `nonzero`, `argwhere`, `unique*`,
-    `masked_select`, one-argument `torch.where`, `repeat_interleave` without `output_size`,
-    `bincount`, and `one_hot` without `num_classes`. Also on a tensor built in the region from
+    `masked_select`, one-argument `torch.where`, `repeat_interleave` with a tensor of repeat
+    counts and no `output_size`, `bincount`, and `one_hot` without `num_classes`.
+    `x.repeat_interleave(k, dim=0)` with a Python int `k` is not flagged: torch runs it as
+    unsqueeze/expand/clone, whose size it knows without reading the GPU (an int repeat
+    count is fixed at capture like any shape). Also on a tensor built in the region from
     host data without a device (`torch.unique_consecutive(torch.tensor(sizes))`): on the CPU it
     waits for nothing, but its result is fixed at capture (GS402), and under
     `torch.set_default_device("cuda")` it is a device tensor that syncs.
@@ -486,8 +489,8 @@ class DynamicShapeOp(_SyncRule):
     `repeat_interleave` gets `output_size` when it is provable: `repeats` written as a literal
     `torch.tensor([...])` of two or more non-negative ints, whose sum is the output size
     (safe: torch requires one repeat count per input row, so any input that runs gives that
-    size). A single repeat count broadcasts and a repeats tensor computed elsewhere is not
-    read: no fix, since a wrong `output_size` silently produces garbage.
+    size). A one-element repeats tensor broadcasts and a repeats tensor computed elsewhere
+    is not read: no fix, since a wrong `output_size` silently produces garbage.
     """
 
     fixable = True
@@ -498,6 +501,7 @@ class DynamicShapeOp(_SyncRule):
     message = "`{what}` has a data-dependent output shape and waits for the GPU: {consequence}"
     valid = ("i = torch.nonzero_static(x, size=4)", "z = torch.where(x > 0, x, y)",
              "r = torch.repeat_interleave(x, y, output_size=8)", "r = x.repeat_interleave(n, dim=0)",
+             "r = x.repeat_interleave(4, dim=0)",
              "o = F.one_hot(x, num_classes=10)")
     invalid = ("i = torch.nonzero(x)", "i = x.nonzero()", "u = torch.unique(x)", "i = torch.where(x > 0)",
                "r = torch.repeat_interleave(x, y)", "c = torch.bincount(x)",
@@ -568,6 +572,7 @@ class BoolMaskIndex(_SyncRule):
     ## Why is this bad?
     Boolean indexing runs `nonzero` to find the selected positions: the result's size depends
     on the data, so PyTorch waits for the GPU: capture fails.
+    `x[~m]` counts as a boolean mask for any tensor `m` (`~` is how masks are inverted).
     `x[mask] = value` with a scalar is fine (it becomes `masked_fill_`, no sync).
 
     ## Example
@@ -588,8 +593,10 @@ class BoolMaskIndex(_SyncRule):
     name = "bool-mask-index"
     summary = "reading `x[mask]` with a boolean mask"
     message = "`x[mask]` with a boolean mask has a data-dependent shape and waits for the GPU: {consequence}"
-    valid = ("x[x > 0] = 0.0", "z = torch.where(x > 0, x, 0.0)", "z = x[0]", "x[x > 0] = n")
-    invalid = ("z = x[x > 0]", "m = torch.isnan(x)\nz = y[m]", "z = x[~(x > 0)]", "x[x > 0] = y")
+    valid = ("x[x > 0] = 0.0", "z = torch.where(x > 0, x, 0.0)", "z = x[0]", "x[x > 0] = n",
+             "z = x[~n]")
+    invalid = ("z = x[x > 0]", "m = torch.isnan(x)\nz = y[m]", "z = x[~(x > 0)]", "x[x > 0] = y",
+               "m = torch.where(x > 0, y, x)\nw = y[~m]")
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         if not ctx.is_store(node) and self._masked(node, ctx):
@@ -608,9 +615,17 @@ class BoolMaskIndex(_SyncRule):
     def _masked(node: cst.Subscript, ctx) -> bool:
         for element in node.slice:
             index = element.slice
-            if isinstance(index, cst.Index) and ctx.kind(index.value).is_bool_tensor:
+            if isinstance(index, cst.Index) and (ctx.kind(index.value).is_bool_tensor or _inverted_mask(index.value, ctx)):
                 return not ctx.kind(node.value).not_tensor
         return False
+
+
+def _inverted_mask(index: cst.BaseExpression, ctx) -> bool:
+    """`x[~legal]` with `legal` a tensor of unknown dtype: `~` on a tensor is the mask's
+    logical not (on an integer tensor it would make the negative indices `-i - 1`, which code
+    does not write as `~idx` to index with)."""
+    return (type(index) is cst.UnaryOperation and type(index.operator) is cst.BitInvert
+            and ctx.kind(index.expression).is_tensor)
 
 
 class TensorEquality(_SyncRule):
