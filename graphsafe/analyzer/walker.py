@@ -7,7 +7,9 @@ walker through its `Context` methods: `kind`, `resolve`, `report`, `is_store`.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import itertools
 import sys
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
@@ -390,6 +392,19 @@ class FileWalker:
         """The statements that follow `statement` in its block."""
         block, index = self.block_places.get(id(statement), ((), 0))
         return block[index + 1:]
+
+    @contextlib.contextmanager
+    def looking_ahead(self):
+        """For a handler that asks kinds of code the walk has not reached yet (a guard clause's
+        rest of the block): those kinds are inferred before the names they read are bound, so
+        they are forgotten afterwards rather than kept for the walk to reuse there."""
+        kinds = self._kinds
+        known = len(kinds)
+        try:
+            yield
+        finally:
+            for key in list(itertools.islice(kinds, known, None)):
+                del kinds[key]
 
     def enclosing_statement(self, statement: cst.CSTNode) -> cst.CSTNode | None:
         """The compound statement (`if`, `for`, `def`, ...) whose block holds `statement`."""
@@ -1153,7 +1168,7 @@ class FileWalker:
                 return T.module_set(*self._module_classes_in(call))
             return T.torch_call_kind(name, call)
         tail = name.rpartition(".")[2]
-        if tail[:1].isupper():
+        if tail[:1].isupper() and not self._names_value(name):
             qualified = self._qualify(name)
             return T.instance_of(qualified)
         return None
@@ -1172,6 +1187,15 @@ class FileWalker:
         if kind.refs and all(r.startswith("torch.nn.") for r in kind.refs):
             return T.TENSOR
         return T.UNKNOWN
+
+    def _names_value(self, name: str) -> bool:
+        """`self.D(x)`, `gan.G(z)`: a capitalised attribute of a value (a discriminator, a
+        generator), not a class: calling it runs its forward rather than constructing one."""
+        head, dot, _ = name.partition(".")
+        scope = self.scope
+        if not dot or scope is None or scope.imports.is_imported(head):
+            return False
+        return head == scope.self_name or head in scope.env
 
     def _qualify(self, name: str) -> str:
         """A name as written in this module → its project-wide dotted key."""
@@ -2158,6 +2182,10 @@ class FileWalker:
                     # `q = make_queue(n)` then `q.push_pop(x)`: ask which class the factory returns
                     self.wanted.add(pid + OBJECT_PID)
                 # `layer.incremental(x)` for `layer` in `self.model.layers`, a class in another file
+                return self._attr_path_refs(base, method)
+            if kind.tag == "unknown" and type(base) is cst.Attribute:
+                # `self.model.crf.viterbi_decode(x)`: a method of a submodule of a submodule, each
+                # class in another file; the call graph follows the path through attr_classes
                 return self._attr_path_refs(base, method)
         if type(func) is cst.Subscript:  # `self.layers[i](x)`, `self.heads[name](x)`
             kind = self._kind(func)

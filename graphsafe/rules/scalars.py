@@ -472,11 +472,16 @@ def _records_device_work(node: cst.If | cst.While, ctx) -> bool:
     a function of the program given a tensor or a module (`save_grid(logits[:16], path)`), or
     do tensor arithmetic (`loss = loss * w`, `loss *= w`, `x[i] = 0` on a tensor: kernels)?
     A guard clause (`if p == 0.0: return x`) has the rest of its block as its other branch."""
-    stack: list[cst.CSTNode] = [node.body]
-    if node.orelse is not None:
-        stack.append(node.orelse)
-    elif isinstance(node, cst.If) and _exits(node.body, ctx):
-        stack.extend(ctx.statements_after(node))
+    with ctx.looking_ahead():  # the branches are not walked yet: their kinds are provisional
+        stack: list[cst.CSTNode] = [node.body]
+        if node.orelse is not None:
+            stack.append(node.orelse)
+        elif isinstance(node, cst.If) and _exits(node.body, ctx):
+            stack.extend(ctx.statements_after(node))
+        return _any_device_work(stack, ctx)
+
+
+def _any_device_work(stack: list[cst.CSTNode], ctx) -> bool:
     while stack:
         current = stack.pop()
         if isinstance(current, cst.BinaryOperation) and ctx.kind(current).is_tensor:
