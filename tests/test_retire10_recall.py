@@ -103,6 +103,34 @@ def test_hazard_free_method_of_a_nested_submodule_stays_silent(tmp_path):
     assert not {d for d in got if d[0] == "crf.py"}
 
 
+def test_method_three_attributes_deep_across_files_is_followed(tmp_path):
+    got = project(tmp_path, {"crf.py": CRF, "tagger.py": TAGGER, "head.py": """\
+        from torch import nn
+        from tagger import Tagger
+
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tagger = Tagger()
+        """, "train.py": """\
+        import torch
+        from head import Head
+
+
+        class Trainer:
+            def __init__(self):
+                self.model = Head()
+                self.step_fn = torch.compile(self.step, mode="reduce-overhead")
+
+            def step(self, x: torch.Tensor) -> torch.Tensor:
+                best = self.model.tagger.crf.decode(x)
+                quiet = self.model.tagger.crf.scores(x)
+                return quiet
+        """})
+    assert {d for d in got if d[0] == "crf.py"} == {("crf.py", 10, "GS101")}
+
+
 NETS = """\
 import torch
 from torch import nn
