@@ -606,7 +606,12 @@ class FileWalker:
 
     def _host_value(self, expr: cst.BaseExpression) -> bool:
         """A value known not to be a tensor: a number, a setting, a program object."""
-        return self._kind(expr).tag in ("scalar", "config", "object") or self.scalar_source(expr) is not None
+        tag = self._kind(expr).tag
+        if tag in ("scalar", "config", "object"):
+            return True
+        # `self.cfg` of unknown kind names a setting more often than a tensor; a call's or an
+        # index's result of unknown kind (`self.net(x)[:, -1]`) may well be one
+        return (tag == "unknown" and type(expr) in (cst.Name, cst.Attribute)) or self.scalar_source(expr) is not None
 
     def _schedule_method_source(self, call: cst.Call, func: cst.Attribute) -> ScalarSource | None:
         """`self.sched.value(self.updates)`: a method of a program object (a schedule) given a

@@ -314,7 +314,7 @@ class HostDataTensor(_StaticMemoryRule):
                 _is_tensor_device(target.value, ctx) or target.keyword is not None or _device_named(target.value))
             if not follows and not _is_cuda_device(target.value, ctx) and not self._names_cuda_device(target.value, ctx):
                 attr = _self_attribute(func.value, ctx)
-                if attr is not None and _is_tensor_device(target.value, ctx):
+                if attr is not None and (_is_tensor_device(target.value, ctx) or _device_named(target.value)):
                     shown = f".to({ctx.code_for(target.value)})"
                     self.attribute_moves.append((node, ctx.class_key, attr, ctx.here(), shown))
                 return
@@ -331,6 +331,9 @@ class HostDataTensor(_StaticMemoryRule):
         if kind.tag in _NOT_DATA:
             return  # a module's .to("cuda") moves parameters, not host data
         if kind.is_tensor and not _cpu_factory_call(receiver, ctx):
+            attr = _self_attribute(receiver, ctx)
+            if attr is not None:  # `self.weights.cuda()`: a host copy where the class made it on the CPU
+                self.attribute_moves.append((node, ctx.class_key, attr, ctx.here(), shown))
             return  # a tensor in the region: taken to be on the device already
         ctx.report(self, node, what=shown, why="copies host memory to the GPU, which is refused during capture unless it is pinned")
 
