@@ -146,3 +146,30 @@ def test_a_host_data_attribute_moved_to_a_cuda_device_is_a_host_copy():
     assert found(source, "GS402") == [10]
     source = CPU_MOVE.format(where=", device=device", made="x", target='"cuda"')
     assert found(source, "GS402") == []
+
+
+def test_the_parameter_with_a_default_or_no_annotation_counts_where_the_region_passes_a_counter():
+    assert found(helper("self.it").replace("it: int)", "it: int = 0)"), "GS301") == [12]
+    assert found(helper("self.it").replace("it: int)", "it)"), "GS301") == [12]
+    assert found(helper("self.cfg.max_steps").replace("it: int)", "it)"), "GS301") == []
+
+
+def test_the_helpers_result_unpacked_from_a_tuple_is_per_step():
+    body = "            lr, wd = position_lr(it, self.cfg)\n            group['lr'] = lr"
+    assert found(helper("self.it", body), "GS301") == [13]
+    assert found(helper("self.cfg.max_steps", body), "GS301") == []
+
+
+def test_a_helper_called_through_its_imported_module_is_followed_like_an_imported_name():
+    body = "            group['lr'] = schedules.position_lr(it, self.cfg)"
+    assert found(helper("self.it", body, "import schedules"), "GS301") == [12]
+    assert found(helper("self.cfg.max_steps", body, "import schedules"), "GS301") == []
+    body = "            group['lr'] = schedules.position_lr(self.it, self.cfg)"
+    assert found(helper("self.cfg.max_steps", body, "import schedules"), "GS301") == [12]
+
+
+def test_a_registered_buffer_made_from_host_data_moves_with_the_module():
+    source = CPU_MOVE.format(where="", made="x", target="x.device").replace(
+        "self.weights = torch.tensor([1.0 / f for f in freqs])",
+        "self.register_buffer('weights', torch.tensor([1.0 / f for f in freqs]))")
+    assert found(source, "GS402") == []

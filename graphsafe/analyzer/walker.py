@@ -544,6 +544,8 @@ class FileWalker:
         callee = self._same_file_callee(func)
         if callee is None:
             if type(func) is cst.Attribute:
+                if type(func.value) is cst.Name and self.scope.imports.is_imported(func.value.value):
+                    return self._imported_helper_source(call)  # `schedules.position_lr(it, cfg)`
                 return self._schedule_method_source(call, func)
             if type(func) is cst.Name and func.value in self.scope.env:
                 return self._held_callable_source(call, func)  # `f = lambda t: ...; f(self.step)`
@@ -590,7 +592,8 @@ class FileWalker:
         where its callers pass it a per-step value, decided project-wide like the parameter itself.
         Not given a tensor: then the helper may be device work."""
         func = call.func
-        if type(func) is not cst.Name or not call.args or not self.scope.imports.is_imported(func.value):
+        name = func.value.value if type(func) is cst.Attribute and type(func.value) is cst.Name else getattr(func, "value", None)
+        if type(name) is not str or not call.args or not self.scope.imports.is_imported(name):
             return None
         head = (self.resolve(func) or "").partition(".")[0]
         if not head or head in _NOT_PROGRAM_MODULES or head in sys.stdlib_module_names:

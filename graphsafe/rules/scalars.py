@@ -61,7 +61,8 @@ class PythonScalarInput(Rule):
     given one: `self.warmup(self.updates)`, a function or method annotated `-> float` given it
     (`temp = self.teacher_temp(epoch)`, also where `epoch` is a parameter that callers pass a
     per-step number), a helper imported
-    from another module of the program given a counter: `lr_at(self.step, cfg.lr)`, a method
+    from another module of the program given a counter: `lr_at(self.step, cfg.lr)`,
+    `schedules.lr_at(it, cfg)` in a method whose `it` the region fills with one, a method
     of a schedule object of the program given one: `self.sched.value(self.updates)`) —
     used inside a captured region in tensor math (comparisons with a tensor included, a
     method only tensors have such as `lerp_` on an element of a dict of tensors),
