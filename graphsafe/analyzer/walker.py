@@ -559,6 +559,8 @@ class FileWalker:
         callee = self._same_file_callee(func)
         if callee is None:
             if type(func) is cst.Attribute:
+                if type(func.value) is cst.Name and self.scope.imports.is_imported(func.value.value):
+                    return self._imported_helper_source(call)  # `schedules.position_lr(it, cfg)`
                 return self._schedule_method_source(call, func)
             if type(func) is cst.Name and func.value in self.scope.env:
                 return self._held_callable_source(call, func)  # `f = lambda t: ...; f(self.step)`
@@ -600,15 +602,34 @@ class FileWalker:
     def _imported_helper_source(self, call: cst.Call) -> ScalarSource | None:
         """`lr_at(self.step, cfg.lr)` with `lr_at` imported from another module of the program:
         what it computes from a number that varies for certain is fixed at capture like the
-        number itself. Only a certain variation (a counter of this class, not a parameter that
-        varies where callers say so): which parameters a result depends on is the helper's business."""
+        number itself. A counter of this class varies for certain; a number parameter of this
+        function (`position_lr(iteration, cfg)` in `def update_lr(self, iteration: int)`) varies
+        where its callers pass it a per-step value, decided project-wide like the parameter itself.
+        Not given a tensor: then the helper may be device work."""
         func = call.func
-        if type(func) is not cst.Name or not call.args or not self.scope.imports.is_imported(func.value):
+        name = func.value.value if type(func) is cst.Attribute and type(func.value) is cst.Name else getattr(func, "value", None)
+        if type(name) is not str or not call.args or not self.scope.imports.is_imported(name):
             return None
         head = (self.resolve(func) or "").partition(".")[0]
         if not head or head in _NOT_PROGRAM_MODULES or head in sys.stdlib_module_names:
             return None
-        return self._certain_arg_source(call)
+        found = self._certain_arg_source(call)
+        if found is not None or not all(self._host_value(arg.value) for arg in call.args):
+            return found  # an argument that may be a tensor: the helper may be device work
+        for arg in call.args:
+            source = self.scalar_source(arg.value)
+            if source is not None and source.condition and source.condition[0] == "param":
+                return source
+        return None
+
+    def _host_value(self, expr: cst.BaseExpression) -> bool:
+        """A value known not to be a tensor: a number, a setting, a program object."""
+        tag = self._kind(expr).tag
+        if tag in ("scalar", "config", "object"):
+            return True
+        # `self.cfg` of unknown kind names a setting more often than a tensor; a call's or an
+        # index's result of unknown kind (`self.net(x)[:, -1]`) may well be one
+        return (tag == "unknown" and type(expr) in (cst.Name, cst.Attribute)) or self.scalar_source(expr) is not None
 
     def _schedule_method_source(self, call: cst.Call, func: cst.Attribute) -> ScalarSource | None:
         """`self.sched.value(self.updates)`: a method of a program object (a schedule) given a

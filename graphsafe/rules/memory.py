@@ -83,9 +83,10 @@ class HostDataTensor(_StaticMemoryRule):
     where the file binds that name to a CUDA device, `"cuda" if torch.cuda.is_available() else
     "cpu"` included) of a value not known to be a device tensor
     already (a Python list, a batch from a data loader, a CPU tensor, a value of unknown kind),
-    `.to(x.device)` of a CPU tensor (`torch.ones(n)`, or `self.pages[k]` where the class stores
-    only such tensors there: a table of host pages), and indexing a tensor with a Python list
-    (`v[:, [-1]]`).
+    `.to(x.device)` or `.to(self.device)` of a CPU tensor (`torch.ones(n)`, or `self.pages[k]` /
+    `self.class_weights` where the class stores only such tensors there, `torch.tensor([...])`
+    without a device included: a table of host pages, host-made constants), and indexing a
+    tensor with a Python list (`v[:, [-1]]`).
 
     ## Why is this bad?
     Copying pageable host memory to the GPU is refused while a stream is captured: capture
@@ -150,6 +151,14 @@ class HostDataTensor(_StaticMemoryRule):
         'z = x.to("cuda")',
         "z = x.to(torch.float16)",
         "z = y.to(x.device)",  # a tensor of the region: already on the device
+        "z = torch.rand(3, device=x.device).to(device)",  # made on the device already
+        Example(
+            "class C(torch.nn.Module):\n    def __init__(self, freqs):\n        super().__init__()\n"
+            "        self.class_weights = torch.tensor([1.0 / f for f in freqs], device='cuda')\n\n"
+            "    def forward(self, x: torch.Tensor):  # graphsafe: region\n"
+            "        return x * self.class_weights.to(x.device)",
+            module=True,
+        ),
         "z = y[:, -1:]",
         "rows = [x, y]\nz = rows[0]",
         'm = torch.nn.Linear(2, 2).to("cuda")',
@@ -187,6 +196,14 @@ class HostDataTensor(_StaticMemoryRule):
             module=True,
         ),
         "g = torch.ones(x.size()).to(x.device)",  # a CPU tensor sent where the region's tensors live
+        "bg = torch.rand(3).to(device) if randomize else x",  # whatever `device` is bound to
+        Example(
+            "class C(torch.nn.Module):\n    def __init__(self, freqs):\n        super().__init__()\n"
+            "        self.class_weights = torch.tensor([1.0 / f for f in freqs])\n\n"
+            "    def forward(self, x: torch.Tensor):  # graphsafe: region\n"
+            "        return x * self.class_weights.to(x.device)",
+            module=True,
+        ),
     )
 
     def __init__(self) -> None:
@@ -211,7 +228,8 @@ class HostDataTensor(_StaticMemoryRule):
                 isinstance(node.value, cst.Name) and node.value.value == "None")
             if attr is not None and not empty:  # `self.pages = {}`: the table, not what it holds
                 pinned = _keyword(node.value, "pin_memory") is not None if isinstance(node.value, cst.Call) else False
-                host = not pinned and (_cpu_factory_call(node.value, ctx) or T.is_host_copy(node.value, ctx.resolve))
+                host = not pinned and (_cpu_factory_call(node.value, ctx) or _host_data_call(node.value, ctx)
+                                       or T.is_host_copy(node.value, ctx.resolve))
                 if not pinned:  # a pinned page copies fine (GS406 is about pinning in the region)
                     self.stored.add((ctx.class_key, attr, "host" if host else "other"))
 
@@ -289,11 +307,14 @@ class HostDataTensor(_StaticMemoryRule):
             target = _keyword(node, "device") or next(iter(_positional(node)), None)
             if target is None:
                 return
-            # `.to(x.device)` with x a tensor of the region: the GPU the graph is captured on
-            follows = _is_tensor_device(target.value, ctx) and _cpu_factory_call(func.value, ctx)
+            # `.to(x.device)` with x a tensor of the region: the GPU the graph is captured on;
+            # `.to(self.device)`, `.to(device=dev)`: a device the region runs on, whatever it is
+            # bound to (a CPU tensor there is a host copy, or CPU work replay never redoes)
+            follows = _cpu_factory_call(func.value, ctx) and (
+                _is_tensor_device(target.value, ctx) or target.keyword is not None or _device_named(target.value))
             if not follows and not _is_cuda_device(target.value, ctx) and not self._names_cuda_device(target.value, ctx):
                 attr = _self_attribute(func.value, ctx)
-                if attr is not None and _is_tensor_device(target.value, ctx):
+                if attr is not None and (_is_tensor_device(target.value, ctx) or _device_named(target.value)):
                     shown = f".to({ctx.code_for(target.value)})"
                     self.attribute_moves.append((node, ctx.class_key, attr, ctx.here(), shown))
                 return
@@ -310,6 +331,9 @@ class HostDataTensor(_StaticMemoryRule):
         if kind.tag in _NOT_DATA:
             return  # a module's .to("cuda") moves parameters, not host data
         if kind.is_tensor and not _cpu_factory_call(receiver, ctx):
+            attr = _self_attribute(receiver, ctx)
+            if attr is not None:  # `self.weights.cuda()`: a host copy where the class made it on the CPU
+                self.attribute_moves.append((node, ctx.class_key, attr, ctx.here(), shown))
             return  # a tensor in the region: taken to be on the device already
         ctx.report(self, node, what=shown, why="copies host memory to the GPU, which is refused during capture unless it is pinned")
 
@@ -346,6 +370,23 @@ def _self_attribute(expr: cst.BaseExpression, ctx) -> str | None:
     if isinstance(expr, cst.Attribute) and ctx.is_self(expr.value) and ctx.class_key:
         return expr.attr.value
     return None
+
+
+def _device_named(expr: cst.BaseExpression) -> bool:
+    """`device`, `self.device`, `cfg.train_device`: a name that says it holds a device."""
+    name = expr.attr.value if type(expr) is cst.Attribute else expr.value if type(expr) is cst.Name else ""
+    return name == "device" or name.endswith("_device")
+
+
+def _host_data_call(expr: cst.BaseExpression, ctx) -> bool:
+    """`torch.tensor([...])` without a device (or on the CPU): a CPU tensor of host data."""
+    if type(expr) is not cst.Call or ctx.resolve(expr.func) not in _HOST_DATA_FACTORIES:
+        return False
+    first = _positional(expr)
+    if first and ctx.kind(first[0].value).is_tensor:
+        return False  # `torch.as_tensor(t)` of a tensor keeps its device
+    device = _keyword(expr, "device")
+    return device is None or _is_cpu_device(device.value, ctx)
 
 
 def _cpu_factory_call(expr: cst.BaseExpression, ctx) -> bool:

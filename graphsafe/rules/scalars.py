@@ -61,7 +61,8 @@ class PythonScalarInput(Rule):
     given one: `self.warmup(self.updates)`, a function or method annotated `-> float` given it
     (`temp = self.teacher_temp(epoch)`, also where `epoch` is a parameter that callers pass a
     per-step number), a helper imported
-    from another module of the program given a counter: `lr_at(self.step, cfg.lr)`, a method
+    from another module of the program given a counter: `lr_at(self.step, cfg.lr)`,
+    `schedules.lr_at(it, cfg)` in a method whose `it` the region fills with one, a method
     of a schedule object of the program given one: `self.sched.value(self.updates)`) —
     used inside a captured region in tensor math (comparisons with a tensor included, a
     method only tensors have such as `lerp_` on an element of a dict of tensors),
@@ -153,6 +154,13 @@ class PythonScalarInput(Rule):
                 "        return k * layer_idx\nclass Layer:\n    def __init__(self, i):\n        self.layer_idx = i\n"
                 "        self.cache = Cache()\n    def forward(self, k: torch.Tensor):  # graphsafe: region\n"
                 "        return self.cache.update(k, self.layer_idx)", module=True),
+        # an imported helper given a method's number parameter that the region fills with a setting
+        Example("import torch\nfrom schedules import position_lr\nclass C:\n    def __init__(self, opt, cfg):\n"
+                "        self.opt = opt\n        self.cfg = cfg\n"
+                "    def set_lr(self, it: int):\n        for g in self.opt.param_groups:\n"
+                "            g['lr'] = position_lr(it, 0.1)\n"
+                "    def step(self, x: torch.Tensor):  # graphsafe: region\n        self.set_lr(self.cfg.max_steps)\n"
+                "        return x * 2", module=True),
         # a branch that only computes Python numbers; a branch on a host draw (GS502 reports it)
         "def step2(x: torch.Tensor, lr: float):  # graphsafe: region\n    if lr > 1.0:\n        cap = 1.0\n    return x",
         # the spread call given a config value: step-invariant
@@ -246,6 +254,13 @@ class PythonScalarInput(Rule):
                 "        return (obs * act).mean() * bc_weight\n"
                 "    def step(self, bc_weight: float):  # graphsafe: region\n"
                 "        return self.update(*self.static, bc_weight)", module=True),
+        # an imported helper given a method's number parameter that the region passes a counter
+        Example("import torch\nfrom schedules import position_lr\nclass C:\n    def __init__(self, opt):\n"
+                "        self.opt = opt\n        self.it = 0\n"
+                "    def set_lr(self, it: int):\n        for g in self.opt.param_groups:\n"
+                "            g['lr'] = position_lr(it, 0.1)\n"
+                "    def step(self, x: torch.Tensor):  # graphsafe: region\n        self.set_lr(self.it)\n"
+                "        self.it += 1\n        return x * 2", module=True),
         # a schedule object's method given a counter
         Example("import torch\nfrom schedules import Linear\nclass C:\n    def __init__(self):\n"
                 "        self.updates = 0\n        self.sched = Linear(1.0, 0.1, 100)\n"
