@@ -15,7 +15,7 @@ from pathlib import Path
 from graphsafe import __version__
 
 # Bump when the facts' shape or the analysis changes without a version bump (development).
-CACHE_SCHEMA = "16"  # 16: per-element tuple annotations, named_parameters, float helpers (retire9) with 15; 15: "D" return slots (dicts of tensors, retire9b); 14: Unit.is_property, "prop" call refs, function aliases (probe9); 13: Unit.required_tail (arguments after `*args`); 12: Unit.injects (module surgery by setattr), outside updates, set 7 analysis changes; 10: ClassInfo.attr_slots, FileFacts.attr_reads; 9: object returns, spread argument slots ("*N"), parameters used as tensors; 8: "attrs" call refs, varying attributes set to new numbers; 7: argument kinds per call site, `replays`; 6: return summaries, wanted ids, re-walks keyed by external kinds
+CACHE_SCHEMA = "17"  # 17: attribute-path calls, capitalised values, look-ahead without caching, imported helpers given parameters, host attributes (retire10, retire10b); 16: per-element tuple annotations, named_parameters, float helpers (retire9) with 15; 15: "D" return slots (dicts of tensors, retire9b); 14: Unit.is_property, "prop" call refs, function aliases (probe9); 13: Unit.required_tail (arguments after `*args`); 12: Unit.injects (module surgery by setattr), outside updates, set 7 analysis changes; 10: ClassInfo.attr_slots, FileFacts.attr_reads; 9: object returns, spread argument slots ("*N"), parameters used as tensors; 8: "attrs" call refs, varying attributes set to new numbers; 7: argument kinds per call site, `replays`; 6: return summaries, wanted ids, re-walks keyed by external kinds
 
 
 def rules_fingerprint() -> str:
