@@ -63,6 +63,8 @@ def branches(tmp_path, **parts) -> list[tuple[str, int, str]]:
     {"call": "penalty=0.1, **self.static"},
     # the capture site alone says so (the eager one spreads a dict of unknown contents)
     {"batch": "dict(self.options())"},
+    # a value taken out of the dict of tensors by name is a tensor too
+    {"call": "**self.static, lens=self.static.pop('lens'), penalty=0.1", "batch": "dict(self.options())"},
 ])
 def test_a_dict_of_tensors_spread_as_keywords_types_the_parameters(tmp_path, parts):
     assert branches(tmp_path, **parts) == [("engine.py", 15, "GS201")]
@@ -73,6 +75,9 @@ def test_a_dict_of_tensors_spread_as_keywords_types_the_parameters(tmp_path, par
     {"annotation": "dict[str, float]", "static": "{'tokens': 1.0, 'lens': 2.0}", "batch": "self.static"},
     # the parameter the branch reads is named beside the spread with a host value
     {"call": "**self.static, lens=self.flag, penalty=0.1"},
+    # a value taken out of a dict of numbers is a number
+    {"annotation": "dict[str, int]", "static": "{'tokens': 1, 'lens': 2}",
+     "call": "**self.static, lens=self.static.pop('lens'), penalty=0.1", "batch": "self.static"},
     # a spread of unknown contents, at both call sites
     {"annotation": "dict", "static": "self.options()", "batch": "dict(self.static)"},
 ])
