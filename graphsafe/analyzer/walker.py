@@ -1122,7 +1122,7 @@ class FileWalker:
             if method in ("forward", "__call__") and _is_super_call(func.value) and self._torch_module_base():
                 return T.TENSOR  # `super().forward(x)` in a subclass of nn.Linear, nn.Conv2d, ...
             receiver = self._kind(func.value)
-            if receiver == T.TENSOR_DICT and method in ("pop", "get") and len(call.args) == 1:
+            if method in ("pop", "get") and len(call.args) == 1 and receiver == T.TENSOR_DICT:
                 return T.TENSOR  # `self.static.pop("temperatures")`
             if T.is_distribution(receiver):
                 if method.startswith("_") or method in T.DISTRIBUTION_NON_TENSOR_METHODS:
