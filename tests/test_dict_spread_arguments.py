@@ -2,7 +2,8 @@
 as serving engines and PPO loops write them: a dict of tensors (annotated `dict[str, Tensor]`,
 built by a `-> dict[str, torch.Tensor]` method or a literal of tensors) gives a tensor to every
 parameter no other argument names; a dict of anything else, or a keyword written beside the
-spread, keeps its own kind.
+spread, keeps its own kind. A dict of tensors that a capture block binds is a graph output
+like a tensor (GS407 when kept across replays).
 """
 
 from __future__ import annotations
@@ -83,3 +84,39 @@ def test_a_dict_of_tensors_spread_as_keywords_types_the_parameters(tmp_path, par
 ])
 def test_a_spread_of_anything_else_keeps_the_parameter_unknown(tmp_path, parts):
     assert branches(tmp_path, **parts) == []
+
+
+TRAINER = """
+import torch
+
+
+class Trainer:
+    def __init__(self):
+        self.graph = torch.cuda.CUDAGraph()
+        self.static_x = torch.zeros(4)
+        self.static_out = None
+
+    def train_step(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {{"loss": x.sum(), "norm": x.norm()}}
+
+    def capture(self):
+        with torch.cuda.graph(self.graph):
+            self.static_out = self.train_step(self.static_x)
+
+    def fit(self, history: list):
+        self.graph.replay()
+        history.append({kept})
+"""
+
+
+@pytest.mark.parametrize(("kept", "expected"), [
+    # the dict of graph outputs itself, which the next replay overwrites (None in `__init__`
+    # does not hide what `capture` binds)
+    ("self.static_out", [("trainer.py", 20, "GS407")]),
+    # copies of its tensors are safe
+    ("{k: v.clone() for k, v in self.static_out.items()}", []),
+])
+def test_a_dict_of_graph_outputs_kept_across_replays(tmp_path, kept, expected):
+    (tmp_path / "trainer.py").write_text(textwrap.dedent(TRAINER.format(kept=kept)))
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
+    assert sorted((Path(d.path).name, d.start.line, d.code) for d in result.diagnostics if d.code == "GS407") == expected
