@@ -44,9 +44,18 @@ def programs() -> list[Path]:
 # list honest (an entry that starts being reported must be removed from here).
 KNOWN_MISSES = {
     # `valid` reaches the region root only through `update_minibatch(**self.static, ...)`, a
-    # dict of tensors unpacked into keywords; GS108 needs the index known to be a boolean tensor
-    # and no call site says what `valid` is (the label's own note says so).
-    ("corpus/ppo_update/ppo.py", 69, "GS108"): "a parameter filled only by `**dict` unpacking has no known kind",
+    # dict of tensors unpacked into keywords: a tensor (set 11), but of no known dtype; GS108
+    # needs the index known to be a boolean tensor.
+    ("corpus/ppo_update/ppo.py", 69, "GS108"): "a parameter filled by `**dict` unpacking is a tensor of unknown dtype",
+    # set 11: `decode_step(..., presence_penalty=self.presence_penalty)` from the graph block
+    # and the eager path, with `self.presence_penalty = 0.2` set only in `__init__`: the label
+    # read "a number parameter of a captured function"; a function called from a capture block
+    # is a callee, and a step-invariant argument does not count (GS301 docs now say so, VALID).
+    ("corpus/kvquant_serving/engine.py", 75, "GS301"): "a callee's number parameter given a step-invariant attribute is not per-step",
+    # set 11: `logits[full] = torch.finfo(logits.dtype).min` assigns a Python number through a
+    # bool mask: torch runs masked_fill_ (no sync); the label cited `x[x > 0] = y` (a tensor
+    # value). GS108's docs now name this case, with a VALID example.
+    ("corpus/kvquant_serving/engine.py", 78, "GS108"): "a masked assignment of a Python number is masked_fill_ (no sync)",
     # `self.optimizer = self.model.configure_optimizers(...)` (nanoGPT): the AdamW is built in
     # model.py; GS701 pairs a `.step()` with a construction bound in the same file.
     ("corpus/lmtrain_step/module.py", 65, "GS701"): "an optimizer built by a method in another file is not seen",

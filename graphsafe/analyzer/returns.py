@@ -197,7 +197,7 @@ class ReturnKinds:
         position = str(params.index(name)) if name in params else None
         merged = None
         for slots in sites:
-            code, spread = None, False
+            code, spread, spread_dict = None, False, None
             if ("*", "?") in slots and not any(slot == name or slot == position for slot, _ in slots):
                 # `self.update(*batch, w)` in an eager fallback, beside `self.update(*self.static, w)`
                 # spreading tensors: a site that says nothing about the slot is left out (one that
@@ -206,12 +206,18 @@ class ReturnKinds:
             for slot, value in slots:
                 if slot == "*":
                     return None  # `f(*args)`, `f(**batch)`: which argument lands where is unknown
+                if slot == "**":  # `f(**batch)`: a dict of tensors fills what no argument names
+                    spread_dict = value
+                    continue
                 if slot.startswith("*"):  # `f(x, *batch)`: positions from here on get elements
                     if position is not None and int(position) >= int(slot[1:]) and code is None:
                         code, spread = value, True
                 elif slot == name or slot == position:
                     code = value
-            kind = self._slot(code, depth) if code is not None else None
+            if code is None and spread_dict is not None:
+                kind = T.TENSOR if self._slot(spread_dict, depth) == T.TENSOR_DICT else None
+            else:
+                kind = self._slot(code, depth) if code is not None else None
             if spread and kind is not None:
                 kind = T.TENSOR if kind.is_tensor or kind.tag == "tensor-tuple" else None
             if kind is None:

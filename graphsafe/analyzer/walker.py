@@ -229,6 +229,7 @@ class FileWalker:
         self._number_shaped: dict[str, bool] = {}  # memo of _number_shaped_def
         self.tensor_results: set[str] = set()  # function keys with a `return` of a tensor
         self.number_methods: dict[str, frozenset[str]] = {}  # class key → its methods annotated `-> float`
+        self.dict_methods: dict[str, frozenset[str]] = {}  # class key → methods `-> dict[str, Tensor]`
         self.stores: set[int] = set()
         self.reported: set[tuple[str, int]] = set()
         self.scope: _Scope | None = None
@@ -1115,9 +1116,14 @@ class FileWalker:
             if (scope.class_key and method in self.number_methods.get(scope.class_key, ())
                     and isinstance(func.value, cst.Name) and func.value.value == scope.self_name):
                 return T.SCALAR  # `self.lr_at(it)` with `def lr_at(self, it) -> float`
+            if (scope.class_key and method in self.dict_methods.get(scope.class_key, ())
+                    and isinstance(func.value, cst.Name) and func.value.value == scope.self_name):
+                return T.TENSOR_DICT  # `batch = self.build_batch()` with `-> dict[str, torch.Tensor]`
             if method in ("forward", "__call__") and _is_super_call(func.value) and self._torch_module_base():
                 return T.TENSOR  # `super().forward(x)` in a subclass of nn.Linear, nn.Conv2d, ...
             receiver = self._kind(func.value)
+            if method in ("pop", "get") and len(call.args) == 1 and receiver == T.TENSOR_DICT:
+                return T.TENSOR  # `self.static.pop("temperatures")`
             if T.is_distribution(receiver):
                 if method.startswith("_") or method in T.DISTRIBUTION_NON_TENSOR_METHODS:
                     return T.UNKNOWN
@@ -1318,6 +1324,8 @@ class FileWalker:
         self.source = source
         self._tensor_receivers: frozenset[str] | None = None  # names a `name.detach(`-like call uses
         self._none_only_attrs: set[tuple[int, str]] = set()  # (id of a class's kinds, attribute) bound to None only
+        # (id of a class's kinds, attribute) annotated `dict[str, Tensor]`: the declaration holds
+        self._declared_dicts: set[tuple[int, str]] = set()
         self._attr_pids: dict[str, dict[str, str | None]] = {}  # class key → attribute → the project call it holds
         self._install_handlers(source)
         imports = ImportTable(self.module, self.is_package, renames=self.renames)
@@ -1367,6 +1375,7 @@ class FileWalker:
             bases = tuple(b for b in (imports.resolve(arg.value) for arg in node.bases) if b)
             bases = tuple(self._qualify(b) for b in bases)
             number_methods = self.number_methods[key] = _number_functions(node.body.body)
+            self.dict_methods[key] = self._tensor_dict_functions(node.body.body)
             attrs = self._class_attr_kinds(node, key, imports)
             self.class_attr_kinds[key] = attrs
             attr_classes = tuple(
@@ -1398,6 +1407,17 @@ class FileWalker:
         # The pre-pass resolved names with the module's imports only; a method's own imports
         # (`import torch` inside it) must decide them in the walk proper.
         self._resolved = {}
+
+    def _tensor_dict_functions(self, statements) -> frozenset[str]:
+        """Methods annotated to return a dict of tensors (`-> dict[str, torch.Tensor]`): known in
+        the first walk, before the project resolves what a call returns."""
+        found = set()
+        for stmt in statements:
+            if (type(stmt) is cst.FunctionDef and stmt.returns is not None
+                    and type(stmt.returns.annotation) is cst.Subscript
+                    and self._annotation_kind(stmt.returns.annotation) == T.TENSOR_DICT):
+                found.add(stmt.name.value)
+        return frozenset(found)
 
     def _object_functions(self, statements) -> dict[str, T.Kind]:
         """Module-level builders annotated to return a module or another object (`def mlp(...)
@@ -1537,6 +1557,12 @@ class FileWalker:
                 declared = self._annotation_kind(small.annotation.annotation) if value_is_none else None
                 kind = declared if declared is not None and declared.tag == "object" else self._kind(small.value)
                 name = target.attr.value
+                if self._annotation_kind(small.annotation.annotation) == T.TENSOR_DICT:
+                    # `self.static: dict[str, torch.Tensor] = {}`: later `self.static =
+                    # self.build_batch()` (kind unknown here) fills what was declared
+                    kinds[name] = T.TENSOR_DICT
+                    self._declared_dicts.add((id(kinds), name))
+                    return
                 self._merge_attribute(kinds, name, kind, small.value)
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             call = small.value
@@ -1576,23 +1602,25 @@ class FileWalker:
 
     def _merge_attribute(self, kinds: dict[str, T.Kind], name: str, kind: T.Kind, value: cst.BaseExpression) -> None:
         """An attribute's kind over its assignments. `self.static = None` beside `self.static =
-        [t.to(dev) for t in batch]` leaves it a tuple of tensors: a None is never spread into a
+        [t.to(dev) for t in batch]` leaves it a tuple of tensors (a dict of tensors likewise): a None is never spread into a
         call or iterated, so it must not hide what the tuple holds. Likewise beside a tensor
         (`self.static_x = None` in `__init__`, a tensor in `capture`): a tensor wherever it is
         used as one, as `Tensor | None` annotations are."""
         none_only = self._none_only_attrs
         key = (id(kinds), name)
+        if key in self._declared_dicts:
+            return
         is_none = _is_none_literal(value)
         if name not in kinds:
             kinds[name] = kind
             if is_none:
                 none_only.add(key)
             return
-        if is_none and (kinds[name].tag == "tensor-tuple" or kinds[name].is_tensor):
+        if is_none and (kinds[name].tag == "tensor-tuple" or kinds[name].is_tensor or kinds[name] == T.TENSOR_DICT):
             return
         if key in none_only and not is_none:
             none_only.discard(key)
-            if kind.tag == "tensor-tuple" or kind.is_tensor:
+            if kind.tag == "tensor-tuple" or kind.is_tensor or kind == T.TENSOR_DICT:
                 # `self.static_x = None` then a tensor: a tensor wherever it is used as one
                 kinds[name] = kind
                 return
@@ -2247,6 +2275,12 @@ class FileWalker:
                 for element in arg.value.elements:  # `f(*(x, mask))`: positions are known
                     found.append((str(position), self._return_slot(element.value)))
                     position += 1
+                continue
+            if arg.star == "**":
+                # `f(**batch, lr=lr)` with `batch` a dict of tensors: every parameter no other
+                # argument names gets a tensor ("**" slot); later keywords still count
+                slot = self._return_slot(arg.value)
+                found.append(("**", slot) if slot == "D" or slot.startswith("@") else ("*", "?"))
                 continue
             if arg.star:
                 # `f(*batch)`: every later position gets an element of `batch` ("*<first>" slot)

@@ -734,7 +734,7 @@ class GraphOutputNotCloned(_StaticMemoryRule):
         if key is None:
             return
         if ctx.in_capture_block():
-            if not value_kind.not_tensor:
+            if not value_kind.not_tensor or value_kind == T.TENSOR_DICT:  # a dict holds outputs too
                 self.outputs.append((key, self.order, value_kind.is_tensor))
         else:
             self.rebinds.append((key, self.order, ctx.statement))

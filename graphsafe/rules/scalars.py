@@ -47,7 +47,8 @@ class C(torch.nn.Module):
 class PythonScalarInput(Rule):
     """## What it does
     Flags a Python number that changes between steps — a number parameter of a captured
-    function (`lr: float`, `temperature: float`, a sampler's `t: int`) or a number attribute
+    function (a region root: `lr: float`, `temperature: float`, a sampler's `t: int`; a
+    function called from a `torch.cuda.graph` block is a callee, see below) or a number attribute
     the program updates (`self.pos += T`, `self.ent_coef *= decay`, `self.beta = cfg.beta *
     warmup` outside `__init__`, `session.temperature = t` in a loop, or from its old value anywhere:
     `m.p = max(floor, m.p * decay)`, `m.global_step += 1`; a setting that starts
@@ -81,7 +82,9 @@ class PythonScalarInput(Rule):
     position, after a spread batch (`self.update(*self.static, lr)` fills the last
     parameter where the trailing ones have no default), or bound by `functools.partial(f,
     w=w)` for a captured call of the partial; a step-invariant
-    argument (`self.layer_idx`, a config value) does not. A parameter declared as nothing (no
+    argument (`self.layer_idx`, a config value, an attribute set only in `__init__`:
+    `self.decode_step(..., presence_penalty=self.presence_penalty)` with `self.presence_penalty
+    = 0.2`) does not, whatever the parameter's annotation. A parameter declared as nothing (no
     annotation, no default: `def denoise(self, x, guidance)`) counts only where a caller
     passes it a per-step number, not because its function is a region root.
 
@@ -154,6 +157,11 @@ class PythonScalarInput(Rule):
                 "        return k * layer_idx\nclass Layer:\n    def __init__(self, i):\n        self.layer_idx = i\n"
                 "        self.cache = Cache()\n    def forward(self, k: torch.Tensor):  # graphsafe: region\n"
                 "        return self.cache.update(k, self.layer_idx)", module=True),
+        # a method called from a capture block, given an attribute set only in `__init__`
+        Example("import torch\nclass E:\n    def __init__(self):\n        self.penalty = 0.2\n"
+                "    def decode(self, logits: torch.Tensor, penalty: float):\n        return logits - penalty\n"
+                "    def capture(self, x: torch.Tensor):\n        g = torch.cuda.CUDAGraph()\n"
+                "        with torch.cuda.graph(g):\n            self.out = self.decode(x, penalty=self.penalty)", module=True),
         # an imported helper given a method's number parameter that the region fills with a setting
         Example("import torch\nfrom schedules import position_lr\nclass C:\n    def __init__(self, opt, cfg):\n"
                 "        self.opt = opt\n        self.cfg = cfg\n"
