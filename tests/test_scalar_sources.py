@@ -504,3 +504,24 @@ def test_a_helper_returning_tensor_arithmetic_is_reported_inside_not_at_its_call
 
 def test_the_same_helper_over_a_constant_stays_silent(tmp_path):
     assert _scaled_reports(tmp_path, "0", "1.0") == set()
+
+
+def _scaled_local_reports(tmp_path, rebind: str) -> set[tuple[int, str]]:
+    # the same write through a local: `new_lr = self.cfg.lr * lr_scale; group["lr"] = new_lr`
+    from graphsafe.analyzer.engine import check_paths
+    from graphsafe.config import Settings
+
+    trainer = SCALED_TRAINER.replace('group["lr"] = self.cfg.lr * lr_scale',
+                                     'new_lr = self.cfg.lr * lr_scale\n            group["lr"] = new_lr')
+    (tmp_path / "settings.py").write_text(textwrap.dedent(SETTINGS_MODULE))
+    (tmp_path / "train.py").write_text(textwrap.dedent(trainer.format(counter="0", rebind=rebind)))
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
+    return {(d.start.line, d.code) for d in result.diagnostics if d.code == "GS301"}
+
+
+def test_a_per_step_parameter_beside_a_setting_through_a_local(tmp_path):
+    assert _scaled_local_reports(tmp_path, "plateau.update(x)") == {(25, "GS301")}
+
+
+def test_the_same_local_with_a_fixed_scale_stays_silent(tmp_path):
+    assert _scaled_local_reports(tmp_path, "1.0") == set()

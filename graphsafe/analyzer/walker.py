@@ -547,7 +547,10 @@ class FileWalker:
             if source is not None:
                 if not source.condition:
                     return source
-                conditional = conditional or source
+                if conditional is None or (source.condition[0] == "param" != conditional.condition[0]):
+                    # `new_lr = self.cfg.lr * lr_scale`: a number parameter the callers fill
+                    # decides before a field of a settings object of another class
+                    conditional = source
         return conditional
 
     def _call_scalar_source(self, call: cst.Call) -> ScalarSource | None:
