@@ -424,3 +424,104 @@ def test_the_same_property_defined_in_the_same_file(tmp_path):
 def test_a_property_of_another_object_over_constants_stays_silent(tmp_path):
     assert _property_reports(tmp_path, "self.total", same_file=False) == set()
     assert _property_reports(tmp_path, "self.total", same_file=True) == set()
+
+
+# A setting of a program dataclass beside a per-step parameter, and a helper that returns tensor
+# arithmetic holding a per-step number (eleventh held-out set, depth_estimation).
+SETTINGS_MODULE = """
+from dataclasses import dataclass
+
+
+@dataclass
+class Cfg:
+    lr: float = 1e-3
+    w: float = 0.1
+"""
+
+SCALED_TRAINER = """
+import torch
+from settings import Cfg
+
+
+def weight_at(step: int, w: float) -> float:
+    return w * min(1.0, step / 100)
+
+
+class Trainer:
+    def __init__(self, cfg: Cfg, opt):
+        self.cfg = cfg
+        self.opt = opt
+        self.lr_scale = 1.0
+        self.step_count = 0
+
+    def _loss(self, x: torch.Tensor):
+        return x.mean() + weight_at({counter}, self.cfg.w) * x.std()
+
+    def train_step(self, x: torch.Tensor, lr_scale: float) -> torch.Tensor:
+        total = torch.zeros(())
+        total = total + self._loss(x)
+        for group in self.opt.param_groups:
+            group["lr"] = self.cfg.lr * lr_scale
+        self.step_count += 1
+        return total
+
+    def capture(self, x: torch.Tensor):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            self.out = self.train_step(x, self.lr_scale)
+
+    def fit(self, xs, plateau):
+        for x in xs:
+            self.train_step(x, self.lr_scale)
+            self.lr_scale = {rebind}
+"""
+
+
+def _scaled_reports(tmp_path, counter: str, rebind: str) -> set[tuple[int, str]]:
+    from graphsafe.analyzer.engine import check_paths
+    from graphsafe.config import Settings
+
+    (tmp_path / "settings.py").write_text(textwrap.dedent(SETTINGS_MODULE))
+    (tmp_path / "train.py").write_text(textwrap.dedent(SCALED_TRAINER.format(counter=counter, rebind=rebind)))
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
+    return {(d.start.line, d.code) for d in result.diagnostics if d.code == "GS301"}
+
+
+def test_a_per_step_parameter_beside_a_setting_in_a_param_group_write(tmp_path):
+    # `self.cfg.lr * lr_scale`: the setting may be fixed, the parameter the loop rebinds is not
+    assert (24, "GS301") in _scaled_reports(tmp_path, "self.step_count", "plateau.update(x)")
+
+
+def test_the_same_write_with_a_fixed_scale_stays_silent(tmp_path):
+    assert (24, "GS301") not in _scaled_reports(tmp_path, "self.step_count", "1.0")
+
+
+def test_a_helper_returning_tensor_arithmetic_is_reported_inside_not_at_its_call(tmp_path):
+    reports = _scaled_reports(tmp_path, "self.step_count", "1.0")
+    assert (18, "GS301") in reports  # where the counter meets the tensor
+    assert (22, "GS301") not in reports  # `total + self._loss(x)`: a tensor, not a number
+
+
+def test_the_same_helper_over_a_constant_stays_silent(tmp_path):
+    assert _scaled_reports(tmp_path, "0", "1.0") == set()
+
+
+def _scaled_local_reports(tmp_path, rebind: str) -> set[tuple[int, str]]:
+    # the same write through a local: `new_lr = self.cfg.lr * lr_scale; group["lr"] = new_lr`
+    from graphsafe.analyzer.engine import check_paths
+    from graphsafe.config import Settings
+
+    trainer = SCALED_TRAINER.replace('group["lr"] = self.cfg.lr * lr_scale',
+                                     'new_lr = self.cfg.lr * lr_scale\n            group["lr"] = new_lr')
+    (tmp_path / "settings.py").write_text(textwrap.dedent(SETTINGS_MODULE))
+    (tmp_path / "train.py").write_text(textwrap.dedent(trainer.format(counter="0", rebind=rebind)))
+    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
+    return {(d.start.line, d.code) for d in result.diagnostics if d.code == "GS301"}
+
+
+def test_a_per_step_parameter_beside_a_setting_through_a_local(tmp_path):
+    assert _scaled_local_reports(tmp_path, "plateau.update(x)") == {(25, "GS301")}
+
+
+def test_the_same_local_with_a_fixed_scale_stays_silent(tmp_path):
+    assert _scaled_local_reports(tmp_path, "1.0") == set()

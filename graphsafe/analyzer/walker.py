@@ -548,7 +548,10 @@ class FileWalker:
             if source is not None:
                 if not source.condition:
                     return source
-                conditional = conditional or source
+                if conditional is None or (source.condition[0] == "param" != conditional.condition[0]):
+                    # `new_lr = self.cfg.lr * lr_scale`: a number parameter the callers fill
+                    # decides before a field of a settings object of another class
+                    conditional = source
         return conditional
 
     def _call_scalar_source(self, call: cst.Call) -> ScalarSource | None:
@@ -990,6 +993,19 @@ class FileWalker:
         pid = self._depends_on(expr)
         return f"@{pid}" if pid is not None else "?"
 
+    def _tensor_arithmetic(self, expr: cst.BaseExpression) -> bool:
+        """Is `expr` arithmetic with a tensor operand (`photo + w_at(self.step) * smooth`)? Its
+        result is a tensor: the number inside is reported where it meets the tensor, and a
+        call of the function returning it is not a per-step number."""
+        if self._kind(expr).is_tensor:
+            return True
+        tp = type(expr)
+        if tp is cst.BinaryOperation:
+            return self._tensor_arithmetic(expr.left) or self._tensor_arithmetic(expr.right)
+        if tp is cst.UnaryOperation:
+            return self._tensor_arithmetic(expr.expression)
+        return False
+
     def _visit_return(self, node: cst.Return) -> None:
         if node.value is not None:
             self._visit(node.value)
@@ -1001,7 +1017,8 @@ class FileWalker:
             # `return self.base * math.exp(-self.step / tau)`: a call to it gives a per-step number
             # (parameter-derived values depend on each caller's arguments: not kept)
             source = self.scalar_source(value)
-            if source is not None and not (source.condition and source.condition[0] == "param"):
+            if (source is not None and not (source.condition and source.condition[0] == "param")
+                    and not self._tensor_arithmetic(value)):
                 self.scalar_returns.setdefault(unit.key, source)
         # does every `return` give host values only (`return lr / (i + 1), wd * i`)?
         parts = value.elements if type(value) is cst.Tuple else (() if value is None else (value,))

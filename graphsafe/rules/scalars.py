@@ -56,8 +56,11 @@ class PythonScalarInput(Rule):
     computes: `self.loss_scale = scaler.update(...)`, `self.guidance = guidance_at(i, n)`;
     a number field of a dataclass set so, `state.temperature = t`; an entry of a dict attribute
     that starts as a number or setting, `self.hp["lr"] = lr_at(i)`),
-    or a number computed from one (arithmetic, `min`/`max`, `math.exp(...)`, a helper method
-    or property that returns it, a helper of this file whose returns are number arithmetic
+    or a number computed from one (arithmetic, `min`/`max`, `math.exp(...)`, each operand on
+    its own: `self.cfg.lr * lr_scale` counts for `lr_scale`, a helper method
+    or property that returns it (not one whose return is tensor arithmetic,
+    `return photo + w_at(self.step) * smooth`: reported there, where the number meets the
+    tensor, not at the helper's call), a helper of this file whose returns are number arithmetic
     given a counter: `self.lr_at(self.updates)`, a lambda held in an attribute or a local
     given one: `self.warmup(self.updates)`, a function or method annotated `-> float` given it
     (`temp = self.teacher_temp(epoch)`, also where `epoch` is a parameter that callers pass a
@@ -303,6 +306,17 @@ class PythonScalarInput(Rule):
             return
         if ctx.kind(expr).is_tensor:
             return  # `x / t` inside an argument: reported at `t` by the arithmetic check
+        if source.condition and type(expr) is cst.BinaryOperation:
+            # `self.cfg.lr * lr_scale`: each operand's variation is decided on its own (a setting
+            # that may be fixed must not hide the per-step parameter beside it); one report
+            # per source: `(1.0 - smoothing - smoothing / n)` is one cause
+            seen: set = set()
+            for operand in _arithmetic_operands(expr):
+                found = ctx.scalar_source(operand)
+                if found is not None and (found.label, found.condition) not in seen:
+                    seen.add((found.label, found.condition))
+                    self._flag(operand, ctx)
+            return
         method = ctx.function_name
         if isinstance(expr, cst.Name) and source.label == f"parameter `{expr.value}`" and ctx.class_key and method:
             if ctx.in_what_if(self, expr):
@@ -601,13 +615,22 @@ def _optimizer_key(target: cst.Subscript) -> bool:
     return isinstance(key, cst.SimpleString) and key.evaluated_value in OPTIMIZER_KEYS
 
 
+def _arithmetic_operands(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The operands of a chain of binary operations, left to right."""
+    if type(expr) is cst.BinaryOperation:
+        return _arithmetic_operands(expr.left) + _arithmetic_operands(expr.right)
+    return [expr]
+
+
 class PythonCounterInRegion(Rule):
     """## What it does
     Flags a Python number attribute updated inside a captured region: `self.step += 1`,
     `self.pos += T`, `self.iter = self.iter + 1`. An update that reads a tensor on the host
     (`self.ema = 0.9 * self.ema + loss.item()`, `float(t)`) is reported once, at the sync
     (GS101/GS105): capture fails there first, and keeping the value on the device (`self.ema`
-    a tensor) removes both.
+    a tensor) removes both. A counter of a program's own progress bar advanced from the region
+    (`self.n += n` in `update`, called as `self.pbar.update(1)`) is reported too, besides the
+    call's GS505: the method runs inside the region and its count is stuck at capture.
 
     ## Why is this bad?
     Python code runs only while the graph is captured. On replay the counter never moves, so
