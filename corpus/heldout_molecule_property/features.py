@@ -41,4 +41,5 @@ def pad_graphs(types: list[torch.Tensor], charges: list[torch.Tensor], bonds: li
     type_pad = pad_sequence(types, batch_first=True)  # expect: GS408
     charge_pad = pad_sequence(charges, batch_first=True)  # expect: GS408
     bond_pad = torch.stack(bonds)[:, :n_max, :n_max]  # expect: GS408
-    return type_pad, charge_pad, bond_pad, lengths
+    pad = pad_sequence([torch.zeros_like(t, dtype=torch.bool) for t in types], batch_first=True, padding_value=True)  # expect: GS408
+    return type_pad, charge_pad, bond_pad, pad, lengths

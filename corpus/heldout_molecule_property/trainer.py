@@ -51,10 +51,9 @@ class PropertyTrainer:
         return (y - self.running_mean) / self.running_var.clamp(min=1e-6).sqrt()
 
     def forward_batch(self, types, charges, bonds):
-        type_pad, charge_pad, bond_pad, lengths = pad_graphs(types, charges, bonds)
+        type_pad, charge_pad, bond_pad, pad, lengths = pad_graphs(types, charges, bonds)
         lens = torch.tensor(lengths, device=self.device)  # expect: GS402
         assert (lens > 0).all()  # expect: GS201
-        pad = torch.arange(type_pad.shape[1], device=self.device)[None, :] >= lens[:, None]
         cached = self.pad_cache.get(lens.data_ptr())  # expect: GS506
         if cached is not None and cached.shape == pad.shape:
             pad = cached
@@ -93,9 +92,7 @@ class PropertyTrainer:
         return mae
 
     def dense_inputs(self, sample):
-        type_pad, charge_pad, bond_pad, lengths = pad_graphs(*sample[:3])
-        lens = torch.as_tensor(lengths)
-        pad = torch.arange(type_pad.shape[1])[None, :] >= lens[:, None]
+        type_pad, charge_pad, bond_pad, pad, _ = pad_graphs(*sample[:3])
         return type_pad, charge_pad, bond_pad, pad
 
     def capture(self, sample) -> None:
