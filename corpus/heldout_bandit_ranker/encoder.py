@@ -12,6 +12,8 @@ class ContextEncoder(nn.Module):
         if ctx.dim() == 1:
             ctx = ctx.unsqueeze(0)
         h = self.norm(self.net(ctx))
+        while h.norm() > 1e3:  # expect: GS201
+            h = h / 2
         assert torch.isfinite(h).all(), "encoder produced non-finite features"  # expect: GS201
         return h
 

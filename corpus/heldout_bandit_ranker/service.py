@@ -60,6 +60,8 @@ class RankerService:
         cached = self.feature_cache.get(contexts.data_ptr())  # expect: GS506
         feats = self.encoder(contexts) if cached is None else cached
         scores = self.thompson_scores(feats)
+        if not torch.isfinite(scores).all():  # expect: GS201
+            scores = torch.nan_to_num(scores)
         slate = scores.topk(self.cfg.slate_size, dim=-1).indices
         probs = torch.softmax(scores / temperature, -1)  # expect: GS301
         propensity = probs.gather(-1, slate)

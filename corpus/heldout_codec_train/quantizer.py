@@ -20,6 +20,8 @@ class VectorQuantizer(nn.Module):
         codes = dist.argmin(-1)
         q = F.embedding(codes, self.codebook).view_as(z)
         self.usage = 0.99 * self.usage + 0.01 * F.one_hot(codes, num_classes=self.size).float().mean(0)  # expect: GS401
+        if self.usage.min() < 1e-4:  # expect: GS201
+            self.codebook.data.add_(0.01 * torch.randn_like(self.codebook))
         commit = F.mse_loss(z, q.detach())
         q = z + (q - z).detach()
         return q, codes.view(z.shape[0], -1), commit

@@ -86,6 +86,8 @@ class CodecTrainer:
             logger.warning("non-finite generator loss at step %d", self.steps_done)  # expect: GS501
         self.opt_g.zero_grad(set_to_none=False)
         total.backward()
+        if any(torch.isnan(p.grad).any() for p in self.gen_params if p.grad is not None):  # expect: GS201
+            self.opt_g.zero_grad(set_to_none=False)
         torch.nn.utils.clip_grad_norm_(self.gen_params, 1.0, error_if_nonfinite=True)  # expect: GS110
         self.opt_g.step()  # expect: GS701
 
@@ -97,6 +99,7 @@ class CodecTrainer:
         quiet = recon.abs() < 1e-3
         self.quiet_energy = wav[quiet].pow(2).mean()  # expect: GS108
         self.last_frames = codes[0, 0, :8].tolist()  # expect: GS102
+        self.converged = torch.allclose(recon, wav, atol=1e-3)  # expect: GS109
         self.usage_hist = self.rvq.layers[0].usage.cpu()  # expect: GS103
         summary = f"ppl={ppl:.2f} kbps={kbps:.2f}"  # expect: GS104
         self.steps_done += 1  # expect: GS302

@@ -11,6 +11,7 @@ class TokenMetrics:
         pred = logits.argmax(-1)
         valid = targets != self.pad_id
         acc = ((pred == targets) & valid).sum() / valid.sum().clamp(min=1)
+        self.nonzero_acc = valid.any() and acc > 0  # expect: GS201
         self.history.append(acc.detach())  # expect: GS503
         hits = pred[valid]  # expect: GS108
         self.pred_counts = torch.bincount(hits, minlength=self.vocab_size)  # expect: GS107

@@ -10,6 +10,8 @@ def corrupt_spans(tokens: torch.Tensor, density: float, sentinel_ids: torch.Tens
     span_idx = (starts.long().cumsum(-1) - 1).clamp(0, sentinel_ids.numel() - 1)
     enc = torch.where(starts, sentinel_ids[span_idx], tokens)
     keep = ~noise | starts
+    if not keep.any():  # expect: GS201
+        keep = keep | (tokens == pad_id)
     n_keep = int(keep.sum(-1).max())  # expect: GS105
     order = torch.argsort((~keep).long(), dim=-1, stable=True)
     enc = enc.masked_fill(~keep, pad_id).gather(-1, order)[:, :n_keep]
