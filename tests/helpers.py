@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from graphsafe.analyzer.engine import check_source
+from graphsafe.analyzer.engine import check_paths, check_source
 from graphsafe.config import Settings
 from graphsafe.rules.base import Example
 
@@ -27,3 +27,12 @@ def diagnostics(source: str, filename: str = "example.py", **settings):
 
 def codes(source: str, **settings) -> list[str]:
     return [d.code for d in diagnostics(textwrap.dedent(source), **settings)]
+
+
+def project_diagnostics(tmp_path, files: dict[str, str], **settings):
+    """Write a small multi-file program into `tmp_path` and check it whole (no cache)."""
+    for name, text in files.items():
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text))
+    return check_paths([tmp_path], Settings(root=tmp_path, **settings), use_cache=False, jobs=1).diagnostics

@@ -21,9 +21,7 @@ import pytest
 import textwrap
 from pathlib import Path
 
-from graphsafe.analyzer.engine import check_paths
-from graphsafe.config import Settings
-from tests.helpers import diagnostics
+from tests.helpers import diagnostics, project_diagnostics
 
 
 def found(source: str, code: str) -> list[int]:
@@ -31,10 +29,7 @@ def found(source: str, code: str) -> list[int]:
 
 
 def project(tmp_path: Path, files: dict[str, str], code: str) -> set[tuple[str, int]]:
-    for name, text in files.items():
-        (tmp_path / name).write_text(textwrap.dedent(text))
-    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
-    return {(Path(d.path).name, d.start.line) for d in result.diagnostics if d.code == code}
+    return {(Path(d.path).name, d.start.line) for d in project_diagnostics(tmp_path, files) if d.code == code}
 
 
 DROP_PATH = """

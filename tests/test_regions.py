@@ -5,9 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from graphsafe.analyzer.engine import check_paths
-from graphsafe.config import Settings
-from tests.helpers import codes, diagnostics
+from tests.helpers import codes, diagnostics, project_diagnostics
 
 MODEL = """
 import torch
@@ -26,11 +24,7 @@ class Block(nn.Module):
 
 
 def project(tmp_path: Path, files: dict[str, str], **settings):
-    for name, text in files.items():
-        target = tmp_path / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(textwrap.dedent(text))
-    return check_paths([tmp_path], Settings(root=tmp_path, **settings), use_cache=False, jobs=1).diagnostics
+    return project_diagnostics(tmp_path, files, **settings)
 
 
 def test_graph_block_reaches_method_in_other_file(tmp_path):

@@ -15,9 +15,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from graphsafe.analyzer.engine import check_paths
-from graphsafe.config import Settings
-from tests.helpers import diagnostics
+from tests.helpers import diagnostics, project_diagnostics
 
 
 def found(source: str, code: str) -> list[int]:
@@ -25,10 +23,7 @@ def found(source: str, code: str) -> list[int]:
 
 
 def project(tmp_path: Path, files: dict[str, str]) -> set[tuple[str, int, str]]:
-    for name, text in files.items():
-        (tmp_path / name).write_text(textwrap.dedent(text))
-    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
-    return {(Path(d.path).name, d.start.line, d.code) for d in result.diagnostics}
+    return {(Path(d.path).name, d.start.line, d.code) for d in project_diagnostics(tmp_path, files)}
 
 
 MODELS = """\

@@ -9,9 +9,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from graphsafe.analyzer.engine import check_paths
-from graphsafe.config import Settings
-from tests.helpers import diagnostics
+from tests.helpers import diagnostics, project_diagnostics
 
 
 def lines(source: str, code: str) -> list[int]:
@@ -175,10 +173,7 @@ class Runner:
 
 
 def project(tmp_path: Path, files: dict[str, str], code: str) -> set[tuple[str, int]]:
-    for name, text in files.items():
-        (tmp_path / name).write_text(textwrap.dedent(text))
-    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
-    return {(Path(d.path).name, d.start.line) for d in result.diagnostics if d.code == code}
+    return {(Path(d.path).name, d.start.line) for d in project_diagnostics(tmp_path, files) if d.code == code}
 
 
 def test_a_spread_call_into_another_file_fills_param_groups_through_update(tmp_path):
