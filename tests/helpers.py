@@ -25,6 +25,11 @@ def diagnostics(source: str, filename: str = "example.py", **settings):
     return check_source(source, filename, Settings(**settings)).diagnostics
 
 
+def lines_of(source: str, code: str) -> list[int]:
+    """The lines where `code` is reported in a (dedented) single-file source."""
+    return sorted(d.start.line for d in diagnostics(textwrap.dedent(source)) if d.code == code)
+
+
 def codes(source: str, **settings) -> list[str]:
     return [d.code for d in diagnostics(textwrap.dedent(source), **settings)]
 

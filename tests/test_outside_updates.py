@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import pytest
 
-import textwrap
 from pathlib import Path
 
-from tests.helpers import diagnostics, project_diagnostics
+from tests.helpers import lines_of, project_diagnostics
 
 
-def found(source: str, code: str) -> list[int]:
-    return sorted(d.start.line for d in diagnostics(textwrap.dedent(source)) if d.code == code)
+found = lines_of  # the lines where a code is reported
 
 
 def project(tmp_path: Path, files: dict[str, str], code: str) -> set[tuple[str, int]]:

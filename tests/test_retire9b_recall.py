@@ -15,13 +15,11 @@ Each case has a look-alike that must stay silent.
 
 from __future__ import annotations
 
-import textwrap
 
-from tests.helpers import diagnostics
+from tests.helpers import lines_of, project_diagnostics
 
 
-def found(source: str, code: str) -> list[int]:
-    return sorted(d.start.line for d in diagnostics(textwrap.dedent(source)) if d.code == code)
+found = lines_of  # the lines where a code is reported
 
 
 EVALUATOR = """
@@ -136,13 +134,7 @@ def test_attributes_unpacked_from_a_generator_of_moved_values_stay_unknown():
 
 
 def project(tmp_path, files: dict[str, str], code: str) -> set[tuple[str, int]]:
-    from graphsafe.analyzer.engine import check_paths
-    from graphsafe.config import Settings
-
-    for name, text in files.items():
-        (tmp_path / name).write_text(textwrap.dedent(text))
-    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
-    return {(d.path.rsplit("/", 1)[-1], d.start.line) for d in result.diagnostics if d.code == code}
+    return {(d.path.rsplit("/", 1)[-1], d.start.line) for d in project_diagnostics(tmp_path, files) if d.code == code}
 
 
 METRICS = """
