@@ -1836,12 +1836,13 @@ class FileWalker:
                 self._note_outside_set(target_expr)
             self._visit_target(target.target)
             self._bind(target.target, kind, node.value)
+            partial = self._partial_target(node.value)  # once: both records below use it
             if type(target.target) is cst.Name:
-                if self._partial_target(node.value) is not None:
+                if partial is not None:
                     self.scope.partials[target.target.value] = node.value
                 else:
                     self.scope.partials.pop(target.target.value, None)
-            self._note_function_alias(target.target, node.value)
+            self._note_function_alias(target.target, partial or node.value)
 
     def _partial_target(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
         """`functools.partial(self.update, bc_weight=w)` → `self.update`."""
@@ -1858,8 +1859,8 @@ class FileWalker:
 
     def _note_function_alias(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`self.reduce = functools.partial(masked_mean, dim=1)` or `loss_fn = masked_mse`:
-        calling the name (or attribute) later runs that project function."""
-        value = self._partial_target(value) or value
+        calling the name (or attribute) later runs that project function. `value` is the
+        assigned value, or the function a `partial` wraps."""
         if type(value) is not cst.Name or (value.value not in self.module_defs and not self.scope_imports_has(value.value)):
             return
         refs = [r for r in self._call_refs(value) if r.kind == "global"]
