@@ -2637,6 +2637,7 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
     entries: set[tuple[str, str]] = set()  # dict entries of an attribute set per step (`self.hp["lr"]`)
     number_entries: set[tuple[str, str]] = set()  # ... and those a dict display starts as numbers
     updated: set[str] = set()  # augmented assignments outside __init__, or new numbers
+    rebound_by_calls: list = []  # (attr, call, number params, self name) outside __init__
     for stmt in node.body.body:
         if type(stmt) is cst.SimpleStatementLine:  # a field `temperature: float = 1.0` (a dataclass)
             for small in stmt.body:
@@ -2701,13 +2702,46 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
                                     names = in_loops.get(id(line))
                                     if names is not None and _computed_per_pass(value, names):
                                         updated.add(target.attr.value)
+                                    elif type(value) is cst.Call:
+                                        rebound_by_calls.append((target.attr.value, value, number_params, self_name))
                             elif _is_setting(value, number_params, config_params):
                                 from_config.add(target.attr.value)
                             elif _is_number_expression(value, number_params, number_functions, number_methods, self_name):
                                 computed.add(target.attr.value)  # `self.scaling = alpha / r` in __init__
     # what code outside the class may set per step (`m.teacher_forcing_p = ...`): any number it starts as
     settable = numbers | from_config | computed
-    return (numbers & changed) | (from_config & updated), settable, entries & number_entries
+    varying = (numbers & changed) | (from_config & updated)
+    # `self.exploration = self.schedule.value(self.served)`, `self.forget = decay_at(self.served,
+    # base)` between replays: a setting recomputed from a counter (or a number parameter) follows
+    # the steps, whatever the helper is (another module's function, a schedule object's method)
+    grown = True
+    while grown:
+        grown = False
+        for attr, call, number_params, self_name in rebound_by_calls:
+            if (attr not in varying and attr in from_config | computed
+                    and _given_step_number(call, varying, number_params, self_name)):
+                varying.add(attr)
+                grown = True
+    return varying, settable, entries & number_entries
+
+
+def _given_step_number(call: cst.Call, varying: set[str], number_params, self_name: str) -> bool:
+    """Is a call given a per-step number: a varying attribute of self (`self.served`, also in
+    `self.served + 1`) or a number parameter of the method, as an argument?"""
+    stack: list[cst.CSTNode] = [arg.value for arg in call.args]
+    while stack:
+        node = stack.pop()
+        tp = type(node)
+        if tp is cst.Attribute:
+            if type(node.value) is cst.Name and node.value.value == self_name and node.attr.value in varying:
+                return True
+            continue  # `self.cfg.base`: a field of a setting, not a step
+        if tp is cst.Name:
+            if node.value in number_params:
+                return True
+            continue
+        stack.extend(_children(node))
+    return False
 
 
 def _mentions_expr(expr: cst.CSTNode, wanted: cst.BaseExpression) -> bool:

@@ -53,7 +53,10 @@ class PythonScalarInput(Rule):
     warmup` outside `__init__`, `session.temperature = t` in a loop, or from its old value anywhere:
     `m.p = max(floor, m.p * decay)`, `m.global_step += 1`; a setting that starts
     from a config field or a number parameter and is rebound in a loop with a value the pass
-    computes: `self.loss_scale = scaler.update(...)`, `self.guidance = guidance_at(i, n)`;
+    computes: `self.loss_scale = scaler.update(...)`, `self.guidance = guidance_at(i, n)`,
+    or outside `__init__` with what a helper (of any module) or a schedule object gives a
+    counter or a number parameter: `self.explore = self.sched.value(self.served)`,
+    `self.forget = decay_at(self.served, cfg.forget)` before each replay;
     a number field of a dataclass set so, `state.temperature = t`; an entry of a dict attribute
     that starts as a number or setting, `self.hp["lr"] = lr_at(i)`),
     or a number computed from one (arithmetic, `min`/`max`, `math.exp(...)`, each operand on
@@ -179,6 +182,12 @@ class PythonScalarInput(Rule):
                 "    def update(self, obs: torch.Tensor, act: torch.Tensor, bc_weight: float):\n        return (obs * act).mean() * bc_weight\n"
                 "    def step(self):  # graphsafe: region\n"
                 "        return self.update(*self.static, self.cfg.bc_weight)", module=True),
+        # a setting recomputed between replays by a helper given only settings
+        Example("import torch\nfrom schedules import decay_at\nclass C:\n    def __init__(self, cfg):\n"
+                "        self.cfg = cfg\n        self.forget = cfg.forget\n        self.served = 0\n"
+                "    def step(self, x: torch.Tensor):  # graphsafe: region\n        return x * self.forget\n"
+                "    def handle(self, x):\n        self.forget = decay_at(self.cfg.warmup, self.cfg.forget)\n"
+                "        self.served += 1", module=True),
         # a pick between host values; a config setting rebound each pass to the same field
         "def step2(x: torch.Tensor, i: int):  # graphsafe: region\n    tag = 'first' if i == 0 else 'next'\n    return x, tag",
         Example("import torch\nclass C:\n    def __init__(self, cfg):\n        self.cfg = cfg\n"
@@ -272,6 +281,12 @@ class PythonScalarInput(Rule):
                 "            g['lr'] = position_lr(it, 0.1)\n"
                 "    def step(self, x: torch.Tensor):  # graphsafe: region\n        self.set_lr(self.it)\n"
                 "        self.it += 1\n        return x * 2", module=True),
+        # a setting recomputed between replays by an imported helper given a counter
+        Example("import torch\nfrom schedules import decay_at\nclass C:\n    def __init__(self, cfg):\n"
+                "        self.cfg = cfg\n        self.forget = cfg.forget\n        self.served = 0\n"
+                "    def step(self, x: torch.Tensor):  # graphsafe: region\n        return x * self.forget\n"
+                "    def handle(self, x):\n        self.forget = decay_at(self.served, self.cfg.forget)\n"
+                "        self.served += 1", module=True),
         # a schedule object's method given a counter
         Example("import torch\nfrom schedules import Linear\nclass C:\n    def __init__(self):\n"
                 "        self.updates = 0\n        self.sched = Linear(1.0, 0.1, 100)\n"

@@ -1,0 +1,150 @@
+"""Shapes of the retired twelfth set (bandit_ranker, cem_planner) the analyzer missed, each
+beside a look-alike that must stay silent: a setting started from a config field and
+recomputed outside `__init__`, not in a loop, by a helper given a per-step number
+(`self.explore = self.sched.value(self.served)`, `self.forget = decay_at(self.served, base)`,
+`self.noise = noise_at(step, ...)` with `step: int`) follows the steps. It is reported where the
+region reads it, and where a callee (in another file) is given it as a number parameter.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import lines_of, project_diagnostics
+
+
+def project(tmp_path: Path, files: dict[str, str]) -> set[tuple[str, int, str]]:
+    return {(Path(d.path).name, d.start.line, d.code) for d in project_diagnostics(tmp_path, files)}
+
+
+SCHEDULES = """\
+def decay_at(t: int, base: float) -> float:
+    return base ** (1.0 / (1 + t))
+
+
+class Linear:
+    def __init__(self, start: float, end: float, horizon: int):
+        self.start, self.end, self.horizon = start, end, horizon
+
+    def value(self, t: int) -> float:
+        return self.start + min(1.0, t / self.horizon) * (self.end - self.start)
+"""
+
+POSTERIOR = """\
+import torch
+
+
+class Posterior(torch.nn.Module):
+    def __init__(self, n: int):
+        super().__init__()
+        self.register_buffer("precision", torch.ones(n))
+
+    def update(self, x: torch.Tensor, forget: float):
+        self.precision.mul_(forget).add_(x)
+"""
+
+SERVICE = """\
+import torch
+from posterior import Posterior
+from schedules import Linear, decay_at
+
+
+class Service:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.posterior = Posterior(4)
+        self.sched = Linear(cfg.explore_start, cfg.explore_end, 100)
+        self.explore = cfg.explore_start
+        self.forget = cfg.forget_start
+        self.served = 0
+        self.graph = None
+
+    def step(self, x: torch.Tensor) -> torch.Tensor:
+        self.posterior.update(x, self.forget)
+        return x * self.explore
+
+    def capture(self, x: torch.Tensor):
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.out = self.step(x)
+
+    def handle(self, x: torch.Tensor):
+        self.explore = {explore}
+        self.forget = {forget}
+        self.served += x.shape[0]
+        self.graph.replay()
+"""
+
+
+def test_settings_recomputed_from_a_counter_between_replays_are_reported(tmp_path):
+    got = project(tmp_path, {"schedules.py": SCHEDULES, "posterior.py": POSTERIOR, "service.py": SERVICE.format(
+        explore="self.sched.value(self.served)", forget="decay_at(self.served + 1, self.cfg.forget_start)")})
+    assert ("service.py", 18, "GS301") in got  # `x * self.explore`: a schedule object's method
+    assert ("posterior.py", 10, "GS301") in got  # `mul_(forget)`: given the imported helper's value
+
+
+def test_settings_recomputed_from_settings_only_stay_silent(tmp_path):
+    got = project(tmp_path, {"schedules.py": SCHEDULES, "posterior.py": POSTERIOR, "service.py": SERVICE.format(
+        explore="self.sched.value(self.cfg.warmup)", forget="decay_at(0, self.cfg.forget_start)")})
+    assert not {d for d in got if d[2] == "GS301"}
+
+
+AGENT = """\
+import torch
+from schedules import decay_at
+
+
+class Agent:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.noise = cfg.noise_start
+
+    def plan(self, obs: torch.Tensor, noise: float) -> torch.Tensor:
+        return obs + torch.randn_like(obs) * noise
+
+    def plan_step(self, obs: torch.Tensor, noise: float) -> torch.Tensor:
+        return self.plan(obs, noise)
+
+    def capture(self, obs: torch.Tensor):
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.action = self.plan_step(obs, self.noise)
+
+    def act(self, obs: torch.Tensor, {param}):
+        self.noise = decay_at({arg}, self.cfg.noise_start)
+        self.graph.replay()
+"""
+
+
+def test_setting_recomputed_from_a_number_parameter_reaches_a_callee_of_a_callee(tmp_path):
+    got = project(tmp_path, {"schedules.py": SCHEDULES, "agent.py": AGENT.format(param="step: int", arg="step")})
+    assert ("agent.py", 11, "GS301") in got
+
+
+def test_setting_recomputed_from_a_name_parameter_stays_silent(tmp_path):
+    # `mode: str` is no per-step number: the helper's value is as fixed as its argument
+    got = project(tmp_path, {"schedules.py": SCHEDULES, "agent.py": AGENT.format(param="mode: str", arg="mode")})
+    assert not {d for d in got if d[2] == "GS301"}
+
+
+def test_single_file_setting_recomputed_by_a_schedule_method():
+    source = """\
+        import torch
+        from schedules import Cosine
+
+
+        class C:
+            def __init__(self, cfg):
+                self.sched = Cosine(cfg)
+                self.temp = cfg.temp
+                self.updates = 0
+
+            def step(self, logits: torch.Tensor):  # graphsafe: region
+                return logits / self.temp
+
+            def before_replay(self):
+                self.temp = self.sched.value({arg})
+                self.updates += 1
+        """
+    assert lines_of(source.format(arg="self.updates"), "GS301") == [12]
+    assert lines_of(source.format(arg="self.sched.horizon"), "GS301") == []
