@@ -148,3 +148,49 @@ def test_single_file_setting_recomputed_by_a_schedule_method():
         """
     assert lines_of(source.format(arg="self.updates"), "GS301") == [12]
     assert lines_of(source.format(arg="self.sched.horizon"), "GS301") == []
+
+
+NEIGHBOUR = """\
+    import torch
+    from schedules import Cosine
+
+
+    class C:
+        def __init__(self, cfg):
+            self.cfg = cfg
+            self.sched = Cosine(cfg)
+            self.temp = cfg.temp
+            self.beta = cfg.beta
+            self.updates = 0
+
+        def step(self, logits: torch.Tensor):  # graphsafe: region
+            return logits / self.temp
+
+        def before_replay(self):
+            {body}
+            self.updates += 1
+    """
+
+
+def neighbour(body: str) -> list[int]:
+    return lines_of(NEIGHBOUR.format(body=body.replace("\n", "\n            ")), "GS301")
+
+
+def test_counter_through_a_local_name():
+    assert neighbour("step = self.updates\nself.temp = self.sched.value(step)") == [14]
+    assert neighbour("step = self.cfg.warmup\nself.temp = self.sched.value(step)") == []
+
+
+def test_helper_value_through_a_local_name():
+    assert neighbour("t = self.sched.value(self.updates)\nself.temp = t") == [14]
+    assert neighbour("t = self.sched.value(self.cfg.warmup)\nself.temp = t") == []
+
+
+def test_settings_unpacked_from_one_helper_call():
+    assert neighbour("self.temp, self.beta = self.sched.pair(self.updates)") == [14]
+    assert neighbour("self.temp, self.beta = self.sched.pair(self.cfg.warmup)") == []
+
+
+def test_helper_value_in_one_arm_of_a_pick():
+    assert neighbour("self.temp = self.sched.value(self.updates) if self.cfg.anneal else self.cfg.temp") == [14]
+    assert neighbour("self.temp = self.sched.value(self.cfg.x) if self.cfg.anneal else self.cfg.temp") == []

@@ -2637,7 +2637,7 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
     entries: set[tuple[str, str]] = set()  # dict entries of an attribute set per step (`self.hp["lr"]`)
     number_entries: set[tuple[str, str]] = set()  # ... and those a dict display starts as numbers
     updated: set[str] = set()  # augmented assignments outside __init__, or new numbers
-    rebound_by_calls: list = []  # (attr, call, number params, self name) outside __init__
+    rebound: list = []  # (attr, value, number params, self name, locals) outside __init__
     for stmt in node.body.body:
         if type(stmt) is cst.SimpleStatementLine:  # a field `temperature: float = 1.0` (a dataclass)
             for small in stmt.body:
@@ -2652,10 +2652,20 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
         number_params = {p.name.value for p in stmt.params.params if _declares_number(p, optional=True)}
         config_params = {p.name.value for p in stmt.params.params if _declares_config(p)}
         in_loops: set[int] | None = None  # statements of the method inside a `for`/`while` body
+        local_values: dict | None = None  # local name → values assigned to it in the method
         for line in _statements_in(stmt.body):
             if not isinstance(line, cst.SimpleStatementLine):
                 continue
             for small in line.body:
+                if not in_init and type(small) is cst.Assign and type(small.value) is cst.Call:
+                    # `self.temp, self.beta = self.sched.pair(self.updates)`: each from one call
+                    for element in (small.targets[0].target.elements
+                                    if type(small.targets[0].target) in (cst.Tuple, cst.List) else ()):
+                        if (type(element.value) is cst.Attribute and type(element.value.value) is cst.Name
+                                and element.value.value.value == self_name):
+                            if local_values is None:
+                                local_values = _local_values(stmt.body)
+                            rebound.append((element.value.attr.value, small.value, number_params, self_name, local_values))
                 if isinstance(small, cst.AugAssign):
                     target = small.target
                     if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == self_name:
@@ -2702,8 +2712,10 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
                                     names = in_loops.get(id(line))
                                     if names is not None and _computed_per_pass(value, names):
                                         updated.add(target.attr.value)
-                                    elif type(value) is cst.Call:
-                                        rebound_by_calls.append((target.attr.value, value, number_params, self_name))
+                                    elif type(value) in (cst.Call, cst.Name, cst.IfExp):
+                                        if local_values is None:
+                                            local_values = _local_values(stmt.body)
+                                        rebound.append((target.attr.value, value, number_params, self_name, local_values))
                             elif _is_setting(value, number_params, config_params):
                                 from_config.add(target.attr.value)
                             elif _is_number_expression(value, number_params, number_functions, number_methods, self_name):
@@ -2717,18 +2729,50 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
     grown = True
     while grown:
         grown = False
-        for attr, call, number_params, self_name in rebound_by_calls:
-            if (attr not in varying and attr in from_config | computed
-                    and _given_step_number(call, varying, number_params, self_name)):
+        for attr, value, number_params, self_name, local_values in rebound:
+            if (attr not in varying and attr in settable
+                    and _per_step_value(value, varying, number_params, self_name, local_values, set())):
                 varying.add(attr)
                 grown = True
     return varying, settable, entries & number_entries
 
 
-def _given_step_number(call: cst.Call, varying: set[str], number_params, self_name: str) -> bool:
-    """Is a call given a per-step number: a varying attribute of self (`self.served`, also in
-    `self.served + 1`) or a number parameter of the method, as an argument?"""
-    stack: list[cst.CSTNode] = [arg.value for arg in call.args]
+def _local_values(body: cst.BaseSuite) -> dict[str, list[cst.BaseExpression]]:
+    """The values a method assigns to each plain local name (`step = self.served`)."""
+    found: dict[str, list[cst.BaseExpression]] = {}
+    for line in _statements_in(body):
+        if type(line) is cst.SimpleStatementLine:
+            for small in line.body:
+                if type(small) is cst.Assign:
+                    for target in small.targets:
+                        if type(target.target) is cst.Name:
+                            found.setdefault(target.target.value, []).append(small.value)
+    return found
+
+
+def _per_step_value(value: cst.BaseExpression, varying: set[str], number_params, self_name: str,
+                    local_values: dict, seen: set[str]) -> bool:
+    """Is a rebound setting's value what a helper gives a per-step number (`sched.value(self.served)`),
+    directly, through a local (`t = decay_at(step, base)`) or in either arm of a pick?"""
+    tp = type(value)
+    if tp is cst.Call:
+        return any(_mentions_step(arg.value, varying, number_params, self_name, local_values, seen)
+                   for arg in value.args)
+    if tp is cst.IfExp:
+        return any(_per_step_value(v, varying, number_params, self_name, local_values, seen)
+                   for v in (value.body, value.orelse))
+    if tp is cst.Name and value.value in local_values and value.value not in seen:
+        seen.add(value.value)
+        return any(_per_step_value(v, varying, number_params, self_name, local_values, seen)
+                   for v in local_values[value.value])
+    return False
+
+
+def _mentions_step(expr: cst.BaseExpression, varying: set[str], number_params, self_name: str,
+                   local_values: dict, seen: set[str]) -> bool:
+    """Does `expr` read a per-step number: a varying attribute of self (`self.served`, also in
+    `self.served + 1`), a number parameter of the method, or a local assigned one?"""
+    stack: list[cst.CSTNode] = [expr]
     while stack:
         node = stack.pop()
         tp = type(node)
@@ -2739,6 +2783,9 @@ def _given_step_number(call: cst.Call, varying: set[str], number_params, self_na
         if tp is cst.Name:
             if node.value in number_params:
                 return True
+            if node.value in local_values and node.value not in seen:
+                seen.add(node.value)
+                stack.extend(local_values[node.value])
             continue
         stack.extend(_children(node))
     return False
