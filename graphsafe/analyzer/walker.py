@@ -1832,7 +1832,8 @@ class FileWalker:
                     and type(node.value) not in _LITERALS
                     # `session.temperature = t` in a loop (`for` or `while game.winner() is
                     # None`), or an update from the old value (`m.p = max(floor, m.p * decay)`)
-                    and (self.loop_names or self.while_depth or _mentions_expr(node.value, target_expr))):
+                    and (self.loop_names or self.while_depth or _mentions_expr(node.value, target_expr)
+                         or self._helper_given_step_param(node.value))):
                 self._note_outside_set(target_expr)
             self._visit_target(target.target)
             self._bind(target.target, kind, node.value)
@@ -1843,6 +1844,15 @@ class FileWalker:
                 else:
                     self.scope.partials.pop(target.target.value, None)
             self._note_function_alias(target.target, partial or node.value)
+
+    def _helper_given_step_param(self, value: cst.BaseExpression) -> bool:
+        """`agent.noise = noise_at(step, cfg.start)` in `def act(agent, obs, step: int)`: a helper
+        given the function's number parameter, once per call of the function (per step)."""
+        function = self.function_node
+        if type(value) not in (cst.Call, cst.IfExp, cst.Name) or function is None:
+            return False
+        number_params = {p.name.value for p in function.params.params if _declares_number(p, optional=True)}
+        return bool(number_params) and _per_step_value(value, set(), number_params, "", _local_values(function.body), set())
 
     def _partial_target(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
         """`functools.partial(self.update, bc_weight=w)` → `self.update`."""
