@@ -232,3 +232,27 @@ def test_setting_recomputed_from_outside_by_a_helper_given_a_number_parameter(tm
     got = project(tmp_path, {"schedules.py": SCHEDULES, "agent.py": OUTSIDE_AGENT,
                              "run.py": run.format(param="mode: str", arg="mode")})
     assert not {d for d in got if d[2] == "GS301"}
+
+
+def test_dict_entry_recomputed_between_replays():
+    source = """\
+        import torch
+        from schedules import Cosine
+
+
+        class C:
+            def __init__(self, cfg):
+                self.cfg = cfg
+                self.sched = Cosine(cfg)
+                self.hp = {{"temp": cfg.temp}}
+                self.updates = 0
+
+            def step(self, logits: torch.Tensor):  # graphsafe: region
+                return logits / self.hp["temp"]
+
+            def before_replay(self):
+                self.hp["temp"] = self.sched.value({arg})
+                self.updates += 1
+        """
+    assert lines_of(source.format(arg="self.updates"), "GS301") == [13]
+    assert lines_of(source.format(arg="self.cfg.warmup"), "GS301") == []

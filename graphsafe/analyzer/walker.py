@@ -2647,7 +2647,7 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
     entries: set[tuple[str, str]] = set()  # dict entries of an attribute set per step (`self.hp["lr"]`)
     number_entries: set[tuple[str, str]] = set()  # ... and those a dict display starts as numbers
     updated: set[str] = set()  # augmented assignments outside __init__, or new numbers
-    rebound: list = []  # (attr, value, number params, self name, locals) outside __init__
+    rebound: list = []  # (attr or dict entry, value, number params, self name, locals) outside __init__
     for stmt in node.body.body:
         if type(stmt) is cst.SimpleStatementLine:  # a field `temperature: float = 1.0` (a dataclass)
             for small in stmt.body:
@@ -2694,6 +2694,10 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
                             names = in_loops.get(id(line))
                             if names is not None and _computed_per_pass(value, names):
                                 entries.add(entry)
+                            elif type(value) in (cst.Call, cst.Name, cst.IfExp):
+                                if local_values is None:
+                                    local_values = _local_values(stmt.body)
+                                rebound.append((entry, value, number_params, self_name, local_values))
                             continue
                         if (type(target) is cst.Attribute and type(target.value) is cst.Name
                                 and target.value.value == self_name and type(value) is cst.Dict):
@@ -2740,7 +2744,10 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
     while grown:
         grown = False
         for attr, value, number_params, self_name, local_values in rebound:
-            if (attr not in varying and attr in settable
+            if type(attr) is tuple:  # `self.hp["lr"] = lr_at(self.updates)`: a dict entry
+                if attr not in entries and _per_step_value(value, varying, number_params, self_name, local_values, set()):
+                    entries.add(attr)
+            elif (attr not in varying and attr in settable
                     and _per_step_value(value, varying, number_params, self_name, local_values, set())):
                 varying.add(attr)
                 grown = True
