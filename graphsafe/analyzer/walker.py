@@ -220,6 +220,7 @@ class FileWalker:
         self.number_attrs: dict[str, set[str]] = {}  # class key → attributes set to number literals
         self.varying_entries: dict[str, set[tuple[str, str]]] = {}  # class key → (dict attribute, key) set per step
         self.outside_sets: set[tuple[str, str]] = set()  # see FileFacts.outside_sets
+        self._function_locals: dict[int, dict] = {}  # id(function) → its locals' values, when asked
         self.attr_reads: set[tuple[str, str, str]] = set()  # see FileFacts.attr_reads
         self.properties: set[str] = set()
         self.number_functions: frozenset[str] = frozenset()  # module functions annotated `-> float`
@@ -1852,7 +1853,12 @@ class FileWalker:
         if type(value) not in (cst.Call, cst.IfExp, cst.Name) or function is None:
             return False
         number_params = {p.name.value for p in function.params.params if _declares_number(p, optional=True)}
-        return bool(number_params) and _per_step_value(value, set(), number_params, "", _local_values(function.body), set())
+        if not number_params:
+            return False
+        local_values = self._function_locals.get(id(function))
+        if local_values is None:  # once per function: a builder may set many attributes
+            local_values = self._function_locals[id(function)] = _local_values(function.body)
+        return _per_step_value(value, set(), number_params, "", local_values, set())
 
     def _partial_target(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
         """`functools.partial(self.update, bc_weight=w)` → `self.update`."""
