@@ -196,44 +196,6 @@ def test_helper_value_in_one_arm_of_a_pick():
     assert neighbour("self.temp = self.sched.value(self.cfg.x) if self.cfg.anneal else self.cfg.temp") == []
 
 
-OUTSIDE_AGENT = """\
-import torch
-
-
-class Agent:
-    def __init__(self, cfg):
-        self.cfg = cfg
-        self.noise = cfg.noise_start
-
-    def plan(self, obs: torch.Tensor) -> torch.Tensor:
-        return obs + torch.randn_like(obs) * self.noise
-
-    def capture(self, obs: torch.Tensor):
-        self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
-            self.action = self.plan(obs)
-"""
-
-
-def test_setting_recomputed_from_outside_by_a_helper_given_a_number_parameter(tmp_path):
-    run = """\
-        from agent import Agent
-        from schedules import decay_at
-
-
-        def act(agent: Agent, obs, {param}):
-            agent.noise = decay_at({arg}, agent.cfg.noise_start)
-            agent.graph.replay()
-        """
-    got = project(tmp_path, {"schedules.py": SCHEDULES, "agent.py": OUTSIDE_AGENT,
-                             "run.py": run.format(param="step: int", arg="step")})
-    assert ("agent.py", 10, "GS301") in got
-    (tmp_path / "run.py").unlink()
-    got = project(tmp_path, {"schedules.py": SCHEDULES, "agent.py": OUTSIDE_AGENT,
-                             "run.py": run.format(param="mode: str", arg="mode")})
-    assert not {d for d in got if d[2] == "GS301"}
-
-
 def test_dict_entry_recomputed_between_replays():
     source = """\
         import torch

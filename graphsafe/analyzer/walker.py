@@ -220,7 +220,6 @@ class FileWalker:
         self.number_attrs: dict[str, set[str]] = {}  # class key → attributes set to number literals
         self.varying_entries: dict[str, set[tuple[str, str]]] = {}  # class key → (dict attribute, key) set per step
         self.outside_sets: set[tuple[str, str]] = set()  # see FileFacts.outside_sets
-        self._function_locals: dict[int, dict] = {}  # id(function) → its locals' values, when asked
         self.attr_reads: set[tuple[str, str, str]] = set()  # see FileFacts.attr_reads
         self.properties: set[str] = set()
         self.number_functions: frozenset[str] = frozenset()  # module functions annotated `-> float`
@@ -1833,8 +1832,7 @@ class FileWalker:
                     and type(node.value) not in _LITERALS
                     # `session.temperature = t` in a loop (`for` or `while game.winner() is
                     # None`), or an update from the old value (`m.p = max(floor, m.p * decay)`)
-                    and (self.loop_names or self.while_depth or _mentions_expr(node.value, target_expr)
-                         or self._helper_given_step_param(node.value))):
+                    and (self.loop_names or self.while_depth or _mentions_expr(node.value, target_expr))):
                 self._note_outside_set(target_expr)
             self._visit_target(target.target)
             self._bind(target.target, kind, node.value)
@@ -1845,20 +1843,6 @@ class FileWalker:
                 else:
                     self.scope.partials.pop(target.target.value, None)
             self._note_function_alias(target.target, partial or node.value)
-
-    def _helper_given_step_param(self, value: cst.BaseExpression) -> bool:
-        """`agent.noise = noise_at(step, cfg.start)` in `def act(agent, obs, step: int)`: a helper
-        given the function's number parameter, once per call of the function (per step)."""
-        function = self.function_node
-        if type(value) not in (cst.Call, cst.IfExp, cst.Name) or function is None:
-            return False
-        number_params = {p.name.value for p in function.params.params if _declares_number(p, optional=True)}
-        if not number_params:
-            return False
-        local_values = self._function_locals.get(id(function))
-        if local_values is None:  # once per function: a builder may set many attributes
-            local_values = self._function_locals[id(function)] = _local_values(function.body)
-        return _per_step_value(value, set(), number_params, "", local_values, set())
 
     def _partial_target(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
         """`functools.partial(self.update, bc_weight=w)` → `self.update`."""

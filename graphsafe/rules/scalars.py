@@ -50,8 +50,7 @@ class PythonScalarInput(Rule):
     function (a region root: `lr: float`, `temperature: float`, a sampler's `t: int`; a
     function called from a `torch.cuda.graph` block is a callee, see below) or a number attribute
     the program updates (`self.pos += T`, `self.ent_coef *= decay`, `self.beta = cfg.beta *
-    warmup` outside `__init__`, `session.temperature = t` in a loop, `agent.noise =
-    noise_at(step, ...)` in a function given `step: int`, or from its old value anywhere:
+    warmup` outside `__init__`, `session.temperature = t` in a loop, or from its old value anywhere:
     `m.p = max(floor, m.p * decay)`, `m.global_step += 1`; a setting that starts
     from a config field or a number parameter and is rebound in a loop with a value the pass
     computes: `self.loss_scale = scaler.update(...)`, `self.guidance = guidance_at(i, n)`,
