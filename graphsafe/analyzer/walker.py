@@ -727,8 +727,9 @@ class FileWalker:
             kinds = [self._kind(v) for v in values]
             if kinds and all(k.tag == "object" and k.refs for k in kinds):
                 return T.module_set(*dict.fromkeys(r for k in kinds for r in k.refs))
-            if tp is cst.Dict and kinds and all(k.is_tensor for k in kinds):
-                return T.TENSOR_DICT  # `{"mase": mase, "smape": ratio.mean()}`
+            if kinds and all(k.is_tensor for k in kinds):
+                # `{"mase": mase, "smape": ratio.mean()}`, `{k: torch.ones(()) for k in weights}`
+                return T.TENSOR_DICT
             return T.SCALAR
         if tp in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
                   cst.FormattedString, cst.Lambda, cst.Set, cst.SetComp):
@@ -769,6 +770,8 @@ class FileWalker:
             if base == T.TENSOR_DICT:
                 return T.TENSOR  # `metrics["mase"]`
             if base.tag == "modules":
+                if len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Slice:
+                    return base  # `self.layers[:n_active]`: a slice of a ModuleList is one
                 return T.instance_of(*base.refs)
             if base.not_tensor and base.tag == "scalar":
                 return T.SCALAR
@@ -801,7 +804,10 @@ class FileWalker:
         if tp is cst.UnaryOperation:
             if isinstance(expr.operator, cst.Not):
                 return T.SCALAR
-            return self._kind(expr.expression)
+            kind = self._kind(expr.expression)
+            if type(expr.operator) is cst.BitInvert and kind.is_tensor:
+                return T.BOOL_TENSOR  # `keep = ~pad`: `~` on a tensor inverts a mask (see GS108)
+            return kind
         if tp is cst.Comparison:
             ops = [c.operator for c in expr.comparisons]
             if all(isinstance(op, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for op in ops):
@@ -1154,7 +1160,8 @@ class FileWalker:
                     return T.SCALAR
                 if method in ("unique", "unique_consecutive"):  # `x.unique().tolist()`: one tensor
                     return T.unique_kind(call, positional_limit=1)
-                if method in T.TENSOR_TUPLE_METHODS or (method in ("max", "min") and call.args):
+                if method in T.TENSOR_TUPLE_METHODS or (method in ("max", "min") and call.args
+                                                        and not self._elementwise_extreme(call, 0)):
                     return T.TENSOR_TUPLE
                 if method in T.BOOL_RESULT_METHODS:
                     return T.BOOL_TENSOR
@@ -1210,12 +1217,22 @@ class FileWalker:
                     return kind  # its calls, and the call graph, go to the wrapped module's forward
             if name in CONTAINER_MODULES:
                 return T.module_set(*self._module_classes_in(call))
+            if name in ("torch.max", "torch.min") and self._elementwise_extreme(call, 1):
+                return T.TENSOR
             return T.torch_call_kind(name, call)
         tail = name.rpartition(".")[2]
         if tail[:1].isupper() and not self._names_value(name):
             qualified = self._qualify(name)
             return T.instance_of(qualified)
         return None
+
+    def _elementwise_extreme(self, call: cst.Call, other_position: int) -> bool:
+        """`torch.max(a, b)` / `a.max(b)` with `b` a tensor: the elementwise maximum, one
+        tensor (with a dim, `torch.max(a, 1)`, it is a (values, indices) pair)."""
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        other = positional[other_position] if len(positional) > other_position else next(
+            (a for a in call.args if a.keyword is not None and a.keyword.value == "other"), None)
+        return other is not None and self._kind(other.value).is_tensor
 
     def _torch_module_base(self) -> bool:
         """The class being walked derives first from a torch module with a forward of its own

@@ -1,0 +1,120 @@
+"""Shapes of the retired twelfth set (codec_train, molecule_property) the analyzer missed,
+each beside a look-alike that must stay silent:
+
+- `for layer in self.layers[:n_active]: layer(x)`: a slice of a ModuleList is a ModuleList,
+  so its elements' forward is reached (an index still gives one element);
+- `keep = ~pad` then `h[keep]`: `~` on a tensor makes a mask wherever the result goes, as
+  `h[~pad]` already did (`-pad` does not);
+- `self.norm_ema = {k: torch.ones(()) for k in weights}`: a dict comprehension of tensors is a
+  dict of tensors like the literal, so `x if self.norm_ema[k] > 0 else y` tests a tensor;
+- `torch.max(a, b)` / `a.max(b)` with `b` a tensor is one tensor (elementwise), not the
+  (values, indices) pair of `torch.max(a, 1)`: indexing it is no list lookup (GS105).
+"""
+
+from __future__ import annotations
+
+from tests.helpers import lines_of
+
+found = lines_of  # the lines where a code is reported
+
+
+LAYERS = """\
+import torch
+import torch.nn as nn
+
+
+class Leaf(nn.Module):
+    def forward(self, z: torch.Tensor):
+        return z.nonzero()
+
+
+class Stack(nn.Module):
+    def __init__(self, n: int):
+        super().__init__()
+        self.layers = nn.ModuleList(Leaf() for _ in range(n))
+
+    def forward(self, z: torch.Tensor, k: int):  # graphsafe: region
+        for layer in {iterable}:
+            z = layer(z)
+        return z
+"""
+
+
+def test_a_slice_of_a_module_list_reaches_its_modules():
+    assert found(LAYERS.format(iterable="self.layers[:k]"), "GS107") == [7]
+    assert found(LAYERS.format(iterable="self.layers[1:]"), "GS107") == [7]
+
+
+def test_an_index_of_a_module_list_is_one_module_not_a_list():
+    # `self.layers[0]` is one Leaf: iterating it is not calling a Leaf
+    assert found(LAYERS.format(iterable="self.layers[0]"), "GS107") == []
+
+
+MASK = """\
+import torch
+
+
+def readout(h: torch.Tensor, pad: torch.Tensor):  # graphsafe: region
+    keep = {keep}
+    node_h = h[keep]
+    idx = torch.arange(h.shape[0], device=h.device)[:, None].expand_as(pad)[keep]
+    return node_h, idx
+"""
+
+
+def test_an_inverted_tensor_bound_to_a_name_is_a_mask():
+    assert found(MASK.format(keep="~pad"), "GS108") == [6, 7]
+
+
+def test_a_negated_tensor_or_an_inverted_number_is_no_mask():
+    assert found(MASK.format(keep="-pad"), "GS108") == []
+    assert found(MASK.format(keep="~3"), "GS108") == []
+
+
+BALANCER = """\
+import torch
+
+
+class Balancer:
+    def __init__(self, weights: dict, device):
+        self.norm_ema = {values}
+        self.scale = 2.0
+
+    def balance(self, losses: dict, anchor: torch.Tensor):  # graphsafe: region
+        total = anchor.sum() * 0
+        for name, loss in losses.items():
+            gain = self.scale / self.norm_ema[name] if self.norm_ema[name] > 1e-8 else 1.0
+            total = total + gain * loss
+        return total
+"""
+
+
+def test_a_dict_comprehension_of_tensors_holds_tensors():
+    source = BALANCER.format(values="{k: torch.ones((), device=device) for k in weights}")
+    assert found(source, "GS201") == [12]
+
+
+def test_a_dict_comprehension_of_numbers_is_silent():
+    assert found(BALANCER.format(values="{k: 1.0 for k in weights}"), "GS201") == []
+    assert found(BALANCER.format(values="{k: float(v) for k, v in weights.items()}"), "GS201") == []
+
+
+EXTREME = """\
+import torch
+
+
+def loss(a: torch.Tensor, b: torch.Tensor, valid: torch.Tensor):  # graphsafe: region
+    picked = {expr}[valid]
+    return picked.mean()
+"""
+
+
+def test_an_elementwise_max_of_two_tensors_is_one_tensor():
+    assert found(EXTREME.format(expr="torch.max(a, b)"), "GS105") == []
+    assert found(EXTREME.format(expr="a.min(b)"), "GS105") == []
+    assert found(EXTREME.format(expr="torch.max(a, other=b)"), "GS105") == []
+
+
+def test_a_max_over_a_dim_is_still_a_pair():
+    assert found(EXTREME.format(expr="torch.max(a, 1)"), "GS105") == [5]
+    assert found(EXTREME.format(expr="a.max(-1)"), "GS105") == [5]
