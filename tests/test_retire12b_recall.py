@@ -8,12 +8,17 @@ each beside a look-alike that must stay silent:
 - `self.norm_ema = {k: torch.ones(()) for k in weights}`: a dict comprehension of tensors is a
   dict of tensors like the literal, so `x if self.norm_ema[k] > 0 else y` tests a tensor;
 - `torch.max(a, b)` / `a.max(b)` with `b` a tensor is one tensor (elementwise), not the
-  (values, indices) pair of `torch.max(a, 1)`: indexing it is no list lookup (GS105).
+  (values, indices) pair of `torch.max(a, 1)`: indexing it is no list lookup (GS105);
+- neighbours: calling a slice of an nn.Sequential runs its modules; a mask returned by a
+  helper in another file (`keep = keep_mask(pad)`) is resolved as a mask (the what-if run
+  that decides whether a project call is worth resolving takes its value to be a mask).
 """
 
 from __future__ import annotations
 
-from tests.helpers import lines_of
+from pathlib import Path
+
+from tests.helpers import lines_of, project_diagnostics
 
 found = lines_of  # the lines where a code is reported
 
@@ -118,3 +123,65 @@ def test_an_elementwise_max_of_two_tensors_is_one_tensor():
 def test_a_max_over_a_dim_is_still_a_pair():
     assert found(EXTREME.format(expr="torch.max(a, 1)"), "GS105") == [5]
     assert found(EXTREME.format(expr="a.max(-1)"), "GS105") == [5]
+
+
+SEQUENTIAL = """\
+import torch
+import torch.nn as nn
+
+
+class Leaf(nn.Module):
+    def forward(self, z: torch.Tensor):
+        return z.unique()
+
+
+class Stack(nn.Module):
+    def __init__(self, n: int):
+        super().__init__()
+        self.blocks = nn.Sequential(*[Leaf() for _ in range(n)])
+        self.names = ["a", "b"]
+
+    def forward(self, z: torch.Tensor, k: int):  # graphsafe: region
+        return {call}
+"""
+
+
+def test_calling_a_slice_of_a_sequential_runs_its_modules():
+    assert found(SEQUENTIAL.format(call="self.blocks[:k](z)"), "GS107") == [7]
+
+
+def test_a_slice_of_a_list_of_strings_runs_nothing():
+    assert found(SEQUENTIAL.format(call="z * len(self.names[:k])"), "GS107") == []
+
+
+HELPERS = """\
+import torch
+
+
+def keep_mask(pad: torch.Tensor):
+    return ~pad
+
+
+def positions(pad: torch.Tensor):
+    return torch.arange(pad.shape[-1], device=pad.device)
+"""
+
+READOUT = """\
+import torch
+from helpers import keep_mask, positions
+
+
+def readout(h: torch.Tensor, pad: torch.Tensor):  # graphsafe: region
+    keep = {helper}(pad)
+    return h[keep]
+"""
+
+
+def test_a_mask_returned_by_a_helper_in_another_file_is_a_mask(tmp_path):
+    got = project_diagnostics(tmp_path, {"helpers.py": HELPERS, "model.py": READOUT.format(helper="keep_mask")})
+    assert [(Path(d.path).name, d.start.line) for d in got if d.code == "GS108"] == [("model.py", 7)]
+
+
+def test_an_index_tensor_returned_by_a_helper_is_no_mask(tmp_path):
+    got = project_diagnostics(tmp_path, {"helpers.py": HELPERS, "model.py": READOUT.format(helper="positions")})
+    assert [d for d in got if d.code == "GS108"] == []

@@ -267,11 +267,10 @@ class FileWalker:
                 if self._speculating is not None:
                     if pid not in self._speculating:
                         return kind
-                    # `ious <= thresh` on such a value is a mask, as it will be once resolved;
-                    # so may be a parameter named like one (`mask`, what callers pass decides)
-                    if _is_tensor_comparison(expr) or (type(expr) is cst.Name and T.MASK_NAME.match(expr.value)):
-                        return T.BOOL_TENSOR
-                    return T.TENSOR
+                    # Taken to be a mask: `ious <= thresh` on such a value is one, and so may be
+                    # the value itself (`keep = keep_mask(pad)` then `h[keep]`); only GS108 tells
+                    # masks from other tensors, and resolving the call decides what it returns.
+                    return T.BOOL_TENSOR
                 if note:
                     self._probed.append(pid)
         return kind
@@ -2271,9 +2270,9 @@ class FileWalker:
                 # `self.model.crf.viterbi_decode(x)`: a method of a submodule of a submodule, each
                 # class in another file; the call graph follows the path through attr_classes
                 return self._attr_path_refs(base, method)
-        if type(func) is cst.Subscript:  # `self.layers[i](x)`, `self.heads[name](x)`
+        if type(func) is cst.Subscript:  # `self.layers[i](x)`, `self.heads[name](x)`, `self.blocks[:k](x)`
             kind = self._kind(func)
-            if kind.tag == "object" and kind.refs:
+            if kind.tag in ("object", "modules") and kind.refs:
                 return [CallRef("method", f"{ref}::__call__") for ref in kind.refs]
         return []
 
@@ -2866,9 +2865,6 @@ def _is_number_expression(value: cst.BaseExpression, number_params, number_funct
     return False
 
 
-_ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
-
-
 def _returns_number_arithmetic(function: cst.FunctionDef) -> bool:
     """Does every `return` of `function` give number arithmetic (`self.base * 0.99 ** t`,
     `min(1.0, t / self.warmup)`, a local assigned such values)? Read from the syntax alone,
@@ -2925,11 +2921,6 @@ def _number_arithmetic(expr: cst.BaseExpression, assigned: dict, seen: frozenset
                 type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "math"):
             return all(_number_arithmetic(a.value, assigned, seen) for a in expr.args)
     return False
-
-
-def _is_tensor_comparison(expr: cst.BaseExpression) -> bool:
-    """`a <= b`, `a == b`: elementwise on a tensor (not `is`, `in`)."""
-    return type(expr) is cst.Comparison and all(isinstance(c.operator, _ORDERING) for c in expr.comparisons)
 
 
 def _names_in(target: cst.BaseExpression):
