@@ -11,7 +11,9 @@ each beside a look-alike that must stay silent:
   (values, indices) pair of `torch.max(a, 1)`: indexing it is no list lookup (GS105);
 - neighbours: calling a slice of an nn.Sequential runs its modules; a mask returned by a
   helper in another file (`keep = keep_mask(pad)`) is resolved as a mask (the what-if run
-  that decides whether a project call is worth resolving takes its value to be a mask).
+  that decides whether a project call is worth resolving takes its value to be a mask);
+  `self.norm_ema = {}` filled only with tensors (`self.norm_ema[k] = torch.ones(())`) is a
+  dict of tensors too (one number stored in it anywhere keeps it a plain dict).
 """
 
 from __future__ import annotations
@@ -185,3 +187,31 @@ def test_a_mask_returned_by_a_helper_in_another_file_is_a_mask(tmp_path):
 def test_an_index_tensor_returned_by_a_helper_is_no_mask(tmp_path):
     got = project_diagnostics(tmp_path, {"helpers.py": HELPERS, "model.py": READOUT.format(helper="positions")})
     assert [d for d in got if d.code == "GS108"] == []
+
+
+FILLED = """\
+import torch
+
+
+class Tracker:
+    def __init__(self, names, device):
+        self.norm_ema = {{}}
+        for n in names:
+            self.norm_ema[n] = {value}
+
+    def step(self, x: torch.Tensor, name: str):  # graphsafe: region
+        if self.norm_ema[name] > 1e-8:
+            x = x / 2
+        return x
+"""
+
+
+def test_an_empty_dict_filled_with_tensors_holds_tensors():
+    assert found(FILLED.format(value="torch.ones((), device=device)"), "GS201") == [11]
+
+
+def test_an_empty_dict_filled_with_numbers_is_silent():
+    assert found(FILLED.format(value="1.0"), "GS201") == []
+    mixed = FILLED.format(value="torch.ones((), device=device)").replace(
+        "    def step", "    def reset(self):\n        self.norm_ema['x'] = 0.0\n\n    def step")
+    assert found(mixed, "GS201") == []

@@ -1359,6 +1359,9 @@ class FileWalker:
         self._none_only_attrs: set[tuple[int, str]] = set()  # (id of a class's kinds, attribute) bound to None only
         # (id of a class's kinds, attribute) annotated `dict[str, Tensor]`: the declaration holds
         self._declared_dicts: set[tuple[int, str]] = set()
+        # (id of a class's kinds, attribute) bound to `{}`: a dict of tensors if only tensors are
+        # stored in it (`self.norm_ema[k] = torch.ones(())`); None once something else is
+        self._empty_dicts: dict[tuple[int, str], bool | None] = {}
         self._attr_pids: dict[str, dict[str, str | None]] = {}  # class key → attribute → the project call it holds
         self._install_handlers(source)
         imports = ImportTable(self.module, self.is_package, renames=self.renames)
@@ -1554,6 +1557,9 @@ class FileWalker:
                     self._merge_attribute(kinds, name, kind, small.value)
                 elif isinstance(target, cst.Name):
                     scope.env[target.value] = kind = kind or self._kind(small.value)
+                elif (type(target) is cst.Subscript and type(target.value) is cst.Attribute
+                        and type(target.value.value) is cst.Name and target.value.value.value == self_name):
+                    self._note_dict_store(kinds, target.value.attr.value, small.value)
                 elif (isinstance(target, cst.Tuple) and type(small.value) is cst.Call
                         and self._kind(small.value).tag == "unknown" and id(small.value) in self._pending):
                     # `self.model, self.opt = build(cfg)` from a factory: element i's class
@@ -1633,6 +1639,18 @@ class FileWalker:
         return (type(expr) is cst.Attribute and class_key is not None and self.is_self(expr.value)
                 and expr.attr.value in self.device_attrs.get(class_key, ()))
 
+    def _note_dict_store(self, kinds: dict[str, T.Kind], name: str, value: cst.BaseExpression) -> None:
+        """`self.norm_ema = {}` then `self.norm_ema[k] = torch.ones(())`: a dict that only ever
+        receives tensors is a dict of tensors (reading `self.norm_ema[k]` gives one)."""
+        key = (id(kinds), name)
+        if self._empty_dicts.get(key, None) is None:
+            return  # not bound to `{}`, or something else was stored
+        if self._kind(value).is_tensor:
+            kinds[name] = T.TENSOR_DICT
+        else:
+            self._empty_dicts[key] = None
+            kinds[name] = T.SCALAR
+
     def _merge_attribute(self, kinds: dict[str, T.Kind], name: str, kind: T.Kind, value: cst.BaseExpression) -> None:
         """An attribute's kind over its assignments. `self.static = None` beside `self.static =
         [t.to(dev) for t in batch]` leaves it a tuple of tensors (a dict of tensors likewise): a None is never spread into a
@@ -1644,6 +1662,14 @@ class FileWalker:
         if key in self._declared_dicts:
             return
         is_none = _is_none_literal(value)
+        if type(value) is cst.Dict and not value.elements:
+            if name not in kinds:
+                self._empty_dicts[key] = True
+                kinds[name] = kind
+                return
+            if key in self._empty_dicts:
+                return  # `self.cache = {}` again (a reset) keeps what the stores make it
+        self._empty_dicts.pop(key, None)
         if name not in kinds:
             kinds[name] = kind
             if is_none:
