@@ -267,11 +267,10 @@ class FileWalker:
                 if self._speculating is not None:
                     if pid not in self._speculating:
                         return kind
-                    # `ious <= thresh` on such a value is a mask, as it will be once resolved;
-                    # so may be a parameter named like one (`mask`, what callers pass decides)
-                    if _is_tensor_comparison(expr) or (type(expr) is cst.Name and T.MASK_NAME.match(expr.value)):
-                        return T.BOOL_TENSOR
-                    return T.TENSOR
+                    # Taken to be a mask: `ious <= thresh` on such a value is one, and so may be
+                    # the value itself (`keep = keep_mask(pad)` then `h[keep]`); only GS108 tells
+                    # masks from other tensors, and resolving the call decides what it returns.
+                    return T.BOOL_TENSOR
                 if note:
                     self._probed.append(pid)
         return kind
@@ -727,8 +726,9 @@ class FileWalker:
             kinds = [self._kind(v) for v in values]
             if kinds and all(k.tag == "object" and k.refs for k in kinds):
                 return T.module_set(*dict.fromkeys(r for k in kinds for r in k.refs))
-            if tp is cst.Dict and kinds and all(k.is_tensor for k in kinds):
-                return T.TENSOR_DICT  # `{"mase": mase, "smape": ratio.mean()}`
+            if kinds and all(k.is_tensor for k in kinds):
+                # `{"mase": mase, "smape": ratio.mean()}`, `{k: torch.ones(()) for k in weights}`
+                return T.TENSOR_DICT
             return T.SCALAR
         if tp in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
                   cst.FormattedString, cst.Lambda, cst.Set, cst.SetComp):
@@ -769,6 +769,8 @@ class FileWalker:
             if base == T.TENSOR_DICT:
                 return T.TENSOR  # `metrics["mase"]`
             if base.tag == "modules":
+                if len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Slice:
+                    return base  # `self.layers[:n_active]`: a slice of a ModuleList is one
                 return T.instance_of(*base.refs)
             if base.not_tensor and base.tag == "scalar":
                 return T.SCALAR
@@ -801,7 +803,10 @@ class FileWalker:
         if tp is cst.UnaryOperation:
             if isinstance(expr.operator, cst.Not):
                 return T.SCALAR
-            return self._kind(expr.expression)
+            kind = self._kind(expr.expression)
+            if type(expr.operator) is cst.BitInvert and kind.is_tensor:
+                return T.BOOL_TENSOR  # `keep = ~pad`: `~` on a tensor inverts a mask (see GS108)
+            return kind
         if tp is cst.Comparison:
             ops = [c.operator for c in expr.comparisons]
             if all(isinstance(op, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for op in ops):
@@ -1154,7 +1159,8 @@ class FileWalker:
                     return T.SCALAR
                 if method in ("unique", "unique_consecutive"):  # `x.unique().tolist()`: one tensor
                     return T.unique_kind(call, positional_limit=1)
-                if method in T.TENSOR_TUPLE_METHODS or (method in ("max", "min") and call.args):
+                if method in T.TENSOR_TUPLE_METHODS or (method in ("max", "min") and call.args
+                                                        and not self._elementwise_extreme(call, 0)):
                     return T.TENSOR_TUPLE
                 if method in T.BOOL_RESULT_METHODS:
                     return T.BOOL_TENSOR
@@ -1210,12 +1216,22 @@ class FileWalker:
                     return kind  # its calls, and the call graph, go to the wrapped module's forward
             if name in CONTAINER_MODULES:
                 return T.module_set(*self._module_classes_in(call))
+            if name in ("torch.max", "torch.min") and self._elementwise_extreme(call, 1):
+                return T.TENSOR
             return T.torch_call_kind(name, call)
         tail = name.rpartition(".")[2]
         if tail[:1].isupper() and not self._names_value(name):
             qualified = self._qualify(name)
             return T.instance_of(qualified)
         return None
+
+    def _elementwise_extreme(self, call: cst.Call, other_position: int) -> bool:
+        """`torch.max(a, b)` / `a.max(b)` with `b` a tensor: the elementwise maximum, one
+        tensor (with a dim, `torch.max(a, 1)`, it is a (values, indices) pair)."""
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        other = positional[other_position] if len(positional) > other_position else next(
+            (a for a in call.args if a.keyword is not None and a.keyword.value == "other"), None)
+        return other is not None and self._kind(other.value).is_tensor
 
     def _torch_module_base(self) -> bool:
         """The class being walked derives first from a torch module with a forward of its own
@@ -1343,6 +1359,9 @@ class FileWalker:
         self._none_only_attrs: set[tuple[int, str]] = set()  # (id of a class's kinds, attribute) bound to None only
         # (id of a class's kinds, attribute) annotated `dict[str, Tensor]`: the declaration holds
         self._declared_dicts: set[tuple[int, str]] = set()
+        # (id of a class's kinds, attribute) bound to `{}`: a dict of tensors if only tensors are
+        # stored in it (`self.norm_ema[k] = torch.ones(())`); None once something else is
+        self._empty_dicts: dict[tuple[int, str], bool | None] = {}
         self._attr_pids: dict[str, dict[str, str | None]] = {}  # class key → attribute → the project call it holds
         self._install_handlers(source)
         imports = ImportTable(self.module, self.is_package, renames=self.renames)
@@ -1538,6 +1557,9 @@ class FileWalker:
                     self._merge_attribute(kinds, name, kind, small.value)
                 elif isinstance(target, cst.Name):
                     scope.env[target.value] = kind = kind or self._kind(small.value)
+                elif (type(target) is cst.Subscript and type(target.value) is cst.Attribute
+                        and type(target.value.value) is cst.Name and target.value.value.value == self_name):
+                    self._note_dict_store(kinds, target.value.attr.value, small.value)
                 elif (isinstance(target, cst.Tuple) and type(small.value) is cst.Call
                         and self._kind(small.value).tag == "unknown" and id(small.value) in self._pending):
                     # `self.model, self.opt = build(cfg)` from a factory: element i's class
@@ -1617,6 +1639,18 @@ class FileWalker:
         return (type(expr) is cst.Attribute and class_key is not None and self.is_self(expr.value)
                 and expr.attr.value in self.device_attrs.get(class_key, ()))
 
+    def _note_dict_store(self, kinds: dict[str, T.Kind], name: str, value: cst.BaseExpression) -> None:
+        """`self.norm_ema = {}` then `self.norm_ema[k] = torch.ones(())`: a dict that only ever
+        receives tensors is a dict of tensors (reading `self.norm_ema[k]` gives one)."""
+        key = (id(kinds), name)
+        if self._empty_dicts.get(key, None) is None:
+            return  # not bound to `{}`, or something else was stored
+        if self._kind(value).is_tensor:
+            kinds[name] = T.TENSOR_DICT
+        else:
+            self._empty_dicts[key] = None
+            kinds[name] = T.SCALAR
+
     def _merge_attribute(self, kinds: dict[str, T.Kind], name: str, kind: T.Kind, value: cst.BaseExpression) -> None:
         """An attribute's kind over its assignments. `self.static = None` beside `self.static =
         [t.to(dev) for t in batch]` leaves it a tuple of tensors (a dict of tensors likewise): a None is never spread into a
@@ -1628,6 +1662,14 @@ class FileWalker:
         if key in self._declared_dicts:
             return
         is_none = _is_none_literal(value)
+        if type(value) is cst.Dict and not value.elements:
+            if name not in kinds:
+                self._empty_dicts[key] = True
+                kinds[name] = kind
+                return
+            if key in self._empty_dicts:
+                return  # `self.cache = {}` again (a reset) keeps what the stores make it
+        self._empty_dicts.pop(key, None)
         if name not in kinds:
             kinds[name] = kind
             if is_none:
@@ -2254,9 +2296,9 @@ class FileWalker:
                 # `self.model.crf.viterbi_decode(x)`: a method of a submodule of a submodule, each
                 # class in another file; the call graph follows the path through attr_classes
                 return self._attr_path_refs(base, method)
-        if type(func) is cst.Subscript:  # `self.layers[i](x)`, `self.heads[name](x)`
+        if type(func) is cst.Subscript:  # `self.layers[i](x)`, `self.heads[name](x)`, `self.blocks[:k](x)`
             kind = self._kind(func)
-            if kind.tag == "object" and kind.refs:
+            if kind.tag in ("object", "modules") and kind.refs:
                 return [CallRef("method", f"{ref}::__call__") for ref in kind.refs]
         return []
 
@@ -2937,9 +2979,6 @@ def _is_number_expression(value: cst.BaseExpression, number_params, number_funct
     return False
 
 
-_ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
-
-
 def _returns_number_arithmetic(function: cst.FunctionDef) -> bool:
     """Does every `return` of `function` give number arithmetic (`self.base * 0.99 ** t`,
     `min(1.0, t / self.warmup)`, a local assigned such values)? Read from the syntax alone,
@@ -2996,11 +3035,6 @@ def _number_arithmetic(expr: cst.BaseExpression, assigned: dict, seen: frozenset
                 type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "math"):
             return all(_number_arithmetic(a.value, assigned, seen) for a in expr.args)
     return False
-
-
-def _is_tensor_comparison(expr: cst.BaseExpression) -> bool:
-    """`a <= b`, `a == b`: elementwise on a tensor (not `is`, `in`)."""
-    return type(expr) is cst.Comparison and all(isinstance(c.operator, _ORDERING) for c in expr.comparisons)
 
 
 def _names_in(target: cst.BaseExpression):

@@ -97,6 +97,7 @@ class TensorBranch(Rule):
         "d = torch.distributions.Categorical(logits=x, validate_args=False)",
         "if any(p.grad is None for p in self.parameters()):\n    pass",
         "if all(s > 1 for s in x.shape):\n    pass",
+        "ema = {k: 1.0 for k in range(n)}\nif ema[0] > 0:\n    pass",
     )
     invalid = (
         "if x.sum() > 0:\n    pass",
@@ -114,6 +115,7 @@ class TensorBranch(Rule):
         "if any(torch.isnan(p.grad).any() for p in self.parameters()):\n    pass",
         "if not all([torch.isfinite(g).all() for g in (x, y)]):\n    pass",
         "assert all(torch.isfinite(x))",
+        "ema = {k: x[k] for k in range(n)}\nif ema[0] > 0:\n    pass",  # a dict of tensors
         Example("if x.sum() > 0:\n    z = x * 2\nelse:\n    z = x", fixed="z = torch.where(x.sum() > 0, x * 2, x)"),
         Example("z = x * 2 if (x > 0).all() else y", fixed="z = torch.where((x > 0).all(), x * 2, y)"),
         Example("y = x + 1\nif y.mean() > 1:\n    y = y / 2", fixed="y = x + 1\ny = torch.where(y.mean() > 1, y / 2, y)"),

@@ -572,7 +572,8 @@ class BoolMaskIndex(_SyncRule):
     ## Why is this bad?
     Boolean indexing runs `nonzero` to find the selected positions: the result's size depends
     on the data, so PyTorch waits for the GPU: capture fails.
-    `x[~m]` counts as a boolean mask for any tensor `m` (`~` is how masks are inverted).
+    `x[~m]` counts as a boolean mask for any tensor `m` (`~` is how masks are inverted), and
+    so does a name bound to it (`keep = ~pad` then `h[keep]`).
     `x[mask] = value` with a scalar is fine (it becomes `masked_fill_`, no sync), a Python
     number computed on the host included (`logits[full] = torch.finfo(logits.dtype).min`);
     only a tensor value (`x[mask] = y`) runs `index_put_` with the mask and syncs.
@@ -596,9 +597,9 @@ class BoolMaskIndex(_SyncRule):
     summary = "reading `x[mask]` with a boolean mask"
     message = "`x[mask]` with a boolean mask has a data-dependent shape and waits for the GPU: {consequence}"
     valid = ("x[x > 0] = 0.0", "z = torch.where(x > 0, x, 0.0)", "z = x[0]", "x[x > 0] = n",
-             "z = x[~n]", "x[x > 0] = torch.finfo(x.dtype).min")
+             "z = x[~n]", "x[x > 0] = torch.finfo(x.dtype).min", "keep = -y\nz = x[keep]")
     invalid = ("z = x[x > 0]", "m = torch.isnan(x)\nz = y[m]", "z = x[~(x > 0)]", "x[x > 0] = y",
-               "m = torch.where(x > 0, y, x)\nw = y[~m]")
+               "m = torch.where(x > 0, y, x)\nw = y[~m]", "keep = ~y\nz = x[keep]")
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         if not ctx.is_store(node) and self._masked(node, ctx):
