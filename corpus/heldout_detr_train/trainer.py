@@ -24,8 +24,7 @@ class DetrTrainer:
             {"params": [p for n, p in self.model.named_parameters() if "backbone" not in n]},
             {"params": [p for n, p in self.model.named_parameters() if "backbone" in n], "lr": cfg.lr * 0.1},
         ]
-        self.opt = torch.optim.AdamW(param_dicts, lr=cfg.lr, weight_decay=cfg.weight_decay,
-                                     capturable=True)
+        self.opt = torch.optim.SGD(param_dicts, lr=cfg.lr, momentum=0.9, weight_decay=cfg.weight_decay)
         self.sched = StepDecay(cfg.lr, cfg.lr_drop)
         self.iteration = 0
         self.ap = APAccumulator()
