@@ -13,6 +13,7 @@ class RMConfig:
     center_decay: float = 0.9
     margin_scale: float = 0.5
     hard_margin: float = 0.1
+    reward_limit: float = 20.0
     eval_every: int = 2
     grad_clip: float = 1.0
     use_amp: bool = False

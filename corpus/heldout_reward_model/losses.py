@@ -22,3 +22,13 @@ def preference_summary(r_chosen: torch.Tensor, r_rejected: torch.Tensor) -> tupl
 def count_ties(strength: torch.Tensor) -> torch.Tensor:
     tie_idx = torch.nonzero(strength == 0)  # expect: GS107
     return tie_idx.shape[0] * torch.ones(())
+
+
+def clip_rewards(rewards: torch.Tensor, limit: float) -> torch.Tensor:
+    while rewards.abs().max() > limit:  # expect: GS201
+        rewards = rewards * 0.5
+    return rewards
+
+
+def strength_scale(strength: torch.Tensor) -> float:
+    return 2.0 if (strength > 1).any() else 1.0  # expect: GS201

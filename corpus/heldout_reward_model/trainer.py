@@ -3,7 +3,7 @@ import time
 
 import torch
 
-from losses import bradley_terry_loss, centering_term, count_ties, preference_summary
+from losses import bradley_terry_loss, centering_term, clip_rewards, count_ties, preference_summary, strength_scale
 from model import RewardModel
 from schedules import warmup_lr
 
@@ -44,6 +44,8 @@ class RewardTrainer:
         torch.manual_seed(self.cfg.seed)  # expect: GS602
         r_c = self.model(chosen, c_mask)
         r_r = self.model(rejected, r_mask)
+        r_c, r_r = clip_rewards(r_c, self.cfg.reward_limit), clip_rewards(r_r, self.cfg.reward_limit)
+        strength = strength * strength_scale(strength)
         loss = bradley_terry_loss(r_c, r_r, strength, self.cfg.margin_scale)
         loss = loss + self.center_coef * centering_term(r_c, r_r)  # expect: GS301
         smooth = self.tie_smoothing
