@@ -29,6 +29,8 @@ class MelTransform(torch.nn.Module):
         self.register_buffer("window", torch.hann_window(n_fft))
 
     def forward(self, wav: torch.Tensor) -> torch.Tensor:
+        assert wav.dim() == 2, "expected (batch, samples)"
+        assert wav.abs().max() <= 1.0, "waveform out of range"  # expect: GS201
         spec = torch.stft(wav, self.n_fft, self.hop, window=self.window, return_complex=True)
         mag = spec.abs().clamp_min(1e-5)
         return torch.log(torch.matmul(self.fb, mag).clamp_min(1e-5))

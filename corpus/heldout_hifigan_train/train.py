@@ -55,7 +55,8 @@ class VocoderTrainer:
         self.opt_d.step()
 
         outs_g = self.disc(wav, fake)
-        loss_adv = generator_adv_loss(outs_g, self.adv_history)
+        adv_scale = 0.5 if loss_d.detach() < 0.1 else 1.0  # expect: GS201
+        loss_adv = generator_adv_loss(outs_g, self.adv_history) * adv_scale
         loss_fm = feature_matching(outs_g, self.fm_weight)
         loss_mel = mel_l1(self.mel, wav, fake) * self.mel_weight
         loss_g = loss_adv + loss_fm + loss_mel
