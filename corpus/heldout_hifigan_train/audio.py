@@ -46,5 +46,5 @@ def synth_corpus(n: int, length: int, sample_rate: int, gen: torch.Generator) ->
     clips = []
     for _ in range(n):
         f = 100.0 + 400.0 * torch.rand(1, generator=gen)
-        clips.append(torch.sin(2 * math.pi * f * t) + 0.05 * torch.randn(length, generator=gen))
+        clips.append((0.8 * torch.sin(2 * math.pi * f * t) + 0.05 * torch.randn(length, generator=gen)).clamp(-1.0, 1.0))
     return clips
