@@ -64,6 +64,8 @@ class VocoderTrainer:
         loss_g.backward()
         for group in self.opt_g.param_groups:
             group["lr"] = self.lr  # expect: GS301
+        if any(torch.isnan(p.grad).any() for p in self.gen.parameters() if p.grad is not None):  # expect: GS201
+            self.opt_g.zero_grad(set_to_none=False)
         self.opt_g.step()  # expect: GS701
 
         self.stats["d_loss"].copy_(loss_d.detach())

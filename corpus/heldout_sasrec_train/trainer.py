@@ -38,6 +38,7 @@ class SASRecTrainer:
         self.l2_weight = self.cfg.l2 * self.cfg.l2_decay ** (epoch + 1)
 
     def train_step(self, histories: list[torch.Tensor], negatives: torch.Tensor, temperature: float) -> torch.Tensor:
+        torch.manual_seed(self.cfg.seed)  # expect: GS602
         seqs = pad_sequence(histories, batch_first=True)  # expect: GS408
         inputs, targets = seqs[:, :-1], seqs[:, 1:]
         max_len = max(len(h) for h in histories)
