@@ -65,7 +65,7 @@ class SAGETrainer:
         if logits.abs().max() > 50.0:  # expect: GS201
             logits = logits.clamp(-50.0, 50.0)
         assert torch.all(labels >= 0), "unlabelled seed in batch"  # expect: GS201
-        one_hot = F.one_hot(labels, self.cfg.n_classes).float()
+        one_hot = F.one_hot(labels, num_classes=self.cfg.n_classes).float()
         target = one_hot * (1.0 - self.smoothing) + self.smoothing / self.cfg.n_classes  # expect: GS301
         weights = torch.tensor(self.cfg.class_weights, device=logits.device)  # expect: GS402
         loss = -(target * F.log_softmax(logits, -1) * weights).sum(-1).mean()
