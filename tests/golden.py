@@ -97,6 +97,11 @@ KNOWN_FALSE_ALARMS = {
     # bar's own counter is reported besides the call's GS505; grpo_train/progress.py:16 and
     # lora_finetune's `StepBar.update` are labelled GS302 for the same shape. The labeller left it out.
     ("corpus/nmt_train/progress.py", 13, "GS302"): "the docs report a progress bar's own counter besides GS505",
+    # the same shape (retire13): `CountingBar` is handed to `CFGPipeline(..., progress=bar)` and
+    # kept as `self.pbar`; since objects given to a constructor are followed, the region's
+    # `self.pbar.update(1)` (labelled GS505) runs `self.n += k`, which GS302's docs report too.
+    # The runner file carries no labels.
+    ("corpus/cfg_sampler/run.py", 24, "GS302"): "the docs report a progress bar's own counter besides GS505",
 }
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, Unit
+from graphsafe.analyzer.returns import ARG_PID
 from graphsafe.model import Confidence, Diagnostic, Region, RegionKind
 
 _MAX_ALIAS_DEPTH = 8
@@ -152,6 +153,9 @@ class Project:
         for name, classes in info.attr_classes:
             if name == attr:
                 return classes
+        for name, slot in info.attr_slots:
+            if name == attr and slot.startswith("@" + ARG_PID):
+                return self._passed_classes(*slot[1 + len(ARG_PID):].rsplit(":", 1))
         for base in info.bases:
             base_key = self.resolve_symbol(base)
             if base_key in self.classes:
@@ -475,17 +479,33 @@ class Project:
 
     def _param_targets(self, function: str, name: str, method: str) -> list[str]:
         """`model(...)` on a parameter: the methods of the project objects its callers pass."""
+        return [t for c in self._passed_classes(function, name) for t in self._call_targets_of_instance(c, method)]
+
+    def _passed_classes(self, function: str, name: str, seen: frozenset = frozenset()) -> tuple[str, ...]:
+        """The project classes of the objects the call sites of `function` pass as parameter
+        `name` (a constructor's: what `self.matcher = matcher` holds), through callers that pass
+        on a parameter of their own (`super().__init__(matcher)`)."""
         located = self.units.get(function)
-        if located is None or self._call_sites is None and self._building_sites:
-            return []
+        if located is None or self._call_sites is None and self._building_sites or (function, name) in seen:
+            return ()
         params = located.unit.params
         position = str(params.index(name)) if name in params else None
         classes: dict[str, None] = {}
         for slots in self.call_sites().get(function, ()):
             for slot, value in slots:
-                if slot in (name, position) and value.startswith("O:"):
+                if slot not in (name, position):
+                    continue
+                if value.startswith("O:"):
                     classes.update(dict.fromkeys(value[2:].split("|")))
-        return [t for c in classes for t in self._call_targets_of_instance(c, method)]
+                elif value.startswith("@global:") and not any(c in value[1:] for c in ";@#"):
+                    # `Criterion(matcher=HungarianMatcher())`: a class of another file, built in the call
+                    key = self.resolve_symbol(value[len("@global:"):])
+                    if key in self.classes:
+                        classes[key] = None
+                elif value.startswith("@" + ARG_PID) and len(seen) < 4:
+                    outer, _, param = value[1 + len(ARG_PID):].rpartition(":")
+                    classes.update(dict.fromkeys(self._passed_classes(outer, param, seen | {(function, name)})))
+        return tuple(classes)
 
     def call_sites(self) -> dict[str, list[tuple[tuple[str, str], ...]]]:
         """callee key → the argument slots (Unit.arg_kinds) of every call site resolved to it.

@@ -1521,6 +1521,8 @@ class FileWalker:
             for param in list(stmt.params.params[1:]) + list(stmt.params.kwonly_params):
                 if param.annotation is not None:  # `self.scheduler = scheduler` with `scheduler: DDIM`
                     self.scope.env[param.name.value] = self._annotation_kind(param.annotation.annotation)
+                else:  # `self.matcher = matcher`: what the constructor's callers pass (ClassInfo.attr_slots)
+                    self.scope.pending[param.name.value] = f"{ARG_PID}{key}.{stmt.name.value}:{param.name.value}"
             for n in _statements_in(stmt.body):
                 if isinstance(n, cst.SimpleStatementLine):
                     for small in n.body:

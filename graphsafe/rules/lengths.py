@@ -92,10 +92,14 @@ class VariableLengthShape(Rule):
         # one slice of a value of unknown kind may be a Python list (host work, no shape)
         "def f(names, lengths: list[int]):  # graphsafe: region\n    return names[: max(lengths)]",
         Example("def f(seqs: list):\n    return torch.zeros(max(len(s) for s in seqs))", region=False),
+        # rebound to a list the call does not receive: its length is fixed
+        "def f(self, seqs: list[torch.Tensor]):  # graphsafe: region\n    seqs = [s for s in self.fixed]\n    return torch.zeros(len(seqs))",
     )
     invalid = (
         "def f(seqs: list[torch.Tensor]):  # graphsafe: region\n    max_len = max(len(s) for s in seqs)\n    return torch.zeros(len(seqs), max_len)",
         Example("def f(x: torch.Tensor, lengths: list[int]):  # graphsafe: region\n    return x[:, :max(lengths)]"),
+        # rebound to a list built from itself (an augmentation): still the call's list
+        "def f(seqs: list[dict]):  # graphsafe: region\n    seqs = [dict(s, x=s['x'] * 2) for s in seqs]\n    return torch.zeros(len(seqs), max(len(s['x']) for s in seqs))",
         # `targets` of unknown kind (filled by `*batch`): `[:, :n]` is array indexing all the same
         Example("def f(targets, lengths: list[int]):  # graphsafe: region\n    return targets[:, :max(lengths)]"),
         Example("def f(seqs: list[torch.Tensor]):  # graphsafe: region\n    lens = [s.shape[0] for s in seqs]\n    return seqs[0].new_zeros(max(lens))"),
@@ -154,11 +158,13 @@ class VariableLengthShape(Rule):
                 continue
             name = target.target.value
             source = self._source(node.value, lists, lengths)
+            # read before the name is dropped: `batch = [aug(x) for x in batch]` stays a per-call list
+            built = isinstance(node.value, cst.ListComp) and self._is_list(node.value, lists)
             lengths.pop(name, None)
             lists.discard(name)
             if source is not None:
                 lengths[name] = source
-            elif isinstance(node.value, cst.ListComp) and self._is_list(node.value, lists):
+            elif built:
                 lists.add(name)
 
     # ------------------------------------------------------------------ sinks

@@ -1,0 +1,177 @@
+"""Shapes of the retired thirteenth set (detr_train) the analyzer missed, each beside a
+look-alike that must stay silent:
+
+- an object handed to a constructor and kept (`self.matcher = matcher`), then called from the
+  region (`self.matcher(out, targets)`): the call runs the class the constructor's callers pass,
+  so the hazards of its `__call__` (or of a method called on it) are reached;
+- a list parameter rebound to a comprehension over itself (`targets = [aug(t) for t in targets]`)
+  is still the call's list, so a shape from its length varies per batch (GS408).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.helpers import project_diagnostics
+
+
+def project(tmp_path: Path, files: dict[str, str]) -> set[tuple[str, int, str]]:
+    return {(Path(d.path).name, d.start.line, d.code) for d in project_diagnostics(tmp_path, files)}
+
+
+MATCHER = """\
+import torch
+
+
+class HostMatcher:
+    def __call__(self, cost: torch.Tensor):
+        return cost.tolist()
+
+    def match(self, cost: torch.Tensor):
+        return cost.tolist()
+
+
+class DeviceMatcher:
+    def __call__(self, cost: torch.Tensor):
+        return cost.argmin(-1)
+
+    def match(self, cost: torch.Tensor):
+        return cost.argmin(-1)
+"""
+
+CRITERION = """\
+import torch
+
+
+class Criterion(torch.nn.Module):
+    def __init__(self, matcher, weight: float):
+        super().__init__()
+        self.matcher = matcher
+        self.weight = weight
+
+    def forward(self, cost: torch.Tensor):
+        return self.matcher(cost)
+"""
+
+
+def trainer(construct: str) -> str:
+    return f"""\
+import torch
+from criterion import Criterion
+from matcher import HostMatcher, DeviceMatcher
+
+
+class Trainer:
+    def __init__(self):
+        matcher = HostMatcher()
+        self.spare = HostMatcher()
+        self.criterion = {construct}
+
+    def step(self, cost: torch.Tensor):  # graphsafe: region
+        return self.criterion(cost)
+"""
+
+
+def files(construct: str) -> dict[str, str]:
+    return {"matcher.py": MATCHER, "criterion.py": CRITERION, "trainer.py": trainer(construct)}
+
+
+def test_object_given_to_a_constructor_is_called_from_the_region(tmp_path: Path) -> None:
+    found = project(tmp_path, files("Criterion(matcher, 1.0)"))
+    assert ("matcher.py", 6, "GS102") in found
+    assert ("matcher.py", 9, "GS102") not in found  # `match` is not called
+
+
+def test_object_given_by_keyword_and_built_in_the_call(tmp_path: Path) -> None:
+    found = project(tmp_path, files("Criterion(weight=1.0, matcher=HostMatcher())"))
+    assert ("matcher.py", 6, "GS102") in found
+
+
+def test_method_called_on_the_kept_object(tmp_path: Path) -> None:
+    text = files("Criterion(matcher, 1.0)")
+    text["criterion.py"] = text["criterion.py"].replace("self.matcher(cost)", "self.matcher.match(cost)")
+    found = project(tmp_path, text)
+    assert ("matcher.py", 9, "GS102") in found
+    assert ("matcher.py", 6, "GS102") not in found
+
+
+def test_silent_when_the_constructor_is_given_a_safe_class(tmp_path: Path) -> None:
+    # a hazardous matcher exists and is built, but the criterion keeps the device-side one
+    found = project(tmp_path, files("Criterion(DeviceMatcher(), 1.0)"))
+    assert not {f for f in found if f[0] == "matcher.py"}
+
+
+def test_silent_when_the_kept_object_is_not_a_project_class(tmp_path: Path) -> None:
+    found = project(tmp_path, files("Criterion(torch.nn.Identity(), 1.0)"))
+    assert not {f for f in found if f[0] == "matcher.py"}
+
+
+REBOUND = """\
+import random
+
+import torch
+
+
+class Trainer:
+    def step(self, images: torch.Tensor, targets: list[dict], names: list[str]):  # graphsafe: region
+        if random.random() < 0.5:
+            targets = [dict(t, boxes=t["boxes"].flip(-1)) for t in targets]
+        longest = max(len(t["boxes"]) for t in targets)
+        valid = torch.zeros(len(targets), longest, device=images.device)
+        names = [n for n in self.fixed_names]
+        mask = torch.ones(len(names), device=images.device)
+        return valid, mask
+"""
+
+
+def test_list_parameter_rebound_to_a_comprehension_over_itself(tmp_path: Path) -> None:
+    found = project(tmp_path, {"trainer.py": REBOUND})
+    assert ("trainer.py", 11, "GS408") in found
+    # the look-alike: rebound to a list the call does not receive, a fixed length
+    assert ("trainer.py", 13, "GS408") not in found
+
+
+BASE_CRITERION = """\
+import torch
+
+
+class BaseCriterion(torch.nn.Module):
+    def __init__(self, matcher):
+        super().__init__()
+        self.matcher = matcher
+
+    def forward(self, cost: torch.Tensor):
+        return self.matcher(cost)
+
+
+class Criterion(BaseCriterion):
+    def __init__(self, matcher, weight: float):
+        super().__init__(matcher)
+        self.weight = weight
+"""
+
+
+def test_object_passed_on_to_a_base_class_constructor(tmp_path: Path) -> None:
+    text = files("Criterion(matcher, 1.0)")
+    text["criterion.py"] = BASE_CRITERION
+    assert ("matcher.py", 6, "GS102") in project(tmp_path, text)
+
+
+def test_object_passed_on_silent_for_a_safe_class(tmp_path: Path) -> None:
+    text = files("Criterion(DeviceMatcher(), 1.0)")
+    text["criterion.py"] = BASE_CRITERION
+    assert not {f for f in project(tmp_path, text) if f[0] == "matcher.py"}
+
+
+def test_object_kept_through_a_tuple_assignment(tmp_path: Path) -> None:
+    text = files("Criterion(matcher, 1.0)")
+    text["criterion.py"] = CRITERION.replace(
+        "self.matcher = matcher\n        self.weight = weight", "self.matcher, self.weight = matcher, weight")
+    assert ("matcher.py", 6, "GS102") in project(tmp_path, text)
+
+
+def test_object_given_through_a_factory_function(tmp_path: Path) -> None:
+    text = files("build(matcher)")
+    text["trainer.py"] = text["trainer.py"].replace("from criterion import Criterion", "from criterion import build")
+    text["criterion.py"] = CRITERION + "\n\ndef build(matcher):\n    return Criterion(matcher, 1.0)\n"
+    assert ("matcher.py", 6, "GS102") in project(tmp_path, text)
