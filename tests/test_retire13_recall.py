@@ -175,3 +175,20 @@ def test_object_given_through_a_factory_function(tmp_path: Path) -> None:
     text["trainer.py"] = text["trainer.py"].replace("from criterion import Criterion", "from criterion import build")
     text["criterion.py"] = CRITERION + "\n\ndef build(matcher):\n    return Criterion(matcher, 1.0)\n"
     assert ("matcher.py", 6, "GS102") in project(tmp_path, text)
+
+
+DEFAULTED = "from matcher import DeviceMatcher\n" + CRITERION.replace(
+    "def __init__(self, matcher, weight: float)", "def __init__(self, matcher=None, weight: float = 1.0)").replace(
+    "self.matcher = matcher", "self.matcher = matcher if matcher is not None else DeviceMatcher()")
+
+
+def test_object_kept_unless_none_given_a_default(tmp_path: Path) -> None:
+    text = files("Criterion(matcher, 1.0)")
+    text["criterion.py"] = DEFAULTED
+    assert ("matcher.py", 6, "GS102") in project(tmp_path, text)
+
+
+def test_default_kept_when_no_object_is_given(tmp_path: Path) -> None:
+    text = files("Criterion(weight=2.0)")
+    text["criterion.py"] = DEFAULTED
+    assert not {f for f in project(tmp_path, text) if f[0] == "matcher.py"}

@@ -1554,6 +1554,11 @@ class FileWalker:
                         self.device_attrs.setdefault(scope.class_key, set()).add(name)
                     if kind.tag == "unknown" and scope.class_key:  # what a project call returns, for other files
                         pid = self._depends_on(small.value)
+                        if pid is None and type(small.value) is cst.IfExp:
+                            # `self.matcher = matcher if matcher is not None else Default()`: what
+                            # the callers pass (the default is what __init__ builds)
+                            pid = self._depends_on(small.value.body) or self._depends_on(small.value.orelse)
+                            pid = pid if pid and pid.startswith(ARG_PID) else None
                         pids = self._attr_pids.setdefault(scope.class_key, {})
                         pids[name] = pid if pids.get(name, pid) == pid else None  # two different calls: unknown
                     self._merge_attribute(kinds, name, kind, small.value)
