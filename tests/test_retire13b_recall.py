@@ -3,13 +3,15 @@ consistency_distill) the analyzer missed or over-reported, each beside a look-al
 stay silent:
 
 - `self.table[ids.cpu()].to(ids.device)`: rows picked with a host index are on the host (or,
-  for a device table, the index is copied over): GS402 either way; a device index is silent;
+  for a device table, the index is copied over): GS402 either way, also through a local
+  (`cpu_ids = ids.cpu()` earlier in the function); a device index is silent;
 - `with torch.autocast(...): trainer.capture(x)`: a method of a class of this file called on an
   instance known to be of it (annotation, constructor, attribute) is looked into for the
   capture (GS702); a method that does not capture is silent;
 - `if self.updates % k == 0: self.model.head.weight.data.clamp_(-5, 5)`: an in-place tensor op
-  on a weight reached through a module is recorded work, so the per-step branch is GS301; the
-  same branch on a step-invariant setting is silent;
+  on a weight reached through a module is recorded work, so the per-step branch is GS301 (also
+  through a property returning the comparison, `if self.should_eval:`); the same branch on a
+  step-invariant setting is silent;
 - `self.log = torch.vstack([self.log, x])`: every concatenation onto itself (vstack, hstack,
   concat, concatenate, row_stack...) is GS404 only, as `torch.cat` already was; a sliding
   window `torch.vstack([self.log[1:], x])` is still GS401.
@@ -59,6 +61,29 @@ def test_rows_picked_with_a_host_index_and_moved_to_the_gpu(expr):
 ])
 def test_rows_picked_with_a_device_index_or_left_on_the_host_are_silent(expr):
     assert found(CACHE.format(expr=expr), "GS402") == []
+
+
+LOCAL_INDEX = """\
+import torch
+
+
+class FeatureCache:
+    def __init__(self, host_feats: torch.Tensor):
+        self.host_feats = host_feats
+
+    def gather(self, ids: torch.Tensor):  # graphsafe: region
+        picked = ids.cpu()
+        {rebind}
+        return self.host_feats[picked].to(ids.device)
+"""
+
+
+def test_rows_picked_with_a_local_bound_to_a_host_copy():
+    assert found(LOCAL_INDEX.format(rebind="pass"), "GS402") == [11]
+
+
+def test_a_local_rebound_to_a_device_tensor_before_the_gather_is_silent():
+    assert found(LOCAL_INDEX.format(rebind="picked = ids.argmax(-1)"), "GS402") == []
 
 
 # ------------------------------------------------------------------------------ GS702
@@ -162,6 +187,38 @@ def test_a_step_invariant_branch_around_the_same_work_is_silent():
 def test_a_counter_branch_around_host_work_only_is_silent():
     source = EVAL.format(condition="self.updates % self.cfg.eval_every == 0", work="self.cfg.note = 'eval'")
     assert found(source, "GS301") == []
+
+
+PROPERTY = """\
+import torch
+
+
+class Trainer:
+    def __init__(self, cfg, model):
+        self.cfg = cfg
+        self.model = model
+        self.updates = 0
+
+    @property
+    def should_eval(self) -> bool:
+        return {flag}
+
+    def train_step(self, x: torch.Tensor):  # graphsafe: region
+        loss = self.model(x).mean()
+        if self.should_eval:
+            self.model.head.weight.data.clamp_(-5.0, 5.0)
+        self.updates += 1
+        return loss
+"""
+
+
+def test_a_property_comparing_the_counter_is_a_per_step_flag():
+    assert found(PROPERTY.format(flag="self.updates % self.cfg.eval_every == 0"), "GS301") == [16]
+
+
+@pytest.mark.parametrize("flag", ["self.cfg.eval_every > 0", "self.cfg.head is None"])
+def test_a_property_comparing_settings_only_is_silent(flag):
+    assert found(PROPERTY.format(flag=flag), "GS301") == []
 
 
 # ------------------------------------------------------------------------------ GS404 / GS401

@@ -1022,6 +1022,10 @@ class FileWalker:
             # `return self.base * math.exp(-self.step / tau)`: a call to it gives a per-step number
             # (parameter-derived values depend on each caller's arguments: not kept)
             source = self.scalar_source(value)
+            if source is None and type(value) is cst.Comparison and not self._kind(value).is_tensor and not any(
+                    type(c.operator) in (cst.Is, cst.IsNot) for c in value.comparisons):
+                # `return self.updates % k == 0`: a flag that flips with the counter (`if self.should_eval:`)
+                source = self._surest_source([value.left, *(c.comparator for c in value.comparisons)])
             if (source is not None and not (source.condition and source.condition[0] == "param")
                     and not self._tensor_arithmetic(value)):
                 self.scalar_returns.setdefault(unit.key, source)
