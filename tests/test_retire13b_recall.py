@@ -7,7 +7,8 @@ stay silent:
   (`cpu_ids = ids.cpu()` earlier in the function); a device index is silent;
 - `with torch.autocast(...): trainer.capture(x)`: a method of a class of this file called on an
   instance known to be of it (annotation, constructor, attribute) is looked into for the
-  capture (GS702); a method that does not capture is silent;
+  capture (GS702), and so are the helpers it calls on its own `self`, a few calls deep; a
+  method that does not capture is silent;
 - `if self.updates % k == 0: self.model.head.weight.data.clamp_(-5, 5)`: an in-place tensor op
   on a weight reached through a module is recorded work, so the per-step branch is GS301 (also
   through a property returning the comparison, `if self.should_eval:`); the same branch on a
@@ -139,6 +140,40 @@ def test_an_instance_of_a_class_of_another_name_is_not_looked_into():
     # `trainer` of unknown class: its `capture` may be anything
     source = TRAINER.format(method="capture").replace("trainer: Trainer", "trainer")
     assert 29 not in found(source, "GS702")
+
+
+NESTED = """\
+import torch
+
+
+class Trainer:
+    def __init__(self):
+        self.graph = torch.cuda.CUDAGraph()
+
+    def _capture(self, x):
+        with torch.cuda.graph(self.graph):
+            return x * 2
+
+    def _warm(self, x):
+        return x * 2
+
+    def setup(self, x):
+        self._warm(x)
+        return self.{inner}(x)
+
+
+def fit(trainer: Trainer, x):
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        return trainer.setup(x)
+"""
+
+
+def test_autocast_around_a_method_whose_own_helper_captures():
+    assert found(NESTED.format(inner="_capture"), "GS702") == [21]
+
+
+def test_autocast_around_a_method_whose_helpers_do_not_capture_is_silent():
+    assert found(NESTED.format(inner="_warm"), "GS702") == []
 
 
 # ------------------------------------------------------------------------------ GS301
