@@ -11,7 +11,8 @@ stay silent:
   method that does not capture is silent;
 - `if self.updates % k == 0: self.model.head.weight.data.clamp_(-5, 5)`: an in-place tensor op
   on a weight reached through a module is recorded work, so the per-step branch is GS301 (also
-  through a property returning the comparison, `if self.should_eval:`); the same branch on a
+  through a property, a method or a local holding the comparison: `if self.should_eval:`,
+  `flag = self.updates % k == 0; if flag:`); the same branch on a
   step-invariant setting is silent;
 - `self.log = torch.vstack([self.log, x])`: every concatenation onto itself (vstack, hstack,
   concat, concatenate, row_stack...) is GS404 only, as `torch.cat` already was; a sliding
@@ -254,6 +255,39 @@ def test_a_property_comparing_the_counter_is_a_per_step_flag():
 @pytest.mark.parametrize("flag", ["self.cfg.eval_every > 0", "self.cfg.head is None"])
 def test_a_property_comparing_settings_only_is_silent(flag):
     assert found(PROPERTY.format(flag=flag), "GS301") == []
+
+
+LOCAL_FLAG = """\
+import torch
+
+
+class Trainer:
+    def __init__(self, cfg, model):
+        self.cfg = cfg
+        self.model = model
+        self.updates = 0
+
+    def should_eval(self) -> bool:
+        return self.updates % self.cfg.eval_every == 0
+
+    def train_step(self, x: torch.Tensor):  # graphsafe: region
+        loss = self.model(x).mean()
+        flag = {flag}
+        if flag:
+            self.model.head.weight.data.clamp_(-5.0, 5.0)
+        self.updates += 1
+        return loss
+"""
+
+
+@pytest.mark.parametrize("flag", ["self.updates % self.cfg.eval_every == 0", "self.should_eval()"])
+def test_a_local_or_method_flag_from_the_counter(flag):
+    assert found(LOCAL_FLAG.format(flag=flag), "GS301") == [16]
+
+
+@pytest.mark.parametrize("flag", ["self.cfg.eval_every == 0", "self.cfg.head is None", "(x > 0).all()"])
+def test_a_flag_from_settings_or_a_tensor_is_not_gs301(flag):
+    assert found(LOCAL_FLAG.format(flag=flag), "GS301") == []
 
 
 # ------------------------------------------------------------------------------ GS404 / GS401

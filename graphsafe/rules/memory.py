@@ -217,17 +217,8 @@ class HostDataTensor(_StaticMemoryRule):
         self.attribute_moves: list[tuple[cst.Call, str, str, object, str]] = []
         # names and `self` attributes bound to a CUDA device (the region runs on it)
         self.cuda_devices: set[tuple[str, str]] = set()
-        # locals bound to a host copy so far, per function (`cpu_ids = ids.cpu()`)
-        self.host_indices: set[tuple[str, str]] = set()
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
-        for target in node.targets:
-            if type(target.target) is cst.Name:  # a rebinding ends what the name held
-                key = (ctx.unit_key, target.target.value)
-                if T.is_host_copy(node.value, ctx.resolve):
-                    self.host_indices.add(key)
-                else:
-                    self.host_indices.discard(key)
         if _cuda_when_captured(node.value, ctx):
             for target in node.targets:  # `self.device = torch.device("cuda")`, `device = "cuda" if ... else "cpu"`
                 key = _device_key(target.target, ctx)
@@ -324,7 +315,7 @@ class HostDataTensor(_StaticMemoryRule):
             follows = _cpu_factory_call(func.value, ctx) and (
                 _is_tensor_device(target.value, ctx) or target.keyword is not None or _device_named(target.value))
             if not follows and not _is_cuda_device(target.value, ctx) and not self._names_cuda_device(target.value, ctx):
-                if _host_indexed(func.value, ctx, self.host_indices) and (_is_tensor_device(target.value, ctx) or _device_named(target.value)):
+                if _host_indexed(func.value, ctx) and (_is_tensor_device(target.value, ctx) or _device_named(target.value)):
                     shown = f".to({ctx.code_for(target.value)})"
                     ctx.report(self, node, what=shown, why=_HOST_INDEXED_WHY)
                     return
@@ -346,7 +337,7 @@ class HostDataTensor(_StaticMemoryRule):
         if kind.tag in _NOT_DATA:
             return  # a module's .to("cuda") moves parameters, not host data
         if kind.is_tensor and not _cpu_factory_call(receiver, ctx):
-            if _host_indexed(receiver, ctx, self.host_indices):
+            if _host_indexed(receiver, ctx):
                 ctx.report(self, node, what=shown, why=_HOST_INDEXED_WHY)
                 return
             attr = _self_attribute(receiver, ctx)
@@ -360,21 +351,14 @@ _HOST_INDEXED_WHY = ("gathers rows with a host index and copies them to the GPU 
                      "index itself for a device table), which is refused during capture")
 
 
-def _host_indexed(expr: cst.BaseExpression, ctx, host_locals: set[tuple[str, str]]) -> bool:
+def _host_indexed(expr: cst.BaseExpression, ctx) -> bool:
     """`table[ids.cpu()]` (or `table[cpu_ids]` with `cpu_ids = ids.cpu()` earlier in the
     function): rows picked with an index copied to the host. The table is a host one (a device
     table would take the device index); either way the step copies host memory to the GPU:
     the gathered rows, or the index when the table is on the device."""
     if type(expr) is not cst.Subscript:
         return False
-    for element in expr.slice:
-        if type(element.slice) is not cst.Index:
-            continue
-        index = element.slice.value
-        if T.is_host_copy(index, ctx.resolve) or (
-                type(index) is cst.Name and (ctx.unit_key, index.value) in host_locals):
-            return True
-    return False
+    return any(type(e.slice) is cst.Index and ctx.is_host_tensor(e.slice.value) for e in expr.slice)
 
 
 def _cuda_when_captured(expr: cst.BaseExpression, ctx) -> bool:

@@ -62,7 +62,8 @@ class PythonScalarInput(Rule):
     or a number computed from one (arithmetic, `min`/`max`, `math.exp(...)`, each operand on
     its own: `self.cfg.lr * lr_scale` counts for `lr_scale`, a helper method
     or property that returns it or a comparison of it (`return self.updates % k == 0`,
-    tested as `if self.should_eval:`; not one whose return is tensor arithmetic,
+    tested as `if self.should_eval:`; a local holding such a comparison, `flag = self.updates
+    % k == 0`, likewise; not one whose return is tensor arithmetic,
     `return photo + w_at(self.step) * smooth`: reported there, where the number meets the
     tensor, not at the helper's call), a helper of this file whose returns are number arithmetic
     given a counter: `self.lr_at(self.updates)`, a lambda held in an attribute or a local
