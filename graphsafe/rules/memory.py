@@ -84,9 +84,9 @@ class HostDataTensor(_StaticMemoryRule):
     `self.class_weights` where the class stores only such tensors there, `torch.tensor([...])`
     without a device included: a table of host pages, host-made constants), `.to(x.device)`,
     `.to(self.device)` or `.cuda()` of rows picked with a host index
-    (`self.table[ids.cpu()].to(ids.device)`, or a local bound to `ids.cpu()`: the table is on the host, and were it on the
-    device the host index itself would be copied over), and indexing a tensor with a Python
-    list (`v[:, [-1]]`).
+    (`self.table[ids.cpu()].to(ids.device)`, or a local bound to `ids.cpu()`: the table is on
+    the host, and were it on the device the host index itself would be copied over), and
+    indexing a tensor with a Python list (`v[:, [-1]]`).
 
     ## Why is this bad?
     Copying pageable host memory to the GPU is refused while a stream is captured: capture

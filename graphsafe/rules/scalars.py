@@ -513,13 +513,13 @@ def _host_draw_in(expr: cst.BaseExpression, ctx) -> bool:
 _BUILTIN_CALLS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
 
 
-# methods that only tensors (in-place kernels) or modules (`load_state_dict`: copies) have
 # In-place tensor ops a branch can record on a tensor of unknown kind (`w.data.clamp_(-5, 5)`
 # on a weight reached through a module): kernels, so the branch chooses recorded work.
 _IN_PLACE_TENSOR_OPS = frozenset(
     """clamp_ clip_ clamp_min_ clamp_max_ normal_ uniform_ bernoulli_ exponential_ random_
     pow_ sqrt_ exp_ neg_ abs_ sign_ renorm_ masked_scatter_ index_fill_ index_put_ div_ mul_""".split()
 )
+# methods that only tensors (in-place kernels) or modules (`load_state_dict`: copies) have
 _DEVICE_METHODS = PARAM_TENSOR_METHODS | _IN_PLACE_TENSOR_OPS | {"load_state_dict"}
 
 

@@ -8,8 +8,8 @@ import libcst as cst
 
 from graphsafe.analyzer.callgraph import REBOUND_AFTER_REPLAY
 from graphsafe.analyzer.nodes import children
-from graphsafe.analyzer.tensorness import CONCAT_FUNCTIONS
 from graphsafe.analyzer.names import dotted
+from graphsafe.analyzer.tensorness import CONCAT_FUNCTIONS
 from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rules.base import Callees, Rule
 
