@@ -131,6 +131,12 @@ TENSOR_ONLY_METHODS = frozenset(
     clamp_min clamp_max clone""".split()
 )
 
+# torch functions that join a sequence of tensors (`torch.cat([buf, x])`): a buffer joined
+# onto itself grows (GS404), whichever of them joins it.
+CONCAT_FUNCTIONS = frozenset(
+    "cat concat concatenate stack hstack vstack dstack column_stack row_stack".split()
+)
+
 BOOL_RESULT_METHODS = frozenset(
     "bool isnan isinf isfinite isneginf isposinf isreal signbit logical_and logical_or logical_not logical_xor lt gt le ge eq ne any all isin".split()
 )

@@ -537,6 +537,15 @@ class FileWalker:
             return self.scalar_source(expr.expression)
         return None
 
+    def _flag_source(self, expr: cst.BaseExpression) -> ScalarSource | None:
+        """A host comparison of a per-step number (`self.updates % k == 0`): a flag that flips
+        with it. Identity tests (`x is None`) and tensor comparisons are not."""
+        if type(expr) is not cst.Comparison or any(type(c.operator) in (cst.Is, cst.IsNot) for c in expr.comparisons):
+            return None
+        if self._kind(expr).is_tensor:
+            return None
+        return self._surest_source([expr.left, *(c.comparator for c in expr.comparisons)])
+
     def _surest_source(self, operands) -> ScalarSource | None:
         """The first operand's source that varies for certain, else the first conditional one:
         in `self.cfg.w * min(1.0, self.step / n)` a config number of a class defined elsewhere
@@ -1021,7 +1030,8 @@ class FileWalker:
         if value is not None:
             # `return self.base * math.exp(-self.step / tau)`: a call to it gives a per-step number
             # (parameter-derived values depend on each caller's arguments: not kept)
-            source = self.scalar_source(value)
+            # `return self.updates % k == 0`: a flag that flips with the counter (`if self.should_eval:`)
+            source = self.scalar_source(value) or self._flag_source(value)
             if (source is not None and not (source.condition and source.condition[0] == "param")
                     and not self._tensor_arithmetic(value)):
                 self.scalar_returns.setdefault(unit.key, source)
@@ -1300,7 +1310,9 @@ class FileWalker:
                 kind = T.TENSOR
             scope.env[target.value] = kind
             scope.reassigned.add(target.value)
-            source = self.scalar_source(value) if value is not None and not kind.is_tensor else None
+            source = None
+            if value is not None and not kind.is_tensor:  # `do_eval = self.updates % k == 0` too
+                source = self.scalar_source(value) or self._flag_source(value)
             if value is not None and T.is_host_copy(value, self.resolve):
                 scope.host_names.add(target.value)
             else:
@@ -2359,7 +2371,7 @@ class FileWalker:
                 slot = "O:" + "|".join(kind.refs)  # an instance of a project class (a model passed along)
             else:
                 slot = self._return_slot(arg.value)
-            if slot != "S" and not slot.startswith("O:") and self._is_host_tensor(arg.value):
+            if slot != "S" and not slot.startswith("O:") and self.is_host_tensor(arg.value):
                 slot = "H"  # `t.cpu()` is a tensor even where `t`'s kind is unknown here
             if arg.keyword is None:
                 found.append((str(position), slot))
@@ -2388,7 +2400,8 @@ class FileWalker:
                 return f"@{pid}"
         return "?"
 
-    def _is_host_tensor(self, expr: cst.BaseExpression) -> bool:
+    def is_host_tensor(self, expr: cst.BaseExpression) -> bool:
+        """`t.cpu()`, `t.to("cpu")`, or a local of this function bound to one so far."""
         if type(expr) is cst.Name:
             return expr.value in self.scope.host_names
         return T.is_host_copy(expr, self.resolve)

@@ -125,7 +125,10 @@ class AutocastCacheEnabled(_ConfigRule):
     Flags a `torch.autocast(...)` (or `torch.cuda.amp.autocast`, `torch.amp.autocast`) block
     that contains a `torch.cuda.graph` capture or a `make_graphed_callables` call (in the block
     itself, or in the body of a function of the same file that the block calls: `capture(g)`,
-    `self.capture()`) and does not pass `cache_enabled=False`.
+    `self.capture()`, or a method of a class of this file called on an instance of it,
+    `trainer.capture(x)` with `trainer: Trainer` or `trainer = Trainer(...)`; also a few
+    calls deep: `trainer.setup()` whose `self._capture()` captures) and does not pass
+    `cache_enabled=False`.
 
     ## Why is this bad?
     Autocast caches the low-precision copies of the weights it casts, until the outermost
@@ -172,6 +175,15 @@ class AutocastCacheEnabled(_ConfigRule):
             module=True,
         ),
         "with torch.autocast('cpu'):\n    g = torch.cuda.make_graphed_callables(self.net, (x,))",
+        # a method of the instance's class that does not capture
+        Example(
+            "class Trainer:\n    def step(self, x):\n        return x * 2\n\n"
+            "    def capture(self, g, x):\n        with torch.cuda.graph(g):\n            return self.step(x)\n\n"
+            "    def warm(self, x):\n        return self.step(x)\n\n\n"
+            "def fit(trainer: Trainer, g, x):\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+            "        return trainer.warm(x)",
+            module=True,
+        ),
     )
     invalid = (
         Example(
@@ -195,6 +207,14 @@ class AutocastCacheEnabled(_ConfigRule):
             "def capture(g, f, x):\n    with torch.cuda.graph(g):\n        return f(x)\n\n\n"
             "g = torch.cuda.CUDAGraph()\nwith torch.autocast('cuda', dtype=torch.bfloat16):\n"
             "    y = capture(g, torch.sin, torch.ones(2, device='cuda'))",
+            module=True,
+        ),
+        Example(
+            "class Trainer:\n    def step(self, x):\n        return x * 2\n\n"
+            "    def capture(self, g, x):\n        with torch.cuda.graph(g):\n            return self.step(x)\n\n"
+            "    def warm(self, x):\n        return self.step(x)\n\n\n"
+            "def fit(trainer: Trainer, g, x):\n    with torch.autocast('cuda', dtype=torch.bfloat16):\n"
+            "        return trainer.capture(g, x)",
             module=True,
         ),
     )
@@ -229,10 +249,22 @@ class AutocastCacheEnabled(_ConfigRule):
         """What this autocast block captures: later items of the same `with`, then its body."""
         calls = [i.item for i in node.items[index + 1:] if isinstance(i.item, cst.Call)]
         calls.extend(_calls_in(node.body))
-        for call in list(calls):  # `with autocast(...): capture(g, step)`: a function of this file that captures
-            helper = _same_file_function(call, ctx)
-            if helper is not None:
-                calls.extend(_calls_in(helper.body))
+        # `with autocast(...): capture(g, step)`: a function of this file that captures, or that
+        # calls one (`trainer.fit_graphs()` → `self._capture()`), a few calls deep
+        pending = [(call, None) for call in calls]
+        seen: set[int] = set()
+        for _ in range(_HELPER_DEPTH):
+            deeper = []
+            for call, owner in pending:
+                found = _same_file_function(call, ctx) if owner is None else _helper_method(call, owner, ctx)
+                if found is None or id(found[0]) in seen:
+                    continue
+                helper, helper_owner = found
+                seen.add(id(helper))
+                inner = list(_calls_in(helper.body))
+                calls.extend(inner)
+                deeper.extend((c, (helper_owner, _self_param(helper))) for c in inner)
+            pending = deeper
         found = None
         for call in calls:
             name = ctx.resolve(call.func)
@@ -245,22 +277,64 @@ class AutocastCacheEnabled(_ConfigRule):
         return found
 
 
-def _same_file_function(call: cst.Call, ctx) -> cst.FunctionDef | None:
-    """The module-level function (`capture(g)`) or method of the enclosing class
-    (`self.capture(g)`) of this file that `call` runs."""
+_HELPER_DEPTH = 3  # helpers looked into below an autocast block
+
+
+def _self_param(function: cst.FunctionDef) -> str | None:
+    params = function.params.params
+    return params[0].name.value if params else None
+
+
+def _helper_method(call: cst.Call, owner, ctx):
+    """Inside a helper reached from the block: a module function of this file (`capture(g)`)
+    or a method of the helper's own class on its `self` (`self._capture()`); kinds of other
+    receivers belong to the helper's scope, not known here."""
     func = call.func
     module = ctx.cst_module
-    if type(func) is cst.Name and func.value in ctx.module_defs and module is not None:
-        body, name = module.body, func.value
-    elif type(func) is cst.Attribute and ctx.is_self(func.value) and ctx.class_key and module is not None:
-        class_name = ctx.class_key.rpartition(".")[2]
-        owner = next((n for n in module.body if type(n) is cst.ClassDef and n.name.value == class_name), None)
-        if owner is None:
-            return None
-        body, name = owner.body.body, func.attr.value
-    else:
+    if type(func) is cst.Name and func.value in ctx.module_defs:
+        return _function_in(module.body, func.value, None)
+    owner_class, self_name = owner
+    if (owner_class is not None and type(func) is cst.Attribute and type(func.value) is cst.Name
+            and func.value.value == self_name):
+        return _function_in(owner_class.body.body, func.attr.value, owner_class)
+    return None
+
+
+def _function_in(body, name: str, owner):
+    function = next((n for n in body if type(n) is cst.FunctionDef and n.name.value == name), None)
+    return None if function is None else (function, owner)
+
+
+def _same_file_function(call: cst.Call, ctx):
+    """The module-level function (`capture(g)`) or method of a class of this file that `call`
+    runs: on `self` in the enclosing class (`self.capture(g)`), or on an instance known to be
+    of one (`trainer.capture(g)` with `trainer: VocoderTrainer`, `trainer = VocoderTrainer()`),
+    with the class whose method it is (None for a module function)."""
+    func = call.func
+    module = ctx.cst_module
+    if module is None:
         return None
-    return next((n for n in body if type(n) is cst.FunctionDef and n.name.value == name), None)
+    if type(func) is cst.Name and func.value in ctx.module_defs:
+        return _function_in(module.body, func.value, None)
+    if type(func) is cst.Attribute:
+        owner = _same_file_class(func.value, ctx)
+        if owner is not None:
+            return _function_in(owner.body.body, func.attr.value, owner)
+    return None
+
+
+def _same_file_class(receiver: cst.BaseExpression, ctx) -> cst.ClassDef | None:
+    """The module-level class of this file that `receiver` is an instance of, if known."""
+    if ctx.is_self(receiver) and ctx.class_key:
+        class_names = {ctx.class_key.rpartition(".")[2]}
+    else:
+        kind = ctx.kind(receiver)
+        prefix = f"{ctx.module}." if ctx.module else ""
+        # only one class: a value that may be either of two classes runs either method
+        if kind.tag != "object" or len(kind.refs) != 1 or not kind.refs[0].startswith(prefix):
+            return None
+        class_names = {kind.refs[0][len(prefix):]}
+    return next((n for n in ctx.cst_module.body if type(n) is cst.ClassDef and n.name.value in class_names), None)
 
 
 def _cpu_autocast(call: cst.Call) -> bool:

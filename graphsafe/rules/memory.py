@@ -36,9 +36,6 @@ _LEGACY_CONSTRUCTORS = frozenset(
 _CPU_FACTORIES = frozenset(
     "zeros ones empty full rand randn randint randperm arange linspace logspace eye".split()
 )
-_CONCAT = frozenset(
-    "cat concat concatenate stack hstack vstack dstack column_stack row_stack".split()
-)
 _ALLOCATOR_WORK = frozenset("empty_cache reset_peak_memory_stats reset_max_memory_allocated "
                             "reset_max_memory_cached reset_accumulated_memory_stats".split())
 _ALLOCATOR_READS = frozenset(
@@ -85,8 +82,11 @@ class HostDataTensor(_StaticMemoryRule):
     already (a Python list, a batch from a data loader, a CPU tensor, a value of unknown kind),
     `.to(x.device)` or `.to(self.device)` of a CPU tensor (`torch.ones(n)`, or `self.pages[k]` /
     `self.class_weights` where the class stores only such tensors there, `torch.tensor([...])`
-    without a device included: a table of host pages, host-made constants), and indexing a
-    tensor with a Python list (`v[:, [-1]]`).
+    without a device included: a table of host pages, host-made constants), `.to(x.device)`,
+    `.to(self.device)` or `.cuda()` of rows picked with a host index
+    (`self.table[ids.cpu()].to(ids.device)`, or a local bound to `ids.cpu()`: the table is on
+    the host, and were it on the device the host index itself would be copied over), and
+    indexing a tensor with a Python list (`v[:, [-1]]`).
 
     ## Why is this bad?
     Copying pageable host memory to the GPU is refused while a stream is captured: capture
@@ -151,6 +151,7 @@ class HostDataTensor(_StaticMemoryRule):
         'z = x.to("cuda")',
         "z = x.to(torch.float16)",
         "z = y.to(x.device)",  # a tensor of the region: already on the device
+        "z = y[x.argmax(-1)].to(x.device)",  # a device index: a device table's rows
         "z = torch.rand(3, device=x.device).to(device)",  # made on the device already
         Example(
             "class C(torch.nn.Module):\n    def __init__(self, freqs):\n        super().__init__()\n"
@@ -196,6 +197,7 @@ class HostDataTensor(_StaticMemoryRule):
             module=True,
         ),
         "g = torch.ones(x.size()).to(x.device)",  # a CPU tensor sent where the region's tensors live
+        "rows = y[x.argmax(-1).cpu()].to(x.device)",  # rows picked with a host index
         "bg = torch.rand(3).to(device) if randomize else x",  # whatever `device` is bound to
         Example(
             "class C(torch.nn.Module):\n    def __init__(self, freqs):\n        super().__init__()\n"
@@ -313,6 +315,10 @@ class HostDataTensor(_StaticMemoryRule):
             follows = _cpu_factory_call(func.value, ctx) and (
                 _is_tensor_device(target.value, ctx) or target.keyword is not None or _device_named(target.value))
             if not follows and not _is_cuda_device(target.value, ctx) and not self._names_cuda_device(target.value, ctx):
+                if _host_indexed(func.value, ctx) and (_is_tensor_device(target.value, ctx) or _device_named(target.value)):
+                    shown = f".to({ctx.code_for(target.value)})"
+                    ctx.report(self, node, what=shown, why=_HOST_INDEXED_WHY)
+                    return
                 attr = _self_attribute(func.value, ctx)
                 if attr is not None and (_is_tensor_device(target.value, ctx) or _device_named(target.value)):
                     shown = f".to({ctx.code_for(target.value)})"
@@ -331,11 +337,28 @@ class HostDataTensor(_StaticMemoryRule):
         if kind.tag in _NOT_DATA:
             return  # a module's .to("cuda") moves parameters, not host data
         if kind.is_tensor and not _cpu_factory_call(receiver, ctx):
+            if _host_indexed(receiver, ctx):
+                ctx.report(self, node, what=shown, why=_HOST_INDEXED_WHY)
+                return
             attr = _self_attribute(receiver, ctx)
             if attr is not None:  # `self.weights.cuda()`: a host copy where the class made it on the CPU
                 self.attribute_moves.append((node, ctx.class_key, attr, ctx.here(), shown))
             return  # a tensor in the region: taken to be on the device already
         ctx.report(self, node, what=shown, why="copies host memory to the GPU, which is refused during capture unless it is pinned")
+
+
+_HOST_INDEXED_WHY = ("gathers rows with a host index and copies them to the GPU (a host table's rows, or the "
+                     "index itself for a device table), which is refused during capture")
+
+
+def _host_indexed(expr: cst.BaseExpression, ctx) -> bool:
+    """`table[ids.cpu()]` (or `table[cpu_ids]` with `cpu_ids = ids.cpu()` earlier in the
+    function): rows picked with an index copied to the host. The table is a host one (a device
+    table would take the device index); either way the step copies host memory to the GPU:
+    the gathered rows, or the index when the table is on the device."""
+    if type(expr) is not cst.Subscript:
+        return False
+    return any(type(e.slice) is cst.Index and ctx.is_host_tensor(e.slice.value) for e in expr.slice)
 
 
 def _cuda_when_captured(expr: cst.BaseExpression, ctx) -> bool:
@@ -405,7 +428,8 @@ class GrowingBuffer(_StaticMemoryRule):
     """## What it does
     Flags a tensor concatenated onto itself inside a captured region, where it outlives the
     step: `self.buf = torch.cat([self.buf, x])`, `cache = torch.cat((cache, kv), dim=1)` for a
-    parameter `cache`, and the same with `torch.stack`/`hstack`/`vstack`.
+    parameter `cache`, and the same with `torch.stack`/`hstack`/`vstack`/`dstack`/
+    `column_stack`/`row_stack`/`concat`/`concatenate`.
 
     ## Why is this bad?
     The buffer gets a new, larger shape and a new address every step. A graph replays the
@@ -446,6 +470,7 @@ class GrowingBuffer(_StaticMemoryRule):
         "self.buf = torch.cat([self.buf, x])",
         "x = torch.cat((x, y), dim=1)",
         "self.hist = torch.stack([self.hist, y])",
+        "self.log = torch.vstack([self.log, y[None]])",
     )
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
@@ -460,7 +485,7 @@ class GrowingBuffer(_StaticMemoryRule):
             return
         name = ctx.resolve(value.func) or ""
         namespace, _, func = name.rpartition(".")
-        if namespace != "torch" or func not in _CONCAT:
+        if namespace != "torch" or func not in T.CONCAT_FUNCTIONS:
             return
         first = _keyword(value, "tensors") or next(iter(_positional(value)), None)
         if first is None or not isinstance(first.value, (cst.List, cst.Tuple)):

@@ -61,7 +61,9 @@ class PythonScalarInput(Rule):
     that starts as a number or setting, `self.hp["lr"] = lr_at(i)`),
     or a number computed from one (arithmetic, `min`/`max`, `math.exp(...)`, each operand on
     its own: `self.cfg.lr * lr_scale` counts for `lr_scale`, a helper method
-    or property that returns it (not one whose return is tensor arithmetic,
+    or property that returns it or a comparison of it (`return self.updates % k == 0`,
+    tested as `if self.should_eval:`; a local holding such a comparison, `flag = self.updates
+    % k == 0`, likewise; not one whose return is tensor arithmetic,
     `return photo + w_at(self.step) * smooth`: reported there, where the number meets the
     tensor, not at the helper's call), a helper of this file whose returns are number arithmetic
     given a counter: `self.lr_at(self.updates)`, a lambda held in an attribute or a local
@@ -511,8 +513,14 @@ def _host_draw_in(expr: cst.BaseExpression, ctx) -> bool:
 _BUILTIN_CALLS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
 
 
+# In-place tensor ops a branch can record on a tensor of unknown kind (`w.data.clamp_(-5, 5)`
+# on a weight reached through a module): kernels, so the branch chooses recorded work.
+_IN_PLACE_TENSOR_OPS = frozenset(
+    """clamp_ clip_ clamp_min_ clamp_max_ normal_ uniform_ bernoulli_ exponential_ random_
+    pow_ sqrt_ exp_ neg_ abs_ sign_ renorm_ masked_scatter_ index_fill_ index_put_ div_ mul_""".split()
+)
 # methods that only tensors (in-place kernels) or modules (`load_state_dict`: copies) have
-_DEVICE_METHODS = PARAM_TENSOR_METHODS | {"load_state_dict"}
+_DEVICE_METHODS = PARAM_TENSOR_METHODS | _IN_PLACE_TENSOR_OPS | {"load_state_dict"}
 
 
 def _device_state(kind) -> bool:

@@ -9,6 +9,7 @@ import libcst as cst
 from graphsafe.analyzer.callgraph import REBOUND_AFTER_REPLAY
 from graphsafe.analyzer.nodes import children
 from graphsafe.analyzer.names import dotted
+from graphsafe.analyzer.tensorness import CONCAT_FUNCTIONS
 from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rules.base import Callees, Rule
 
@@ -33,8 +34,9 @@ class StaticInputRebinding(Rule):
     - inside the region, `self.buf = f(self.buf)` for a tensor attribute (a buffer or running
       state) whose new value depends on the old one (a sliding window
       `torch.cat([self.buf[1:], x])` included). A buffer concatenated whole onto itself,
-      `self.buf = torch.cat([self.buf, x])`, grows every step: that is GS404 only, not also
-      GS401 (one cause, one diagnostic);
+      `self.buf = torch.cat([self.buf, x])` (or `torch.stack`/`vstack`/`hstack`/`concat`/
+      `concatenate`/`row_stack`/...), grows every step: that is GS404 only, not also GS401
+      (one cause, one diagnostic);
     - outside the region, `self.sigmas = ...` in a method (`scheduler.set_timesteps()`) run
       from code that replays a graph (or from a driver that also calls a method that replays
       it: `session.reset(mask)` then `session.run()`), when captured code of the project reads
@@ -99,6 +101,14 @@ class StaticInputRebinding(Rule):
             "            self.out = self.step(self.static_x, self.momentum)\n\n    def fit(self, xs):\n"
             "        for it, x in enumerate(xs):\n            self.momentum = momentum_at(it)\n"
             "            self.static_x.copy_(x)\n            self.g.replay()\n",
+            module=True,
+        ),
+        # a log stacked onto itself grows: GS404 reports it, GS401 leaves it (one cause)
+        Example(
+            "class C(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.log = torch.zeros(0, 4)\n\n"
+            "    def forward(self, x):  # graphsafe: region\n        self.log = torch.vstack([self.log, x[:1]])\n"
+            "        return x\n",
             module=True,
         ),
     )
@@ -461,7 +471,10 @@ def _reads_attribute(expr: cst.BaseExpression, attribute: cst.Attribute) -> bool
 def _concatenates_itself(value: cst.BaseExpression, target: cst.Attribute, ctx) -> bool:
     """`self.buf = torch.cat([self.buf, x])` grows (GS404); `torch.cat([self.buf[1:], x])`, a
     sliding window of fixed size, is an update of the old value like any other."""
-    if type(value) is not cst.Call or (ctx.resolve(value.func) or "") not in ("torch.cat", "torch.stack", "torch.concat"):
+    if type(value) is not cst.Call:
+        return False
+    namespace, _, func = (ctx.resolve(value.func) or "").rpartition(".")
+    if namespace != "torch" or func not in CONCAT_FUNCTIONS:  # `torch.vstack([self.buf, x])` too
         return False
     first = next((a for a in value.args if a.keyword is None or a.keyword.value == "tensors"), None)
     if first is None or type(first.value) not in (cst.List, cst.Tuple):
