@@ -19,6 +19,9 @@ _MAX_ALIAS_DEPTH = 8
 # Hit condition: (REBOUND_AFTER_REPLAY, rebinding function, "reader,reader", "other rebinder,...",
 # "class::attr" whose readers through instances, in any file, count too)
 REBOUND_AFTER_REPLAY = "rebound-after-replay"
+# Hit condition: (REACHES_CAPTURE, class of the calling code, depth, "kind|target" call refs...):
+# one of these calls runs a `torch.cuda.graph` block or a capture_begin segment within depth calls
+REACHES_CAPTURE = "reaches-capture"
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class Project:
         self._building_sites = False
         self._callers: dict[str, list[str]] | None = None
         self._reachable: dict[str, str | None] = {}
+        self._capturing: frozenset[str] | None = None  # functions holding a capture block
         self._param_memo: dict[frozenset, dict[tuple[str, str], bool]] = {}
         for facts in files:
             self.aliases[facts.module] = dict(facts.aliases)
@@ -185,6 +189,9 @@ class Project:
             found = self.lookup_method(class_key, "__call__") or self.lookup_method(class_key, "forward")
         else:
             found = self.lookup_method(class_key, method)
+            if found and self.units[found].unit.is_property:  # `self.crit.matcher(x)`, as above
+                return [found, *(t for cls in self.attr_classes(class_key, method)
+                                 for t in self._call_targets_of_instance(cls, "__call__"))]
             if not found:
                 # `self.model.decoder(x)`: a submodule held by the instance, like `self.decoder(x)`
                 # in the class itself (the "self" case below)
@@ -220,7 +227,12 @@ class Project:
             # `self.update()` in a base class runs the subclass's override on its instances
             overrides = self.overrides(class_key, ref.target)
             if method or overrides:
-                return [method, *overrides] if method else overrides
+                found = [method, *overrides] if method else overrides
+                if method and self.units[method].unit.is_property:
+                    # `self.matcher(x)`: calls what the property hands out (`return self._matcher`)
+                    found += [t for cls in self.attr_classes(class_key, ref.target)
+                              for t in self._call_targets_of_instance(cls, "__call__")]
+                return found
             targets: list[str] = []
             for cls in self.attr_classes(class_key, ref.target):
                 targets.extend(self._call_targets_of_instance(cls, "__call__"))
@@ -349,7 +361,35 @@ class Project:
             return self.param_is_varying(condition[1], condition[2], roots)
         if condition[0] == "param" and len(condition) == 4:  # an undeclared parameter: only what callers pass
             return self.param_is_varying(condition[1], condition[2], roots, callers_only=True)
+        if condition[0] == REACHES_CAPTURE:
+            refs = [CallRef(*ref.split("|", 1)) for ref in condition[3:]]
+            return self.reaches_capture(refs, condition[1] or None, int(condition[2]))
+        if condition[0].startswith("@" + ARG_PID):  # a number attribute of an object a constructor keeps
+            function, _, param = condition[0][1 + len(ARG_PID):].rpartition(":")
+            return any(self.attr_is_varying(c, condition[1]) for c in self._passed_classes(function, param))
         return self.attr_is_varying(*condition)
+
+    def reaches_capture(self, refs: list[CallRef], class_key: str | None, depth: int) -> bool:
+        """Does one of these calls run a capture block (its own, or a callee's within `depth`
+        calls)? A function captures where it holds a `torch.cuda.graph` or capture_begin unit."""
+        if self._capturing is None:
+            self._capturing = frozenset(
+                key.rpartition(".<")[0] for key, located in self.units.items()
+                if any(m.kind in (RegionKind.GRAPH_BLOCK, RegionKind.CAPTURE_BEGIN) for m in located.unit.marks))
+        frontier = [c for ref in refs for c in self.callees(ref, class_key)]
+        seen: set[str] = set()
+        for _ in range(depth + 1):
+            deeper = []
+            for key in frontier:
+                if key in seen:
+                    continue
+                if key in self._capturing:
+                    return True
+                seen.add(key)
+                unit = self.units[key].unit
+                deeper.extend(c for ref in unit.calls for c in self.callees(ref, unit.class_key))
+            frontier = deeper
+        return False
 
     def param_is_varying(self, function: str, name: str, roots: frozenset, callers_only: bool = False) -> bool:
         """`callers_only`: a parameter declared as nothing is a number only where a caller passes

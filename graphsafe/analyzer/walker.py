@@ -515,6 +515,11 @@ class FileWalker:
                             return ScalarSource(f"attribute `{attr}` of {ref.rpartition('.')[2]}", (ref, attr))
                     elif not ref.startswith("torch."):
                         return ScalarSource(f"attribute `{attr}` of {ref.rpartition('.')[2]}", (ref, attr))
+            elif base.tag == "unknown" and type(expr.value) is cst.Attribute and self.is_self(expr.value.value):
+                held = self._attr_pids.get(scope.class_key or "", {}).get(expr.value.attr.value)
+                if held and held.startswith(ARG_PID):  # `self.trainer.step`, `self.trainer = trainer`:
+                    # a counter of what the constructor's callers pass, decided project-wide
+                    return ScalarSource(f"attribute `self.{expr.value.attr.value}.{attr}`", ("@" + held, attr))
             return None
         if tp is cst.BinaryOperation:
             return self._surest_source((expr.left, expr.right))
@@ -664,12 +669,18 @@ class FileWalker:
         return self._certain_arg_source(call)
 
     def _certain_arg_source(self, call: cst.Call) -> ScalarSource | None:
-        """The source of the first argument that varies for certain (not a parameter's)."""
+        """The source of the first argument that varies for certain (not a parameter's), else of
+        the first that is a number attribute of an object whose class the project decides about
+        (`lr_at(self.state.step)` where another class advances `step` each step)."""
+        held = None
         for arg in call.args:
             found = self.scalar_source(arg.value)
-            if found is not None and not found.condition:
-                return found
-        return None
+            if found is not None:
+                if not found.condition:
+                    return found
+                if held is None and len(found.condition) == 2:  # (class, attribute)
+                    held = found
+        return held
 
     def _same_file_callee(self, func: cst.BaseExpression) -> str | None:
         """The unit key of `self.method` / a function of this module, for what it returns."""
@@ -1443,6 +1454,8 @@ class FileWalker:
             pids = self._attr_pids.get(key, {})
             slots = tuple(sorted((name, "T" if kind.is_tensor else f"@{pids[name]}") for name, kind in attrs.items()
                                  if kind.is_tensor or (kind.tag == "unknown" and pids.get(name))))
+            if "@property" in self.source:
+                attr_classes, slots = _with_property_aliases(node, attr_classes, slots)
             self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)), tuple(sorted(numbers)), slots)
         # classes with a project base class in another file, whose properties this file cannot see
         self._foreign_based = frozenset(
@@ -1979,17 +1992,21 @@ class FileWalker:
 
     def _bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         """`for a, b in zip(xs, ys)` / `for i, m in enumerate(self.layers)` bind per position;
-        `for k, v in metrics.items()` / `for v in metrics.values()` over a dict of tensors."""
+        `for k, v in metrics.items()` / `for v in metrics.values()` over a dict of tensors, or
+        over a dict of modules (`for name, head in self.heads.items()`: each value is a head)."""
         if (type(iterable) is cst.Call and type(iterable.func) is cst.Attribute and not iterable.args
-                and iterable.func.attr.value in ("items", "values")
-                and self._kind(iterable.func.value) == T.TENSOR_DICT):
-            if iterable.func.attr.value == "values":
-                self._bind(target, T.TENSOR)
-                return
-            if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
-                self._bind(target.elements[0].value, T.SCALAR)
-                self._bind(target.elements[1].value, T.TENSOR)
-                return
+                and iterable.func.attr.value in ("items", "values")):
+            kind = self._kind(iterable.func.value)
+            value = T.TENSOR if kind == T.TENSOR_DICT else T.instance_of(*kind.refs) if (
+                kind.tag == "modules" and kind.refs) else None
+            if value is not None:
+                if iterable.func.attr.value == "values":
+                    self._bind(target, value)
+                    return
+                if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
+                    self._bind(target.elements[0].value, T.SCALAR)
+                    self._bind(target.elements[1].value, value)
+                    return
         if self._bind_named_tensor(target, iterable):
             return
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and isinstance(target, (cst.Tuple, cst.List)):
@@ -2251,6 +2268,10 @@ class FileWalker:
             self._visit(node.elt)
 
     # --- calls and regions
+    def call_refs(self, func: cst.BaseExpression) -> list[CallRef]:
+        """What a call of `func` here runs, as the project resolves it (for rules)."""
+        return self._call_refs(func) if self.scope is not None else []
+
     def _call_refs(self, func: cst.BaseExpression) -> list[CallRef]:
         scope = self.scope
         assert scope is not None
@@ -2960,6 +2981,36 @@ def _annotated_float(function: cst.FunctionDef | None) -> bool:
     """Is `function` annotated to return a `float`?"""
     returns = function.returns if function is not None else None
     return returns is not None and type(returns.annotation) is cst.Name and returns.annotation.value == "float"
+
+
+def _property_returns(stmt: cst.FunctionDef) -> str | None:
+    """`@property def matcher(self): return self._matcher`: the attribute it hands out."""
+    body = [line for line in stmt.body.body if not (
+        type(line) is cst.SimpleStatementLine and len(line.body) == 1 and type(line.body[0]) is cst.Expr
+        and isinstance(line.body[0].value, cst.SimpleString))]  # past a docstring
+    if not (len(body) == 1 and type(body[0]) is cst.SimpleStatementLine and len(body[0].body) == 1):
+        return None
+    ret = body[0].body[0]
+    params = stmt.params.params
+    if not (type(ret) is cst.Return and type(ret.value) is cst.Attribute and params
+            and type(ret.value.value) is cst.Name and ret.value.value.value == params[0].name.value):
+        return None
+    return ret.value.attr.value
+
+
+def _with_property_aliases(node: cst.ClassDef, attr_classes: tuple, slots: tuple) -> tuple[tuple, tuple]:
+    """A property that returns an attribute holds what that attribute holds: `self.matcher(x)`
+    calls the object kept in `self._matcher` (built in `__init__` or given to the constructor)."""
+    classes, kept = dict(attr_classes), dict(slots)
+    for stmt in node.body.body:
+        if type(stmt) is cst.FunctionDef and stmt.name.value not in classes and any(
+                type(d.decorator) is cst.Name and d.decorator.value == "property" for d in stmt.decorators):
+            source = _property_returns(stmt)
+            if source in classes:
+                attr_classes += ((stmt.name.value, classes[source]),)
+            elif kept.get(source, "").startswith("@" + ARG_PID) and stmt.name.value not in kept:
+                slots = tuple(sorted(slots + ((stmt.name.value, kept[source]),)))
+    return attr_classes, slots
 
 
 def _number_functions(statements) -> frozenset[str]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from graphsafe.analyzer.callgraph import REACHES_CAPTURE
 from graphsafe.analyzer.nodes import children
 
 from graphsafe.analyzer.names import dotted
@@ -230,8 +231,14 @@ class AutocastCacheEnabled(_ConfigRule):
             if cache is not None and _literal(cache.value) is not True:
                 continue  # False, or decided elsewhere
             capture = self._capture_under(node, index, ctx)
+            condition = None
             if capture is None:
-                continue
+                # calls the project resolves (a helper or class of another file): reported if one
+                # of them captures, a few calls deep
+                condition = _capture_condition(node, index, ctx)
+                if condition is None:
+                    continue
+                capture = "a capture in a function it calls"
             fix = ("Pass `cache_enabled=False`", [keyword_fix(ctx, call, "cache_enabled", "False")], Applicability.SAFE)
             if capture == "make_graphed_callables":
                 ctx.report(
@@ -240,8 +247,8 @@ class AutocastCacheEnabled(_ConfigRule):
                 )
             else:
                 ctx.report(
-                    self, call, fix=fix, always=True, what=_short(ctx.resolve(call.func)), capture=capture,
-                    detail=": the graph can read cast copies that are freed when the block exits",
+                    self, call, fix=fix, always=True, condition=condition, what=_short(ctx.resolve(call.func)),
+                    capture=capture, detail=": the graph can read cast copies that are freed when the block exits",
                 )
 
     @staticmethod
@@ -278,6 +285,16 @@ class AutocastCacheEnabled(_ConfigRule):
 
 
 _HELPER_DEPTH = 3  # helpers looked into below an autocast block
+
+
+def _capture_condition(node: cst.With, index: int, ctx) -> tuple[str, ...] | None:
+    """The block's calls as the project resolves them (`capture_graphs(model, x)` imported,
+    `trainer.capture(x)` on a class of another file): a condition that holds where one of them
+    runs a capture within `_HELPER_DEPTH` calls (Project.reaches_capture)."""
+    calls = [i.item for i in node.items[index + 1:] if isinstance(i.item, cst.Call)]
+    calls.extend(_calls_in(node.body))
+    refs = dict.fromkeys(f"{ref.kind}|{ref.target}" for call in calls for ref in ctx.call_refs(call.func))
+    return (REACHES_CAPTURE, ctx.class_key or "", str(_HELPER_DEPTH), *refs) if refs else None
 
 
 def _self_param(function: cst.FunctionDef) -> str | None:
