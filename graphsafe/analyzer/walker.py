@@ -671,7 +671,8 @@ class FileWalker:
     def _certain_arg_source(self, call: cst.Call) -> ScalarSource | None:
         """The source of the first argument that varies for certain (not a parameter's), else of
         the first that is a number attribute of an object whose class the project decides about
-        (`lr_at(self.state.step)` where another class advances `step` each step)."""
+        (`lr_at(self.state.step)` where another class advances `step` each step) when no
+        argument may be a tensor (given one, the call may be device work)."""
         held = None
         for arg in call.args:
             found = self.scalar_source(arg.value)
@@ -680,6 +681,8 @@ class FileWalker:
                     return found
                 if held is None and len(found.condition) == 2:  # (class, attribute)
                     held = found
+        if held is not None and not all(self._host_value(arg.value) for arg in call.args):
+            return None
         return held
 
     def _same_file_callee(self, func: cst.BaseExpression) -> str | None:
