@@ -378,7 +378,7 @@ class Project:
                 if any(m.kind in (RegionKind.GRAPH_BLOCK, RegionKind.CAPTURE_BEGIN) for m in located.unit.marks))
         frontier = [c for ref in refs for c in self.callees(ref, class_key)]
         seen: set[str] = set()
-        for _ in range(depth + 1):
+        for _ in range(depth):
             deeper = []
             for key in frontier:
                 if key in seen:

@@ -128,8 +128,10 @@ class AutocastCacheEnabled(_ConfigRule):
     itself, or in the body of a function of the same file that the block calls: `capture(g)`,
     `self.capture()`, or a method of a class of this file called on an instance of it,
     `trainer.capture(x)` with `trainer: Trainer` or `trainer = Trainer(...)`; also a few
-    calls deep: `trainer.setup()` whose `self._capture()` captures) and does not pass
-    `cache_enabled=False`.
+    calls deep: `trainer.setup()` whose `self._capture()` captures; or a function or class of
+    another file of the program that captures within three calls: `capture_graphs(g, model, x)`
+    imported, `self.capturer.capture(x)`, reported as "a capture in a function it calls")
+    and does not pass `cache_enabled=False`.
 
     ## Why is this bad?
     Autocast caches the low-precision copies of the weights it casts, until the outermost

@@ -72,7 +72,10 @@ class PythonScalarInput(Rule):
     per-step number), a helper imported
     from another module of the program given a counter: `lr_at(self.step, cfg.lr)`,
     `schedules.lr_at(it, cfg)` in a method whose `it` the region fills with one, a method
-    of a schedule object of the program given one: `self.sched.value(self.updates)`) —
+    of a schedule object of the program given one: `self.sched.value(self.updates)`; the
+    counter may be held by another object, built in `__init__` or given to the constructor,
+    whose class (in any file) advances it per step: `lr_at(self.state.step)`,
+    `self.sched.value(self.trainer.step)`; not a field nothing advances) —
     used inside a captured region in tensor math (comparisons with a tensor included, a
     method only tensors have such as `lerp_` on an element of a dict of tensors),
     tensor indexing/slicing (not `return self.table[epoch]` of a parameter in a function
