@@ -462,3 +462,13 @@ def test_autocast_around_a_capture_too_deep_is_silent(tmp_path):
         "    with torch.autocast('cuda', dtype=torch.bfloat16):\n        d1(g, x)\n" \
         "    with torch.autocast('cuda', dtype=torch.bfloat16):\n        d3(g, x)\n"
     assert project(tmp_path, {"graphs.py": deep, "main.py": main}, "GS702") == {("main.py", 8, "GS702")}
+
+
+@pytest.mark.parametrize("train", [PROPERTY_GIVEN, PROPERTY_BUILT], ids=["given", "built"])
+def test_method_called_on_what_a_property_hands_out(tmp_path, train):
+    # `self.matcher.match(cost)`: a method of the kept object, not its `__call__`
+    matcher = MATCHER.replace("def __call__(self, cost", "def match(self, cost")
+    source = train.format(cls="HostMatcher").replace("self.matcher(cost)", "self.matcher.match(cost)")
+    assert project(tmp_path, {"matcher.py": matcher, "train.py": source}) == {("matcher.py", 6, "GS102")}
+    quiet = train.format(cls="DeviceMatcher").replace("self.matcher(cost)", "self.matcher.match(cost)")
+    assert project(tmp_path, {"matcher.py": matcher, "train.py": quiet}) == set()
