@@ -730,6 +730,12 @@ class FileWalker:
                 values = [expr.value]
             elif all(type(e) is cst.DictElement for e in expr.elements):
                 values = [e.value for e in expr.elements]
+            elif all(type(e) is cst.DictElement or self._kind(e.value) == T.TENSOR_DICT for e in expr.elements):
+                # `{**a, **b}` of tensor dicts (plus tensor entries): still a dict of tensors
+                values = [e.value for e in expr.elements if type(e) is cst.DictElement]
+                if all(self._kind(v).is_tensor for v in values):
+                    return T.TENSOR_DICT
+                values = []
             else:
                 values = []  # `{**other}`: what it holds is unknown
             kinds = [self._kind(v) for v in values]
@@ -1124,10 +1130,10 @@ class FileWalker:
         func = call.func
         if isinstance(func, cst.Name):
             name = func.value
-            if (name == "dict" and call.args and all(a.keyword is not None for a in call.args)
-                    and name not in scope.env and not scope.imports.is_imported(name)
-                    and all(self._kind(a.value).is_tensor for a in call.args)):
-                return T.TENSOR_DICT  # `dict(mase=mase, smape=smape)`
+            if name == "dict" and call.args and name not in scope.env and not scope.imports.is_imported(name):
+                made = self._dict_call_kind(call)  # `dict(mase=m, smape=s)`, `dict(zip(names, [t1, t2]))`
+                if made is not None:
+                    return made
             if name in SCALAR_BUILTINS and not scope.imports.is_imported(name) and name not in scope.env:
                 return T.SCALAR
             if (name in ("tuple", "list") and len(call.args) == 1 and not call.args[0].star
@@ -1206,7 +1212,38 @@ class FileWalker:
             return self._call_instance_kind(callee)
         return T.UNKNOWN
 
+    def _dict_call_kind(self, call: cst.Call) -> T.Kind | None:
+        """`dict(mase=m, smape=s)`, `dict(zip(names, [t1, t2]))`, `dict(other, extra=t)`,
+        `dict(**other)`: a dict of tensors when every value it gets is one (a tensor dict's
+        values, keyword values, or the second sequence `zip` pairs with the keys); a dict of
+        plain values when they all surely are not (`dict(zip(names, [1, 2]))`); else None."""
+        kinds = []
+        for arg in call.args:
+            kind = self._kind(arg.value)
+            if arg.keyword is not None or kind == T.TENSOR_DICT:
+                kinds.append(T.TENSOR if kind == T.TENSOR_DICT else kind)
+            elif (arg is call.args[0] and not arg.star and type(arg.value) is cst.Call
+                  and self.resolve(arg.value.func) == "zip" and len(arg.value.args) == 2
+                  and not any(a.star or a.keyword for a in arg.value.args)):
+                values = self._kind(arg.value.args[1].value)
+                kinds.append(T.TENSOR if values.tag == "tensor-tuple" and values != T.MIXED_TUPLE else values)
+            else:
+                return None
+        if all(k.is_tensor for k in kinds):
+            return T.TENSOR_DICT
+        return T.SCALAR if all(k.tag == "scalar" for k in kinds) else None
+
     def _named_call_kind(self, name: str, call: cst.Call) -> T.Kind | None:
+        if name == "collections.defaultdict" and call.args:
+            # `defaultdict(lambda: torch.zeros(()))`: every value read from it is a tensor;
+            # `defaultdict(int)`, `defaultdict(lambda: 0.0)`: numbers
+            made = call.args[0].value
+            if type(made) is cst.Lambda and not made.params.params:
+                return T.TENSOR_DICT if self._kind(made.body).is_tensor else T.SCALAR
+            if type(made) is cst.Name and made.value in ("int", "float", "bool", "str", "list", "dict", "set"):
+                return T.SCALAR
+        if name in ("torch.nn.ParameterDict", "torch.nn.modules.container.ParameterDict"):
+            return T.TENSOR_DICT  # its values are parameters
         if name in ("copy.deepcopy", "copy.copy") and call.args:
             return self._kind(call.args[0].value)  # a copy of a module is a module of that class
         if ((name in GRAPHED_CALLABLES or name in COMPILE) and call.args and call.args[0].keyword is None
