@@ -137,6 +137,22 @@ CONCAT_FUNCTIONS = frozenset(
     "cat concat concatenate stack hstack vstack dstack column_stack row_stack".split()
 )
 
+
+
+def joined_onto_itself(target: cst.BaseExpression, value: cst.BaseExpression, resolve) -> bool:
+    """`self.logs[k] = torch.vstack([self.logs[k], x])`: an entry (of a dict or list) replaced
+    by a concatenation of itself, so the tensor it holds grows; the container keeps its keys."""
+    if type(target) is not cst.Subscript or type(value) is not cst.Call:
+        return False
+    namespace, _, func = (resolve(value.func) or "").rpartition(".")
+    if namespace != "torch" or func not in CONCAT_FUNCTIONS or not value.args:
+        return False
+    first = next((a for a in value.args if a.keyword is not None and a.keyword.value == "tensors"), value.args[0])
+    if first.keyword is not None and first.keyword.value != "tensors" or type(first.value) not in (cst.List, cst.Tuple):
+        return False
+    return any(type(e) is cst.Element and e.value.deep_equals(target) for e in first.value.elements)
+
+
 BOOL_RESULT_METHODS = frozenset(
     "bool isnan isinf isfinite isneginf isposinf isreal signbit logical_and logical_or logical_not logical_xor lt gt le ge eq ne any all isin".split()
 )

@@ -17,6 +17,7 @@ from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rewriters.hoist import hoist_fix
 from graphsafe.rewriters.scalar_tensor import full_fix
 from graphsafe.rules.base import Callees, Rule, last_parts
+from graphsafe.rules.gpu_only import persistent_root
 from graphsafe.rules.syntax import is_true as _is_true
 from graphsafe.rules.syntax import keyword as _keyword
 from graphsafe.rules.syntax import positional as _positional
@@ -429,7 +430,10 @@ class GrowingBuffer(_StaticMemoryRule):
     Flags a tensor concatenated onto itself inside a captured region, where it outlives the
     step: `self.buf = torch.cat([self.buf, x])`, `cache = torch.cat((cache, kv), dim=1)` for a
     parameter `cache`, and the same with `torch.stack`/`hstack`/`vstack`/`dstack`/
-    `column_stack`/`row_stack`/`concat`/`concatenate`.
+    `column_stack`/`row_stack`/`concat`/`concatenate`. An entry of a dict or list that
+    outlives the step grown the same way (`self.logs[k] = torch.vstack([self.logs[k], x])`)
+    is GS404 too, and only GS404: the container keeps its keys (not a GS503 change to it),
+    the tensor it holds grows.
 
     ## Why is this bad?
     The buffer gets a new, larger shape and a new address every step. A graph replays the
@@ -465,12 +469,14 @@ class GrowingBuffer(_StaticMemoryRule):
         "x = self.embed(x)\nx = torch.cat((self.cls, x), dim=1)",
         "z = torch.stack([x, y], dim=0)",
         Example("self.buf = torch.cat([self.buf, x])", region=False),
+        "logs = {'a': x[:0]}\nlogs['a'] = torch.cat([logs['a'], y])",  # made in this call
     )
     invalid = (
         "self.buf = torch.cat([self.buf, x])",
         "x = torch.cat((x, y), dim=1)",
         "self.hist = torch.stack([self.hist, y])",
         "self.log = torch.vstack([self.log, y[None]])",
+        "self.logs['loss'] = torch.vstack([self.logs['loss'], y[None]])",
     )
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
@@ -492,6 +498,13 @@ class GrowingBuffer(_StaticMemoryRule):
             return
         parts = {dotted(e.value) for e in first.value.elements if not isinstance(e, cst.StarredElement)}
         for target in node.targets:
+            if isinstance(target.target, cst.Subscript):
+                # `self.logs[k] = torch.cat([self.logs[k], x])`: the entry's tensor grows
+                # (the container keeps its keys); an entry of a container made in this call is fine
+                if T.joined_onto_itself(target.target, value, ctx.resolve) and persistent_root(target.target, ctx):
+                    ctx.report(self, value, target=ctx.code_for(target.target))
+                    return
+                continue
             shown = dotted(target.target)
             if shown is None or shown not in parts:
                 continue
