@@ -8,6 +8,10 @@
   so GS404 (docs: growing-buffer), and only GS404: the dict keeps its keys, so it is not a
   GS503 change to the container; an entry of a dict made in this call is silent, and a store
   of something else under a key is still GS503;
+- GS108: `~` on a tensor known to hold integers (`torch.arange(n)`, `.long()`, `.argmax()`,
+  `.indices`, `dtype=torch.long`, a `torch.LongTensor` parameter, a local bound to one) is a
+  bitwise not, so `x[~idx]` is not boolean-mask indexing; `~` of a comparison, `isnan`,
+  `.bool()` or a parameter named or annotated as a mask still is;
 """
 
 from __future__ import annotations
@@ -138,3 +142,45 @@ def test_an_entry_not_grown_onto_itself_is_not_gs404(line):
 def test_a_store_of_something_else_under_a_key_is_still_gs503():
     source = GROWN.format(line="self.logs[k] = torch.cat([self.logs['other'], x])")
     assert found(source, "GS503") == [10]
+
+
+# ------------------------------------------------------------------------ GS108: `~` on integers
+
+INVERT = """\
+import torch
+
+
+def pick(x: torch.Tensor, scores: torch.Tensor, ids: torch.LongTensor, mask: torch.Tensor,
+         pad: "torch.Tensor", n: int):  # graphsafe: region
+    idx = torch.arange(n, device=x.device)
+    {line}
+    return out
+"""
+
+
+@pytest.mark.parametrize("line", [
+    "out = x[~idx]",
+    "out = x[~scores.argmax(-1)]",
+    "out = x[~scores.long()]",
+    "out = x[~scores.topk(3).indices]",
+    "out = x[~ids]",
+    "out = x[~torch.zeros(n, dtype=torch.long)]",
+    "out = x[~scores.to(torch.int64)]",
+    "inv = ~idx\n    out = x[inv]",
+    "pos = torch.argsort(scores)\n    out = x[~pos]",
+])
+def test_bitwise_not_of_an_integer_tensor_is_not_a_mask(line):
+    assert found(INVERT.format(line=line), "GS108") == []
+
+
+@pytest.mark.parametrize("line", [
+    "out = x[~(scores > 0)]",
+    "out = x[~torch.isnan(scores)]",
+    "out = x[~scores.bool()]",
+    "out = x[~mask]",
+    "out = x[~pad]",  # a tensor of unknown dtype: `~` says it is a mask
+    "keep = ~mask\n    out = x[keep]",
+    "idx = scores > 0\n    out = x[~idx]",  # the name rebound to a comparison is a mask again
+])
+def test_bitwise_not_of_a_mask_is_still_a_mask(line):
+    assert found(INVERT.format(line=line), "GS108") == [7 + line.count("\n")]  # the indexing line

@@ -165,6 +165,8 @@ class _Scope:
     # local name → the `functools.partial(target, ...)` call it holds: calling it calls `target`
     partials: dict[str, cst.Call] = field(default_factory=dict)
     host_names: set[str] = field(default_factory=set)  # locals bound to `t.cpu()` and the like
+    # locals and parameters holding integer tensors (`idx = torch.arange(n)`, `i: LongTensor`)
+    int_names: set[str] = field(default_factory=set)
     # local name → the parameter whose tensor it views (`value = value[0]`): same device
     param_views: dict[str, str] = field(default_factory=dict)
     # loop variable → the attribute chain it iterates, where the elements' kind is unknown here
@@ -820,7 +822,9 @@ class FileWalker:
                 return T.SCALAR
             kind = self._kind(expr.expression)
             if type(expr.operator) is cst.BitInvert and kind.is_tensor:
-                return T.BOOL_TENSOR  # `keep = ~pad`: `~` on a tensor inverts a mask (see GS108)
+                # `keep = ~pad`: `~` on a tensor inverts a mask (see GS108), on an integer
+                # tensor (`~torch.arange(n)`) it is a bitwise not
+                return T.TENSOR if self.is_integer_tensor(expr.expression) else T.BOOL_TENSOR
             return kind
         if tp is cst.Comparison:
             ops = [c.operator for c in expr.comparisons]
@@ -1354,6 +1358,10 @@ class FileWalker:
                 scope.host_names.add(target.value)
             else:
                 scope.host_names.discard(target.value)
+            if value is not None and kind.is_tensor and self.is_integer_tensor(value):
+                scope.int_names.add(target.value)
+            else:
+                scope.int_names.discard(target.value)
             view_of = self._viewed_param(value) if value is not None else None
             if view_of is not None:
                 scope.param_views[target.value] = view_of
@@ -1842,6 +1850,8 @@ class FileWalker:
                 kind = self._annotation_kind(param.annotation.annotation)
                 if kind == T.TENSOR and T.MASK_NAME.match(param.name.value):
                     kind = T.BOOL_TENSOR
+                elif kind == T.TENSOR and self.resolve(param.annotation.annotation) in T.INT_ANNOTATIONS:
+                    inner.int_names.add(param.name.value)  # `ids: torch.LongTensor`
             elif param.default is not None and isinstance(param.default, (cst.Integer, cst.Float)):
                 kind = T.SCALAR
             env[param.name.value] = kind
@@ -2436,6 +2446,12 @@ class FileWalker:
             if pid is not None:
                 return f"@{pid}"
         return "?"
+
+    def is_integer_tensor(self, expr: cst.BaseExpression) -> bool:
+        """`torch.arange(n)`, `x.argmax(-1)`, `x.long()`, or a local bound to one so far."""
+        if type(expr) is cst.Name:
+            return expr.value in self.scope.int_names
+        return T.is_integer_tensor(expr, self.resolve)
 
     def is_host_tensor(self, expr: cst.BaseExpression) -> bool:
         """`t.cpu()`, `t.to("cpu")`, or a local of this function bound to one so far."""
