@@ -12,6 +12,11 @@
   `.indices`, `dtype=torch.long`, a `torch.LongTensor` parameter, a local bound to one) is a
   bitwise not, so `x[~idx]` is not boolean-mask indexing; `~` of a comparison, `isnan`,
   `.bool()` or a parameter named or annotated as a mask still is;
+- GS404: a buffer copied first (`kv = self.kv.float()`, `.to(dev)`, `.contiguous()`), grown
+  by a concatenation and stored back on self, and a parameter moved the same way (`cache =
+  cache.to(dev)`), grown onto itself and stored back on `self.cache`, are self-concats; a
+  fresh buffer, a sliding window, another attribute, or a parameter joined with something
+  else and stored are silent.
 """
 
 from __future__ import annotations
@@ -184,3 +189,51 @@ def test_bitwise_not_of_an_integer_tensor_is_not_a_mask(line):
 ])
 def test_bitwise_not_of_a_mask_is_still_a_mask(line):
     assert found(INVERT.format(line=line), "GS108") == [7 + line.count("\n")]  # the indexing line
+
+
+# ------------------------------------------------------------------------ GS404 through a copy
+
+COPIED = """\
+import torch
+
+
+class Cache:
+    def __init__(self, dev):
+        self.dev = dev
+        self.kv = torch.zeros(0, 4)
+        self.cache = torch.zeros(0, 4)
+
+    def step(self, cache: torch.Tensor, new: torch.Tensor):  # graphsafe: region
+        {body}
+        return new
+"""
+
+
+def _grown(body: str) -> list[int]:
+    return found(COPIED.format(body="\n        ".join(body.split("\n"))), "GS404")
+
+
+@pytest.mark.parametrize("body", [
+    "kv = self.kv.float()\nkv = torch.cat([kv, new])\nself.kv = kv",
+    "kv = self.kv.to(self.dev)\nkv = torch.vstack((kv, new))\nself.kv = kv",
+    "kv = self.kv.contiguous()\nself.kv = torch.cat([kv, new])",
+    "kv = self.kv\nkv = kv.float()\nself.kv = torch.cat([kv, new], dim=0)",
+    "cache = cache.to(self.dev)\ncache = torch.cat([cache, new])\nself.cache = cache",
+    "cache = cache.float().contiguous()\ncache = torch.cat([cache, new])\nself.cache = cache",
+    "c = cache.cuda()\nc = torch.cat([c, new])\nc2 = c\nself.cache = c2",
+])
+def test_a_copy_grown_and_stored_back_grows(body):
+    assert _grown(body) == [11 + body.count("\n")]  # reported where it is stored back
+
+
+@pytest.mark.parametrize("body", [
+    "kv = torch.zeros(0, 4)\nkv = torch.cat([kv, new])\nself.kv = kv",  # fresh each step
+    "kv = self.kv.float()\nkv = torch.cat([kv, new])\nself.other = kv",  # another attribute
+    "kv = self.kv[1:]\nself.kv = torch.cat([kv, new])",  # a sliding window (GS401's)
+    "kv = self.kv.float()\nkv = torch.cat([kv, new])\nkv = self.proj(new)\nself.kv = kv",
+    "cache = cache.to(self.dev)\nself.cache = torch.cat([cache, new])",  # joined once, not grown
+    "ctx = cache.float()\nctx = torch.cat([ctx, new])\nself.ctx = ctx",  # another name
+    "cache = self.proj(cache)\ncache = torch.cat([cache, new])\nself.cache = cache",  # not a copy
+])
+def test_a_fresh_or_differently_stored_tensor_is_silent(body):
+    assert _grown(body) == []
