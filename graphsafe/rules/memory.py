@@ -531,7 +531,7 @@ class GrowingBuffer(_StaticMemoryRule):
         # names rebound so far in this function, in source order
         rebound = ctx.file_state(dict).setdefault(ctx.unit_key, set())
         copies = ctx.file_state(_CopiesOf).setdefault(ctx.unit_key, {})
-        if not self._check_copy_grown(node, ctx, rebound, copies):
+        if not (copies and self._check_copy_grown(node, ctx, copies)):
             self._check_concat(node, ctx, rebound)
         self._note_copies(node, ctx, rebound, copies)
         rebound.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
@@ -569,7 +569,7 @@ class GrowingBuffer(_StaticMemoryRule):
         else:
             copies.pop(local, None)
 
-    def _check_copy_grown(self, node: cst.Assign, ctx, rebound: set[str], copies: dict) -> bool:
+    def _check_copy_grown(self, node: cst.Assign, ctx, copies: dict) -> bool:
         """`self.kv = kv` where `kv` is `self.kv.float()` grown by a concatenation onto itself,
         or `self.kv = torch.cat([kv, new])` directly; likewise `self.cache = cache` for a
         parameter `cache` moved with `cache.to(dev)` and then grown (`cache = torch.cat([cache,
