@@ -594,16 +594,10 @@ class GrowingBuffer(_StaticMemoryRule):
 
     def _check_concat(self, node: cst.Assign, ctx, rebound: set[str]) -> None:
         value = node.value
-        if not isinstance(value, cst.Call):
+        joined = _concat_parts(value, ctx)
+        if joined is None:
             return
-        name = ctx.resolve(value.func) or ""
-        namespace, _, func = name.rpartition(".")
-        if namespace != "torch" or func not in T.CONCAT_FUNCTIONS:
-            return
-        first = _keyword(value, "tensors") or next(iter(_positional(value)), None)
-        if first is None or not isinstance(first.value, (cst.List, cst.Tuple)):
-            return
-        parts = {dotted(e.value) for e in first.value.elements if not isinstance(e, cst.StarredElement)}
+        parts = {dotted(e) for e in joined}
         for target in node.targets:
             if isinstance(target.target, cst.Subscript):
                 # `self.logs[k] = torch.cat([self.logs[k], x])`: the entry's tensor grows
