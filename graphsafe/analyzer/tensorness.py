@@ -137,6 +137,59 @@ CONCAT_FUNCTIONS = frozenset(
     "cat concat concatenate stack hstack vstack dstack column_stack row_stack".split()
 )
 
+
+
+def joined_onto_itself(target: cst.BaseExpression, value: cst.BaseExpression, resolve) -> bool:
+    """`self.logs[k] = torch.vstack([self.logs[k], x])`: an entry (of a dict or list) replaced
+    by a concatenation of itself, so the tensor it holds grows; the container keeps its keys."""
+    if type(target) is not cst.Subscript or type(value) is not cst.Call:
+        return False
+    namespace, _, func = (resolve(value.func) or "").rpartition(".")
+    if namespace != "torch" or func not in CONCAT_FUNCTIONS or not value.args:
+        return False
+    first = next((a for a in value.args if a.keyword is not None and a.keyword.value == "tensors"), value.args[0])
+    if first.keyword is not None and first.keyword.value != "tensors" or type(first.value) not in (cst.List, cst.Tuple):
+        return False
+    return any(type(e) is cst.Element and e.value.deep_equals(target) for e in first.value.elements)
+
+
+# What surely gives an integer tensor (positions, ids, counts): `~` on one is a bitwise not,
+# not a mask's inversion (GS108).
+INT_TENSOR_METHODS = frozenset("long int short argmax argmin argsort".split())
+INT_TENSOR_FUNCTIONS = frozenset(
+    "arange randint randint_like randperm argmax argmin argsort searchsorted bucketize multinomial".split()
+)
+INT_DTYPES = frozenset("long int int64 int32 int16 int8 uint8 short".split())
+INT_ANNOTATIONS = frozenset("torch.LongTensor torch.IntTensor".split())
+
+
+def _int_dtype(expr: cst.BaseExpression, resolve) -> bool:
+    return (type(expr) is cst.Attribute and expr.attr.value in INT_DTYPES
+            and (resolve(expr) or "").rpartition(".")[0] == "torch")
+
+
+def is_integer_tensor(expr: cst.BaseExpression, resolve) -> bool:
+    """`torch.arange(n)`, `x.argmax(-1)`, `x.long()`, `x.to(torch.int64)`, `torch.zeros(n,
+    dtype=torch.long)`, `x.topk(k).indices`: an integer tensor, whatever else is unknown.
+    (`torch.arange(0.0, 1.0)` is a float tensor, which `~` rejects: not a mask either.)"""
+    tp = type(expr)
+    if tp is cst.Attribute:
+        return expr.attr.value == "indices"  # `torch.topk(x, k).indices`, `x.max(1).indices`
+    if tp is not cst.Call:
+        return False
+    func = expr.func
+    if type(func) is cst.Attribute:
+        method = func.attr.value
+        if method in INT_TENSOR_METHODS and not (method in ("long", "int", "short") and expr.args):
+            return True
+        if method in ("to", "type") and expr.args and _int_dtype(expr.args[0].value, resolve):
+            return True
+    if any(a.keyword is not None and a.keyword.value == "dtype" and _int_dtype(a.value, resolve) for a in expr.args):
+        return True
+    namespace, _, name = (resolve(func) or "").rpartition(".")
+    return namespace == "torch" and name in INT_TENSOR_FUNCTIONS
+
+
 BOOL_RESULT_METHODS = frozenset(
     "bool isnan isinf isfinite isneginf isposinf isreal signbit logical_and logical_or logical_not logical_xor lt gt le ge eq ne any all isin".split()
 )

@@ -165,6 +165,8 @@ class _Scope:
     # local name → the `functools.partial(target, ...)` call it holds: calling it calls `target`
     partials: dict[str, cst.Call] = field(default_factory=dict)
     host_names: set[str] = field(default_factory=set)  # locals bound to `t.cpu()` and the like
+    # locals and parameters holding integer tensors (`idx = torch.arange(n)`, `i: LongTensor`)
+    int_names: set[str] = field(default_factory=set)
     # local name → the parameter whose tensor it views (`value = value[0]`): same device
     param_views: dict[str, str] = field(default_factory=dict)
     # loop variable → the attribute chain it iterates, where the elements' kind is unknown here
@@ -744,6 +746,12 @@ class FileWalker:
                 values = [expr.value]
             elif all(type(e) is cst.DictElement for e in expr.elements):
                 values = [e.value for e in expr.elements]
+            elif all(type(e) is cst.DictElement or self._kind(e.value) == T.TENSOR_DICT for e in expr.elements):
+                # `{**a, **b}` of tensor dicts (plus tensor entries): still a dict of tensors
+                values = [e.value for e in expr.elements if type(e) is cst.DictElement]
+                if all(self._kind(v).is_tensor for v in values):
+                    return T.TENSOR_DICT
+                values = []
             else:
                 values = []  # `{**other}`: what it holds is unknown
             kinds = [self._kind(v) for v in values]
@@ -828,7 +836,9 @@ class FileWalker:
                 return T.SCALAR
             kind = self._kind(expr.expression)
             if type(expr.operator) is cst.BitInvert and kind.is_tensor:
-                return T.BOOL_TENSOR  # `keep = ~pad`: `~` on a tensor inverts a mask (see GS108)
+                # `keep = ~pad`: `~` on a tensor inverts a mask (see GS108), on an integer
+                # tensor (`~torch.arange(n)`) it is a bitwise not
+                return T.TENSOR if self.is_integer_tensor(expr.expression) else T.BOOL_TENSOR
             return kind
         if tp is cst.Comparison:
             ops = [c.operator for c in expr.comparisons]
@@ -1138,10 +1148,10 @@ class FileWalker:
         func = call.func
         if isinstance(func, cst.Name):
             name = func.value
-            if (name == "dict" and call.args and all(a.keyword is not None for a in call.args)
-                    and name not in scope.env and not scope.imports.is_imported(name)
-                    and all(self._kind(a.value).is_tensor for a in call.args)):
-                return T.TENSOR_DICT  # `dict(mase=mase, smape=smape)`
+            if name == "dict" and call.args and name not in scope.env and not scope.imports.is_imported(name):
+                made = self._dict_call_kind(call)  # `dict(mase=m, smape=s)`, `dict(zip(names, [t1, t2]))`
+                if made is not None:
+                    return made
             if name in SCALAR_BUILTINS and not scope.imports.is_imported(name) and name not in scope.env:
                 return T.SCALAR
             if (name in ("tuple", "list") and len(call.args) == 1 and not call.args[0].star
@@ -1220,7 +1230,38 @@ class FileWalker:
             return self._call_instance_kind(callee)
         return T.UNKNOWN
 
+    def _dict_call_kind(self, call: cst.Call) -> T.Kind | None:
+        """`dict(mase=m, smape=s)`, `dict(zip(names, [t1, t2]))`, `dict(other, extra=t)`,
+        `dict(**other)`: a dict of tensors when every value it gets is one (a tensor dict's
+        values, keyword values, or the second sequence `zip` pairs with the keys); a dict of
+        plain values when they all surely are not (`dict(zip(names, [1, 2]))`); else None."""
+        kinds = []
+        for arg in call.args:
+            kind = self._kind(arg.value)
+            if arg.keyword is not None or kind == T.TENSOR_DICT:
+                kinds.append(T.TENSOR if kind == T.TENSOR_DICT else kind)
+            elif (arg is call.args[0] and not arg.star and type(arg.value) is cst.Call
+                  and self.resolve(arg.value.func) == "zip" and len(arg.value.args) == 2
+                  and not any(a.star or a.keyword for a in arg.value.args)):
+                values = self._kind(arg.value.args[1].value)
+                kinds.append(T.TENSOR if values.tag == "tensor-tuple" and values != T.MIXED_TUPLE else values)
+            else:
+                return None
+        if all(k.is_tensor for k in kinds):
+            return T.TENSOR_DICT
+        return T.SCALAR if all(k.tag == "scalar" for k in kinds) else None
+
     def _named_call_kind(self, name: str, call: cst.Call) -> T.Kind | None:
+        if name == "collections.defaultdict" and call.args:
+            # `defaultdict(lambda: torch.zeros(()))`: every value read from it is a tensor;
+            # `defaultdict(int)`, `defaultdict(lambda: 0.0)`: numbers
+            made = call.args[0].value
+            if type(made) is cst.Lambda and not made.params.params:
+                return T.TENSOR_DICT if self._kind(made.body).is_tensor else T.SCALAR
+            if type(made) is cst.Name and made.value in ("int", "float", "bool", "str", "list", "dict", "set"):
+                return T.SCALAR
+        if name in ("torch.nn.ParameterDict", "torch.nn.modules.container.ParameterDict"):
+            return T.TENSOR_DICT  # its values are parameters
         if name in ("copy.deepcopy", "copy.copy") and call.args:
             return self._kind(call.args[0].value)  # a copy of a module is a module of that class
         if ((name in GRAPHED_CALLABLES or name in COMPILE) and call.args and call.args[0].keyword is None
@@ -1331,6 +1372,10 @@ class FileWalker:
                 scope.host_names.add(target.value)
             else:
                 scope.host_names.discard(target.value)
+            if value is not None and kind.is_tensor and self.is_integer_tensor(value):
+                scope.int_names.add(target.value)
+            else:
+                scope.int_names.discard(target.value)
             view_of = self._viewed_param(value) if value is not None else None
             if view_of is not None:
                 scope.param_views[target.value] = view_of
@@ -1821,6 +1866,8 @@ class FileWalker:
                 kind = self._annotation_kind(param.annotation.annotation)
                 if kind == T.TENSOR and T.MASK_NAME.match(param.name.value):
                     kind = T.BOOL_TENSOR
+                elif kind == T.TENSOR and self.resolve(param.annotation.annotation) in T.INT_ANNOTATIONS:
+                    inner.int_names.add(param.name.value)  # `ids: torch.LongTensor`
             elif param.default is not None and isinstance(param.default, (cst.Integer, cst.Float)):
                 kind = T.SCALAR
             env[param.name.value] = kind
@@ -2423,6 +2470,12 @@ class FileWalker:
             if pid is not None:
                 return f"@{pid}"
         return "?"
+
+    def is_integer_tensor(self, expr: cst.BaseExpression) -> bool:
+        """`torch.arange(n)`, `x.argmax(-1)`, `x.long()`, or a local bound to one so far."""
+        if type(expr) is cst.Name:
+            return expr.value in self.scope.int_names
+        return T.is_integer_tensor(expr, self.resolve)
 
     def is_host_tensor(self, expr: cst.BaseExpression) -> bool:
         """`t.cpu()`, `t.to("cpu")`, or a local of this function bound to one so far."""

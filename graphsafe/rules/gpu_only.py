@@ -16,6 +16,7 @@ from typing import Callable
 
 import libcst as cst
 
+from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.names import dotted
 from graphsafe.model import Consequence, Example, Principle
 from graphsafe.rules.base import Callees, Rule, last_parts
@@ -509,13 +510,19 @@ APPEND_METHODS = frozenset("append appendleft extend extendleft insert".split())
 MAPPING_METHODS = frozenset("add update setdefault __setitem__".split())
 
 
+class _GrownEntries(set):
+    """ids of `obj[k]` targets rebound to a concatenation of themselves in this file."""
+
+
 class PythonContainerAccumulate(_GpuOnlyBindingRule):
     """## What it does
     Flags changes to a Python container that outlives the call, made inside a captured region:
     `.append`/`.extend`/`.insert` (and deque's `appendleft`/`extendleft`) on a list that is an
     attribute of `self`, a parameter, or a module-level global, and `.add`/`.update`/
     `.setdefault`, `obj[k] = v` and `obj[k] += v` on such a list, dict or set (a list built as
-    `[0.0] * n` included). Containers created in the same function are not reported.
+    `[0.0] * n` included). Containers created in the same function are not reported, nor is
+    an entry replaced by a concatenation of itself (`self.logs[k] = torch.cat([self.logs[k],
+    x])`): the keys stay the same and the entry's tensor grows, which GS404 reports.
 
     ## Why is this bad?
     The container is changed once, while the graph is captured. Replays never touch it: a
@@ -557,6 +564,7 @@ class PythonContainerAccumulate(_GpuOnlyBindingRule):
         "self.meter.update(x)",  # not known to be a container
         "y[0] = x[0]",
         Example("self.history.append(x)", region=False),
+        "self.logs = {'loss': x[:0]}\nself.logs['loss'] = torch.cat([self.logs['loss'], y])",  # GS404's
     )
     invalid = (
         "self.history.append(x)",
@@ -586,8 +594,17 @@ class PythonContainerAccumulate(_GpuOnlyBindingRule):
         elif method in MAPPING_METHODS:
             self._check(node, receiver, f".{method}()", ctx, known_container=True)
 
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        super().visit_Assign(node, ctx)
+        # `self.logs[k] = torch.cat([self.logs[k], x])` keeps the keys and grows the entry's
+        # tensor: that is GS404's, not a change to the container
+        grown = ctx.file_state(_GrownEntries)
+        for target in node.targets:
+            if T.joined_onto_itself(target.target, node.value, ctx.resolve):
+                grown.add(id(target.target))
+
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
-        if ctx.is_store(node):
+        if ctx.is_store(node) and id(node) not in ctx.file_state(_GrownEntries):
             self._check(node, node.value, "[...] = ...", ctx, known_container=True)
 
     def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:

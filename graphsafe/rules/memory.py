@@ -17,6 +17,7 @@ from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rewriters.hoist import hoist_fix
 from graphsafe.rewriters.scalar_tensor import full_fix
 from graphsafe.rules.base import Callees, Rule, last_parts
+from graphsafe.rules.gpu_only import persistent_root
 from graphsafe.rules.syntax import is_true as _is_true
 from graphsafe.rules.syntax import keyword as _keyword
 from graphsafe.rules.syntax import positional as _positional
@@ -424,12 +425,60 @@ def _cpu_factory_call(expr: cst.BaseExpression, ctx) -> bool:
     return device is None or _is_cpu_device(device.value, ctx)
 
 
+# Methods that give the same values (another dtype, device or layout): `kv = self.kv.float()`
+# still holds the buffer's contents, so growing `kv` and storing it back grows the buffer.
+_SAME_DATA = frozenset("to cuda float half bfloat16 double contiguous detach clone".split())
+
+
+class _CopiesOf(dict):
+    """unit key → {local: (what it copies: `self.kv` or a parameter's name, grown since?)}."""
+
+
+def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
+    while type(expr) in (cst.Attribute, cst.Subscript):
+        expr = expr.value
+    return expr
+
+
+def _names_in(target: cst.BaseExpression) -> list[str]:
+    """The plain names an assignment target binds (`a`, `a, (b, *c)`)."""
+    if type(target) is cst.Name:
+        return [target.value]
+    if type(target) in (cst.Tuple, cst.List):
+        return [n for e in target.elements for n in _names_in(e.value)]
+    if type(target) is cst.StarredElement:
+        return _names_in(target.value)
+    return []
+
+
+def _concat_parts(value: cst.BaseExpression, ctx) -> list[cst.BaseExpression] | None:
+    """The tensors `torch.cat([a, b])` (or stack, vstack, ...) joins, written as a list or tuple."""
+    if type(value) is not cst.Call:
+        return None
+    namespace, _, func = (ctx.resolve(value.func) or "").rpartition(".")
+    if namespace != "torch" or func not in T.CONCAT_FUNCTIONS:
+        return None
+    first = _keyword(value, "tensors") or next(iter(_positional(value)), None)
+    if first is None or not isinstance(first.value, (cst.List, cst.Tuple)):
+        return None
+    return [e.value for e in first.value.elements if not isinstance(e, cst.StarredElement)]
+
+
 class GrowingBuffer(_StaticMemoryRule):
     """## What it does
     Flags a tensor concatenated onto itself inside a captured region, where it outlives the
     step: `self.buf = torch.cat([self.buf, x])`, `cache = torch.cat((cache, kv), dim=1)` for a
     parameter `cache`, and the same with `torch.stack`/`hstack`/`vstack`/`dstack`/
-    `column_stack`/`row_stack`/`concat`/`concatenate`.
+    `column_stack`/`row_stack`/`concat`/`concatenate`. An entry of a dict or list that
+    outlives the step grown the same way (`self.logs[k] = torch.vstack([self.logs[k], x])`)
+    is GS404 too, and only GS404: the container keeps its keys (not a GS503 change to it),
+    the tensor it holds grows. So is a copy of the buffer grown and stored back
+    (`kv = self.kv.float()`, `.to(dev)`, `.contiguous()`, ... then `kv = torch.cat([kv, x])`
+    and `self.kv = kv`, or `self.kv = torch.cat([kv, x])`), and a parameter moved the same
+    way, grown onto itself and stored back on the attribute of its name (`cache =
+    cache.to(dev)`, `cache = torch.cat([cache, x])`, `self.cache = cache`). A parameter
+    joined with something else and stored (`self.ctx = torch.cat([ctx.float(), prefix])`) is a
+    fresh tensor of the same shape every step: not reported.
 
     ## Why is this bad?
     The buffer gets a new, larger shape and a new address every step. A graph replays the
@@ -465,33 +514,98 @@ class GrowingBuffer(_StaticMemoryRule):
         "x = self.embed(x)\nx = torch.cat((self.cls, x), dim=1)",
         "z = torch.stack([x, y], dim=0)",
         Example("self.buf = torch.cat([self.buf, x])", region=False),
+        "logs = {'a': x[:0]}\nlogs['a'] = torch.cat([logs['a'], y])",  # made in this call
+        "ctx = x.float()\nself.ctx = torch.cat([ctx, y])",  # a fresh tensor each step
     )
     invalid = (
         "self.buf = torch.cat([self.buf, x])",
         "x = torch.cat((x, y), dim=1)",
         "self.hist = torch.stack([self.hist, y])",
         "self.log = torch.vstack([self.log, y[None]])",
+        "self.logs['loss'] = torch.vstack([self.logs['loss'], y[None]])",
+        Example("class C:\n    def step(self, x: torch.Tensor):  # graphsafe: region\n"
+                "        kv = self.kv.float()\n        kv = torch.cat([kv, x])\n        self.kv = kv", module=True),
     )
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         # names rebound so far in this function, in source order
         rebound = ctx.file_state(dict).setdefault(ctx.unit_key, set())
-        self._check_concat(node, ctx, rebound)
+        copies = ctx.file_state(_CopiesOf).setdefault(ctx.unit_key, {})
+        if not (copies and self._check_copy_grown(node, ctx, copies)):
+            self._check_concat(node, ctx, rebound)
+        self._note_copies(node, ctx, rebound, copies)
         rebound.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+
+    @staticmethod
+    def _origin(expr: cst.BaseExpression, ctx, rebound: set[str], copies: dict) -> tuple[str, bool] | None:
+        """What `expr` is a copy of, and whether that copy has grown: `self.kv`,
+        `self.kv.float()`, `cache.to(dev)` for a parameter `cache` (not rebound to anything
+        else), or a local that holds one."""
+        while type(expr) is cst.Call and type(expr.func) is cst.Attribute and expr.func.attr.value in _SAME_DATA:
+            expr = expr.func.value
+        if type(expr) is cst.Name:
+            if expr.value in copies:
+                return copies[expr.value]
+            return (expr.value, False) if expr.value in ctx.params and expr.value not in rebound else None
+        shown = dotted(expr) if type(expr) is cst.Attribute else None
+        return (shown, False) if shown is not None and ctx.is_self(_root(expr)) else None
+
+    def _note_copies(self, node: cst.Assign, ctx, rebound: set[str], copies: dict) -> None:
+        """`kv = self.kv.float()`: `kv` holds `self.kv`'s data; `kv = torch.cat([kv, new])`
+        keeps that, marked grown (what `self.kv = kv` then stores back)."""
+        if len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:
+            for target in node.targets:  # `kv, pos = ...`: whatever they held before is gone
+                for name in _names_in(target.target):
+                    copies.pop(name, None)
+            return
+        local = node.targets[0].target.value
+        origin = self._origin(node.value, ctx, rebound, copies)
+        if origin is not None:
+            copies[local] = origin
+            return
+        parts = _concat_parts(node.value, ctx) if local in copies else None
+        if parts and any(type(p) is cst.Name and p.value == local for p in parts):
+            copies[local] = (copies[local][0], True)
+        else:
+            copies.pop(local, None)
+
+    def _check_copy_grown(self, node: cst.Assign, ctx, copies: dict) -> bool:
+        """`self.kv = kv` where `kv` is `self.kv.float()` grown by a concatenation onto itself,
+        or `self.kv = torch.cat([kv, new])` directly; likewise `self.cache = cache` for a
+        parameter `cache` moved with `cache.to(dev)` and then grown (`cache = torch.cat([cache,
+        new])`): the attribute grows every step. (A parameter joined with something else and
+        stored, `self.ctx = torch.cat([ctx, prefix])`, is a fresh tensor of the same shape.)"""
+        for target in node.targets:
+            shown = dotted(target.target) if type(target.target) is cst.Attribute else None
+            if shown is None or not ctx.is_self(_root(target.target)):
+                continue
+            attr = shown.rpartition(".")[2]
+            value = node.value
+            if type(value) is cst.Name and value.value in copies:
+                origin, grown = copies[value.value]
+                if grown and origin in (shown, attr):
+                    ctx.report(self, value, target=shown)
+                    return True
+            parts = _concat_parts(value, ctx)
+            if parts and any(type(p) is cst.Name and p.value in copies and copies[p.value][0] == shown for p in parts):
+                ctx.report(self, value, target=shown)
+                return True
+        return False
 
     def _check_concat(self, node: cst.Assign, ctx, rebound: set[str]) -> None:
         value = node.value
-        if not isinstance(value, cst.Call):
+        joined = _concat_parts(value, ctx)
+        if joined is None:
             return
-        name = ctx.resolve(value.func) or ""
-        namespace, _, func = name.rpartition(".")
-        if namespace != "torch" or func not in T.CONCAT_FUNCTIONS:
-            return
-        first = _keyword(value, "tensors") or next(iter(_positional(value)), None)
-        if first is None or not isinstance(first.value, (cst.List, cst.Tuple)):
-            return
-        parts = {dotted(e.value) for e in first.value.elements if not isinstance(e, cst.StarredElement)}
+        parts = {dotted(e) for e in joined}
         for target in node.targets:
+            if isinstance(target.target, cst.Subscript):
+                # `self.logs[k] = torch.cat([self.logs[k], x])`: the entry's tensor grows
+                # (the container keeps its keys); an entry of a container made in this call is fine
+                if T.joined_onto_itself(target.target, value, ctx.resolve) and persistent_root(target.target, ctx):
+                    ctx.report(self, value, target=ctx.code_for(target.target))
+                    return
+                continue
             shown = dotted(target.target)
             if shown is None or shown not in parts:
                 continue
@@ -508,6 +622,7 @@ class GrowingBuffer(_StaticMemoryRule):
     def visit_AnnAssign(self, node: cst.AnnAssign, ctx) -> None:
         if isinstance(node.target, cst.Name) and node.value is not None:
             ctx.file_state(dict).setdefault(ctx.unit_key, set()).add(node.target.value)
+            ctx.file_state(_CopiesOf).setdefault(ctx.unit_key, {}).pop(node.target.value, None)
 
 
 class AllocatorCallInRegion(_StaticMemoryRule):

@@ -573,7 +573,10 @@ class BoolMaskIndex(_SyncRule):
     Boolean indexing runs `nonzero` to find the selected positions: the result's size depends
     on the data, so PyTorch waits for the GPU: capture fails.
     `x[~m]` counts as a boolean mask for any tensor `m` (`~` is how masks are inverted), and
-    so does a name bound to it (`keep = ~pad` then `h[keep]`).
+    so does a name bound to it (`keep = ~pad` then `h[keep]`), unless `m` is known to hold
+    integers (`torch.arange(n)`, `.long()`, `.argmax(-1)`, `.indices`, `dtype=torch.long`,
+    an `ids: torch.LongTensor` parameter, or a local bound to one): `~` on an integer tensor
+    is a bitwise not, so `x[~idx]` gathers at fixed-size positions and does not sync.
     `x[mask] = value` with a scalar is fine (it becomes `masked_fill_`, no sync), a Python
     number computed on the host included (`logits[full] = torch.finfo(logits.dtype).min`);
     only a tensor value (`x[mask] = y`) runs `index_put_` with the mask and syncs.
@@ -597,9 +600,10 @@ class BoolMaskIndex(_SyncRule):
     summary = "reading `x[mask]` with a boolean mask"
     message = "`x[mask]` with a boolean mask has a data-dependent shape and waits for the GPU: {consequence}"
     valid = ("x[x > 0] = 0.0", "z = torch.where(x > 0, x, 0.0)", "z = x[0]", "x[x > 0] = n",
-             "z = x[~n]", "x[x > 0] = torch.finfo(x.dtype).min", "keep = -y\nz = x[keep]")
+             "z = x[~n]", "x[x > 0] = torch.finfo(x.dtype).min", "keep = -y\nz = x[keep]",
+             "idx = torch.arange(n, device=x.device)\nz = x[~idx]", "z = x[~y.argmax(-1)]")
     invalid = ("z = x[x > 0]", "m = torch.isnan(x)\nz = y[m]", "z = x[~(x > 0)]", "x[x > 0] = y",
-               "m = torch.where(x > 0, y, x)\nw = y[~m]", "keep = ~y\nz = x[keep]")
+               "m = torch.where(x > 0, y, x)\nw = y[~m]", "keep = ~y\nz = x[keep]", "z = x[~y.bool()]")
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         if not ctx.is_store(node) and self._masked(node, ctx):
@@ -628,7 +632,7 @@ def _inverted_mask(index: cst.BaseExpression, ctx) -> bool:
     logical not (on an integer tensor it would make the negative indices `-i - 1`, which code
     does not write as `~idx` to index with)."""
     return (type(index) is cst.UnaryOperation and type(index.operator) is cst.BitInvert
-            and ctx.kind(index.expression).is_tensor)
+            and ctx.kind(index.expression).is_tensor and not ctx.is_integer_tensor(index.expression))
 
 
 class TensorEquality(_SyncRule):
