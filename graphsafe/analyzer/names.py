@@ -21,6 +21,17 @@ def dotted(expr: cst.BaseExpression) -> str | None:
     return None
 
 
+def bound_names(target: cst.BaseExpression):
+    """The plain names an assignment or loop target binds (`a`, `a, (b, *c)`), as Name nodes."""
+    if type(target) is cst.Name:
+        yield target
+    elif type(target) in (cst.Tuple, cst.List):
+        for element in target.elements:
+            yield from bound_names(element.value)
+    elif type(target) is cst.StarredElement:
+        yield from bound_names(target.value)
+
+
 def module_of_relative(module: str, is_package: bool, level: int, name: str | None) -> str:
     """Absolute module for `from ..x import y` seen in `module`."""
     parts = module.split(".") if module else []

@@ -138,19 +138,27 @@ CONCAT_FUNCTIONS = frozenset(
 )
 
 
+def concat_parts(value: cst.BaseExpression, resolve) -> list[cst.BaseExpression] | None:
+    """The tensors `torch.cat([a, b])` (or stack, vstack, ...) joins, written as a list or
+    tuple (positionally or as `tensors=`); None for anything else."""
+    if type(value) is not cst.Call:
+        return None
+    namespace, _, func = (resolve(value.func) or "").rpartition(".")
+    if namespace != "torch" or func not in CONCAT_FUNCTIONS:
+        return None
+    first = next((a for a in value.args if a.keyword is not None and a.keyword.value == "tensors"),
+                 next((a for a in value.args if a.keyword is None and not a.star), None))
+    if first is None or type(first.value) not in (cst.List, cst.Tuple):
+        return None
+    return [e.value for e in first.value.elements if type(e) is cst.Element]
+
 
 def joined_onto_itself(target: cst.BaseExpression, value: cst.BaseExpression, resolve) -> bool:
     """`self.logs[k] = torch.vstack([self.logs[k], x])`: an entry (of a dict or list) replaced
     by a concatenation of itself, so the tensor it holds grows; the container keeps its keys."""
-    if type(target) is not cst.Subscript or type(value) is not cst.Call:
+    if type(target) is not cst.Subscript:
         return False
-    namespace, _, func = (resolve(value.func) or "").rpartition(".")
-    if namespace != "torch" or func not in CONCAT_FUNCTIONS or not value.args:
-        return False
-    first = next((a for a in value.args if a.keyword is not None and a.keyword.value == "tensors"), value.args[0])
-    if first.keyword is not None and first.keyword.value != "tensors" or type(first.value) not in (cst.List, cst.Tuple):
-        return False
-    return any(type(e) is cst.Element and e.value.deep_equals(target) for e in first.value.elements)
+    return any(part.deep_equals(target) for part in concat_parts(value, resolve) or ())
 
 
 # What surely gives an integer tensor (positions, ids, counts): `~` on one is a bitwise not,

@@ -8,7 +8,6 @@ walker through its `Context` methods: `kind`, `resolve`, `report`, `is_store`.
 from __future__ import annotations
 
 import contextlib
-import copy
 import itertools
 import sys
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from libcst._nodes.internal import CodegenState
 
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
-from graphsafe.analyzer.names import ImportTable, dotted
+from graphsafe.analyzer.names import ImportTable, bound_names, dotted
 from graphsafe.analyzer.nodes import children, node_types
 from graphsafe.analyzer.noqa import noqa_lines
 from graphsafe.analyzer.positions import node_ranges
@@ -880,7 +879,7 @@ class FileWalker:
             root = func.value
             while type(root) is cst.Call and type(root.func) is cst.Attribute:
                 root = root.func.value
-            targets = {n.value for n in _names_in(comp.for_in.target)}
+            targets = {n.value for n in bound_names(comp.for_in.target)}
             if type(root) is cst.Name and root.value in targets:
                 if func.attr.value in T.TENSOR_ONLY_METHODS:
                     return T.TENSOR_TUPLE
@@ -2111,7 +2110,7 @@ class FileWalker:
         self._visit(node.iter)
         self._visit_target(node.target)
         self._bind_loop_target(node.target, node.iter)
-        self.loop_names.append({n.value for n in _names_in(node.target)})
+        self.loop_names.append({n.value for n in bound_names(node.target)})
         try:
             self._walk_block(node.body)
         finally:
@@ -3005,7 +3004,7 @@ def _loop_names_by_statement(body: cst.BaseSuite) -> dict[int, set[str]]:
             continue
         names = set(found.get(id(stmt), ()))
         if type(stmt) is cst.For:
-            names.update(n.value for n in _names_in(stmt.target))
+            names.update(n.value for n in bound_names(stmt.target))
         inner = list(_statements_in(stmt.body))
         for line in inner:
             if type(line) is cst.SimpleStatementLine:
@@ -3013,7 +3012,7 @@ def _loop_names_by_statement(body: cst.BaseSuite) -> dict[int, set[str]]:
                     targets = [t.target for t in small.targets] if type(small) is cst.Assign else (
                         [small.target] if type(small) in (cst.AugAssign, cst.AnnAssign) else [])
                     for target in targets:
-                        names.update(n.value for n in _names_in(target))
+                        names.update(n.value for n in bound_names(target))
         for line in inner:
             found.setdefault(id(line), set()).update(names)
     return found
@@ -3125,12 +3124,12 @@ def _returns_number_arithmetic(function: cst.FunctionDef) -> bool:
                 if type(target.target) is cst.Name:
                     assigned.setdefault(target.target.value, []).append(node.value)
                 else:  # unpacked or stored elsewhere: not known to be arithmetic
-                    for name in _names_in(target.target):
+                    for name in bound_names(target.target):
                         assigned.setdefault(name.value, []).append(target.target)
         elif tp is cst.AugAssign and type(node.target) is cst.Name:
             assigned.setdefault(node.target.value, []).append(node.value)
         elif tp is cst.For:  # a loop target: anything
-            for name in _names_in(node.target):
+            for name in bound_names(node.target):
                 assigned.setdefault(name.value, []).append(node.target)
         stack.extend(_children(node))
     return bool(returns) and all(r.value is not None and _number_arithmetic(r.value, assigned, frozenset())
@@ -3162,14 +3161,6 @@ def _number_arithmetic(expr: cst.BaseExpression, assigned: dict, seen: frozenset
                 type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "math"):
             return all(_number_arithmetic(a.value, assigned, seen) for a in expr.args)
     return False
-
-
-def _names_in(target: cst.BaseExpression):
-    if isinstance(target, cst.Name):
-        yield target
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _names_in(element.value)
 
 
 def _buffer_registrars(classes) -> tuple[str, ...]:
@@ -3351,7 +3342,7 @@ def _module_tree_param(function: cst.FunctionDef, expr: cst.BaseExpression, para
     if expr.value in params and depth:
         return expr.value
     for node in _loops(function.body):
-        if not any(n.value == expr.value for n in _names_in(node.target)):
+        if not any(n.value == expr.value for n in bound_names(node.target)):
             continue
         source = node.iter
         if isinstance(source, cst.Call) and isinstance(source.func, cst.Name) and source.func.value == "list" and source.args:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from graphsafe.analyzer import tensorness as T
-from graphsafe.analyzer.names import dotted
+from graphsafe.analyzer.names import bound_names, dotted
 from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rewriters.hoist import hoist_fix
 from graphsafe.rewriters.scalar_tensor import full_fix
@@ -440,30 +440,6 @@ def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
-def _names_in(target: cst.BaseExpression) -> list[str]:
-    """The plain names an assignment target binds (`a`, `a, (b, *c)`)."""
-    if type(target) is cst.Name:
-        return [target.value]
-    if type(target) in (cst.Tuple, cst.List):
-        return [n for e in target.elements for n in _names_in(e.value)]
-    if type(target) is cst.StarredElement:
-        return _names_in(target.value)
-    return []
-
-
-def _concat_parts(value: cst.BaseExpression, ctx) -> list[cst.BaseExpression] | None:
-    """The tensors `torch.cat([a, b])` (or stack, vstack, ...) joins, written as a list or tuple."""
-    if type(value) is not cst.Call:
-        return None
-    namespace, _, func = (ctx.resolve(value.func) or "").rpartition(".")
-    if namespace != "torch" or func not in T.CONCAT_FUNCTIONS:
-        return None
-    first = _keyword(value, "tensors") or next(iter(_positional(value)), None)
-    if first is None or not isinstance(first.value, (cst.List, cst.Tuple)):
-        return None
-    return [e.value for e in first.value.elements if not isinstance(e, cst.StarredElement)]
-
-
 class GrowingBuffer(_StaticMemoryRule):
     """## What it does
     Flags a tensor concatenated onto itself inside a captured region, where it outlives the
@@ -555,15 +531,15 @@ class GrowingBuffer(_StaticMemoryRule):
         keeps that, marked grown (what `self.kv = kv` then stores back)."""
         if len(node.targets) != 1 or type(node.targets[0].target) is not cst.Name:
             for target in node.targets:  # `kv, pos = ...`: whatever they held before is gone
-                for name in _names_in(target.target):
-                    copies.pop(name, None)
+                for name in bound_names(target.target):
+                    copies.pop(name.value, None)
             return
         local = node.targets[0].target.value
         origin = self._origin(node.value, ctx, rebound, copies)
         if origin is not None:
             copies[local] = origin
             return
-        parts = _concat_parts(node.value, ctx) if local in copies else None
+        parts = T.concat_parts(node.value, ctx.resolve) if local in copies else None
         if parts and any(type(p) is cst.Name and p.value == local for p in parts):
             copies[local] = (copies[local][0], True)
         else:
@@ -586,7 +562,7 @@ class GrowingBuffer(_StaticMemoryRule):
                 if grown and origin in (shown, attr):
                     ctx.report(self, value, target=shown)
                     return True
-            parts = _concat_parts(value, ctx)
+            parts = T.concat_parts(value, ctx.resolve)
             if parts and any(type(p) is cst.Name and p.value in copies and copies[p.value][0] == shown for p in parts):
                 ctx.report(self, value, target=shown)
                 return True
@@ -594,7 +570,7 @@ class GrowingBuffer(_StaticMemoryRule):
 
     def _check_concat(self, node: cst.Assign, ctx, rebound: set[str]) -> None:
         value = node.value
-        joined = _concat_parts(value, ctx)
+        joined = T.concat_parts(value, ctx.resolve)
         if joined is None:
             return
         parts = {dotted(e) for e in joined}

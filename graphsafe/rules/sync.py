@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphsafe.model import Applicability, Consequence, Example, Principle
+from graphsafe.model import Consequence, Example, Principle
 from graphsafe.rewriters.device_log import append_item_fix, attribute_item_fix
 from graphsafe.rewriters.edits import enclosing_statement_line, removal_fix
 from graphsafe.rewriters import keep_tensor
 from graphsafe.rewriters.keep_tensor import operand_fix
-from graphsafe.rewriters.keywords import keyword_fix
 from graphsafe.rewriters.nonfinite import nonfinite_check_fix
 from graphsafe.rewriters.repeat_interleave import output_size_fix
 from graphsafe.rules.base import Callees, Rule
