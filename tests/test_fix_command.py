@@ -17,13 +17,16 @@ PROGRAM = textwrap.dedent("""\
         static_x = torch.zeros(4, 8)
         opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
         g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g):
-            loss = model(static_x).sum()
-            opt.step()
+        with torch.autocast("cuda", dtype=torch.bfloat16):  # keep this comment
+            with torch.cuda.graph(g):
+                loss = model(static_x).sum()
+                opt.step()
         for batch in loader:
-            static_x = batch.cuda()  # keep this comment
+            static_x = batch.cuda()
             g.replay()
 """)
+BEFORE = 'with torch.autocast("cuda", dtype=torch.bfloat16):'
+AFTER = 'with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False):'
 
 
 @pytest.fixture
@@ -42,22 +45,23 @@ def run(capsys, *args):
 def test_diff_changes_nothing(tree, capsys):
     code, out, err = run(capsys, "fix", "prog.py", "--diff", "--no-cache")
     assert code == 1
-    assert "-        static_x = batch.cuda()  # keep this comment" in out
-    assert "+        static_x.copy_(batch.cuda())  # keep this comment" in out
-    assert "capturable" not in out  # unsafe: not without --unsafe-fixes
+    assert f"-    {BEFORE}  # keep this comment" in out
+    assert f"+    {AFTER}  # keep this comment" in out
+    assert "capturable" not in out and "copy_" not in out  # unsafe: not without --unsafe-fixes
     assert (tree / "prog.py").read_text() == PROGRAM
 
 
 def test_fix_writes_and_is_idempotent(tree, capsys):
     code, out, _ = run(capsys, "fix", "prog.py", "--no-cache")
-    assert code == 1  # GS701 remains (its fix is unsafe)
-    assert "(1 fixed, 1 remaining)" in out
+    assert code == 1  # GS701 and GS401 remain (their fixes are unsafe)
+    assert "(1 fixed, 2 remaining)" in out
     first = (tree / "prog.py").read_text()
-    assert first == PROGRAM.replace("static_x = batch.cuda()", "static_x.copy_(batch.cuda())")
+    assert first == PROGRAM.replace(BEFORE, AFTER)
     run(capsys, "fix", "prog.py", "--no-cache")
     assert (tree / "prog.py").read_text() == first
     code, out, _ = run(capsys, "fix", "prog.py", "--no-cache", "--unsafe-fixes")
-    assert code == 0 and "capturable=True" in (tree / "prog.py").read_text()
+    fixed = (tree / "prog.py").read_text()
+    assert code == 0 and "capturable=True" in fixed and "static_x.copy_(batch.cuda())" in fixed
 
 
 def test_crlf_bom_and_latin1_are_kept(tree, capsys):
@@ -67,10 +71,10 @@ def test_crlf_bom_and_latin1_are_kept(tree, capsys):
     latin = ("# -*- coding: latin-1 -*-\n# caf\xe9\n" + PROGRAM).encode("latin-1")
     (tree / "latin.py").write_bytes(latin)
     run(capsys, "fix", ".", "--no-cache")
-    assert (tree / "crlf.py").read_bytes() == crlf.replace(b"static_x = batch.cuda()", b"static_x.copy_(batch.cuda())")
+    assert (tree / "crlf.py").read_bytes() == crlf.replace(BEFORE.encode(), AFTER.encode())
     assert (tree / "bom.py").read_bytes().startswith(b"\xef\xbb\xbfimport torch")
     fixed_latin = (tree / "latin.py").read_bytes()
-    assert b"caf\xe9" in fixed_latin and b"static_x.copy_(batch.cuda())" in fixed_latin
+    assert b"caf\xe9" in fixed_latin and AFTER.encode() in fixed_latin
 
 
 def test_file_changed_on_disk_is_not_overwritten(tree, monkeypatch, capsys):
@@ -107,8 +111,8 @@ def test_stdin_fix_prints_the_fixed_buffer(tree):
         [sys.executable, "-m", "graphsafe", "fix", "--stdin-filename", "prog.py", "-"],
         input=PROGRAM, capture_output=True, text=True, cwd=tree,
     )
-    assert "static_x.copy_(batch.cuda())" in result.stdout
-    assert result.returncode == 1  # the unsafe GS701 remains
+    assert AFTER in result.stdout
+    assert result.returncode == 1  # the unsafe GS701 and GS401 remain
 
 
 def test_removing_every_statement_of_a_block_keeps_it_valid(tmp_path, monkeypatch, capsys):

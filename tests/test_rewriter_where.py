@@ -1,9 +1,10 @@
 """Differential tests: code rewritten to torch.where computes what the branching code did.
 
-Each case is a small function; we apply graphsafe's fix, execute both versions on random CPU
-tensors (values around the branch boundary, NaN and inf included) and require bitwise-equal
-results (`torch.equal` with NaNs compared as equal): the ops are the same, only selected
-elementwise instead of by a Python branch.
+The fix is unsafe (applied with `--unsafe-fixes`): `torch.where` broadcasts the arms, so arms
+of other shapes or dtypes give another result (shown below). Each case is a small function; we
+apply the fix, execute both versions on random float CPU tensors of one shape (values around
+the branch boundary, NaN and inf included) and require bitwise-equal results (`torch.equal`
+with NaNs compared as equal): the ops are the same, only selected elementwise.
 """
 
 from __future__ import annotations
@@ -64,8 +65,9 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_fix_is_offered_and_removes_the_branch(name):
-    original, fixed = fixed_source(CASES[name])
+def test_unsafe_fix_is_offered_and_removes_the_branch(name):
+    assert fixed_source(CASES[name])[1] == fixed_source(CASES[name])[0], "the torch.where fix must not be safe"
+    original, fixed = fixed_source(CASES[name], unsafe=True)
     assert fixed != original and "torch.where" in fixed
     from graphsafe.analyzer.engine import check_source
 
@@ -88,11 +90,41 @@ tensors = st.lists(values, min_size=1, max_size=6).map(lambda v: torch.tensor(v,
 @pytest.mark.parametrize("name", sorted(CASES))
 @settings(max_examples=60, deadline=None)
 @given(x=tensors, y=tensors)
-def test_rewrite_keeps_eager_values(name, x, y):
-    original, fixed = fixed_source(CASES[name])
+def test_rewrite_keeps_eager_values_on_same_shape_float_inputs(name, x, y):
+    original, fixed = fixed_source(CASES[name], unsafe=True)
     y = y[: len(x)] if len(y) >= len(x) else torch.cat([y, torch.zeros(len(x) - len(y))])
     expected = load(original)(x.clone(), y.clone())
     got = load(fixed)(x.clone(), y.clone())
     if name == "two-names-and-scalar-arm" and not isinstance(expected, torch.Tensor):
         expected = torch.as_tensor(expected, dtype=got.dtype)
     assert same(expected, got), f"{name}: {expected} != {got}\n{fixed}"
+
+
+def test_rewrite_changes_the_dtype_of_an_integer_arm_which_is_why_it_is_unsafe():
+    source = """
+        def f(x: torch.Tensor, y: torch.Tensor):  # graphsafe: region
+            if x.sum() > 0:
+                y = y / 2
+            return y
+    """
+    original, fixed = fixed_source(source, unsafe=True)
+    assert "torch.where" in fixed
+    x, y = torch.tensor([-1]), torch.tensor([5, 7])  # branch not taken: the original keeps integers
+    assert load(original)(x, y).dtype == torch.int64
+    assert load(fixed)(x, y).dtype == torch.float32
+
+
+def test_rewrite_broadcasts_arms_of_another_shape_which_is_why_it_is_unsafe():
+    source = """
+        def f(x: torch.Tensor, y: torch.Tensor):  # graphsafe: region
+            if x.sum() > 0:
+                z = x.sum()
+            else:
+                z = y
+            return z
+    """
+    original, fixed = fixed_source(source, unsafe=True)
+    assert "torch.where" in fixed
+    x, y = torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0])  # taken: the original returns a 0-dim sum
+    assert load(original)(x, y).shape == ()
+    assert load(fixed)(x, y).shape == (2,)

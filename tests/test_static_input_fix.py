@@ -62,9 +62,9 @@ class Trainer:
 """
 
 
-def test_running_state_in_the_region_gets_copy():
+def test_running_state_in_the_region_gets_an_unsafe_copy():
     assert gs401(STATE) == [(9, True)]
-    fixed = fix_text("import torch\n" + textwrap.dedent(STATE), "case.py", Settings(), [], unsafe=False).fixed
+    fixed = fix_text("import torch\n" + textwrap.dedent(STATE), "case.py", Settings(), [], unsafe=True).fixed
     assert "self.running.copy_(0.9 * self.running + 0.1 * x.mean(0))" in fixed
 
 

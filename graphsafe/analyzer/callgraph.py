@@ -271,7 +271,7 @@ class Project:
         if patterns:
             for key, located in self.units.items():
                 unit = located.unit
-                if unit.is_function and _matches(patterns, unit.display, located.path, root):
+                if unit.is_function and matches_pattern(patterns, unit.display, located.path, root):
                     kind = RegionKind.PATTERN
                     add(Region(key, unit.display, kind, Confidence.CERTAIN, located.path, unit.line))
         return sorted(found.values(), key=lambda r: (r.confidence is not Confidence.CERTAIN, r.path, r.line, r.function))
@@ -583,7 +583,7 @@ class Project:
         return tuple(reversed(names))
 
 
-def _matches(patterns: tuple[str, ...], display: str, path: str, root: Path | None) -> bool:
+def matches_pattern(patterns: tuple[str, ...], display: str, path: str, root: Path | None) -> bool:
     if "*" in patterns:  # `--region '*'`: every function, without matching each one
         return True
     for pattern in patterns:

@@ -18,6 +18,7 @@ from graphsafe.analyzer.cache import FactsCache
 from graphsafe.analyzer.callgraph import Project, Reach
 from graphsafe.analyzer.discovery import ModuleNaming, discover, module_name, module_names
 from graphsafe.analyzer.facts import FileFacts, Unit
+from graphsafe.analyzer.fix_scope import without_out_of_scope_fixes
 from graphsafe.analyzer.noqa import suppressed
 from graphsafe.analyzer.parsing import analyze_bytes, analyze_text, error_facts, lasting_objects, no_cyclic_gc
 from graphsafe.analyzer.returns import external_key
@@ -245,6 +246,7 @@ def filter_diagnostics(diagnostics: Iterable[Diagnostic], facts: list[FileFacts]
         if d.code != "GS000" and suppressed(d.code, d.start.line, noqa.get(d.path, {})):
             continue
         kept.append(d)
+    kept = without_out_of_scope_fixes(kept, tuple(settings.regions), settings.root)
     return sorted(kept, key=lambda d: d.sort_key)
 
 

@@ -7,11 +7,20 @@
     if cond: return a         return torch.where(cond, a, b)
     else:    return b
 
-Offered only when it keeps eager values: both arms are side-effect-free expressions (no
-in-place ops, no calls we cannot see into), at least one arm of each pair is a tensor (it
-fixes the result's dtype and device), an arm does not read a name it assigned itself, and the
-construct holds no comments that the rewrite would drop. `torch.where` evaluates both arms;
-forward values are the same, but a NaN/inf in the unused arm can still reach gradients.
+Always unsafe: `torch.where` evaluates both arms and broadcasts the condition and both arms
+together, so where the arms (or the condition) differ in shape or dtype the result differs
+from the arm the branch would have taken (`y / 2` on an integer `y`, a `(1,)` condition over
+0-dim arms), and gradients see NaN/inf from the unused arm. Without shapes and dtypes, which a
+static reading of untyped code does not have, none of that can be ruled out.
+
+Not offered at all when the rewrite would evaluate something the branch guarded: an arm that
+indexes (`table[i + 1]` past the end), divides Python numbers (`1 / n` with `n == 0`), or
+reads an attribute of an object not known to hold a tensor (`cache.z_loss` that exists only when the flag is set); nor
+when the condition is not a proven tensor: a name that came out of tuple unpacking may be a
+Python bool beside a tensor (`y, flag = out`), and `flag.bool()` would raise on every call.
+Also required: both arms side-effect-free expressions (no in-place ops, no calls we cannot see
+into), at least one arm of each pair a tensor, no arm reading a name it assigned itself, and no
+comments inside that the rewrite would drop.
 """
 
 from __future__ import annotations
@@ -46,6 +55,68 @@ def _pure(expr: cst.BaseExpression, ctx) -> bool:
     return True
 
 
+def _unguarded(expr: cst.BaseExpression, test: cst.BaseExpression, ctx) -> bool:
+    """Nothing a branch condition could be guarding: no indexing, no division of Python
+    numbers, no attribute read off an object not known to hold a tensor. `torch.where` runs
+    both arms, so the arm the branch skipped must not raise. A read the condition itself makes
+    (`norm[k]` in `a / norm[k] if norm[k] > 0 else b`) runs either way, so it may stay."""
+    read_anyway = {ctx.code_for(n) for n in _reads(test)}
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Subscript, cst.Attribute)) and ctx.code_for(node) in read_anyway:
+            continue
+        if isinstance(node, cst.Subscript):
+            return False
+        if (isinstance(node, cst.BinaryOperation)
+                and isinstance(node.operator, (cst.Divide, cst.FloorDivide, cst.Modulo))
+                and not (ctx.kind(node.left).is_tensor or ctx.kind(node.right).is_tensor)):
+            return False  # Python numbers divided: ZeroDivisionError (a tensor gives inf)
+        if isinstance(node, cst.Call):
+            # a method's receiver and the arguments; the method name itself is no read (`_pure`
+            # has already limited calls to torch functions and tensor methods)
+            if isinstance(node.func, cst.Attribute) and ctx.resolve(node.func) is None:
+                stack.append(node.func.value)
+            stack.extend(a.value for a in node.args)
+            continue
+        if isinstance(node, cst.Attribute) and not (ctx.kind(node).is_tensor or ctx.kind(node.value).is_tensor):
+            return False
+        stack.extend(children(node))
+    return True
+
+
+def _reads(test: cst.BaseExpression):
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Subscript, cst.Attribute)):
+            yield node
+        stack.extend(children(node))
+
+
+def _unpacked_names(function: cst.FunctionDef | None) -> set[str]:
+    """Names the function binds by unpacking (`y, flag = out`, `for i, x in ...`): an element of
+    an unpacked value may be anything, whatever the analyzer guessed for the whole."""
+    found: set[str] = set()
+    if function is None:
+        return found
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        targets: list[cst.CSTNode] = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            targets = [node.target]
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            targets = [node.asname.name]
+        for target in targets:
+            if isinstance(target, (cst.Tuple, cst.List)):
+                found.update(n.value for n in _names(target))
+        stack.extend(children(node))
+    return found
+
+
 def _value(expr: cst.BaseExpression, ctx) -> bool:
     """A tensor or a Python number: something torch.where takes as an arm."""
     kind = ctx.kind(expr)
@@ -63,6 +134,8 @@ def condition_code(test: cst.BaseExpression, ctx) -> str | None:
         test, negate = test.expression, True
     if isinstance(test, cst.BooleanOperation) or not ctx.kind(test).is_tensor or not _pure(test, ctx):
         return None
+    if {n.value for n in _names(test)} & _unpacked_names(ctx.function_node):
+        return None  # `y, flag = out; if flag:` — `flag` may be a Python bool
     code = _bare(ctx.code_for(test))
     if not ctx.kind(test).is_bool_tensor:
         code = f"({code}).bool()" if not _atomic(test) else f"{code}.bool()"
@@ -172,10 +245,11 @@ def if_statement_fix(node: cst.If, ctx) -> FixSpec | None:
         a, b = body[0].value, other[0].value
         if not (_pure(a, ctx) and _pure(b, ctx)) or not (ctx.kind(a).is_tensor or ctx.kind(b).is_tensor):
             return None
-        if not (_value(a, ctx) and _value(b, ctx)):
+        if not (_value(a, ctx) and _value(b, ctx) and _unguarded(a, node.test, ctx)
+                and _unguarded(b, node.test, ctx)):
             return None
         return ("Return `torch.where(...)` instead of branching", [((node, end), f"return {_where(cond, a, b, ctx)}")],
-                Applicability.SAFE)
+                Applicability.UNSAFE)
     then = _assignments(body, ctx)
     orelse = _assignments(other, ctx) if other else {}
     if not then or orelse is None:
@@ -189,11 +263,13 @@ def if_statement_fix(node: cst.If, ctx) -> FixSpec | None:
             return None  # one-armed `if`: the name must already hold the value kept otherwise
         if not (_value(a, ctx) and _value(b, ctx)) or not (ctx.kind(a).is_tensor or ctx.kind(b).is_tensor):
             return None
+        if not (_unguarded(a, node.test, ctx) and _unguarded(b, node.test, ctx)):
+            return None
         parts.append((name, _where(cond, a, b, ctx)))
     targets = ", ".join(name for name, _ in parts)
     values = ", ".join(code for _, code in parts)
     title = f"Select `{targets}` with `torch.where` instead of branching"
-    return (title, [((node, end), f"{targets} = {values}")], Applicability.SAFE)
+    return (title, [((node, end), f"{targets} = {values}")], Applicability.UNSAFE)
 
 
 def if_expression_fix(node: cst.IfExp, ctx) -> FixSpec | None:
@@ -205,4 +281,7 @@ def if_expression_fix(node: cst.IfExp, ctx) -> FixSpec | None:
         return None
     if not (ctx.kind(a).is_tensor or ctx.kind(b).is_tensor):
         return None
-    return ("Use `torch.where` instead of a conditional expression", [(node, _where(cond, a, b, ctx))], Applicability.SAFE)
+    if not (_unguarded(a, node.test, ctx) and _unguarded(b, node.test, ctx)):
+        return None
+    return ("Use `torch.where` instead of a conditional expression", [(node, _where(cond, a, b, ctx))],
+            Applicability.UNSAFE)

@@ -63,10 +63,14 @@ class TensorBranch(Rule):
     ```
 
     ## Fix safety
-    `torch.where` computes both arms and selects elementwise. The fix is offered only when the
-    arms are side-effect-free tensor expressions assigning the same names (or both `return`),
-    so eager forward values are unchanged (safe). Gradients can differ where the unused arm
-    produces NaN/inf (a known property of `torch.where`).
+    Unsafe. `torch.where` computes both arms and broadcasts them with the condition: where the
+    arms or the condition differ in shape or dtype (`y / 2` on an integer `y`, a `(1,)`
+    condition over 0-dim arms) the result differs from the arm the branch took, and gradients
+    see NaN/inf from the unused arm. Not offered when an arm indexes, divides Python numbers
+    or reads an attribute of an object not known to hold a tensor (the branch may guard it:
+    `t[i + 1]` past the end), when the condition uses a name bound by tuple unpacking (it may be
+    a Python bool: `.bool()` would raise), or unless the arms are side-effect-free tensor
+    expressions assigning the same names (or both `return`).
 
     `assert t, "message"` (one tensor as the whole test; a plain string message, or an f-string
     of values not known to be tensors) becomes `torch._assert_async(t, "message")`, which

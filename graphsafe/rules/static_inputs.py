@@ -65,9 +65,13 @@ class StaticInputRebinding(Rule):
     ```
 
     ## Fix safety
-    `static.copy_(new)` computes the same values when shapes and dtypes match (safe); a new
-    value of another shape raises instead of being silently ignored, except a smaller one that
-    broadcasts, which is repeated; a value of another dtype is cast to the buffer's dtype.
+    Unsafe. `static.copy_(new)` computes the same values only when the new value has the
+    buffer's shape, dtype and device and nothing else holds the old tensor, and none of that can
+    be proven from the code: a value of another shape raises, except a smaller one that
+    broadcasts, which is repeated; one of another dtype is cast to the buffer's dtype (a KV cache
+    migrated with `self.k = self.k.to(k.dtype)` keeps its old dtype and the next `index_copy_`
+    raises); a reference kept elsewhere (another module, a list, an optimizer) sees the new
+    values where it saw the old ones.
     Rebinding to a non-tensor (`self.buf = None`) is not reported, nor rebinding a name or
     attribute that the file binds to a Python number and never to a tensor (`self.momentum =
     cfg.momentum`, later `self.momentum = schedule(it)`): the graph read a number there (GS301's
@@ -344,7 +348,7 @@ def _copy_fix(assign: cst.Assign, ctx, statement: cst.CSTNode | None = None):
     target = assign.targets[0].target
     call = cst.Call(func=cst.Attribute(value=target, attr=cst.Name("copy_")), args=[cst.Arg(value=assign.value)])
     title = f"Copy into `{ctx.code_for(target)}` with `.copy_()` instead of rebinding it"
-    return (title, [(assign, ctx.code_for(cst.Expr(call), at=statement or ctx.statement))], Applicability.SAFE)
+    return (title, [(assign, ctx.code_for(cst.Expr(call), at=statement or ctx.statement))], Applicability.UNSAFE)
 
 
 _KEEPERS = frozenset("append extend insert add appendleft put".split())

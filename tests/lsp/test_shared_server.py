@@ -26,8 +26,9 @@ FIXABLE = (
     "x = torch.ones(2)\n"
     "static = torch.zeros(2)\n"
     "g = torch.cuda.CUDAGraph()\n"
-    "with torch.cuda.graph(g):\n"
-    "    out = static * 2\n"
+    'with torch.autocast("cuda", dtype=torch.bfloat16):\n'
+    "    with torch.cuda.graph(g):\n"
+    "        out = static * 2\n"
     "static = x\n"
     "\n"
     "\n"
@@ -85,22 +86,23 @@ async def test_noqa_action_silences_the_line(session: Session):
 async def test_quick_fixes_safe_and_unsafe_and_fix_all(session: Session):
     uri = session.open("fixes.py", FIXABLE)
     await session.wait_for_version(uri)
-    assert session.codes(uri) == ["GS401", "GS701"]
+    assert session.codes(uri) == ["GS401", "GS701", "GS702"]
     found = await actions(session, uri, whole())
     titles = {a.title: a for a in found}
-    safe = titles["Copy into `static` with `.copy_()` instead of rebinding it"]
+    safe = titles["Pass `cache_enabled=False`"]
     assert safe.is_preferred and safe.kind == types.CodeActionKind.QuickFix
-    assert [e.new_text for e in safe.edit.changes[uri]] == ["static.copy_(x)"]
+    copy = titles["(unsafe) Copy into `static` with `.copy_()` instead of rebinding it"]
+    assert not copy.is_preferred and [e.new_text for e in copy.edit.changes[uri]] == ["static.copy_(x)"]
     assert any(t.startswith("(unsafe) Build `Adam` with `capturable=True`") for t in titles)
     assert "Disable GS401 for this line" in titles and "Disable GS701 for this line" in titles
 
     [fix_all] = await actions(session, uri, whole(), only=[types.CodeActionKind.SourceFixAll])
     assert fix_all.kind == "source.fixAll.graphsafe"
     session.apply(uri, fix_all.edit)
-    assert "\nstatic.copy_(x)\n" in session.texts[uri]
-    assert "Adam(params)" in session.texts[uri]  # the unsafe fix is not part of fixAll
+    assert "cache_enabled=False" in session.texts[uri]
+    assert "\nstatic = x\n" in session.texts[uri] and "Adam(params)" in session.texts[uri]  # unsafe: not in fixAll
     await session.wait_for_version(uri)
-    assert session.codes(uri) == ["GS701"]
+    assert session.codes(uri) == ["GS401", "GS701"]
     assert await actions(session, uri, whole(), only=["source.fixAll.graphsafe"]) == []
 
 
