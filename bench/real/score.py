@@ -1,0 +1,300 @@
+"""Score `graphsafe check` against labelled lines of real PyPI packages.
+
+    python bench/real/score.py                 # development part (the default)
+    python bench/real/score.py --part test     # the held-out part: once per change, see README
+    python bench/real/score.py --part all --json out.json --show-misses
+
+For each package in bench/real/labels/*.jsonl: download its pinned wheel with pip (hash checked),
+unpack it into a cache directory, verify every label's line text, run `graphsafe check` on the
+package with the labelled regions, and compare the diagnostics with the labels by kind. See
+bench/real/README.md for the labels, the protocol and how matches are counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+KINDS = ("sync", "branch", "scalar", "alloc", "cpu_effect", "rng", "config", "stream")
+
+
+def kinds_of(code: str) -> frozenset[str]:
+    """The label kinds a rule code answers for (GS302 counters and GS502 host randomness sit
+    between two kinds, so either label is matched by them)."""
+    special = {"GS302": {"scalar", "cpu_effect"}, "GS502": {"cpu_effect", "rng"}}
+    if code in special:
+        return frozenset(special[code])
+    family = {"GS1": "sync", "GS2": "branch", "GS3": "scalar", "GS4": "alloc", "GS5": "cpu_effect",
+              "GS6": "rng", "GS7": "config", "GS8": "config", "GS9": "stream"}.get(code[:3])
+    return frozenset({family}) if family else frozenset()
+
+
+@dataclass
+class Package:
+    name: str
+    version: str
+    wheel: str
+    sha256: str
+    labels: list[dict] = field(default_factory=list)
+
+    @property
+    def regions(self) -> list[str]:
+        return sorted({label["region"] for label in self.labels})
+
+
+def load_labels(labels_dir: Path) -> dict[str, Package]:
+    packages: dict[str, Package] = {}
+    for path in sorted(labels_dir.glob("*.jsonl")):
+        for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not raw.strip():
+                continue
+            label = json.loads(raw)
+            pin = (label["version"], label["wheel"], label["sha256"])
+            package = packages.setdefault(label["package"], Package(label["package"], *pin))
+            if (package.version, package.wheel, package.sha256) != pin:
+                raise SystemExit(f"{path.name}:{number}: {label['package']} pinned twice ({pin} vs {package.version})")
+            package.labels.append(label)
+    return packages
+
+
+def fetch(package: Package, cache: Path) -> Path:
+    """Download the pinned wheel (pip checks the hash), unpack it once; returns the source root.
+    A package that PyPI ships only as a source archive (`*.tar.gz`, e.g. encodec) is downloaded
+    the same way, and its root is the archive's top folder."""
+    archives = cache / "wheels"
+    archive = archives / package.wheel
+    sdist = package.wheel.endswith(".tar.gz")
+    if not (archive.is_file() and hashlib.sha256(archive.read_bytes()).hexdigest() == package.sha256):
+        archives.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as req:
+            req.write(f"{package.name}=={package.version} --hash=sha256:{package.sha256}\n")
+        binary = "--no-binary=:all:" if sdist else "--only-binary=:all:"
+        try:
+            subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", binary,
+                            "--require-hashes", "-r", req.name, "-d", str(archives)], check=True)
+        finally:
+            os.unlink(req.name)
+        if not archive.is_file():
+            raise SystemExit(f"{package.name}: pip did not produce {package.wheel}")
+    root = cache / "src" / f"{package.name}-{package.version}"
+    stamp = root / ".unpacked-from"
+    if not (stamp.is_file() and stamp.read_text() == package.sha256):
+        root.mkdir(parents=True, exist_ok=True)
+        if sdist:
+            with tarfile.open(archive) as tar:
+                tar.extractall(root, filter="data")
+        else:
+            with zipfile.ZipFile(archive) as zipped:
+                zipped.extractall(root)
+        # An empty project file: graphsafe must not pick up any configuration above the cache.
+        (source_root(root, package) / "pyproject.toml").write_text("")
+        stamp.write_text(package.sha256)
+    return source_root(root, package)
+
+
+def source_root(root: Path, package: Package) -> Path:
+    top = root / package.wheel.removesuffix(".tar.gz")
+    return top if package.wheel.endswith(".tar.gz") else root
+
+
+def verify(package: Package, root: Path) -> list[str]:
+    problems = []
+    lines: dict[str, list[str]] = {}
+    for label in package.labels:
+        path = label["path"]
+        if path not in lines:
+            try:
+                lines[path] = (root / path).read_text(encoding="utf-8").splitlines()
+            except OSError as error:
+                problems.append(f"{package.name}: {path}: {error}")
+                lines[path] = []
+        text = lines[path][label["line"] - 1].strip() if 0 < label["line"] <= len(lines[path]) else None
+        if text != label["text"]:
+            problems.append(f"{package.name}: {path}:{label['line']}: label says {label['text']!r}, wheel has {text!r}")
+    return problems
+
+
+def run_check(package: Package, root: Path, jobs: int | None) -> list[dict]:
+    command = [sys.executable, "-m", "graphsafe", "check", ".", "--format", "json", "--no-cache", "--exit-zero"]
+    for region in package.regions:
+        command += ["--region", region]
+    if jobs:
+        command += ["--jobs", str(jobs)]
+    done = subprocess.run(command, cwd=root, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{package.name}: graphsafe check failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    diagnostics = json.loads(done.stdout or "[]")
+    for d in diagnostics:
+        d["relpath"] = (root / d["filename"]).resolve().relative_to(root.resolve()).as_posix()
+    return diagnostics
+
+
+@dataclass
+class Tally:
+    tp: int = 0       # positives found
+    fn: int = 0       # positives missed
+    fp: int = 0       # flags on labelled lines with no positive of that kind (a look-alike flagged)
+    cross: int = 0    # flags on a line whose positives are of other kinds only (not counted either way)
+    outside: int = 0  # flags on lines nobody labelled
+
+    def recall(self) -> float | None:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else None
+
+    def precision(self, flagged_true: int) -> float | None:
+        return flagged_true / (flagged_true + self.fp) if flagged_true + self.fp else None
+
+
+def score(package: Package, diagnostics: list[dict], tallies: dict[str, Tally], flagged_true: dict[str, int],
+          misses: list[str], false_alarms: list[str], outside: list[str]) -> None:
+    flags: dict[tuple[str, int], set[str]] = defaultdict(set)
+    codes: dict[tuple[str, int, str], str] = {}
+    for d in diagnostics:
+        for kind in kinds_of(d["code"]):
+            key = (d["relpath"], d["location"]["row"])
+            flags[key].add(kind)
+            codes.setdefault((*key, kind), d["code"])
+    labelled: dict[tuple[str, int], list[dict]] = defaultdict(list)
+    positive_lines: dict[tuple[str, int, str], bool] = {}
+    for label in package.labels:
+        labelled[(label["path"], label["line"])].append(label)
+        if label["label"] == "positive":
+            for line in [label["line"], *label.get("alt_lines", [])]:
+                positive_lines[(label["path"], line, label["kind"])] = True
+    # Recall: a positive is found when its kind is flagged on its line or one of its alternative lines.
+    for label in package.labels:
+        if label["label"] != "positive":
+            continue
+        lines = [label["line"], *label.get("alt_lines", [])]
+        if any(label["kind"] in flags.get((label["path"], line), ()) for line in lines):
+            tallies[label["kind"]].tp += 1
+        else:
+            tallies[label["kind"]].fn += 1
+            misses.append(f"{package.name} {label['path']}:{label['line']} {label['kind']}: {label['text']}  # {label['reason']}")
+    # Precision: every flagged (line, kind) that is labelled or is an alternative line of a positive.
+    for (path, line), kinds in sorted(flags.items()):
+        for kind in sorted(kinds):
+            if positive_lines.get((path, line, kind)):
+                flagged_true[kind] += 1
+            elif (path, line) in labelled:
+                if any(l["label"] == "positive" for l in labelled[(path, line)]):
+                    tallies[kind].cross += 1
+                else:
+                    tallies[kind].fp += 1
+                    text = labelled[(path, line)][0]["text"]
+                    false_alarms.append(f"{package.name} {path}:{line} {codes[(path, line, kind)]} ({kind}): {text}")
+            else:
+                tallies[kind].outside += 1
+                outside.append(f"{package.name} {path}:{line} {codes[(path, line, kind)]} ({kind})")
+
+
+def table(tallies: dict[str, Tally], flagged_true: dict[str, int], positives: dict[str, int],
+          negatives: dict[str, int]) -> str:
+    fmt = lambda v: "  –  " if v is None else f"{v:5.2f}"  # noqa: E731
+    rows = ["| kind | positives | negatives | found | missed | recall | look-alikes flagged | precision | cross-kind | outside labels |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    total = Tally()
+    total_true = 0
+    for kind in KINDS:
+        t = tallies[kind]
+        rows.append(f"| {kind} | {positives[kind]} | {negatives[kind]} | {t.tp} | {t.fn} | {fmt(t.recall())} | {t.fp} | "
+                    f"{fmt(t.precision(flagged_true[kind]))} | {t.cross} | {t.outside} |")
+        for name in ("tp", "fn", "fp", "cross", "outside"):
+            setattr(total, name, getattr(total, name) + getattr(t, name))
+        total_true += flagged_true[kind]
+    rows.append(f"| **all** | {sum(positives.values())} | {sum(negatives.values())} | {total.tp} | {total.fn} | "
+                f"{fmt(total.recall())} | {total.fp} | {fmt(total.precision(total_true))} | {total.cross} | {total.outside} |")
+    return "\n".join(rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=("dev", "test", "all"), default="dev")
+    parser.add_argument("--packages", help="comma-separated package names (within the part)")
+    parser.add_argument("--cache", type=Path, default=Path(os.environ.get("GS_REAL_CACHE", Path.home() / ".cache/graphsafe-real")))
+    parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--json", type=Path, help="also write the figures and lists as JSON")
+    parser.add_argument("--show-misses", action="store_true", help="list missed positives and flagged look-alikes")
+    parser.add_argument("--show-outside", action="store_true", help="list flags on lines nobody labelled")
+    parser.add_argument("--no-borderline", action="store_true",
+                        help="score only the labels both labellers found clear (borderline ones left out)")
+    parser.add_argument("--verify-only", action="store_true", help="download and verify the labels, run nothing")
+    args = parser.parse_args()
+
+    packages = load_labels(HERE / "labels")
+    split = json.loads((HERE / "split.json").read_text())
+    unsplit = set(packages) - set(split["dev"]) - set(split["test"])
+    if unsplit:
+        raise SystemExit(f"packages in neither part of split.json: {sorted(unsplit)}")
+    chosen = sorted(packages) if args.part == "all" else sorted(p for p in packages if p in split[args.part])
+    if args.packages:
+        wanted = set(args.packages.split(","))
+        chosen = [p for p in chosen if p in wanted]
+    if args.part != "dev":
+        print("note: the test part is measured once per change and never used to choose what to fix (README).\n")
+
+    tallies: dict[str, Tally] = defaultdict(Tally)
+    flagged_true: dict[str, int] = defaultdict(int)
+    positives: dict[str, int] = defaultdict(int)
+    negatives: dict[str, int] = defaultdict(int)
+    misses: list[str] = []
+    false_alarms: list[str] = []
+    outside: list[str] = []
+    problems: list[str] = []
+    per_package = {}
+    for name in chosen:
+        package = packages[name]
+        root = fetch(package, args.cache)
+        problems += verify(package, root)
+        if args.no_borderline:
+            package.labels = [label for label in package.labels if not label["borderline"]]
+        for label in package.labels:
+            (positives if label["label"] == "positive" else negatives)[label["kind"]] += 1
+        per_package[name] = {"version": package.version, "labels": len(package.labels),
+                             "positives": sum(l["label"] == "positive" for l in package.labels),
+                             "regions": package.regions}
+        if args.verify_only or problems:
+            continue
+        diagnostics = run_check(package, root, args.jobs)
+        per_package[name]["diagnostics"] = len(diagnostics)
+        per_package[name]["gs000"] = sum(d["code"] == "GS000" for d in diagnostics)
+        score(package, diagnostics, tallies, flagged_true, misses, false_alarms, outside)
+    if problems:
+        print("\n".join(problems))
+        print(f"\n{len(problems)} labels do not match their wheels")
+        return 1
+    print(f"part: {args.part}{' (borderline labels left out)' if args.no_borderline else ''}; packages: {', '.join(f'{n} {packages[n].version}' for n in chosen)}")
+    print(f"labels: {sum(positives.values())} positives, {sum(negatives.values())} negatives")
+    if args.verify_only:
+        print("verified: every label's text matches its wheel")
+        return 0
+    print()
+    print(table(tallies, flagged_true, positives, negatives))
+    gs000 = sum(p.get("gs000", 0) for p in per_package.values())
+    if gs000:
+        print(f"\nGS000 (files not analysed): {gs000}")
+    if args.show_misses:
+        print("\nmissed positives:\n  " + "\n  ".join(misses or ["none"]))
+        print("\nflagged look-alikes:\n  " + "\n  ".join(false_alarms or ["none"]))
+    if args.show_outside:
+        print("\nflags on unlabelled lines:\n  " + "\n  ".join(outside or ["none"]))
+    if args.json:
+        figures = {kind: {**vars(tallies[kind]), "flagged_true": flagged_true[kind], "positives": positives[kind],
+                          "negatives": negatives[kind]} for kind in KINDS}
+        args.json.write_text(json.dumps({"part": args.part, "packages": per_package, "kinds": figures,
+                                         "misses": misses, "false_alarms": false_alarms, "outside": outside}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
