@@ -14,7 +14,7 @@ from pathlib import Path
 
 from graphsafe import __version__
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR, EXIT_NO_REGION = 0, 1, 2, 3
 
 
 class UsageError(Exception):
@@ -100,6 +100,11 @@ def _load_settings(args, paths: list[Path]):
     elif not config_file.is_file():
         raise UsageError(f"config file not found: {config_file}")
     settings = load_settings(config_file)
+    for key, codes in (("select", settings.select), ("ignore", settings.ignore)):
+        try:
+            _validate_codes(list(codes))
+        except UsageError as error:
+            raise UsageError(f"{config_file} [tool.graphsafe] {key}: {error}") from None
     return settings.with_cli(
         select=_split_codes(args.select),
         ignore=_split_codes(args.ignore),
@@ -163,20 +168,69 @@ def run_check(args) -> int:
             paths, settings, jobs=args.jobs, use_cache=not args.no_cache, cache_dir=args.cache_dir,
             progress=_progress_printer(),
         )
+    whole_run = "-" not in raw_paths  # a buffer from an editor may be reached from other files
+    if whole_run:
+        _refuse_unmatched_regions(args, settings, result, raw_paths)
     out = sys.stdout
     if args.show_regions and args.format == "text":
+        from graphsafe.analyzer.region_hints import def_line
+
         for region in result.regions:
-            out.write(f"region {region.display} ({region.kind.value}, {region.confidence.value}) at {region.path}:{region.line}\n")
+            line = region.line or def_line(region.path, region.display)  # a pattern names a def the analysis did not place
+            out.write(f"region {region.display} ({region.kind.value}, {region.confidence.value}) at {region.path}:{line}\n")
+        if not result.regions:
+            out.write("no capture regions found\n")
+    no_region = whole_run and not result.regions
     if args.format == "text":
         text = format_text(result.diagnostics)
+        if no_region and not result.diagnostics:
+            text = "No capture region found: nothing was checked for capture hazards.\n"
         if args.quiet:
             text = "".join(line + "\n" for line in text.splitlines() if not line.startswith(("Found ", "[*] ", "All checks")))
         out.write(text)
     else:
         out.write(FORMATTERS[args.format](result.diagnostics))
+    if no_region:
+        _explain_no_region(result, settings)
     if result.diagnostics and not args.exit_zero:
         return EXIT_FINDINGS
+    if no_region and not args.exit_zero:
+        return EXIT_NO_REGION
     return EXIT_CLEAN
+
+
+def _refuse_unmatched_regions(args, settings, result, raw_paths: list[str]) -> None:
+    """A `--region` pattern that names no function is a typo, not a pass; so is a config
+    pattern when the whole project is checked (a subset of files may hold none of its regions,
+    which is then only said)."""
+    from graphsafe.analyzer.region_hints import unmatched
+
+    whole_project = any(Path(p).resolve() == settings.root.resolve() for p in raw_paths)
+    missing = unmatched(tuple(settings.regions), result.facts, settings.root)
+    for pattern, close in missing.items():
+        hint = f"; closest: {', '.join(close)}" if close else ""
+        if pattern in args.region:
+            raise UsageError(f"--region pattern `{pattern}` matches no function in the files checked{hint}")
+        message = f"[tool.graphsafe] regions pattern `{pattern}` matches no function in the files checked{hint}"
+        if whole_project:
+            raise UsageError(message)
+        sys.stderr.write(f"graphsafe: warning: {message}\n")
+
+
+def _explain_no_region(result, settings) -> None:
+    from graphsafe.analyzer.region_hints import step_candidates
+
+    lines = [
+        f"graphsafe: no capture region found in the {result.files} file(s) checked, so no code is reachable from one "
+        "and only region-independent settings were checked.",
+        "  Mark the step you capture: `# graphsafe: region` on its `def` line, `@graphsafe.region`, "
+        "`--region 'Class.method'` or `regions = [...]` under [tool.graphsafe]; "
+        "`--region '*'` audits every function.",
+    ]
+    candidates = step_candidates(result.facts, settings.root)
+    if candidates:
+        lines.append("  Functions that look like a step: " + "; ".join(candidates))
+    sys.stderr.write("\n".join(lines) + "\n")
 
 
 def run_fix(args) -> int:
@@ -284,6 +338,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         sys.stderr.write("graphsafe: interrupted\n")
+        return EXIT_ERROR
+    except BrokenPipeError:  # `graphsafe check . | head`: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
         return EXIT_ERROR
     except Exception as error:  # never a traceback to the user, unless asked for
         from graphsafe.config import ConfigError
