@@ -44,7 +44,8 @@ class TensorBranch(Rule):
     Flags Python control flow on a tensor value inside a captured region: `if t:`,
     `while t:`, `assert t`, `a if t else b`, `t and u`, `t or u`, `not t`, including
     `if (x > 0).any():`, and the builtins `any`/`all` over tensors in such a test
-    (`if any(torch.isnan(g).any() for g in grads):`, `assert all(torch.isfinite(x))`).
+    (`if any(torch.isnan(g).any() for g in grads):`, `assert all(torch.isfinite(x))`), and a
+    chained comparison whose first pair holds a tensor (`t0 < t < t1` is `t0 < t and t < t1`).
 
     ## Why is this bad?
     Python needs the tensor's truth value on the host, which waits for the GPU: capture fails.
@@ -87,7 +88,7 @@ class TensorBranch(Rule):
     name = "tensor-branch"
     principle = Principle.STATIC
     consequence = Consequence.CAPTURE_FAILS
-    summary = "Python `if`/`while`/`assert`/`and`/`or`/`not` on a tensor value"
+    summary = "Python `if`/`while`/`assert`/`and`/`or`/`not`/chained comparison on a tensor value"
     message = "{what} on a tensor value needs it on the host and records one branch: {consequence}"
     valid = (
         "if x.shape[0] > 1:\n    pass",
@@ -102,6 +103,8 @@ class TensorBranch(Rule):
         "if any(p.grad is None for p in self.parameters()):\n    pass",
         "if all(s > 1 for s in x.shape):\n    pass",
         "ema = {k: 1.0 for k in range(n)}\nif ema[0] > 0:\n    pass",
+        "ok = 0 < n < 10",
+        "small = x.shape[0] < 4 < n",
     )
     invalid = (
         "if x.sum() > 0:\n    pass",
@@ -115,6 +118,7 @@ class TensorBranch(Rule):
         "z = x if (x > 0).all() else y",
         "ok = not (x > 0).all()",
         "z = x.any() and y",
+        "inside = y < x < y + 1.0",  # a chained comparison tests `y < x` in Python
         "d = torch.distributions.Categorical(logits=x)",
         "if any(torch.isnan(p.grad).any() for p in self.parameters()):\n    pass",
         "if not all([torch.isfinite(g).all() for g in (x, y)]):\n    pass",
@@ -154,6 +158,13 @@ class TensorBranch(Rule):
             if ctx.kind(operand).is_tensor:
                 ctx.report(self, operand, what=what)
 
+    def visit_Comparison(self, node: cst.Comparison, ctx) -> None:
+        # `a < b < c` is `(a < b) and (b < c)`: the first comparison's truth is read in Python.
+        if len(node.comparisons) < 2 or not isinstance(node.comparisons[0].operator, _ORDERING):
+            return
+        if ctx.kind(node.left).is_tensor or ctx.kind(node.comparisons[0].comparator).is_tensor:
+            ctx.report(self, node, what="a chained comparison (`a < b < c` tests `a < b` in Python)")
+
     def visit_UnaryOperation(self, node: cst.UnaryOperation, ctx) -> None:
         if isinstance(node.operator, cst.Not):
             self._check(node.expression, ctx, "`not`")
@@ -171,5 +182,7 @@ class TensorBranch(Rule):
                     return
         ctx.report(self, node, what=f"argument validation in `{name.rpartition('.')[2]}(...)` (pass validate_args=False)")
 
+
+_ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)
 
 RULES = (TensorBranch,)
