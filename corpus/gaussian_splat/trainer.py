@@ -49,7 +49,7 @@ class SplatTrainer:
         self.update_learning_rate(self.iteration)
         cam_idx = random.randrange(len(self.cameras))  # expect: GS502
         viewmat, gt_image = self.cameras.viewmats[cam_idx], self.cameras.images[cam_idx]
-        bg = torch.rand(3).to(self.device) if self.cfg.random_background else self.background  # expect: GS402
+        bg = torch.rand(3).to(self.device) if self.cfg.random_background else self.background  # expect: GS402, GS502
         if self.cfg.profile:
             torch.cuda.synchronize()  # expect: GS106
 

@@ -431,7 +431,9 @@ NOT_DRAWS = frozenset(
 class HostNondeterminism(_GpuOnlyBindingRule):
     """## What it does
     Flags host-side random numbers and clocks inside a captured region: the `random` module,
-    `numpy.random` (functions and `default_rng()`/`RandomState()` objects), `time.time`,
+    `numpy.random` (functions and `default_rng()`/`RandomState()` objects), torch's
+    `rand`/`randn`/`randint`/`randperm` without a `device=` (the CPU generator draws them; under
+    `torch.set_default_device("cuda")` they would be device draws, which is fine), `time.time`,
     `time.perf_counter`, `time.monotonic`, `time.process_time` (and their `_ns` forms),
     `datetime.now()`/`utcnow()`/`today()`, `uuid.uuid4()` and `os.urandom()`.
 
@@ -464,11 +466,12 @@ class HostNondeterminism(_GpuOnlyBindingRule):
 
     code = "GS502"
     name = "host-nondeterminism"
-    summary = "`random`, `numpy.random`, `time.time()`, `datetime.now()` inside a region"
+    summary = "`random`, `numpy.random`, CPU `torch.rand*`, `time.time()`, `datetime.now()` inside a region"
     message = "`{what}` is evaluated on the host once, at capture; every replay reuses that value: {consequence}"
     valid = (
         "z = torch.rand_like(x)",
         "z = torch.randn(4, device=x.device)",
+        "perm = torch.randperm(8, device=x.device)",
         Example("import random\np = random.random()", region=False),
         "import numpy as np\nrng = np.random.default_rng(0)",
         "import random\nrandom.seed(0)",  # GS602
@@ -482,6 +485,7 @@ class HostNondeterminism(_GpuOnlyBindingRule):
         "from datetime import datetime\nstamp = datetime.now()",
         "import numpy as np\nrng = np.random.default_rng(0)\nk = rng.integers(0, 4)",
         Example("import numpy as np\nimport time\np = np.random.uniform()\nt = time.time()", expect=2),
+        "keep = torch.randn(4, 8).topk(2).indices",
     )
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -490,6 +494,11 @@ class HostNondeterminism(_GpuOnlyBindingRule):
             if name.startswith(("random.", "numpy.random.")) or name in TIME_FUNCTIONS:
                 ctx.report(self, node, what=f"{name}()")
                 return
+        resolved = ctx.resolve(node.func)
+        if resolved in CPU_DRAWS and not any(a.keyword and a.keyword.value in ("device", "generator") for a in node.args):
+            # no device: the CPU generator draws, on the host, once (a `generator=` may be a CUDA one: GS601's)
+            ctx.report(self, node, what=f"{resolved}()")
+            return
         call = method_call(node)
         if call is None:
             return
@@ -502,6 +511,10 @@ class HostNondeterminism(_GpuOnlyBindingRule):
             key = binding_key(receiver)
             if key is not None:
                 self.later(lambda b: key in b.host_rngs, node, ctx, what=f"{dotted(node.func) or method}()")
+
+
+# torch's random factories: without `device=` they draw with the CPU generator.
+CPU_DRAWS = frozenset({"torch.rand", "torch.randn", "torch.randint", "torch.randperm"})
 
 
 # ------------------------------------------------------------------ GS503
