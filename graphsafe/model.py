@@ -64,6 +64,12 @@ class Fix:
     title: str
     edits: tuple[Edit, ...]
     applicability: Applicability = Applicability.SAFE
+    # why the fix may change behaviour (unsafe), or why none is offered (no edits: withheld)
+    reason: str = ""
+
+    @property
+    def offered(self) -> bool:
+        return bool(self.edits)
 
 
 class RegionKind(enum.Enum):

@@ -205,3 +205,23 @@ def test_a_constructor_named_by_a_pattern_gets_no_fix_but_a_named_step_does():
 def test_an_audit_keeps_fixes_of_regions_also_named_explicitly():
     found = [d for d in diagnostics(SETUP, regions=("*", "Trainer.step")) if d.code == "GS701"]
     assert found and found[0].fix is not None
+
+
+def test_a_withheld_fix_says_why_in_the_text_output_and_in_the_editor():
+    from graphsafe.lsp.convert import to_diagnostic
+    from graphsafe.report.formats import format_text
+
+    found = [d for d in diagnostics(GUARDED_INDEX) if d.code == "GS201"]
+    assert found and not found[0].fix.offered
+    assert "help: no fix offered: an arm indexes" in format_text(found)
+    lsp = to_diagnostic(found[0], GUARDED_INDEX.splitlines(), "utf-16", lambda path: None)
+    assert "(no fix offered: an arm indexes" in lsp.message
+
+
+def test_an_unsafe_fix_says_why_it_is_unsafe_in_the_text_output_and_the_quick_fix_title():
+    from graphsafe.lsp.actions import fix_title
+    from graphsafe.report.formats import format_text
+
+    [copy] = [d for d in diagnostics(KV_CACHE) if d.code == "GS401"]
+    assert "(unsafe: the new value may differ in shape, dtype or device" in format_text([copy])
+    assert fix_title(copy).startswith("(unsafe) Copy into `self.k`") and "shape, dtype or device" in fix_title(copy)

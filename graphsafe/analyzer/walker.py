@@ -103,8 +103,9 @@ class Place:
 @dataclass
 class _FixSpec:
     title: str
-    replacements: list[tuple[cst.CSTNode, str]]
+    replacements: list[tuple[cst.CSTNode, str]]  # none: the fix is withheld, `reason` says why
     applicability: Applicability
+    reason: str = ""
 
 
 @dataclass
@@ -331,7 +332,7 @@ class FileWalker:
             return
         if callable(fix):
             fix = fix()
-        spec = _FixSpec(fix[0], fix[1], fix[2]) if fix else None
+        spec = _FixSpec(fix[0], fix[1], fix[2], fix[3] if len(fix) > 3 else "") if fix else None
         statement = at.statement if at is not None else self.statement
         self.anchors.setdefault(id(node), statement)
         for replaced, _ in spec.replacements if spec else ():
@@ -2666,7 +2667,7 @@ class FileWalker:
                 if pending.fix is not None:
                     edits = tuple(e for e in (_edit(ranges, n, text) for n, text in pending.fix.replacements) if e)
                     if len(edits) == len(pending.fix.replacements):
-                        fix = Fix(pending.fix.title, edits, pending.fix.applicability)
+                        fix = Fix(pending.fix.title, edits, pending.fix.applicability, pending.fix.reason)
                 hit = Hit(pending.rule.code, pending.message, start, end, fix, pending.root_only, pending.condition)
                 built_hits[id(pending)] = hit
             return hit

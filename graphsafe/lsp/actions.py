@@ -35,7 +35,9 @@ def workspace_edit(uri: str, version: int | None, edits: list[types.TextEdit], v
 def fix_title(diagnostic: Diagnostic) -> str:
     fix = diagnostic.fix
     title = fix.title or f"Fix {diagnostic.code}"
-    return title if fix.applicability is Applicability.SAFE else f"(unsafe) {title}"
+    if fix.applicability is Applicability.SAFE:
+        return title
+    return f"(unsafe) {title}" + (f" — {fix.reason}" if fix.reason else "")
 
 
 def diagnostic_actions(

@@ -112,6 +112,12 @@ def region_note(diagnostic: Diagnostic) -> str:
     return f"in capture region {region.display}"
 
 
+def withheld_note(diagnostic: Diagnostic) -> str:
+    """` (no fix offered: why)` when a rewriter declined, so the editor says why there is no quick fix."""
+    fix = diagnostic.fix
+    return f" (no fix offered: {fix.reason})" if fix is not None and not fix.offered and fix.reason else ""
+
+
 def to_diagnostic(
     diagnostic: Diagnostic, lines: list[str], encoding: str, uri_of: Callable[[str], str | None]
 ) -> types.Diagnostic:
@@ -133,7 +139,7 @@ def to_diagnostic(
     url = rule_url(diagnostic.code)
     return types.Diagnostic(
         range=to_range(lines, start, end, encoding),
-        message=diagnostic.message,
+        message=diagnostic.message + withheld_note(diagnostic),
         severity=severity(diagnostic.code),
         code=diagnostic.code,
         code_description=types.CodeDescription(href=url) if url else None,

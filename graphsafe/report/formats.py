@@ -31,6 +31,15 @@ def severity_of(code: str) -> str:
     return rule.severity().value if rule else "error"
 
 
+def fix_help(fix) -> str:
+    """`Title`, `Title (unsafe: why)`, or `no fix offered: why` for a withheld one."""
+    if not fix.offered:
+        return f"no fix offered: {fix.reason}"
+    if fix.applicability is Applicability.UNSAFE:
+        return f"{fix.title} (unsafe: {fix.reason})" if fix.reason else f"{fix.title} (unsafe)"
+    return fix.title
+
+
 def format_text(diagnostics: list[Diagnostic], *, show_fixes: bool = True, files: int | None = None) -> str:
     lines: list[str] = []
     fixable = 0
@@ -42,10 +51,9 @@ def format_text(diagnostics: list[Diagnostic], *, show_fixes: bool = True, files
             if len(d.chain) > 1:
                 lines.append(f"  call chain: {' → '.join(d.chain)}")
         if d.fix is not None:
-            fixable += d.fix.applicability is Applicability.SAFE
+            fixable += d.fix.applicability is Applicability.SAFE and d.fix.offered
             if show_fixes:
-                unsafe = " (unsafe)" if d.fix.applicability is Applicability.UNSAFE else ""
-                lines.append(f"  help: {d.fix.title}{unsafe}")
+                lines.append(f"  help: {fix_help(d.fix)}")
     if diagnostics:
         noun = "error" if len(diagnostics) == 1 else "errors"
         lines.append(f"Found {len(diagnostics)} {noun}.")
@@ -57,7 +65,7 @@ def format_text(diagnostics: list[Diagnostic], *, show_fixes: bool = True, files
 
 
 def _fix_json(d: Diagnostic) -> dict | None:
-    if d.fix is None:
+    if d.fix is None or not d.fix.offered:
         return None
     return {
         "applicability": d.fix.applicability.value,
@@ -171,10 +179,10 @@ def format_sarif(diagnostics: list[Diagnostic]) -> str:
                     },
                 }
             ]
-        if d.fix is not None:
+        if d.fix is not None and d.fix.offered:
             result["fixes"] = [
                 {
-                    "description": {"text": d.fix.title},
+                    "description": {"text": fix_help(d.fix)},
                     "artifactChanges": [
                         {
                             "artifactLocation": {"uri": _uri(d.path), "uriBaseId": "%SRCROOT%"},

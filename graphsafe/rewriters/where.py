@@ -31,7 +31,21 @@ from graphsafe.analyzer.nodes import children
 
 from graphsafe.model import Applicability
 
-FixSpec = tuple[str, list[tuple[object, str]], Applicability]
+FixSpec = tuple  # (title, [(node, code)], Applicability, reason)
+
+# Why the fix is unsafe, and why it is sometimes not offered (shown with the diagnostic).
+UNSAFE_REASON = "torch.where evaluates both arms and broadcasts their shapes and dtypes, which are not proven equal"
+GUARDED_REASON = ("an arm indexes, divides Python numbers or reads an attribute that the condition may guard, "
+                  "and torch.where evaluates both arms")
+UNPACKED_REASON = "the condition uses a name bound by unpacking, which may be a Python bool (`.bool()` would raise)"
+
+
+def _withheld(reason: str) -> FixSpec:
+    return ("No fix", [], Applicability.UNSAFE, reason)
+
+
+def _uses_unpacked(test: cst.BaseExpression, ctx) -> bool:
+    return bool({n.value for n in _names(test)} & _unpacked_names(ctx.function_node))
 
 _IMPURE_CALLS = frozenset({"print", "input", "open", "next", "setattr", "delattr", "exec", "eval"})
 
@@ -134,7 +148,7 @@ def condition_code(test: cst.BaseExpression, ctx) -> str | None:
         test, negate = test.expression, True
     if isinstance(test, cst.BooleanOperation) or not ctx.kind(test).is_tensor or not _pure(test, ctx):
         return None
-    if {n.value for n in _names(test)} & _unpacked_names(ctx.function_node):
+    if _uses_unpacked(test, ctx):
         return None  # `y, flag = out; if flag:` — `flag` may be a Python bool
     code = _bare(ctx.code_for(test))
     if not ctx.kind(test).is_bool_tensor:
@@ -232,6 +246,8 @@ def _torch_available(ctx) -> bool:
 def if_statement_fix(node: cst.If, ctx) -> FixSpec | None:
     if not _torch_available(ctx) or _has_comments(node.body) or (node.orelse and _has_comments(node.orelse)):
         return None
+    if ctx.kind(node.test).is_tensor and _uses_unpacked(node.test, ctx):
+        return _withheld(UNPACKED_REASON)
     cond = condition_code(node.test, ctx)
     if cond is None or isinstance(node.orelse, cst.If):
         return None
@@ -245,11 +261,12 @@ def if_statement_fix(node: cst.If, ctx) -> FixSpec | None:
         a, b = body[0].value, other[0].value
         if not (_pure(a, ctx) and _pure(b, ctx)) or not (ctx.kind(a).is_tensor or ctx.kind(b).is_tensor):
             return None
-        if not (_value(a, ctx) and _value(b, ctx) and _unguarded(a, node.test, ctx)
-                and _unguarded(b, node.test, ctx)):
+        if not (_value(a, ctx) and _value(b, ctx)):
             return None
+        if not (_unguarded(a, node.test, ctx) and _unguarded(b, node.test, ctx)):
+            return _withheld(GUARDED_REASON)
         return ("Return `torch.where(...)` instead of branching", [((node, end), f"return {_where(cond, a, b, ctx)}")],
-                Applicability.UNSAFE)
+                Applicability.UNSAFE, UNSAFE_REASON)
     then = _assignments(body, ctx)
     orelse = _assignments(other, ctx) if other else {}
     if not then or orelse is None:
@@ -264,17 +281,19 @@ def if_statement_fix(node: cst.If, ctx) -> FixSpec | None:
         if not (_value(a, ctx) and _value(b, ctx)) or not (ctx.kind(a).is_tensor or ctx.kind(b).is_tensor):
             return None
         if not (_unguarded(a, node.test, ctx) and _unguarded(b, node.test, ctx)):
-            return None
+            return _withheld(GUARDED_REASON)
         parts.append((name, _where(cond, a, b, ctx)))
     targets = ", ".join(name for name, _ in parts)
     values = ", ".join(code for _, code in parts)
     title = f"Select `{targets}` with `torch.where` instead of branching"
-    return (title, [((node, end), f"{targets} = {values}")], Applicability.UNSAFE)
+    return (title, [((node, end), f"{targets} = {values}")], Applicability.UNSAFE, UNSAFE_REASON)
 
 
 def if_expression_fix(node: cst.IfExp, ctx) -> FixSpec | None:
     if not _torch_available(ctx):
         return None
+    if ctx.kind(node.test).is_tensor and _uses_unpacked(node.test, ctx):
+        return _withheld(UNPACKED_REASON)
     cond = condition_code(node.test, ctx)
     a, b = node.body, node.orelse
     if cond is None or not (_pure(a, ctx) and _pure(b, ctx)) or not (_value(a, ctx) and _value(b, ctx)):
@@ -282,6 +301,6 @@ def if_expression_fix(node: cst.IfExp, ctx) -> FixSpec | None:
     if not (ctx.kind(a).is_tensor or ctx.kind(b).is_tensor):
         return None
     if not (_unguarded(a, node.test, ctx) and _unguarded(b, node.test, ctx)):
-        return None
+        return _withheld(GUARDED_REASON)
     return ("Use `torch.where` instead of a conditional expression", [(node, _where(cond, a, b, ctx))],
-            Applicability.UNSAFE)
+            Applicability.UNSAFE, UNSAFE_REASON)

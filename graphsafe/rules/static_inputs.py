@@ -348,7 +348,8 @@ def _copy_fix(assign: cst.Assign, ctx, statement: cst.CSTNode | None = None):
     target = assign.targets[0].target
     call = cst.Call(func=cst.Attribute(value=target, attr=cst.Name("copy_")), args=[cst.Arg(value=assign.value)])
     title = f"Copy into `{ctx.code_for(target)}` with `.copy_()` instead of rebinding it"
-    return (title, [(assign, ctx.code_for(cst.Expr(call), at=statement or ctx.statement))], Applicability.UNSAFE)
+    return (title, [(assign, ctx.code_for(cst.Expr(call), at=statement or ctx.statement))], Applicability.UNSAFE,
+            "the new value may differ in shape, dtype or device, and other references to the old tensor would see it")
 
 
 _KEEPERS = frozenset("append extend insert add appendleft put".split())

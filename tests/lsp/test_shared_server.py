@@ -91,7 +91,7 @@ async def test_quick_fixes_safe_and_unsafe_and_fix_all(session: Session):
     titles = {a.title: a for a in found}
     safe = titles["Pass `cache_enabled=False`"]
     assert safe.is_preferred and safe.kind == types.CodeActionKind.QuickFix
-    copy = titles["(unsafe) Copy into `static` with `.copy_()` instead of rebinding it"]
+    [copy] = [a for t, a in titles.items() if t.startswith("(unsafe) Copy into `static` with `.copy_()` instead of rebinding it — ")]
     assert not copy.is_preferred and [e.new_text for e in copy.edit.changes[uri]] == ["static.copy_(x)"]
     assert any(t.startswith("(unsafe) Build `Adam` with `capturable=True`") for t in titles)
     assert "Disable GS401 for this line" in titles and "Disable GS701 for this line" in titles
