@@ -225,3 +225,18 @@ def test_an_unsafe_fix_says_why_it_is_unsafe_in_the_text_output_and_the_quick_fi
     [copy] = [d for d in diagnostics(KV_CACHE) if d.code == "GS401"]
     assert "(unsafe: the new value may differ in shape, dtype or device" in format_text([copy])
     assert fix_title(copy).startswith("(unsafe) Copy into `self.k`") and "shape, dtype or device" in fix_title(copy)
+
+
+def test_every_unsafe_fix_in_the_rule_examples_says_why():
+    from graphsafe.rules import ALL_RULES
+    from graphsafe.rules.base import as_example
+    from tests.helpers import wrap
+
+    seen = 0
+    for rule in ALL_RULES:
+        for example in map(as_example, rule.invalid):
+            for d in diagnostics(wrap(example)):
+                if d.fix is not None and d.fix.applicability.value == "unsafe":
+                    seen += 1
+                    assert d.fix.reason, f"{d.code}: {d.fix.title}"
+    assert seen >= 10

@@ -42,7 +42,7 @@ def append_item_fix(item_call: cst.Call, ctx):
         return None
     receiver = ctx.code_for(item_call.func.value)
     return ("Append the tensor (`.detach()`) and convert the list after the loop", [(item_call, f"{receiver}.detach()")],
-            Applicability.UNSAFE)
+            Applicability.UNSAFE, "the list then holds tensors where it held Python numbers")
 
 
 def attribute_item_fix(item_call: cst.Call, ctx):
@@ -54,4 +54,5 @@ def attribute_item_fix(item_call: cst.Call, ctx):
         return None
     receiver = ctx.code_for(item_call.func.value)
     return ("Store the tensor (`.detach()`): read it with `float()` outside the step",
-            [(item_call, f"{receiver}.detach()")], Applicability.UNSAFE)
+            [(item_call, f"{receiver}.detach()")], Applicability.UNSAFE,
+            "the attribute then holds a tensor where it held a Python number")

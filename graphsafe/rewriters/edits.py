@@ -48,9 +48,12 @@ def removal_fix(ctx, line: cst.SimpleStatementLine, title: str):
         owner = ctx.enclosing_statement(line)
         if (isinstance(owner, cst.If) and owner.orelse is None and ctx.enclosing_block_size(owner) > 1
                 and is_side_effect_free(owner.test)):
-            return (title, [(WholeLines(owner), "")], Applicability.UNSAFE)
-        return (title, [(line.body[0], "pass")], Applicability.UNSAFE)
-    return (title, [(WholeLines(line), "")], Applicability.UNSAFE)
+            return (title, [(WholeLines(owner), "")], Applicability.UNSAFE, REMOVAL_REASON)
+        return (title, [(line.body[0], "pass")], Applicability.UNSAFE, REMOVAL_REASON)
+    return (title, [(WholeLines(line), "")], Applicability.UNSAFE, REMOVAL_REASON)
+
+
+REMOVAL_REASON = "the statement no longer runs in eager steps either (its log, print or wait is gone)"
 
 
 # Calls that only read values: tensor reductions and tests, Python conversions and builtins.

@@ -198,4 +198,6 @@ def hoist_fix(call: cst.Call, ctx):
         f"Create the constant once in `__init__` as `{init_self}.{attribute}`",
         [(call, f"{ctx.self_name}.{attribute}"), (super_call, inserted)],
         applicability,
+        "" if applicability is Applicability.SAFE else
+        "created in `__init__`, the constant reads the default dtype or device then, not at the call",
     )

@@ -84,7 +84,7 @@ def operand_fix(node: cst.BinaryOperation, operand: cst.BaseExpression, ctx) -> 
         atomic = isinstance(source, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
         code = f"{code}.reshape(())" if atomic else f"({code}).reshape(())"
     title = "Keep the tensor instead of reading it to the host (the result dtype can differ)"
-    return (title, [(operand, code)], Applicability.UNSAFE)
+    return (title, [(operand, code)], Applicability.UNSAFE, KEEP_REASON)
 
 
 # --- `v = t.item()` whose every read is such an operand --------------------------------------
@@ -140,4 +140,7 @@ def binding_fix(binding: _Binding, ctx, state: ScalarBindings) -> FixSpec | None
         atomic = isinstance(source, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
         code = f"{code}.reshape(())" if atomic else f"({code}).reshape(())"
     title = f"Keep `{binding.name}` a tensor: it only feeds tensor arithmetic (the result dtype can differ)"
-    return (title, [(binding.call, code)], Applicability.UNSAFE)
+    return (title, [(binding.call, code)], Applicability.UNSAFE, KEEP_REASON)
+
+
+KEEP_REASON = "the value becomes a tensor where it was a Python number: its dtype and what code expecting a number does with it can change"

@@ -23,21 +23,21 @@ def nonfinite_check_fix(node: cst.Call, ctx):
     line = ctx.statement
     small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
     if small is None or ctx.resolve(cst.Name("torch")) != "torch":
-        return (TITLE_OFF, [keyword_fix(ctx, node, "error_if_nonfinite", "False")], Applicability.UNSAFE)
+        return (TITLE_OFF, [keyword_fix(ctx, node, "error_if_nonfinite", "False")], Applicability.UNSAFE, OFF_REASON)
     call = node.with_changes(args=[
         a.with_changes(value=cst.Name("False")) if a.keyword is not None and a.keyword.value == "error_if_nonfinite"
         else a for a in node.args])
     if isinstance(small, cst.Expr) and small.value is node:
         code = f"torch._assert_async(torch.isfinite({ctx.code_for(call, at=node)}), {MESSAGE})"
-        return (TITLE_CHECK, [(node, code)], Applicability.UNSAFE)
+        return (TITLE_CHECK, [(node, code)], Applicability.UNSAFE, ASSERT_REASON)
     if (isinstance(small, cst.Assign) and small.value is node and len(small.targets) == 1
             and isinstance(small.targets[0].target, cst.Name)):
         name = small.targets[0].target.value
         indent = "".join(ctx.statement_indents.get(id(line), ()))
         code = (f"{ctx.code_for(small.with_changes(value=call), at=node)}\n"
                 f"{indent}torch._assert_async(torch.isfinite({name}), {MESSAGE})")
-        return (TITLE_CHECK, [(small, code)], Applicability.UNSAFE)
-    return (TITLE_OFF, [keyword_fix(ctx, node, "error_if_nonfinite", "False")], Applicability.UNSAFE)
+        return (TITLE_CHECK, [(small, code)], Applicability.UNSAFE, ASSERT_REASON)
+    return (TITLE_OFF, [keyword_fix(ctx, node, "error_if_nonfinite", "False")], Applicability.UNSAFE, OFF_REASON)
 
 
 def assert_fix(node: cst.Assert, ctx):
@@ -56,7 +56,7 @@ def assert_fix(node: cst.Assert, ctx):
     message = ctx.code_for(msg) if msg is not None else '"assertion failed"'
     code = f"torch._assert_async({ctx.code_for(node.test)}, {message})"
     return ("Check on the device: `torch._assert_async` (fails as a device-side assert)", [(node, code)],
-            Applicability.UNSAFE)
+            Applicability.UNSAFE, ASSERT_REASON + "; it also runs under `python -O`")
 
 
 def _formats_no_tensor(msg: cst.BaseExpression, ctx) -> bool:
@@ -64,3 +64,7 @@ def _formats_no_tensor(msg: cst.BaseExpression, ctx) -> bool:
         return False
     values = [part.expression for part in msg.parts if isinstance(part, cst.FormattedStringExpression)]
     return not any(ctx.kind(value).is_tensor for value in values)
+
+
+OFF_REASON = "a non-finite gradient norm no longer raises"
+ASSERT_REASON = "a failed check is a device-side assert that ends the CUDA context, not a catchable exception"

@@ -263,4 +263,5 @@ def buffer_fix(class_key: str, method: str, name: str, ctx, uses: ScalarParamete
     ctx.anchors[id(last_small)] = tail
     replacements.append((last_small, f"{ctx.code_for(last_small, at=tail)}\n{indent}{line}"))
     title = f"Read `{name}` from a buffer `self.{buffer}` filled with `.fill_()` by each caller"
-    return (title, replacements, Applicability.UNSAFE)
+    return (title, replacements, Applicability.UNSAFE,
+            "until each caller fills the buffer before the call, the step reads the value it was created with")

@@ -30,7 +30,7 @@ def full_fix(node: cst.Call, ctx):
     rest = ", ".join(ctx.code_for(a, at=node).rstrip(", ") for a in node.args if a.keyword is not None)
     code = f"torch.full((), {ctx.code_for(value, at=node)}{', ' + rest if rest else ''})"
     return ("Fill a 0-dim tensor on the device (`torch.full((), value, ...)`)", [(node, code)],
-            Applicability.UNSAFE)
+            Applicability.UNSAFE, "without a dtype, `torch.full` takes the default dtype where `torch.tensor` took the value's own")
 
 
 _NUMBER_FUNCTIONS = frozenset({"float", "int", "len", "round"})

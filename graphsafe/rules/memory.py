@@ -981,7 +981,8 @@ class GraphOutputNotCloned(_StaticMemoryRule):
             shown = use.key[1]
             # On a value not known to be a tensor (a tuple of outputs), `.clone()` may not exist.
             applicability = Applicability.SAFE if is_tensor else Applicability.UNSAFE
-            fix = (f"Keep `{shown}.clone()`", [(use.node, f"{shown}.clone()")], applicability)
+            reason = "" if is_tensor else "the kept value is not known to be a tensor: `.clone()` may not exist on it"
+            fix = (f"Keep `{shown}.clone()`", [(use.node, f"{shown}.clone()")], applicability, reason)
             ctx.report(self, use.node, fix=fix, always=True, at=use.place, target=shown)
 
 

@@ -150,6 +150,7 @@ class OptimizerNotCapturable(Rule):
                     f"Build `{built.cls}` with `capturable=True` (needs CUDA parameters)",
                     [keyword_fix(ctx, built.call, "capturable", "True", built.statement)],
                     Applicability.UNSAFE,
+                    "the optimizer then refuses parameters that are not on a CUDA device",
                 )
                 ctx.report(self, step.node, at=step.place, fix=fix, optimizer=built.cls,
                            detail="was built without capturable=True")

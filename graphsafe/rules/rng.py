@@ -314,7 +314,8 @@ class CheckpointRngState(Rule):
         if arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "True"):
             return  # False, or a value we cannot see
         edit = keyword_fix(ctx, node, "preserve_rng_state", "False")
-        fix = ("Pass `preserve_rng_state=False`", [edit], Applicability.UNSAFE)
+        fix = ("Pass `preserve_rng_state=False`", [edit], Applicability.UNSAFE,
+               "the recomputation then draws other random numbers than the forward did (dropout masks differ)")
         ctx.report(self, node, fix=fix, what=name.rpartition(".")[2])
 
 
