@@ -26,7 +26,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent.parent))
 
 from fix_hunks import WIDE  # noqa: E402
-from score import fetch, load_labels  # noqa: E402
+from score import fetch, packages_of  # noqa: E402
 
 from graphsafe.analyzer.engine import check_paths  # noqa: E402
 from graphsafe.config import Settings  # noqa: E402
@@ -127,9 +127,8 @@ def main() -> int:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--show", choices=("changed", "all"))
     args = parser.parse_args()
-    packages = load_labels(HERE / "labels")
-    split = json.loads((HERE / "split.json").read_text())
-    names = sorted(packages) if args.part == "all" else sorted(p for p in packages if p in split[args.part])
+    packages = packages_of(args.part)
+    names = sorted(packages)
     results = []
     for name in names:
         package = packages[name]

@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent.parent))
 
-from score import fetch, load_labels  # noqa: E402
+from score import fetch, packages_of  # noqa: E402
 
 from graphsafe.config import Settings  # noqa: E402
 from graphsafe.fixer import fix_paths, unified_diff  # noqa: E402
@@ -60,9 +60,8 @@ def main() -> int:
     parser.add_argument("--wide", action="store_true",
                         help="also every method named like a step (forward, step, update, sample, ...): more hunks")
     args = parser.parse_args()
-    packages = load_labels(HERE / "labels")
-    split = json.loads((HERE / "split.json").read_text())
-    names = sorted(packages) if args.part == "all" else sorted(p for p in packages if p in split[args.part])
+    packages = packages_of(args.part)
+    names = sorted(packages)
     records = []
     for name in names:
         package = packages[name]

@@ -69,6 +69,15 @@ def load_labels(labels_dir: Path) -> dict[str, Package]:
     return packages
 
 
+def packages_of(part: str) -> dict[str, Package]:
+    """The labelled packages of a part of split.json (`all`: every one), by name."""
+    packages = load_labels(HERE / "labels")
+    if part == "all":
+        return packages
+    split = json.loads((HERE / "split.json").read_text())
+    return {name: packages[name] for name in sorted(packages) if name in split[part]}
+
+
 def fetch(package: Package, cache: Path) -> Path:
     """Download the pinned wheel (pip checks the hash), unpack it once; returns the source root.
     A package that PyPI ships only as a source archive (`*.tar.gz`, e.g. encodec) is downloaded

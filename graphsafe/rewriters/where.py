@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphsafe.analyzer.nodes import children
+from graphsafe.analyzer.nodes import children, descendants
 
 from graphsafe.model import Applicability
 
@@ -100,12 +100,7 @@ def _unguarded(expr: cst.BaseExpression, test: cst.BaseExpression, ctx) -> bool:
 
 
 def _reads(test: cst.BaseExpression):
-    stack: list[cst.CSTNode] = [test]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.Subscript, cst.Attribute)):
-            yield node
-        stack.extend(children(node))
+    return (n for n in descendants(test) if isinstance(n, (cst.Subscript, cst.Attribute)))
 
 
 def _unpacked_names(function: cst.FunctionDef | None) -> set[str]:
@@ -211,12 +206,7 @@ def _assignments(statements: list[cst.BaseSmallStatement], ctx) -> dict[str, cst
 
 
 def _names(expr: cst.CSTNode):
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Name):
-            yield node
-        stack.extend(children(node))
+    return (n for n in descendants(expr) if isinstance(n, cst.Name))
 
 
 def _has_comments(node: cst.CSTNode) -> bool:

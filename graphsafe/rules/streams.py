@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphsafe.analyzer.nodes import children
+from graphsafe.analyzer.nodes import children, descendants
 from graphsafe.model import Consequence, Principle
 from graphsafe.rules.base import Callees, Rule
 
@@ -179,8 +179,8 @@ def _joined_after(function: cst.CSTNode | None, block: cst.With, stream: str, ct
     recorded inside the block (`x.wait_event(e)`, `e.wait()` after `e.record()` in it)?"""
     if function is None:
         return True  # module-level code: not judged
-    recorded = {ctx.code_for(c.func.value) for c in _calls(block.body)
-                if isinstance(c.func, cst.Attribute) and c.func.attr.value == "record"}
+    recorded = {ctx.code_for(c.func.value) for c in descendants(block.body)
+                if isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute) and c.func.attr.value == "record"}
     after = False
     for node in _in_order(function, skip=block):
         if node is block:
@@ -197,15 +197,6 @@ def _joined_after(function: cst.CSTNode | None, block: cst.With, stream: str, ct
         if method == "wait" and ctx.code_for(node.func.value) in recorded:
             return True
     return False
-
-
-def _calls(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Call):
-            yield current
-        stack.extend(children(current))
 
 
 def _in_order(node: cst.CSTNode, skip: cst.CSTNode | None = None):
