@@ -41,3 +41,12 @@ def project_diagnostics(tmp_path, files: dict[str, str], **settings):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(textwrap.dedent(text))
     return check_paths([tmp_path], Settings(root=tmp_path, **settings), use_cache=False, jobs=1).diagnostics
+
+
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    """`graphsafe ARGS` in-process: (exit code, stdout, stderr)."""
+    from graphsafe.cli import main
+
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from graphsafe.cli import main
+from tests.helpers import run_cli as run
 
 HAZARD = textwrap.dedent("""
     import torch
@@ -21,12 +21,6 @@ HAZARD = textwrap.dedent("""
         torch.cuda.synchronize()
         return v
 """)
-
-
-def run(capsys, *args) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

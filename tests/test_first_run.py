@@ -7,7 +7,8 @@ import textwrap
 
 import pytest
 
-from graphsafe.cli import EXIT_NO_REGION, main
+from graphsafe.cli import EXIT_NO_REGION
+from tests.helpers import run_cli as run
 
 TRAIN = textwrap.dedent("""\
     import torch
@@ -29,12 +30,6 @@ def tree(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "train.py").write_text(TRAIN)
     return tmp_path
-
-
-def run(capsys, *args):
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_a_file_with_hazards_and_no_region_says_nothing_was_checked(tree, capsys):

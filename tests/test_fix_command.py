@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from graphsafe.cli import main
+from tests.helpers import run_cli as run
 
 PROGRAM = textwrap.dedent("""\
     import torch
@@ -34,12 +34,6 @@ def tree(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "prog.py").write_text(PROGRAM)
     return tmp_path
-
-
-def run(capsys, *args):
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_diff_changes_nothing(tree, capsys):
