@@ -15,15 +15,14 @@ Regenerate after a reviewed change:  python -m tests.golden_fix --update
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 from graphsafe.config import Settings
 from graphsafe.fixer import fix_paths, unified_diff
+from tests import program_runner
 from tests.golden import ROOT, programs
 
 VARIANTS = {"safe": "expected_fix.diff", "unsafe": "expected_fix_unsafe.diff"}
@@ -44,31 +43,10 @@ def fix_diff(root: Path, name: str, unsafe: bool, write: bool = False, ignore: t
     return "".join(unified_diff(o) for o in result.outcomes if o.fixed != o.original)
 
 
-# Runs `run.py`'s run() of one program folder in a fresh interpreter (sibling modules such as
-# `model` share names across programs) and prints its dict as JSON (floats exactly: repr).
-_RUNNER = """
-import importlib.util, json, os, sys
-folder = sys.argv[1]
-import torch
-torch.set_num_threads(1)
-sys.path.insert(0, folder)
-os.chdir(folder)
-spec = importlib.util.spec_from_file_location("corpus_run", os.path.join(folder, "run.py"))
-module = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(module)
-print("RESULT " + json.dumps({k: float(v) for k, v in module.run(steps=2).items()}))
-"""
-
-
 def run_program(folder: Path) -> dict[str, float]:
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    done = subprocess.run([sys.executable, "-c", _RUNNER, str(folder)], capture_output=True, text=True, env=env,
-                          timeout=600, check=False)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode != 0 or not lines:
-        raise AssertionError(f"{folder.name}: run() failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
-    return json.loads(lines[-1][len("RESULT "):])
+    """run(steps=2) of `run.py` in a program folder, in a process of its own (sibling modules such as
+    `model` share names across programs): {output name: float}."""
+    return program_runner.run_program(folder)
 
 
 def different_numbers(expected: dict[str, float], got: dict[str, float], rel: float, abs_: float) -> list[str]:
