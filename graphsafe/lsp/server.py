@@ -42,7 +42,9 @@ log = logging.getLogger("graphsafe.lsp")
 DEFAULT_DEBOUNCE_S = 0.15
 SLOW_ANALYSIS_S = 1.0  # a buffer slower than this to analyse waits that long between re-analyses
 MAX_DEBOUNCE_S = 5.0
-LIVE_LIMIT_CHARS = 2_000_000  # larger buffers are analysed on open and save only, not while typing
+# Larger buffers get a notice instead of an analysis: one worker serves every buffer, and
+# a megabyte of source can take minutes, while every other buffer's diagnostics wait.
+DEFAULT_MAX_LIVE_BYTES = 512 * 1024
 STDIN_CHUNK = 1 << 16
 
 
@@ -83,6 +85,7 @@ class GraphsafeServer(LanguageServer):
         self.debounce = DEFAULT_DEBOUNCE_S
         self.use_index = True
         self.use_cache = True
+        self.max_live_bytes = DEFAULT_MAX_LIVE_BYTES
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.analysis_seconds: dict[str, float] = {}
         self.stopping = threading.Event()
@@ -231,10 +234,19 @@ class GraphsafeServer(LanguageServer):
         seconds = self.analysis_seconds.get(uri, 0.0)
         return self.debounce if seconds < SLOW_ANALYSIS_S else max(self.debounce, min(seconds, MAX_DEBOUNCE_S))
 
+    def too_large(self, text: str) -> int | None:
+        """The buffer's size in bytes when it is over the live-analysis limit, else None."""
+        if len(text) * 4 <= self.max_live_bytes:  # UTF-8 takes at most 4 bytes a character
+            return None
+        size = convert.units(text, convert.UTF8)
+        return size if size > self.max_live_bytes else None
+
     def _analyse_current(self, state: WorkspaceState, uri: str, path: str, version, text: str):
         """Worker side: (publications, configuration errors met on the way)."""
         if self.current_version(uri) != version:
             return [], []  # typed over while queued: skip straight to the newer version
+        if (size := self.too_large(text)) is not None:
+            return state.too_large(uri, path, version, text, size, self.max_live_bytes), []
         started = time.perf_counter()
         try:
             return state.analyse(uri, path, version, text), state.take_errors()
@@ -245,8 +257,10 @@ class GraphsafeServer(LanguageServer):
         document = self.open_document(uri)
         if document is None or self.state is None or not self.is_analyzed(uri):
             return
-        publications, errors = await self.run(self._analyse_current, uri, self.path_of(uri), document.version,
-                                              document.source)
+        # Keyed by buffer: the latest edit is analysed first, and once (see worker.py).
+        publications, errors = await self.worker.submit_latest(
+            uri, ([], []), self._analyse_current, self.state, uri, self.path_of(uri), document.version, document.source
+        )
         self.publish(publications)
         if publications:  # analysed: use the pause before the next edit (not awaited; never raises)
             self.worker.submit(WorkspaceState.prepare, self.state, uri)
@@ -408,6 +422,9 @@ def build_server() -> GraphsafeServer:
             server.debounce = debounce_ms / 1000
         server.use_index = bool(_option(options, "index", default=True))
         server.use_cache = bool(_option(options, "cache", default=True))
+        max_live_bytes = _option(options, "maxLiveBytes", "max_live_bytes")
+        if isinstance(max_live_bytes, int) and not isinstance(max_live_bytes, bool) and max_live_bytes >= 0:
+            server.max_live_bytes = max_live_bytes
         try:
             state = WorkspaceState(_folders(params))
         except Exception:  # an unreadable folder: carry on with open buffers only
@@ -447,9 +464,6 @@ def build_server() -> GraphsafeServer:
     def did_change(params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
         if server.state is None or not server.is_analyzed(uri):
-            return
-        document = server.open_document(uri)
-        if document is not None and len(document.source) > LIVE_LIMIT_CHARS:
             return
         server.schedule(uri, server.delay_for(uri))
 
@@ -551,8 +565,8 @@ def build_server() -> GraphsafeServer:
     async def code_action(params: types.CodeActionParams) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
         document = server.open_document(uri)
-        if document is None or server.state is None or not server.is_python(uri):
-            return None
+        if document is None or server.state is None or not server.is_python(uri) or server.too_large(document.source):
+            return None  # a buffer over the limit is not analysed, not even for its actions
         capabilities = server.client_capabilities.workspace
         edit_caps = capabilities.workspace_edit if capabilities else None
         versioned = bool(edit_caps and edit_caps.document_changes)
