@@ -49,7 +49,7 @@ STDIN_CHUNK = 1 << 16
 
 
 class _ReaderExecutor(Executor):
-    """pygls reads stdin through an executor; a daemon thread, so a pending read never blocks exit."""
+    """Reads stdin where it is not a pipe (a file, a Windows console); a daemon thread, so a pending read never blocks exit."""
 
     def __init__(self) -> None:
         import queue
