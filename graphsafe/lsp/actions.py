@@ -52,16 +52,19 @@ def diagnostic_actions(
     only: list[str] | None = None,
     versioned: bool = False,
     uri_of=lambda path: None,
+    listed: Iterable[types.Diagnostic] = (),
 ) -> list[types.CodeAction]:
-    """A quick fix per fixable diagnostic under `request`, then one "Disable CODE for this line" per line and code."""
+    """A quick fix per fixable diagnostic under `request` or `listed` by the client for its lines,
+    then one "Disable CODE for this line" per line and code."""
     if not kind_wanted(QUICKFIX, only):
         return []
+    listed = list(listed)
     fixes: list[types.CodeAction] = []
     noqa: list[types.CodeAction] = []
     seen: set[tuple[int, str]] = set()
     for d in diagnostics:
         lsp = convert.to_diagnostic(d, lines, encoding, uri_of)
-        if not convert.range_overlaps(lsp.range, request):
+        if not (convert.range_overlaps(lsp.range, request) or listed_for(lsp, request, listed)):
             continue
         if applicable(d, unsafe=True):
             edits = convert.to_text_edits(d.fix.edits, lines, encoding)
@@ -83,6 +86,20 @@ def diagnostic_actions(
             edit=workspace_edit(uri, version, convert.to_text_edits([edit], lines, encoding), versioned),
         ))
     return fixes + noqa
+
+
+def listed_for(diagnostic: types.Diagnostic, request: types.Range, listed: Iterable[types.Diagnostic]) -> bool:
+    """The client listed `diagnostic` in the request's context: one of ours with its code, starting on a
+    line of the request that the listed one spans. Code and line, not range and message: Neovim 0.7
+    sends line diagnostics without them, for a cursor that need not touch the diagnostic's columns."""
+    line = diagnostic.range.start.line
+    if not request.start.line <= line <= request.end.line:
+        return False
+    return any(
+        str(other.code) == str(diagnostic.code) and other.source in (None, convert.SOURCE)
+        and other.range.start.line <= line <= other.range.end.line
+        for other in listed
+    )
 
 
 def fix_all_action(

@@ -24,15 +24,15 @@ from typing import Any
 from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from graphsafe import __version__
 from graphsafe.analyzer.parsing import other_language
 from graphsafe.lsp import actions, convert, hover, index
+from graphsafe.lsp.framing import FrameReader
+from graphsafe.lsp.protocol import GraphsafeProtocol
 from graphsafe.lsp.settings import is_config
 from graphsafe.lsp.worker import Worker
 from graphsafe.lsp.workspace import Publication, WorkspaceState
@@ -42,11 +42,14 @@ log = logging.getLogger("graphsafe.lsp")
 DEFAULT_DEBOUNCE_S = 0.15
 SLOW_ANALYSIS_S = 1.0  # a buffer slower than this to analyse waits that long between re-analyses
 MAX_DEBOUNCE_S = 5.0
-LIVE_LIMIT_CHARS = 2_000_000  # larger buffers are analysed on open and save only, not while typing
+# Larger buffers get a notice instead of an analysis: one worker serves every buffer, and
+# a megabyte of source can take minutes, while every other buffer's diagnostics wait.
+DEFAULT_MAX_LIVE_BYTES = 512 * 1024
+STDIN_CHUNK = 1 << 16
 
 
 class _ReaderExecutor(Executor):
-    """pygls reads stdin through an executor; a daemon thread, so a pending read never blocks exit."""
+    """Reads stdin where it is not a pipe (a file, a Windows console); a daemon thread, so a pending read never blocks exit."""
 
     def __init__(self) -> None:
         import queue
@@ -73,40 +76,6 @@ class _ReaderExecutor(Executor):
         pass
 
 
-class _PipeReader:
-    """stdin as an asyncio stream: messages reach the loop without a thread hop per line."""
-
-    def __init__(self, stream: asyncio.StreamReader) -> None:
-        self._stream = stream
-
-    async def readline(self) -> bytes:
-        return await self._stream.readline()
-
-    async def readexactly(self, n: int) -> bytes:
-        try:
-            return await self._stream.readexactly(n)
-        except asyncio.IncompleteReadError:
-            return b""  # the client went away mid-message: end the session
-
-
-class GraphsafeProtocol(LanguageServerProtocol):
-    """pygls' protocol, tolerant of changes to documents that are not open or do not apply."""
-
-    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
-        uri = params.text_document.uri
-        if unquote(uri) not in self.workspace.text_documents:
-            log.warning("didChange for a document that is not open: %s", uri)
-            return
-        try:
-            for change in params.content_changes:
-                self.workspace.update_text_document(params.text_document, change)
-        except Exception:
-            log.exception("could not apply a change to %s; the buffer may be out of sync", uri)
-        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
-            yield handler, (params,), None
-
-
 class GraphsafeServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("graphsafe", __version__, protocol_cls=GraphsafeProtocol,
@@ -116,6 +85,7 @@ class GraphsafeServer(LanguageServer):
         self.debounce = DEFAULT_DEBOUNCE_S
         self.use_index = True
         self.use_cache = True
+        self.max_live_bytes = DEFAULT_MAX_LIVE_BYTES
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.analysis_seconds: dict[str, float] = {}
         self.stopping = threading.Event()
@@ -133,21 +103,18 @@ class GraphsafeServer(LanguageServer):
         return self._reader
 
     def start_io(self, stdin=None, stdout=None) -> None:  # type: ignore[override]
-        """pygls' stdio loop, reading stdin through an asyncio pipe where the platform allows it."""
+        """Serve over stdio: frames from stdin (read by framing.py, which resynchronises after a
+        malformed one, where pygls' reader would go deaf), answers to stdout."""
         stdin = stdin or sys.stdin.buffer
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
 
         async def serve() -> None:
-            loop = asyncio.get_running_loop()
-            try:
-                stream = asyncio.StreamReader(limit=2**26)
-                await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), stdin)
-                reader = _PipeReader(stream)
-            except (OSError, ValueError):  # a regular file or a Windows console: read it in a thread
-                reader = StdinAsyncReader(stdin, self.thread_pool)
-            await run_async(stop_event=self._stop_event, reader=reader, protocol=self.protocol, logger=log,
-                            error_handler=self.report_server_error)
+            reader = FrameReader(await self._stdin_chunks(stdin))
+            async for frame in reader.frames():
+                if self._stop_event.is_set():
+                    break
+                self.protocol.handle_frame(frame)
 
         try:
             asyncio.run(serve())
@@ -157,6 +124,17 @@ class GraphsafeServer(LanguageServer):
             pass
         finally:
             self.shutdown()
+
+    async def _stdin_chunks(self, stdin):
+        """A function returning the next bytes available on stdin (b"" at its end)."""
+        loop = asyncio.get_running_loop()
+        try:  # an asyncio pipe: messages reach the loop without a thread hop
+            stream = asyncio.StreamReader()
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), stdin)
+            return functools.partial(stream.read, STDIN_CHUNK)
+        except (OSError, ValueError):  # a regular file or a Windows console: read it in a thread
+            read = getattr(stdin, "read1", stdin.read)  # read1: what is there, without waiting for a full chunk
+            return lambda: loop.run_in_executor(self.thread_pool, read, STDIN_CHUNK)
 
     def shutdown(self) -> None:
         self.stopping.set()
@@ -256,10 +234,19 @@ class GraphsafeServer(LanguageServer):
         seconds = self.analysis_seconds.get(uri, 0.0)
         return self.debounce if seconds < SLOW_ANALYSIS_S else max(self.debounce, min(seconds, MAX_DEBOUNCE_S))
 
+    def too_large(self, text: str) -> int | None:
+        """The buffer's size in bytes when it is over the live-analysis limit, else None."""
+        if len(text) * 4 <= self.max_live_bytes:  # UTF-8 takes at most 4 bytes a character
+            return None
+        size = convert.units(text, convert.UTF8)
+        return size if size > self.max_live_bytes else None
+
     def _analyse_current(self, state: WorkspaceState, uri: str, path: str, version, text: str):
         """Worker side: (publications, configuration errors met on the way)."""
         if self.current_version(uri) != version:
             return [], []  # typed over while queued: skip straight to the newer version
+        if (size := self.too_large(text)) is not None:
+            return state.too_large(uri, path, version, text, size, self.max_live_bytes), []
         started = time.perf_counter()
         try:
             return state.analyse(uri, path, version, text), state.take_errors()
@@ -270,8 +257,10 @@ class GraphsafeServer(LanguageServer):
         document = self.open_document(uri)
         if document is None or self.state is None or not self.is_analyzed(uri):
             return
-        publications, errors = await self.run(self._analyse_current, uri, self.path_of(uri), document.version,
-                                              document.source)
+        # Keyed by buffer: the latest edit is analysed first, and once (see worker.py).
+        publications, errors = await self.worker.submit_latest(
+            uri, ([], []), self._analyse_current, self.state, uri, self.path_of(uri), document.version, document.source
+        )
         self.publish(publications)
         if publications:  # analysed: use the pause before the next edit (not awaited; never raises)
             self.worker.submit(WorkspaceState.prepare, self.state, uri)
@@ -433,6 +422,9 @@ def build_server() -> GraphsafeServer:
             server.debounce = debounce_ms / 1000
         server.use_index = bool(_option(options, "index", default=True))
         server.use_cache = bool(_option(options, "cache", default=True))
+        max_live_bytes = _option(options, "maxLiveBytes", "max_live_bytes")
+        if isinstance(max_live_bytes, int) and not isinstance(max_live_bytes, bool) and max_live_bytes >= 0:
+            server.max_live_bytes = max_live_bytes
         try:
             state = WorkspaceState(_folders(params))
         except Exception:  # an unreadable folder: carry on with open buffers only
@@ -472,9 +464,6 @@ def build_server() -> GraphsafeServer:
     def did_change(params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
         if server.state is None or not server.is_analyzed(uri):
-            return
-        document = server.open_document(uri)
-        if document is not None and len(document.source) > LIVE_LIMIT_CHARS:
             return
         server.schedule(uri, server.delay_for(uri))
 
@@ -576,13 +565,14 @@ def build_server() -> GraphsafeServer:
     async def code_action(params: types.CodeActionParams) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
         document = server.open_document(uri)
-        if document is None or server.state is None or not server.is_python(uri):
-            return None
+        if document is None or server.state is None or not server.is_python(uri) or server.too_large(document.source):
+            return None  # a buffer over the limit is not analysed, not even for its actions
         capabilities = server.client_capabilities.workspace
         edit_caps = capabilities.workspace_edit if capabilities else None
         versioned = bool(edit_caps and edit_caps.document_changes)
         only = [getattr(k, "value", k) for k in (params.context.only or [])] or None
-        job = functools.partial(_code_actions, server=server, versioned=versioned, only=only)
+        job = functools.partial(_code_actions, server=server, versioned=versioned, only=only,
+                                listed=params.context.diagnostics)
         result = await guard_async(server, server.run, None)(
             job, uri, server.path_of(uri), document.version, document.source, params.range
         )
@@ -602,7 +592,7 @@ def build_server() -> GraphsafeServer:
 
 
 def _code_actions(state: WorkspaceState, uri: str, path: str, version, text: str, request: types.Range, *,
-                  server: GraphsafeServer, versioned: bool, only: list[str] | None):
+                  server: GraphsafeServer, versioned: bool, only: list[str] | None, listed: list[types.Diagnostic]):
     """Worker-side: make sure `text` is analysed, then build the actions for `request`."""
     from graphsafe.fixer import fix_text
 
@@ -614,7 +604,7 @@ def _code_actions(state: WorkspaceState, uri: str, path: str, version, text: str
     lines = list(analysed.lines)
     found = actions.diagnostic_actions(
         uri, version, text, lines, analysed.diagnostics, request, state.encoding,
-        only=only, versioned=versioned, uri_of=state.uri_of,
+        only=only, versioned=versioned, uri_of=state.uri_of, listed=listed,
     )
     fix_all_asked = only is not None and actions.kind_wanted(actions.FIX_ALL, only)
     if fix_all_asked or (only is None and actions.has_safe_fix(analysed.diagnostics)):

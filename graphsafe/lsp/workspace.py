@@ -32,7 +32,8 @@ from graphsafe.analyzer.incremental import IncrementalParser
 from graphsafe.config import Settings
 from graphsafe.lsp import convert, index
 from graphsafe.lsp.settings import resolve
-from graphsafe.model import Diagnostic
+from graphsafe.model import Diagnostic, Position
+from graphsafe.rules.parse_error import ParseError
 
 log = logging.getLogger("graphsafe.lsp")
 
@@ -247,6 +248,21 @@ class WorkspaceState:
         # Other files see only this one's units, calls and classes, not its hits.
         if previous is None or (previous.facts != facts and shape_of(previous.facts) != shape_of(facts)):
             publications.extend(self.rediagnose(project, skip=uri))
+        return publications
+
+    def too_large(self, uri: str, path: str, version: int | None, text: str, size: int, limit: int) -> list[Publication]:
+        """A buffer over the live-analysis limit: one notice instead of its diagnostics, and the
+        rest of the project sees the file as it is on disk (through the index)."""
+        previous = self.documents.pop(uri, None)
+        self.parsers.pop(uri, None)
+        self.steps.pop(uri, None)
+        detail = (f"buffer too large for live analysis: {size} bytes > {limit}; "
+                  f"run `graphsafe check {os.path.basename(path)}` (or raise the maxLiveBytes server option)")
+        notice = Diagnostic(ParseError.code, detail, path, Position(1, 0), Position(1, 0))
+        start = convert.split_lines(text[:80])[:1]  # the notice sits at the start of the first line
+        publications = [Publication(uri, version, [convert.to_diagnostic(notice, start, self.encoding, self.uri_of)])]
+        if previous is not None:  # its buffer no longer overlays the index
+            publications.extend(self.rediagnose(self.project_for(path)))
         return publications
 
     def prepare(self, uri: str) -> None:

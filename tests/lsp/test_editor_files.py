@@ -21,7 +21,7 @@ def test_pre_commit_hooks():
 def test_editor_docs_name_real_options():
     text = (ROOT / "docs" / "editors.md").read_text()
     server = (ROOT / "graphsafe" / "lsp" / "server.py").read_text()
-    for option in ("debounceMs", '"index"', '"cache"', "--stdio", "--log-level", "source.fixAll.graphsafe"):
+    for option in ("debounceMs", '"index"', '"cache"', "maxLiveBytes", "--stdio", "--log-level", "source.fixAll.graphsafe"):
         assert option.strip('"') in text
         assert option in server or option == "source.fixAll.graphsafe"
     assert "vim.lsp.start" in text and "languages.toml" in text and "glspc.server.command" in text

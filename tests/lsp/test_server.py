@@ -227,3 +227,20 @@ async def test_launch_scripts_get_the_megatron_diagnostics(session: Session):
     await asyncio.sleep(0.3)
     assert session.diagnostics(other) == []  # only Python files and launch scripts are analysed
 
+
+
+async def test_a_buffer_over_the_live_limit_gets_one_notice_instead_of_an_analysis(session: Session):
+    await session.initialize({"maxLiveBytes": 300})
+    padding = "# é\n" * 80  # 400 bytes in 320 characters: the limit counts bytes
+    uri = session.open("big.py", ITEM + padding)
+    [notice] = await session.wait_for_version(uri)
+    size = len((ITEM + padding).encode())
+    assert notice.code == "GS000" and notice.range.start == types.Position(line=0, character=0)
+    assert notice.message.startswith(f"buffer too large for live analysis: {size} bytes > 300; run `graphsafe check big.py`")
+    params = types.CodeActionParams(text_document=types.TextDocumentIdentifier(uri=uri), range=notice.range,
+                                    context=types.CodeActionContext(diagnostics=[notice]))
+    assert await asyncio.wait_for(session.client.text_document_code_action_async(params), TIMEOUT_S) is None
+    session.change(uri, ITEM)  # back under the limit: analysed as usual
+    assert [d.code for d in await session.wait_for_version(uri)] == ["GS101"]
+    session.change(uri, ITEM + padding)
+    assert [d.message.split(":")[0] for d in await session.wait_for_version(uri)] == ["buffer too large for live analysis"]
