@@ -316,7 +316,18 @@ def run_lsp(args) -> int:
 COMMANDS = {"check": run_check, "fix": run_fix, "lsp": run_lsp, "rule": run_rule, "rules": run_rules}
 
 
+def _print_undecodable_names_as_their_bytes() -> None:
+    """A file name that is not valid UTF-8 reaches us as surrogate escapes (PEP 383); print
+    its own bytes rather than fail on it (a strict stream, e.g. PYTHONIOENCODING=utf-8)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="surrogateescape")
+        except (AttributeError, ValueError, OSError):
+            pass  # replaced by something that is not a text stream: leave it as it is
+
+
 def main(argv: list[str] | None = None) -> int:
+    _print_undecodable_names_as_their_bytes()
     words = list(sys.argv[1:] if argv is None else argv)
     parser = _parser(next((w for w in words if not w.startswith("-")), None))
     args = parser.parse_args(argv)

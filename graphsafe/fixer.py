@@ -23,6 +23,7 @@ from graphsafe.analyzer.discovery import ModuleNaming, module_names
 from graphsafe.analyzer.engine import check_paths, check_source, filter_diagnostics
 from graphsafe.analyzer.facts import FileFacts
 from graphsafe.analyzer.parsing import decode
+from graphsafe.analyzer.reading import read_source
 from graphsafe.config import Settings
 from graphsafe.fixes import applicable, apply_fixes
 from graphsafe.model import Diagnostic
@@ -115,11 +116,11 @@ def _encoding_of(content: bytes) -> _Encoded:
 
 def write_atomically(path: Path, text: str, original: bytes) -> str | None:
     """Write `text` in the file's own encoding/BOM; None on success, else the reason."""
-    try:
-        if path.read_bytes() != original:
-            return "file changed on disk since it was read; not overwritten"
-    except OSError as error:
-        return f"cannot re-read file: {error}"
+    current = read_source(path)
+    if isinstance(current, str):
+        return f"cannot re-read file: {current}"
+    if current != original:
+        return "file changed on disk since it was read; not overwritten"
     encoded = _encoding_of(original)
     try:
         data = text.encode(encoded.encoding)
@@ -159,8 +160,10 @@ def fix_paths(paths: list[Path], settings: Settings, *, unsafe: bool = False, wr
             remaining.extend(diagnostics)
             continue
         file_path = Path(path)
+        original_bytes = read_source(file_path)
         try:
-            original_bytes = file_path.read_bytes()
+            if isinstance(original_bytes, str):
+                raise OSError(original_bytes)
             text = decode(original_bytes)
         except (OSError, UnicodeDecodeError, SyntaxError) as error:
             outcome = FileOutcome(path, "", "", remaining=diagnostics, error=f"cannot read: {error}")
