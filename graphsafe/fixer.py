@@ -2,7 +2,8 @@
 
 A file is written only if the fixed text parses, re-analysis no longer reports the fixed
 hazards, the file did not change on disk since it was read, and its encoding, BOM and line
-endings are kept. Writes are atomic (temporary file + rename).
+endings are kept. A file is fixed once whatever the names it is found under (links), and
+written through symbolic links, keeping hard links (see writing.py).
 
 Every edit of a Fix applies to the file of its diagnostic: a rewrite that spans functions (the
 GS301 buffer: `__init__`, the region, its callers) is offered only when all of them are in that
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +27,7 @@ from graphsafe.analyzer.reading import read_source
 from graphsafe.config import Settings
 from graphsafe.fixes import applicable, apply_fixes
 from graphsafe.model import Diagnostic
+from graphsafe.writing import SourceEncoding, write_fixed
 
 MAX_ROUNDS = 10
 
@@ -39,6 +40,7 @@ class FileOutcome:
     applied: list[Diagnostic] = field(default_factory=list)
     remaining: list[Diagnostic] = field(default_factory=list)
     error: str | None = None  # why the fixed text was not written
+    encoding: SourceEncoding = field(default_factory=SourceEncoding)  # the file's, for writes and patches
 
     @property
     def changed(self) -> bool:
@@ -94,58 +96,6 @@ def _parses(text: str) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class _Encoded:
-    encoding: str
-    bom: bool
-
-
-def _encoding_of(content: bytes) -> _Encoded:
-    import io
-    import tokenize
-
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(content).readline)
-    except SyntaxError:
-        encoding = "utf-8"
-    bom = content.startswith(b"\xef\xbb\xbf")
-    if encoding == "utf-8-sig":
-        encoding = "utf-8"
-    return _Encoded(encoding, bom)
-
-
-def write_atomically(path: Path, text: str, original: bytes) -> str | None:
-    """Write `text` in the file's own encoding/BOM; None on success, else the reason."""
-    current = read_source(path)
-    if isinstance(current, str):
-        return f"cannot re-read file: {current}"
-    if current != original:
-        return "file changed on disk since it was read; not overwritten"
-    encoded = _encoding_of(original)
-    try:
-        data = text.encode(encoded.encoding)
-    except UnicodeEncodeError:
-        return f"fixed text cannot be encoded as {encoded.encoding}; file left unchanged"
-    if encoded.bom:
-        data = b"\xef\xbb\xbf" + data
-    directory = path.parent
-    try:
-        mode = path.stat().st_mode
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".graphsafe")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.chmod(tmp, mode & 0o7777)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-    except OSError as error:
-        return f"cannot write file: {error}"
-    return None
-
-
 def fix_paths(paths: list[Path], settings: Settings, *, unsafe: bool = False, write: bool = True,
               jobs: int | None = None, use_cache: bool = True, cache_dir: Path | None = None) -> FixResult:
     project = check_paths(paths, settings, jobs=jobs, use_cache=use_cache, cache_dir=cache_dir)
@@ -155,7 +105,10 @@ def fix_paths(paths: list[Path], settings: Settings, *, unsafe: bool = False, wr
     by_path: dict[str, list[Diagnostic]] = {}
     for d in project.diagnostics:
         by_path.setdefault(d.path, []).append(d)
+    fixed_names = _one_name_per_file(list(by_path))
     for path, diagnostics in sorted(by_path.items()):
+        if path not in fixed_names:
+            continue  # another name of a file fixed (and reported) under its chosen name
         if not any(applicable(d, unsafe) for d in diagnostics):
             remaining.extend(diagnostics)
             continue
@@ -174,13 +127,35 @@ def fix_paths(paths: list[Path], settings: Settings, *, unsafe: bool = False, wr
             text = text[1:]
         others = [f for f in project.facts if f.path != path]
         outcome = fix_text(text, path, settings, others, unsafe, naming.get(file_path))
-        if outcome.error is None and outcome.fixed != outcome.original and write:
-            outcome.error = write_atomically(file_path, outcome.fixed, original_bytes)
+        outcome.encoding = SourceEncoding.of(original_bytes)
+        if outcome.error is None and outcome.fixed != outcome.original:
+            try:
+                data = outcome.encoding.encode(outcome.fixed)
+            except UnicodeEncodeError:
+                outcome.error = f"fixed text cannot be encoded as {outcome.encoding.encoding}; file left unchanged"
+            else:
+                if write:
+                    outcome.error = write_fixed(file_path, data, original_bytes)
         if outcome.error is not None:
             outcome.remaining = diagnostics
         outcomes.append(outcome)
         remaining.extend(outcome.remaining)
     return FixResult(outcomes, sorted(filter_diagnostics(remaining, project.facts, settings), key=lambda d: d.sort_key))
+
+
+def _one_name_per_file(paths: list[str]) -> set[str]:
+    """Of several names of one file (symbolic links, hard links, the file itself), the one to
+    fix: the file itself when it is among them, else the first. Fixing every name would fix the
+    file once and then find it changed on disk under the next name."""
+    chosen: dict[object, str] = {}
+    for path in sorted(paths, key=lambda p: (os.path.islink(p), p)):
+        try:
+            info = os.stat(path)
+            identity: object = (info.st_dev, info.st_ino)
+        except OSError:  # unreadable: reported under its own name
+            identity = path
+        chosen.setdefault(identity, path)
+    return set(chosen.values())
 
 
 def unified_diff(outcome: FileOutcome) -> str:
