@@ -234,8 +234,7 @@ def _explain_no_region(result, settings) -> None:
 
 
 def run_fix(args) -> int:
-    from graphsafe.analyzer.parsing import decode
-    from graphsafe.fixer import fix_paths, fix_text, unified_diff
+    from graphsafe.fixer import diff_bytes, fix_buffer, fix_paths
     from graphsafe.report.formats import format_text
 
     _validate_codes(_split_codes(args.select) + _split_codes(args.ignore))
@@ -246,17 +245,17 @@ def run_fix(args) -> int:
         filename = args.stdin_filename or "<stdin>"
         settings = _load_settings(args, [Path(filename)])
         try:
-            text = decode(sys.stdin.buffer.read())
+            outcome, fixed = fix_buffer(sys.stdin.buffer.read(), filename, settings, args.unsafe_fixes)
         except (UnicodeDecodeError, SyntaxError) as error:
             raise UsageError(f"stdin is not valid source text: {error}") from None
-        outcome = fix_text(text, filename, settings, [], args.unsafe_fixes)
         if args.diff:
-            sys.stdout.write(unified_diff(outcome) if outcome.error is None else "")
+            _write_bytes(diff_bytes(outcome) if outcome.error is None else b"")
         else:
-            sys.stdout.write(outcome.fixed if outcome.error is None else text)
+            _write_bytes(fixed)
         if outcome.error:
             sys.stderr.write(f"graphsafe: {filename}: {outcome.error}\n")
-        return EXIT_FINDINGS if outcome.remaining or outcome.error else EXIT_CLEAN
+        would_change = args.diff and outcome.fixed != outcome.original  # as `--diff` on paths: 1 when it would fix
+        return EXIT_FINDINGS if outcome.remaining or outcome.error or would_change else EXIT_CLEAN
     if args.stdin_filename:
         raise UsageError("--stdin-filename needs `-` as the path")
     paths = [Path(p) for p in raw_paths]
@@ -271,7 +270,7 @@ def run_fix(args) -> int:
         if outcome.error:
             sys.stderr.write(f"graphsafe: {outcome.path}: {outcome.error}\n")
         elif args.diff and outcome.fixed != outcome.original:
-            sys.stdout.write(unified_diff(outcome))
+            _write_bytes(diff_bytes(outcome))
     if args.diff:
         if not args.quiet:
             sys.stderr.write(f"Would fix {fixed} hazard{'s' if fixed != 1 else ''}.\n")
@@ -283,6 +282,13 @@ def run_fix(args) -> int:
         total = fixed + len(result.remaining)
         sys.stdout.write(f"Found {total} error{'s' if total != 1 else ''} ({fixed} fixed, {len(result.remaining)} remaining).\n")
     return EXIT_FINDINGS if result.remaining else EXIT_CLEAN
+
+
+def _write_bytes(data: bytes) -> None:
+    """A patch or a fixed buffer in the file's own encoding (and name bytes), as patch tools read it."""
+    sys.stdout.flush()  # after what was written as text
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
 
 
 def run_rule(args) -> int:

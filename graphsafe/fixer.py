@@ -127,20 +127,35 @@ def fix_paths(paths: list[Path], settings: Settings, *, unsafe: bool = False, wr
             text = text[1:]
         others = [f for f in project.facts if f.path != path]
         outcome = fix_text(text, path, settings, others, unsafe, naming.get(file_path))
-        outcome.encoding = SourceEncoding.of(original_bytes)
-        if outcome.error is None and outcome.fixed != outcome.original:
-            try:
-                data = outcome.encoding.encode(outcome.fixed)
-            except UnicodeEncodeError:
-                outcome.error = f"fixed text cannot be encoded as {outcome.encoding.encoding}; file left unchanged"
-            else:
-                if write:
-                    outcome.error = write_fixed(file_path, data, original_bytes)
+        data = _encoded_like(outcome, original_bytes)
+        if data is not None and write:
+            outcome.error = write_fixed(file_path, data, original_bytes)
         if outcome.error is not None:
             outcome.remaining = diagnostics
         outcomes.append(outcome)
         remaining.extend(outcome.remaining)
     return FixResult(outcomes, sorted(filter_diagnostics(remaining, project.facts, settings), key=lambda d: d.sort_key))
+
+
+def fix_buffer(content: bytes, filename: str, settings: Settings, unsafe: bool) -> tuple[FileOutcome, bytes]:
+    """Fix a buffer (stdin) alone: the outcome and the bytes to print (the fixed buffer, or the
+    buffer unchanged when the fix was refused). Raises UnicodeDecodeError/SyntaxError on bad input."""
+    outcome = fix_text(decode(content).removeprefix("\ufeff"), filename, settings, [], unsafe)
+    data = _encoded_like(outcome, content)
+    return outcome, content if data is None else data
+
+
+def _encoded_like(outcome: FileOutcome, original: bytes) -> bytes | None:
+    """The fixed text in the encoding and BOM of `original` (recorded on the outcome); None when
+    there is nothing to write or it cannot be encoded (then `outcome.error` says so)."""
+    outcome.encoding = SourceEncoding.of(original)
+    if outcome.error is not None or outcome.fixed == outcome.original:
+        return None
+    try:
+        return outcome.encoding.encode(outcome.fixed)
+    except UnicodeEncodeError:
+        outcome.error = f"fixed text cannot be encoded as {outcome.encoding.encoding}; file left unchanged"
+        return None
 
 
 def _one_name_per_file(paths: list[str]) -> set[str]:
@@ -159,11 +174,47 @@ def _one_name_per_file(paths: list[str]) -> set[str]:
 
 
 def unified_diff(outcome: FileOutcome) -> str:
-    return "".join(
-        difflib.unified_diff(
-            outcome.original.splitlines(keepends=True),
-            outcome.fixed.splitlines(keepends=True),
-            fromfile=f"a/{outcome.path}",
-            tofile=f"b/{outcome.path}",
-        )
-    )
+    """The fix as a unified diff (text); `diff_bytes` is what `patch` and `git apply` take."""
+    hunks = _hunks(outcome)
+    return os.fsdecode(_headers(outcome.path)) + hunks if hunks else ""
+
+
+def diff_bytes(outcome: FileOutcome) -> bytes:
+    """The fix as a patch of the file on disk: its name as the file system spells it, its lines
+    in the file's own encoding (and BOM), so that `patch -p1` and `git apply` take it."""
+    hunks = _hunks(outcome)
+    return _headers(outcome.path) + hunks.encode(outcome.encoding.encoding) if hunks else b""
+
+
+_NO_NEWLINE = "\n\\ No newline at end of file\n"
+
+
+def _hunks(outcome: FileOutcome) -> str:
+    """The diff's hunks. Lines end at "\\n" only, as patch tools count them (splitlines also
+    splits at \\r, \\f, \\x1c...: a form feed in a file would shift every hunk after it); a
+    last line without a newline is followed by patch's marker saying so."""
+    bom = "\ufeff" if outcome.encoding.bom else ""  # on disk, line 1 starts with it
+    lines = difflib.unified_diff(_lines(bom + outcome.original), _lines(bom + outcome.fixed), lineterm="\n")
+    body = [line if line.endswith("\n") else line + _NO_NEWLINE for line in list(lines)[2:]]
+    return "".join(body)
+
+
+def _lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+
+
+def _headers(path: str) -> bytes:
+    return b"--- " + _patch_name(b"a/", path) + b"\n+++ " + _patch_name(b"b/", path) + b"\n"
+
+
+def _patch_name(prefix: bytes, path: str) -> bytes:
+    """A file name as git writes it in a patch: C-quoted when it holds a quote, a backslash or a
+    control character, followed by a tab when it holds a space (GNU patch ends names at one)."""
+    name = prefix + os.fsencode(Path(path).as_posix())
+    if any(byte in b'"\\' or byte < 0x20 or byte == 0x7F for byte in name):
+        escapes = {ord("\""): b'\\"', ord("\\"): b"\\\\", ord("\n"): b"\\n", ord("\t"): b"\\t"}
+        quoted = b"".join(escapes.get(byte) or (b"\\%03o" % byte if byte < 0x20 or byte == 0x7F else bytes([byte]))
+                          for byte in name)
+        return b'"' + quoted + b'"'
+    return name + b"\t" if b" " in name else name
