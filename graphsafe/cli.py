@@ -99,12 +99,7 @@ def _load_settings(args, paths: list[Path]):
         config_file = find_config(start if start.exists() else Path.cwd())
     elif not config_file.is_file():
         raise UsageError(f"config file not found: {config_file}")
-    settings = load_settings(config_file)
-    for key, codes in (("select", settings.select), ("ignore", settings.ignore)):
-        try:
-            _validate_codes(list(codes))
-        except UsageError as error:
-            raise UsageError(f"{config_file} [tool.graphsafe] {key}: {error}") from None
+    settings = load_settings(config_file)  # ConfigError (exit 2) on anything wrong in it, as on the command line
     return settings.with_cli(
         select=_split_codes(args.select),
         ignore=_split_codes(args.ignore),
@@ -113,12 +108,15 @@ def _load_settings(args, paths: list[Path]):
     )
 
 
-def _validate_codes(codes: list[str]) -> None:
-    from graphsafe.rules import BY_CODE
+def _validate_options(args) -> None:
+    """What `check` and `fix` share: known rule codes, a positive number of jobs."""
+    from graphsafe.rules import unknown_codes
 
-    for code in codes:
-        if code.upper() != "ALL" and not any(c.startswith(code.upper()) for c in BY_CODE):
-            raise UsageError(f"unknown rule code or prefix: {code} (see `graphsafe rules`)")
+    unknown = unknown_codes(_split_codes(args.select) + _split_codes(args.ignore))
+    if unknown:
+        raise UsageError(f"unknown rule code or prefix: {', '.join(unknown)} (see `graphsafe rules`)")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
 
 
 def _progress_printer():
@@ -139,9 +137,7 @@ def run_check(args) -> int:
     from graphsafe.analyzer.engine import check_paths, check_source
     from graphsafe.report.formats import FORMATTERS, format_text
 
-    _validate_codes(_split_codes(args.select) + _split_codes(args.ignore))
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
+    _validate_options(args)
     raw_paths = args.paths or ["."]
     if "-" in raw_paths:
         if raw_paths != ["-"]:
@@ -237,7 +233,7 @@ def run_fix(args) -> int:
     from graphsafe.fixer import diff_bytes, fix_buffer, fix_paths
     from graphsafe.report.formats import format_text
 
-    _validate_codes(_split_codes(args.select) + _split_codes(args.ignore))
+    _validate_options(args)
     raw_paths = args.paths or ["."]
     if "-" in raw_paths:
         if raw_paths != ["-"]:

@@ -25,7 +25,7 @@ from graphsafe.analyzer.reading import read_source
 from graphsafe.analyzer.returns import external_key
 from graphsafe.config import Settings
 from graphsafe.model import Diagnostic, Region
-from graphsafe.rules import CHECK_RULES, selected
+from graphsafe.rules import CHECK_RULES, matches, selected
 
 # Below this many uncached files a process pool costs more than it saves.
 _POOL_THRESHOLD = 8
@@ -244,7 +244,7 @@ def _per_file_ignored(d: Diagnostic, settings: Settings) -> bool:
         rel = Path(d.path).as_posix()
     for pattern, codes in settings.per_file_ignores:
         if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(Path(rel).name, pattern):
-            if any(d.code.startswith(c) for c in codes):
+            if any(matches(d.code, c) for c in codes):
                 return True
     return False
 
