@@ -112,3 +112,20 @@ def test_a_symlink_to_a_directory_named_on_the_command_line_is_walked(tree, caps
     code, out, err = run(capsys, "check", "linked", "--no-cache", "--format", "json")
     assert code == 1 and err == ""
     assert [(d["filename"], d["code"]) for d in json.loads(out)] == [("linked/step.py", "GS101")]
+
+
+def test_the_editor_index_reads_a_fifo_as_one_gs000_without_blocking(tmp_path):
+    import threading
+
+    from graphsafe.analyzer.discovery import ModuleNaming
+    from graphsafe.lsp.index import read_facts
+
+    pipe = tmp_path / "pipe.py"
+    os.mkfifo(pipe)
+    found = []
+    reader = threading.Thread(target=lambda: found.append(read_facts(str(pipe), ModuleNaming("pipe", False))), daemon=True)
+    reader.start()
+    reader.join(timeout=5)
+    if reader.is_alive():  # blocked on open(): give it a writer so that the thread ends
+        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+    assert found and [e.message for e in found[0].errors] == ["not a regular file (a named pipe); skipped"]
