@@ -82,11 +82,27 @@ def test_a_file_over_the_size_cap_is_one_gs000_file_too_large(tree, capsys):
     assert [d["code"] for d in found["step.py"]] == ["GS101"]
 
 
-def test_a_file_that_grows_past_the_cap_while_read_is_too_large(tmp_path):
+def test_the_size_cap_is_exact(tmp_path):
     target = tmp_path / "m.py"
     target.write_bytes(b"x = 1\n" * 100)
     assert read_source(target, limit=600) == b"x = 1\n" * 100
     assert read_source(target, limit=599).startswith("file too large")
+
+
+def test_a_file_that_grows_past_the_cap_after_its_size_was_taken_is_too_large(tmp_path, monkeypatch):
+    import graphsafe.analyzer.reading as reading
+
+    target = tmp_path / "m.py"
+    target.write_bytes(b"x = 1\n" * 100)
+    real_fstat = os.fstat
+
+    def size_taken_when_it_was_small(fd):
+        info = real_fstat(fd)
+        return os.stat_result((*info[:6], 6, *info[7:]))  # st_size: one line
+
+    monkeypatch.setattr(reading.os, "fstat", size_taken_when_it_was_small)
+    assert read_source(target, limit=599).startswith("file too large")
+    assert read_source(target, limit=600) == b"x = 1\n" * 100
 
 
 def test_a_file_name_that_is_not_utf8_is_analysed_reported_and_fixed(tree, capsysbinary):

