@@ -283,8 +283,12 @@ def run_fix(args) -> int:
 def _write_bytes(data: bytes) -> None:
     """A patch or a fixed buffer in the file's own encoding (and name bytes), as patch tools read it."""
     sys.stdout.flush()  # after what was written as text
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
+    binary = getattr(sys.stdout, "buffer", None)
+    if binary is None:  # a text-only stream put in place of stdout by an embedding program
+        sys.stdout.write(data.decode("utf-8", "surrogateescape"))
+        return
+    binary.write(data)
+    binary.flush()
 
 
 def run_rule(args) -> int:

@@ -113,18 +113,12 @@ def fix_paths(paths: list[Path], settings: Settings, *, unsafe: bool = False, wr
             remaining.extend(diagnostics)
             continue
         file_path = Path(path)
-        original_bytes = read_source(file_path)
-        try:
-            if isinstance(original_bytes, str):
-                raise OSError(original_bytes)
-            text = decode(original_bytes)
-        except (OSError, UnicodeDecodeError, SyntaxError) as error:
-            outcome = FileOutcome(path, "", "", remaining=diagnostics, error=f"cannot read: {error}")
-            outcomes.append(outcome)
+        read = _read_text(file_path)
+        if isinstance(read, str):
+            outcomes.append(FileOutcome(path, "", "", remaining=diagnostics, error=f"cannot read: {read}"))
             remaining.extend(diagnostics)
             continue
-        if text.startswith("\ufeff"):
-            text = text[1:]
+        original_bytes, text = read
         others = [f for f in project.facts if f.path != path]
         outcome = fix_text(text, path, settings, others, unsafe, naming.get(file_path))
         data = _encoded_like(outcome, original_bytes)
@@ -135,6 +129,17 @@ def fix_paths(paths: list[Path], settings: Settings, *, unsafe: bool = False, wr
         outcomes.append(outcome)
         remaining.extend(outcome.remaining)
     return FixResult(outcomes, sorted(filter_diagnostics(remaining, project.facts, settings), key=lambda d: d.sort_key))
+
+
+def _read_text(path: Path) -> tuple[bytes, str] | str:
+    """(the file's bytes, its text without a BOM), or why it cannot be read."""
+    content = read_source(path)
+    if isinstance(content, str):
+        return content
+    try:
+        return content, decode(content).removeprefix("\ufeff")
+    except (UnicodeDecodeError, SyntaxError) as error:
+        return str(error)
 
 
 def fix_buffer(content: bytes, filename: str, settings: Settings, unsafe: bool) -> tuple[FileOutcome, bytes]:
