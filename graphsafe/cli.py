@@ -99,12 +99,7 @@ def _load_settings(args, paths: list[Path]):
         config_file = find_config(start if start.exists() else Path.cwd())
     elif not config_file.is_file():
         raise UsageError(f"config file not found: {config_file}")
-    settings = load_settings(config_file)
-    for key, codes in (("select", settings.select), ("ignore", settings.ignore)):
-        try:
-            _validate_codes(list(codes))
-        except UsageError as error:
-            raise UsageError(f"{config_file} [tool.graphsafe] {key}: {error}") from None
+    settings = load_settings(config_file)  # ConfigError (exit 2) on anything wrong in it, as on the command line
     return settings.with_cli(
         select=_split_codes(args.select),
         ignore=_split_codes(args.ignore),
@@ -113,12 +108,15 @@ def _load_settings(args, paths: list[Path]):
     )
 
 
-def _validate_codes(codes: list[str]) -> None:
-    from graphsafe.rules import BY_CODE
+def _validate_options(args) -> None:
+    """What `check` and `fix` share: known rule codes, a positive number of jobs."""
+    from graphsafe.rules import unknown_codes
 
-    for code in codes:
-        if code.upper() != "ALL" and not any(c.startswith(code.upper()) for c in BY_CODE):
-            raise UsageError(f"unknown rule code or prefix: {code} (see `graphsafe rules`)")
+    unknown = unknown_codes(_split_codes(args.select) + _split_codes(args.ignore))
+    if unknown:
+        raise UsageError(f"unknown rule code or prefix: {', '.join(unknown)} (see `graphsafe rules`)")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
 
 
 def _progress_printer():
@@ -139,9 +137,7 @@ def run_check(args) -> int:
     from graphsafe.analyzer.engine import check_paths, check_source
     from graphsafe.report.formats import FORMATTERS, format_text
 
-    _validate_codes(_split_codes(args.select) + _split_codes(args.ignore))
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError("--jobs must be at least 1")
+    _validate_options(args)
     raw_paths = args.paths or ["."]
     if "-" in raw_paths:
         if raw_paths != ["-"]:
@@ -234,11 +230,10 @@ def _explain_no_region(result, settings) -> None:
 
 
 def run_fix(args) -> int:
-    from graphsafe.analyzer.parsing import decode
-    from graphsafe.fixer import fix_paths, fix_text, unified_diff
+    from graphsafe.fixer import diff_bytes, fix_buffer, fix_paths
     from graphsafe.report.formats import format_text
 
-    _validate_codes(_split_codes(args.select) + _split_codes(args.ignore))
+    _validate_options(args)
     raw_paths = args.paths or ["."]
     if "-" in raw_paths:
         if raw_paths != ["-"]:
@@ -246,17 +241,17 @@ def run_fix(args) -> int:
         filename = args.stdin_filename or "<stdin>"
         settings = _load_settings(args, [Path(filename)])
         try:
-            text = decode(sys.stdin.buffer.read())
+            outcome, fixed = fix_buffer(sys.stdin.buffer.read(), filename, settings, args.unsafe_fixes)
         except (UnicodeDecodeError, SyntaxError) as error:
             raise UsageError(f"stdin is not valid source text: {error}") from None
-        outcome = fix_text(text, filename, settings, [], args.unsafe_fixes)
         if args.diff:
-            sys.stdout.write(unified_diff(outcome) if outcome.error is None else "")
+            _write_bytes(diff_bytes(outcome) if outcome.error is None else b"")
         else:
-            sys.stdout.write(outcome.fixed if outcome.error is None else text)
+            _write_bytes(fixed)
         if outcome.error:
             sys.stderr.write(f"graphsafe: {filename}: {outcome.error}\n")
-        return EXIT_FINDINGS if outcome.remaining or outcome.error else EXIT_CLEAN
+        would_change = args.diff and outcome.fixed != outcome.original  # as `--diff` on paths: 1 when it would fix
+        return EXIT_FINDINGS if outcome.remaining or outcome.error or would_change else EXIT_CLEAN
     if args.stdin_filename:
         raise UsageError("--stdin-filename needs `-` as the path")
     paths = [Path(p) for p in raw_paths]
@@ -271,7 +266,7 @@ def run_fix(args) -> int:
         if outcome.error:
             sys.stderr.write(f"graphsafe: {outcome.path}: {outcome.error}\n")
         elif args.diff and outcome.fixed != outcome.original:
-            sys.stdout.write(unified_diff(outcome))
+            _write_bytes(diff_bytes(outcome))
     if args.diff:
         if not args.quiet:
             sys.stderr.write(f"Would fix {fixed} hazard{'s' if fixed != 1 else ''}.\n")
@@ -283,6 +278,17 @@ def run_fix(args) -> int:
         total = fixed + len(result.remaining)
         sys.stdout.write(f"Found {total} error{'s' if total != 1 else ''} ({fixed} fixed, {len(result.remaining)} remaining).\n")
     return EXIT_FINDINGS if result.remaining else EXIT_CLEAN
+
+
+def _write_bytes(data: bytes) -> None:
+    """A patch or a fixed buffer in the file's own encoding (and name bytes), as patch tools read it."""
+    sys.stdout.flush()  # after what was written as text
+    binary = getattr(sys.stdout, "buffer", None)
+    if binary is None:  # a text-only stream put in place of stdout by an embedding program
+        sys.stdout.write(data.decode("utf-8", "surrogateescape"))
+        return
+    binary.write(data)
+    binary.flush()
 
 
 def run_rule(args) -> int:
@@ -316,7 +322,18 @@ def run_lsp(args) -> int:
 COMMANDS = {"check": run_check, "fix": run_fix, "lsp": run_lsp, "rule": run_rule, "rules": run_rules}
 
 
+def _print_undecodable_names_as_their_bytes() -> None:
+    """A file name that is not valid UTF-8 reaches us as surrogate escapes (PEP 383); print
+    its own bytes rather than fail on it (a strict stream, e.g. PYTHONIOENCODING=utf-8)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="surrogateescape")
+        except (AttributeError, ValueError, OSError):
+            pass  # replaced by something that is not a text stream: leave it as it is
+
+
 def main(argv: list[str] | None = None) -> int:
+    _print_undecodable_names_as_their_bytes()
     words = list(sys.argv[1:] if argv is None else argv)
     parser = _parser(next((w for w in words if not w.startswith("-")), None))
     args = parser.parse_args(argv)

@@ -7,6 +7,8 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from graphsafe.analyzer.reading import read_source
+
 
 class ConfigError(Exception):
     """A configuration problem the user must fix; the CLI prints it and exits 2."""
@@ -48,38 +50,66 @@ _KEYS = {
 
 
 def find_config(start: Path) -> Path | None:
-    """The nearest pyproject.toml at or above `start` that has a [tool.graphsafe] table."""
+    """The nearest pyproject.toml at or above `start` that has a [tool.graphsafe] table.
+
+    One that cannot be read or parsed is an error, not skipped: it may be the one that holds
+    the user's settings, and running without them would pass silently."""
     start = start.resolve()
     for directory in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
         candidate = directory / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-                continue
-            if "graphsafe" in data.get("tool", {}):
-                return candidate
+        if candidate.is_file() and "graphsafe" in _tool_table(_read_toml(candidate), candidate):
+            return candidate
     return None
 
 
+def _read_toml(path: Path) -> dict:
+    content = read_source(path)
+    if isinstance(content, str):
+        raise ConfigError(f"{path}: cannot read: {content}")
+    try:
+        return tomllib.loads(content.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        line = content.count(b"\n", 0, error.start) + 1
+        column = error.start - content.rfind(b"\n", 0, error.start)
+        raise ConfigError(f"{path}: not UTF-8 text: byte {content[error.start]:#04x} at line {line}, column {column}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+
+
+def _tool_table(data: dict, path: Path) -> dict:
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: [tool] must be a table")
+    return tool
+
+
 def _strings(value, key: str, path: Path) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value,)
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return tuple(value)
-    raise ConfigError(f"{path}: [tool.graphsafe] {key} must be a list of strings")
+    raise ConfigError(f"{path}: [tool.graphsafe] {key} must be a list of strings, not {_toml_type(value)}")
+
+
+def _codes(value, key: str, path: Path) -> tuple[str, ...]:
+    from graphsafe.rules import unknown_codes  # the rule registry costs ~0.4 s; Settings alone must not
+
+    codes = _strings(value, key, path)
+    unknown = unknown_codes(codes)
+    if unknown:
+        raise ConfigError(f"{path}: [tool.graphsafe] {key}: unknown rule code or prefix: {', '.join(unknown)} "
+                          "(see `graphsafe rules`)")
+    return codes
+
+
+def _toml_type(value) -> str:
+    names = {str: "a string", bool: "a boolean", int: "an integer", float: "a float", dict: "a table", list: "an array"}
+    return names.get(type(value), type(value).__name__)
 
 
 def load_settings(config_file: Path | None) -> Settings:
+    """The settings of a pyproject.toml's [tool.graphsafe]; raises ConfigError on anything wrong."""
     if config_file is None:
         return Settings()
-    try:
-        data = tomllib.loads(config_file.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{config_file}: invalid TOML: {error}") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{config_file}: cannot read: {error}") from None
-    table = data.get("tool", {}).get("graphsafe", {})
+    table = _tool_table(_read_toml(config_file), config_file).get("graphsafe", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{config_file}: [tool.graphsafe] must be a table")
     unknown = sorted(set(table) - _KEYS)
@@ -90,15 +120,15 @@ def load_settings(config_file: Path | None) -> Settings:
         raise ConfigError(f"{config_file}: [tool.graphsafe] per-file-ignores must be a table of pattern = [codes]")
     respect = table.get("respect-gitignore", True)
     if not isinstance(respect, bool):
-        raise ConfigError(f"{config_file}: [tool.graphsafe] respect-gitignore must be true or false")
+        raise ConfigError(f"{config_file}: [tool.graphsafe] respect-gitignore must be true or false, not {_toml_type(respect)}")
     return Settings(
-        select=_strings(table.get("select", []), "select", config_file),
-        ignore=_strings(table.get("ignore", []), "ignore", config_file),
+        select=_codes(table.get("select", []), "select", config_file),
+        ignore=_codes(table.get("ignore", []), "ignore", config_file),
         regions=_strings(table.get("regions", []), "regions", config_file),
         exclude=_strings(table.get("exclude", []), "exclude", config_file),
         extend_exclude=_strings(table.get("extend-exclude", []), "extend-exclude", config_file),
         per_file_ignores=tuple(
-            (pattern, _strings(codes, f"per-file-ignores.{pattern}", config_file)) for pattern, codes in per_file.items()
+            (pattern, _codes(codes, f"per-file-ignores.{pattern}", config_file)) for pattern, codes in per_file.items()
         ),
         respect_gitignore=respect,
         root=config_file.parent.resolve(),

@@ -2,7 +2,8 @@
 
 A file is written only if the fixed text parses, re-analysis no longer reports the fixed
 hazards, the file did not change on disk since it was read, and its encoding, BOM and line
-endings are kept. Writes are atomic (temporary file + rename).
+endings are kept. A file is fixed once whatever the names it is found under (links), and
+written through symbolic links, keeping hard links (see writing.py).
 
 Every edit of a Fix applies to the file of its diagnostic: a rewrite that spans functions (the
 GS301 buffer: `__init__`, the region, its callers) is offered only when all of them are in that
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,9 +23,11 @@ from graphsafe.analyzer.discovery import ModuleNaming, module_names
 from graphsafe.analyzer.engine import check_paths, check_source, filter_diagnostics
 from graphsafe.analyzer.facts import FileFacts
 from graphsafe.analyzer.parsing import decode
+from graphsafe.analyzer.reading import read_source
 from graphsafe.config import Settings
 from graphsafe.fixes import applicable, apply_fixes
 from graphsafe.model import Diagnostic
+from graphsafe.writing import SourceEncoding, write_fixed
 
 MAX_ROUNDS = 10
 
@@ -38,6 +40,7 @@ class FileOutcome:
     applied: list[Diagnostic] = field(default_factory=list)
     remaining: list[Diagnostic] = field(default_factory=list)
     error: str | None = None  # why the fixed text was not written
+    encoding: SourceEncoding = field(default_factory=SourceEncoding)  # the file's, for writes and patches
 
     @property
     def changed(self) -> bool:
@@ -93,58 +96,6 @@ def _parses(text: str) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class _Encoded:
-    encoding: str
-    bom: bool
-
-
-def _encoding_of(content: bytes) -> _Encoded:
-    import io
-    import tokenize
-
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(content).readline)
-    except SyntaxError:
-        encoding = "utf-8"
-    bom = content.startswith(b"\xef\xbb\xbf")
-    if encoding == "utf-8-sig":
-        encoding = "utf-8"
-    return _Encoded(encoding, bom)
-
-
-def write_atomically(path: Path, text: str, original: bytes) -> str | None:
-    """Write `text` in the file's own encoding/BOM; None on success, else the reason."""
-    try:
-        if path.read_bytes() != original:
-            return "file changed on disk since it was read; not overwritten"
-    except OSError as error:
-        return f"cannot re-read file: {error}"
-    encoded = _encoding_of(original)
-    try:
-        data = text.encode(encoded.encoding)
-    except UnicodeEncodeError:
-        return f"fixed text cannot be encoded as {encoded.encoding}; file left unchanged"
-    if encoded.bom:
-        data = b"\xef\xbb\xbf" + data
-    directory = path.parent
-    try:
-        mode = path.stat().st_mode
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".graphsafe")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.chmod(tmp, mode & 0o7777)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-    except OSError as error:
-        return f"cannot write file: {error}"
-    return None
-
-
 def fix_paths(paths: list[Path], settings: Settings, *, unsafe: bool = False, write: bool = True,
               jobs: int | None = None, use_cache: bool = True, cache_dir: Path | None = None) -> FixResult:
     project = check_paths(paths, settings, jobs=jobs, use_cache=use_cache, cache_dir=cache_dir)
@@ -154,25 +105,25 @@ def fix_paths(paths: list[Path], settings: Settings, *, unsafe: bool = False, wr
     by_path: dict[str, list[Diagnostic]] = {}
     for d in project.diagnostics:
         by_path.setdefault(d.path, []).append(d)
+    fixed_names = _one_name_per_file(list(by_path))
     for path, diagnostics in sorted(by_path.items()):
+        if path not in fixed_names:
+            continue  # another name of a file fixed (and reported) under its chosen name
         if not any(applicable(d, unsafe) for d in diagnostics):
             remaining.extend(diagnostics)
             continue
         file_path = Path(path)
-        try:
-            original_bytes = file_path.read_bytes()
-            text = decode(original_bytes)
-        except (OSError, UnicodeDecodeError, SyntaxError) as error:
-            outcome = FileOutcome(path, "", "", remaining=diagnostics, error=f"cannot read: {error}")
-            outcomes.append(outcome)
+        read = _read_text(file_path)
+        if isinstance(read, str):
+            outcomes.append(FileOutcome(path, "", "", remaining=diagnostics, error=f"cannot read: {read}"))
             remaining.extend(diagnostics)
             continue
-        if text.startswith("\ufeff"):
-            text = text[1:]
+        original_bytes, text = read
         others = [f for f in project.facts if f.path != path]
         outcome = fix_text(text, path, settings, others, unsafe, naming.get(file_path))
-        if outcome.error is None and outcome.fixed != outcome.original and write:
-            outcome.error = write_atomically(file_path, outcome.fixed, original_bytes)
+        data = _encoded_like(outcome, original_bytes)
+        if data is not None and write:
+            outcome.error = write_fixed(file_path, data, original_bytes)
         if outcome.error is not None:
             outcome.remaining = diagnostics
         outcomes.append(outcome)
@@ -180,12 +131,95 @@ def fix_paths(paths: list[Path], settings: Settings, *, unsafe: bool = False, wr
     return FixResult(outcomes, sorted(filter_diagnostics(remaining, project.facts, settings), key=lambda d: d.sort_key))
 
 
+def _read_text(path: Path) -> tuple[bytes, str] | str:
+    """(the file's bytes, its text without a BOM), or why it cannot be read."""
+    content = read_source(path)
+    if isinstance(content, str):
+        return content
+    try:
+        return content, decode(content).removeprefix("\ufeff")
+    except (UnicodeDecodeError, SyntaxError) as error:
+        return str(error)
+
+
+def fix_buffer(content: bytes, filename: str, settings: Settings, unsafe: bool) -> tuple[FileOutcome, bytes]:
+    """Fix a buffer (stdin) alone: the outcome and the bytes to print (the fixed buffer, or the
+    buffer unchanged when the fix was refused). Raises UnicodeDecodeError/SyntaxError on bad input."""
+    outcome = fix_text(decode(content).removeprefix("\ufeff"), filename, settings, [], unsafe)
+    data = _encoded_like(outcome, content)
+    return outcome, content if data is None else data
+
+
+def _encoded_like(outcome: FileOutcome, original: bytes) -> bytes | None:
+    """The fixed text in the encoding and BOM of `original` (recorded on the outcome); None when
+    there is nothing to write or it cannot be encoded (then `outcome.error` says so)."""
+    outcome.encoding = SourceEncoding.of(original)
+    if outcome.error is not None or outcome.fixed == outcome.original:
+        return None
+    try:
+        return outcome.encoding.encode(outcome.fixed)
+    except UnicodeEncodeError:
+        outcome.error = f"fixed text cannot be encoded as {outcome.encoding.encoding}; file left unchanged"
+        return None
+
+
+def _one_name_per_file(paths: list[str]) -> set[str]:
+    """Of several names of one file (symbolic links, hard links, the file itself), the one to
+    fix: the file itself when it is among them, else the first. Fixing every name would fix the
+    file once and then find it changed on disk under the next name."""
+    chosen: dict[object, str] = {}
+    for path in sorted(paths, key=lambda p: (os.path.islink(p), p)):
+        try:
+            info = os.stat(path)
+            identity: object = (info.st_dev, info.st_ino)
+        except OSError:  # unreadable: reported under its own name
+            identity = path
+        chosen.setdefault(identity, path)
+    return set(chosen.values())
+
+
 def unified_diff(outcome: FileOutcome) -> str:
-    return "".join(
-        difflib.unified_diff(
-            outcome.original.splitlines(keepends=True),
-            outcome.fixed.splitlines(keepends=True),
-            fromfile=f"a/{outcome.path}",
-            tofile=f"b/{outcome.path}",
-        )
-    )
+    """The fix as a unified diff (text); `diff_bytes` is what `patch` and `git apply` take."""
+    hunks = _hunks(outcome)
+    return os.fsdecode(_headers(outcome.path)) + hunks if hunks else ""
+
+
+def diff_bytes(outcome: FileOutcome) -> bytes:
+    """The fix as a patch of the file on disk: its name as the file system spells it, its lines
+    in the file's own encoding (and BOM), so that `patch -p1` and `git apply` take it."""
+    hunks = _hunks(outcome)
+    return _headers(outcome.path) + hunks.encode(outcome.encoding.encoding) if hunks else b""
+
+
+_NO_NEWLINE = "\n\\ No newline at end of file\n"
+
+
+def _hunks(outcome: FileOutcome) -> str:
+    """The diff's hunks. Lines end at "\\n" only, as patch tools count them (splitlines also
+    splits at \\r, \\f, \\x1c...: a form feed in a file would shift every hunk after it); a
+    last line without a newline is followed by patch's marker saying so."""
+    bom = "\ufeff" if outcome.encoding.bom else ""  # on disk, line 1 starts with it
+    lines = difflib.unified_diff(_lines(bom + outcome.original), _lines(bom + outcome.fixed), lineterm="\n")
+    body = [line if line.endswith("\n") else line + _NO_NEWLINE for line in list(lines)[2:]]
+    return "".join(body)
+
+
+def _lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+
+
+def _headers(path: str) -> bytes:
+    return b"--- " + _patch_name(b"a/", path) + b"\n+++ " + _patch_name(b"b/", path) + b"\n"
+
+
+def _patch_name(prefix: bytes, path: str) -> bytes:
+    """A file name as git writes it in a patch: C-quoted when it holds a quote, a backslash or a
+    control character, followed by a tab when it holds a space (GNU patch ends names at one)."""
+    name = prefix + os.fsencode(Path(path).as_posix())
+    if any(byte in b'"\\' or byte < 0x20 or byte == 0x7F for byte in name):
+        escapes = {ord("\""): b'\\"', ord("\\"): b"\\\\", ord("\n"): b"\\n", ord("\t"): b"\\t"}
+        quoted = b"".join(escapes.get(byte) or (b"\\%03o" % byte if byte < 0x20 or byte == 0x7F else bytes([byte]))
+                          for byte in name)
+        return b'"' + quoted + b'"'
+    return name + b"\t" if b" " in name else name

@@ -35,7 +35,7 @@ class FactsCache:
         h = hashlib.blake2b(digest_size=16)
         h.update(path.encode("utf-8", "surrogateescape"))
         h.update(b"\0")
-        h.update(module.encode())
+        h.update(module.encode("utf-8", "surrogateescape"))
         h.update(b"\0")
         h.update(content)
         return h.hexdigest()

@@ -225,8 +225,8 @@ def discover(paths: list[Path], *, root: Path, exclude: tuple[str, ...] = (), re
     patterns = DEFAULT_EXCLUDE + patterns
     found: dict[str, Path] = {}
     for given in paths:
-        if given.is_file() or given.is_symlink() or not given.exists():
-            found.setdefault(str(given), given)  # named explicitly: always analysed (or reported)
+        if not given.is_dir():  # a file, a broken link, a FIFO or a device: read (or reported) as named
+            found.setdefault(str(given), given)  # named explicitly: always analysed
             continue
         base_ignores = _parent_gitignores(given) if respect_gitignore else []
         ignores_of: dict[Path, list[_GitIgnore]] = {}

@@ -21,10 +21,11 @@ from graphsafe.analyzer.facts import FileFacts, Unit
 from graphsafe.analyzer.fix_scope import without_out_of_scope_fixes
 from graphsafe.analyzer.noqa import suppressed
 from graphsafe.analyzer.parsing import analyze_bytes, analyze_text, error_facts, lasting_objects, no_cyclic_gc
+from graphsafe.analyzer.reading import read_source
 from graphsafe.analyzer.returns import external_key
 from graphsafe.config import Settings
 from graphsafe.model import Diagnostic, Region
-from graphsafe.rules import CHECK_RULES, selected
+from graphsafe.rules import CHECK_RULES, matches, selected
 
 # Below this many uncached files a process pool costs more than it saves.
 _POOL_THRESHOLD = 8
@@ -48,29 +49,13 @@ def _display_path(path: Path, root: Path) -> str:
         return str(path)
 
 
-def _read(path: Path) -> bytes | str:
-    """The file's bytes, or the reason it cannot be read."""
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        if path.is_symlink():
-            return f"broken symbolic link to {os.readlink(path)}"
-        return "file not found"
-    except IsADirectoryError:
-        return "is a directory"
-    except PermissionError:
-        return "permission denied"
-    except OSError as error:
-        return f"cannot read file: {error.strerror or error}"
-
-
 def _analyze_job(job: tuple[str, str, str, bool, tuple], external=None) -> tuple[FileFacts, str]:
     """Read and analyse one file in a worker; returns the facts and the cache key of what was read.
 
     Workers read the files themselves so the parent never holds the tree's contents (they
     would be copied into every forked worker's memory)."""
     shown, path, module, is_package, renames = job
-    content = _read(Path(path))
+    content = read_source(Path(path))
     if isinstance(content, str):
         return error_facts(shown, module, content), ""
     facts = analyze_bytes(shown, module, is_package, content, CHECK_RULES, renames, external)
@@ -133,7 +118,7 @@ def collect_facts(
             named = naming[path]
             jobs_by_index[index] = (shown, str(path), named.module, named.is_package, named.renames)
             if cache:
-                content = _read(path)
+                content = read_source(path)
                 if isinstance(content, bytes):
                     cached = cache.get(FactsCache.key(shown, named.module + repr(named.renames), content))
                     if cached is not None:
@@ -210,7 +195,7 @@ def _rewalk_key(shown: str, module: str, renames: tuple, external: dict, content
 def _cached_rewalk(job: tuple[str, str, str, bool, tuple], external: dict, cache: FactsCache) -> FileFacts | None:
     """A re-walk's facts from the cache, or None (a miss, or a file that cannot be read)."""
     shown, path, module, is_package, renames = job
-    content = _read(Path(path))
+    content = read_source(Path(path))
     if not isinstance(content, bytes):
         return None
     return cache.get(_rewalk_key(shown, module, renames, external, content))
@@ -221,7 +206,7 @@ def _rewalk(job: tuple[str, str, str, bool, tuple], external: dict, cache: Facts
     the file's content and those kinds: when a callee's summary changes, the key changes."""
     shown, path, module, is_package, renames = job
     if cache:
-        content = _read(Path(path))
+        content = read_source(Path(path))
         if not isinstance(content, bytes):
             return None
         cached = cache.get(_rewalk_key(shown, module, renames, external, content))
@@ -259,7 +244,7 @@ def _per_file_ignored(d: Diagnostic, settings: Settings) -> bool:
         rel = Path(d.path).as_posix()
     for pattern, codes in settings.per_file_ignores:
         if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(Path(rel).name, pattern):
-            if any(d.code.startswith(c) for c in codes):
+            if any(matches(d.code, c) for c in codes):
                 return True
     return False
 

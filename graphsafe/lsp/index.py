@@ -27,6 +27,7 @@ from graphsafe.analyzer.discovery import ModuleNaming, discover, module_names
 from graphsafe.analyzer.engine import collect_facts
 from graphsafe.analyzer.facts import FileFacts
 from graphsafe.analyzer.parsing import analyze_bytes, error_facts
+from graphsafe.analyzer.reading import read_source
 from graphsafe.config import Settings
 from graphsafe.rules import CHECK_RULES
 
@@ -60,10 +61,9 @@ def with_path(facts: FileFacts, path: str) -> FileFacts:
 
 def read_facts(path: str, naming: ModuleNaming) -> FileFacts:
     """One file from disk (changed outside the editor, or closed unsaved), named as in its project."""
-    try:
-        content = Path(path).read_bytes()
-    except OSError as error:
-        return error_facts(path, naming.module, f"cannot read file: {error.strerror or error}")
+    content = read_source(Path(path))  # regular files only, size-capped: a FIFO must not block the server
+    if isinstance(content, str):
+        return error_facts(path, naming.module, content)
     return analyze_bytes(path, naming.module, naming.is_package, content, CHECK_RULES, naming.renames)
 
 

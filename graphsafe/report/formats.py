@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from graphsafe import __version__
@@ -107,13 +108,22 @@ def to_json_objects(diagnostics: list[Diagnostic]) -> list[dict]:
     return out
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _valid_utf8(json_text: str) -> str:
+    """A file name that is not UTF-8 holds surrogate escapes (PEP 383); as JSON `\\udcXX`
+    escapes the output stays valid UTF-8, and json.loads gives back the very name Python uses."""
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)
+
+
 def format_json(diagnostics: list[Diagnostic]) -> str:
     """A JSON array with one diagnostic per line (the C encoder: an indented dump of a whole
     tree's diagnostics took longer than reading them from the cache)."""
     objects = to_json_objects(diagnostics)
     if not objects:
         return "[]\n"
-    return "[\n" + ",\n".join(json.dumps(o, ensure_ascii=False) for o in objects) + "\n]\n"
+    return _valid_utf8("[\n" + ",\n".join(json.dumps(o, ensure_ascii=False) for o in objects) + "\n]\n")
 
 
 def _sarif_region(start: Position, end: Position) -> dict:
@@ -215,7 +225,7 @@ def format_sarif(diagnostics: list[Diagnostic]) -> str:
             }
         ],
     }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return _valid_utf8(json.dumps(log, indent=2, ensure_ascii=False) + "\n")
 
 
 def _escape_property(value: str) -> str:

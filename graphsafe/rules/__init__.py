@@ -25,12 +25,24 @@ def lookup(code_or_name: str) -> type[Rule] | None:
     return BY_CODE.get(code_or_name.upper()) or BY_NAME.get(code_or_name.lower())
 
 
+def matches(code: str, prefix: str) -> bool:
+    """`prefix` (a code, a prefix of codes, or ALL; any case) names `code`."""
+    prefix = prefix.upper()
+    return prefix == "ALL" or code.startswith(prefix)
+
+
+def unknown_codes(prefixes) -> list[str]:
+    """The prefixes that name no rule (typos: a silent no-op otherwise)."""
+    return [p for p in prefixes if not any(matches(code, p) for code in BY_CODE)]
+
+
 def selected(select: list[str] | None, ignore: list[str] | None) -> set[str]:
-    """Codes enabled by --select/--ignore prefixes; GS000 is always on."""
+    """Codes enabled by --select/--ignore prefixes (ALL: every rule); GS000 is always on (a file
+    that could not be analysed is said, as ruff always reports syntax errors)."""
     codes = set(BY_CODE)
     if select:
-        codes = {c for c in codes if any(c.startswith(p.upper()) or p.upper() == "ALL" for p in select)}
+        codes = {c for c in codes if any(matches(c, p) for p in select)}
     if ignore:
-        codes = {c for c in codes if not any(c.startswith(p.upper()) for p in ignore)}
+        codes = {c for c in codes if not any(matches(c, p) for p in ignore)}
     codes.add(ParseError.code)
     return codes

@@ -9,8 +9,10 @@ from graphsafe.rules.base import Rule
 class ParseError(Rule):
     """## What it does
     Reports a file graphsafe could not analyse: a syntax error, bytes that are not valid in
-    the file's encoding, a file that cannot be read (permissions, a broken symlink), or a file
-    too large to analyse in the time allowed.
+    the file's encoding, a file that cannot be read (permissions, a broken symlink), a path
+    that is not a regular file (a FIFO, a device, a socket named `*.py`: never read), a file
+    over 10 MiB, or a file too large to analyse in the time allowed. It is reported even
+    under `--ignore ALL`, as ruff reports syntax errors.
 
     ## Why is this bad?
     Hazards in that file, and calls through it, cannot be seen: the rest of the project is
