@@ -764,8 +764,8 @@ class VariableShapesWithGraphs(MegatronRule):
 
     ## Why is this bad?
     A graph replays the shapes it was captured with. Bridge's guide: "Tensor shapes must be
-    static (fixed seq_length, fixed micro_batch_size)", "Variable-length sequences break graph
-    replay assumptions"; packing, if needed, must pad to a fixed length.
+    static (fixed seq_length, fixed micro_batch_size)", "Dynamic sequence or batch shapes
+    break capture or replay assumptions"; packing, if needed, must pad to a fixed length.
 
     ## Example
     ```python
