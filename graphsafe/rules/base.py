@@ -1,8 +1,11 @@
 """The rule model: one class per rule, carrying its code, docs, examples and checks.
 
 A rule's docstring is its documentation in ruff's sections (What it does / Why is this bad? /
-Example / Use instead / Fix safety); `graphsafe rule CODE`, docs/rules.md, the LSP hover and
-the unit tests are all generated from the class, so they cannot drift apart.
+Example / Use instead / Fix safety), then, where the exact scope needs more than a few lines,
+Precise semantics. "What it does" comes first and says what is flagged in at most four lines
+(tests/test_docs.py checks it); every case and exception goes in Precise semantics.
+`graphsafe rule CODE`, docs/rules.md, the LSP hover and the unit tests are all generated from
+the class, so they cannot drift apart.
 
 Checks are methods named after the libcst node type they look at (`visit_Call`,
 `visit_If`, ...). The walker calls them with the node and a `Context` (see

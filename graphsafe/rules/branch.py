@@ -41,11 +41,8 @@ def any_all_element(expr: cst.BaseExpression, ctx) -> tuple[str, cst.BaseExpress
 
 class TensorBranch(Rule):
     """## What it does
-    Flags Python control flow on a tensor value inside a captured region: `if t:`,
-    `while t:`, `assert t`, `a if t else b`, `t and u`, `t or u`, `not t`, including
-    `if (x > 0).any():`, and the builtins `any`/`all` over tensors in such a test
-    (`if any(torch.isnan(g).any() for g in grads):`, `assert all(torch.isfinite(x))`), and a
-    chained comparison whose first pair holds a tensor (`t0 < t < t1` is `t0 < t and t < t1`).
+    Flags Python control flow on a tensor value inside a captured region: `if t:`, `while t:`,
+    `assert t`, `a if t else b`, `t and u`, `not t`, such as `if (x > 0).any():`.
 
     ## Why is this bad?
     Python needs the tensor's truth value on the host, which waits for the GPU: capture fails.
@@ -81,6 +78,12 @@ class TensorBranch(Rule):
     sync). It also runs under `python -O`, which drops `assert`. An f-string message is
     formatted on every call instead of only on failure, and its values are those of the capture
     on every replay. Unsafe.
+
+    ## Precise semantics
+    The forms: `if t:`, `while t:`, `assert t`, `a if t else b`, `t and u`, `t or u`, `not t`,
+    including `if (x > 0).any():`; the builtins `any`/`all` over tensors in such a test
+    (`if any(torch.isnan(g).any() for g in grads):`, `assert all(torch.isfinite(x))`); and a
+    chained comparison whose first pair holds a tensor (`t0 < t < t1` is `t0 < t and t < t1`).
     """
     fixable = True
 

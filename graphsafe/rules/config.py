@@ -123,15 +123,9 @@ class _ConfigRule(Rule):
 # ---------------------------------------------------------------------------- GS702
 class AutocastCacheEnabled(_ConfigRule):
     """## What it does
-    Flags a `torch.autocast(...)` (or `torch.cuda.amp.autocast`, `torch.amp.autocast`) block
-    that contains a `torch.cuda.graph` capture or a `make_graphed_callables` call (in the block
-    itself, or in the body of a function of the same file that the block calls: `capture(g)`,
-    `self.capture()`, or a method of a class of this file called on an instance of it,
-    `trainer.capture(x)` with `trainer: Trainer` or `trainer = Trainer(...)`; also a few
-    calls deep: `trainer.setup()` whose `self._capture()` captures; or a function or class of
-    another file of the program that captures within three calls: `capture_graphs(g, model, x)`
-    imported, `self.capturer.capture(x)`, reported as "a capture in a function it calls")
-    and does not pass `cache_enabled=False`.
+    Flags a `torch.autocast(...)` block around a CUDA-graph capture (`torch.cuda.graph` or
+    `make_graphed_callables`, directly or in a function the block calls) that does not pass
+    `cache_enabled=False`.
 
     ## Why is this bad?
     Autocast caches the low-precision copies of the weights it casts, until the outermost
@@ -159,6 +153,16 @@ class AutocastCacheEnabled(_ConfigRule):
     ## Fix safety
     `cache_enabled=False` changes only whether casts are reused within the block; results are
     the same: safe.
+
+    ## Precise semantics
+    The autocast forms: `torch.autocast(...)`, `torch.cuda.amp.autocast`, `torch.amp.autocast`.
+    The capture (a `torch.cuda.graph` capture or a `make_graphed_callables` call) counts when it
+    is in the block itself, or in the body of a function of the same file that the block calls:
+    `capture(g)`, `self.capture()`, or a method of a class of this file called on an instance of
+    it, `trainer.capture(x)` with `trainer: Trainer` or `trainer = Trainer(...)`; also a few
+    calls deep: `trainer.setup()` whose `self._capture()` captures; or a function or class of
+    another file of the program that captures within three calls: `capture_graphs(g, model, x)`
+    imported, `self.capturer.capture(x)`, reported as "a capture in a function it calls".
     """
 
     code = "GS702"
@@ -749,10 +753,8 @@ class _Hook:
 
 class HooksOnGraphedModule(_ConfigRule):
     """## What it does
-    Flags `register_forward_hook`, `register_forward_pre_hook`, `register_full_backward_hook`,
-    `register_full_backward_pre_hook` or `register_backward_hook` on a module before the same
-    module (by name) is passed to `make_graphed_callables`: earlier in the same function, or in
-    the class's `__init__` for `self.<module>`.
+    Flags a forward or backward hook registered on a module before that module is passed to
+    `make_graphed_callables`.
 
     ## Why is this bad?
     `make_graphed_callables` refuses modules that already have hooks: "Modules must not have
@@ -773,6 +775,12 @@ class HooksOnGraphedModule(_ConfigRule):
 
     ## Fix safety
     No automatic fix: moving a hook changes what it observes.
+
+    ## Precise semantics
+    The hooks: `register_forward_hook`, `register_forward_pre_hook`,
+    `register_full_backward_hook`, `register_full_backward_pre_hook` or
+    `register_backward_hook`. The module is matched by name: the registration comes earlier in
+    the same function, or in the class's `__init__` for `self.<module>`.
     """
 
     code = "GS706"
@@ -858,10 +866,8 @@ class _CallSite:
 
 class TeGraphOutsideFp8Autocast(_ConfigRule):
     """## What it does
-    Flags calling a callable returned by Transformer Engine's
-    `make_graphed_callables(..., fp8_enabled=True)` (or `enabled=True`) outside a
-    `with te.fp8_autocast(...)` / `with te.autocast(...)` block, in the same file. A call inside
-    a function that the file itself calls within such a block counts as inside.
+    Flags calling a Transformer Engine graphed callable captured with FP8 on outside a
+    `with te.fp8_autocast(...)` block.
 
     ## Why is this bad?
     The graph was captured with FP8 on. TE updates the FP8 scaling state (amax history,
@@ -882,6 +888,12 @@ class TeGraphOutsideFp8Autocast(_ConfigRule):
 
     ## Fix safety
     No automatic fix: the recipe and process group to use are the user's.
+
+    ## Precise semantics
+    The callable is one returned by Transformer Engine's
+    `make_graphed_callables(..., fp8_enabled=True)` (or `enabled=True`); the block is
+    `with te.fp8_autocast(...)` or `with te.autocast(...)`, in the same file. A call inside a
+    function that the file itself calls within such a block counts as inside.
     """
 
     code = "GS707"

@@ -294,11 +294,9 @@ def _looks_like_logger(receiver: cst.BaseExpression, ctx) -> bool:
 
 class HostLogging(_GpuOnlyBindingRule):
     """## What it does
-    Flags logging from inside a captured region: `logging.*` and logger calls
-    (`logger.info(...)`, `self.logger.warning(...)`, `log.debug(...)`), `print(...)` of
-    non-tensor values, `wandb.log`, Lightning's `self.log`/`self.log_dict`/`fabric.log`,
-    TensorBoard `SummaryWriter` calls (`writer.add_scalar`, `add_histogram`, `flush`, ...) and
-    `mlflow.log_*`, and `.log(...)` on an instance of a class named `...Logger`.
+    Flags logging from inside a captured region: `logging` and logger calls, `print` of
+    non-tensor values, and experiment trackers (wandb, TensorBoard, MLflow, Lightning's
+    `self.log`).
 
     ## Why is this bad?
     A CUDA graph records GPU kernels only. The log call runs once, while the graph is captured,
@@ -328,6 +326,13 @@ class HostLogging(_GpuOnlyBindingRule):
     ## Fix safety
     No automatic fix: moving a log call out of the function changes what callers outside the
     region see.
+
+    ## Precise semantics
+    Flagged: `logging.*` and logger calls (`logger.info(...)`, `self.logger.warning(...)`,
+    `log.debug(...)`), `print(...)` of non-tensor values, `wandb.log`, Lightning's
+    `self.log`/`self.log_dict`/`fabric.log`, TensorBoard `SummaryWriter` calls
+    (`writer.add_scalar`, `add_histogram`, `flush`, ...) and `mlflow.log_*`, and `.log(...)` on
+    an instance of a class named `...Logger`.
     """
 
     code = "GS501"
@@ -430,12 +435,8 @@ NOT_DRAWS = frozenset(
 
 class HostNondeterminism(_GpuOnlyBindingRule):
     """## What it does
-    Flags host-side random numbers and clocks inside a captured region: the `random` module,
-    `numpy.random` (functions and `default_rng()`/`RandomState()` objects), torch's
-    `rand`/`randn`/`randint`/`randperm` without a `device=` (the CPU generator draws them; under
-    `torch.set_default_device("cuda")` they would be device draws, which is fine), `time.time`,
-    `time.perf_counter`, `time.monotonic`, `time.process_time` (and their `_ns` forms),
-    `datetime.now()`/`utcnow()`/`today()`, `uuid.uuid4()` and `os.urandom()`.
+    Flags host-side random numbers and clocks inside a captured region: `random`,
+    `numpy.random`, torch's CPU random draws, `time.time()`, `datetime.now()`, `uuid.uuid4()`.
 
     ## Why is this bad?
     The value is computed on the host once, while the graph is captured. Whatever it feeds —
@@ -462,6 +463,13 @@ class HostNondeterminism(_GpuOnlyBindingRule):
 
     ## Fix safety
     No automatic fix: device random numbers come from a different stream of numbers.
+
+    ## Precise semantics
+    Flagged: the `random` module, `numpy.random` (functions and `default_rng()`/`RandomState()`
+    objects), torch's `rand`/`randn`/`randint`/`randperm` without a `device=` (the CPU generator
+    draws them; under `torch.set_default_device("cuda")` they would be device draws, which is
+    fine), `time.time`, `time.perf_counter`, `time.monotonic`, `time.process_time` (and their
+    `_ns` forms), `datetime.now()`/`utcnow()`/`today()`, `uuid.uuid4()` and `os.urandom()`.
     """
 
     code = "GS502"
@@ -529,13 +537,9 @@ class _GrownEntries(set):
 
 class PythonContainerAccumulate(_GpuOnlyBindingRule):
     """## What it does
-    Flags changes to a Python container that outlives the call, made inside a captured region:
-    `.append`/`.extend`/`.insert` (and deque's `appendleft`/`extendleft`) on a list that is an
-    attribute of `self`, a parameter, or a module-level global, and `.add`/`.update`/
-    `.setdefault`, `obj[k] = v` and `obj[k] += v` on such a list, dict or set (a list built as
-    `[0.0] * n` included). Containers created in the same function are not reported, nor is
-    an entry replaced by a concatenation of itself (`self.logs[k] = torch.cat([self.logs[k],
-    x])`): the keys stay the same and the entry's tensor grows, which GS404 reports.
+    Flags changes, inside a captured region, to a Python list, dict or set that outlives the
+    call (an attribute of `self`, a parameter, a global): `self.losses.append(x)`,
+    `stats[k] = v`. Containers created in the same function are not reported.
 
     ## Why is this bad?
     The container is changed once, while the graph is captured. Replays never touch it: a
@@ -562,6 +566,16 @@ class PythonContainerAccumulate(_GpuOnlyBindingRule):
 
     ## Fix safety
     No automatic fix: where the values should go depends on the program.
+
+    ## Precise semantics
+    Flagged: `.append`/`.extend`/`.insert` (and deque's `appendleft`/`extendleft`) on a list
+    that is an attribute of `self`, a parameter, or a module-level global, and
+    `.add`/`.update`/`.setdefault`, `obj[k] = v` and `obj[k] += v` on such a list, dict or set
+    (a list built as `[0.0] * n` included).
+
+    Containers created in the same function are not reported, nor is an entry replaced by a
+    concatenation of itself (`self.logs[k] = torch.cat([self.logs[k], x])`): the keys stay the
+    same and the entry's tensor grows, which GS404 reports.
     """
 
     code = "GS503"
@@ -658,10 +672,8 @@ PATH_METHODS = frozenset("write_text write_bytes read_text read_bytes mkdir unli
 
 class FileIoInRegion(_GpuOnlyRule):
     """## What it does
-    Flags file-system access inside a captured region: `open(...)`, `torch.save`/`torch.load`,
-    `json.dump`/`json.load`, `pickle.dump`/`pickle.load`, `np.save*`/`np.load`, safetensors'
-    `save_file`/`load_file`, `Path.write_text`/`read_text`/`write_bytes`/`read_bytes`/`mkdir`/
-    `unlink`, `shutil.*` and `os.makedirs`/`remove`/`rename`/`replace`.
+    Flags file-system access inside a captured region: opening, saving or loading files
+    (`open`, `torch.save`, `json.load`, ...) and creating, moving or deleting them.
 
     ## Why is this bad?
     File I/O is host work: it happens once, while the graph is captured, and never on replay.
@@ -688,6 +700,12 @@ class FileIoInRegion(_GpuOnlyRule):
 
     ## Fix safety
     No automatic fix.
+
+    ## Precise semantics
+    Flagged: `open(...)`, `torch.save`/`torch.load`, `json.dump`/`json.load`,
+    `pickle.dump`/`pickle.load`, `np.save*`/`np.load`, safetensors' `save_file`/`load_file`,
+    `Path.write_text`/`read_text`/`write_bytes`/`read_bytes`/`mkdir`/`unlink`, `shutil.*` and
+    `os.makedirs`/`remove`/`rename`/`replace`.
     """
 
     code = "GS504"
@@ -747,10 +765,8 @@ def _named_like_bar(receiver: cst.BaseExpression) -> bool:
 
 class ProgressBarInRegion(_GpuOnlyBindingRule):
     """## What it does
-    Flags progress bars inside a captured region: `tqdm(...)`/`trange(...)`, rich's
-    `Progress(...)`/`track(...)`, and `.update()`/`.set_postfix()`/`.set_description()`/
-    `.advance()`/`.refresh()`/`.write()` on a bar — a receiver bound from one of those calls
-    anywhere in the file, or named like one (`pbar`, `bar`, `progress`, `self.train_pbar`).
+    Flags progress bars inside a captured region: creating one (`tqdm(...)`, rich's
+    `Progress(...)`) or updating one (`pbar.update(1)`, `pbar.set_postfix(...)`).
 
     ## Why is this bad?
     A progress bar is host state. It is advanced once, while the graph is captured, and never
@@ -777,6 +793,12 @@ class ProgressBarInRegion(_GpuOnlyBindingRule):
 
     ## Fix safety
     No automatic fix.
+
+    ## Precise semantics
+    Flagged: `tqdm(...)`/`trange(...)`, rich's `Progress(...)`/`track(...)`, and
+    `.update()`/`.set_postfix()`/`.set_description()`/`.advance()`/`.refresh()`/`.write()` on a
+    bar — a receiver bound from one of those calls anywhere in the file, or named like one
+    (`pbar`, `bar`, `progress`, `self.train_pbar`).
     """
 
     code = "GS505"
@@ -860,10 +882,8 @@ def _syntactic_data_ptr(expr: cst.BaseExpression) -> bool:
 
 class IdentityKeyedCache(_GpuOnlyRule):
     """## What it does
-    Flags tensor identity used as a cache key or compared inside a captured region: `id(t)`
-    and `hash(t)` of a tensor, and `t.data_ptr()` used as a dict key (`cache[t.data_ptr()]`,
-    `{t.data_ptr(): ...}`, `cache.get(t.data_ptr())`) or in a comparison
-    (`a.data_ptr() == b.data_ptr()`, `t.data_ptr() in seen`).
+    Flags tensor identity (`id(t)`, `hash(t)`, `t.data_ptr()`) used as a cache key or compared
+    inside a captured region.
 
     ## Why is this bad?
     A graph replays on the same buffers, so identity never changes between replays — but the
@@ -891,6 +911,11 @@ class IdentityKeyedCache(_GpuOnlyRule):
 
     ## Fix safety
     No automatic fix.
+
+    ## Precise semantics
+    Flagged: `id(t)` and `hash(t)` of a tensor, and `t.data_ptr()` used as a dict key
+    (`cache[t.data_ptr()]`, `{t.data_ptr(): ...}`, `cache.get(t.data_ptr())`) or in a
+    comparison (`a.data_ptr() == b.data_ptr()`, `t.data_ptr() in seen`).
     """
 
     code = "GS506"

@@ -47,22 +47,14 @@ def _list_params(function: cst.FunctionDef) -> set[str]:
 
 class VariableLengthShape(Rule):
     """## What it does
-    Flags, inside a captured region, a tensor shape taken from the length of a Python list
-    the call receives: a size argument of `torch.zeros`/`ones`/`empty`/`full`/`arange`/...,
-    of `x.new_zeros(...)`/`view`/`reshape`/`expand`, or a slice bound `x[:, :max_len]`, computed
-    from `len(batch)`, `max(lengths)`, `max(len(s) for s in seqs)` where `batch`, `lengths`,
-    `seqs` are parameters annotated as lists/sequences or lists built from them; and
+    Flags, inside a captured region, a tensor shape taken from the length of a Python list the
+    call receives (`torch.zeros(len(batch), max(lengths))`, `x[:, :max_len]`), and
     `pad_sequence(...)`, which pads to the longest sequence of each batch.
 
     ## Why is this bad?
     A graph replays the shapes of capture. When the batch has another length, the region needs
     tensors of another shape: replay keeps the captured shape (wrong results or out-of-bounds
     reads of the static buffers), and a graph per shape means recapturing for every new length.
-
-    What it does not catch: lengths of unannotated parameters (`len(x)` of a tensor is a fixed
-    shape, so an unknown value is not flagged), lengths computed before the region and passed
-    in as numbers (GS301 covers number parameters), and a DataLoader collate without bucketing
-    outside the region (the run-time check GS403 sees the drifting input shapes).
 
     ## Example
     ```python
@@ -77,6 +69,18 @@ class VariableLengthShape(Rule):
 
     ## Fix safety
     No automatic fix: the padded length is a design decision.
+
+    ## Precise semantics
+    Flagged: a size argument of `torch.zeros`/`ones`/`empty`/`full`/`arange`/..., of
+    `x.new_zeros(...)`/`view`/`reshape`/`expand`, or a slice bound `x[:, :max_len]`, computed
+    from `len(batch)`, `max(lengths)`, `max(len(s) for s in seqs)` where `batch`, `lengths`,
+    `seqs` are parameters annotated as lists/sequences or lists built from them; and
+    `pad_sequence(...)`.
+
+    What it does not catch: lengths of unannotated parameters (`len(x)` of a tensor is a fixed
+    shape, so an unknown value is not flagged), lengths computed before the region and passed
+    in as numbers (GS301 covers number parameters), and a DataLoader collate without bucketing
+    outside the region (the run-time check GS403 sees the drifting input shapes).
     """
 
     code = "GS408"

@@ -75,18 +75,8 @@ class _StaticMemoryRule(Rule):
 
 class HostDataTensor(_StaticMemoryRule):
     """## What it does
-    Flags tensors made from host data inside a captured region: `torch.tensor(...)`,
-    `torch.as_tensor(...)`, `torch.from_numpy(...)`, `torch.FloatTensor([...])`, `x.new_tensor([...])`,
-    `.cuda()` / `.to("cuda")` / `.to(device="cuda")` (or `.to(self.device)`, `.to(DEVICE)`
-    where the file binds that name to a CUDA device, `"cuda" if torch.cuda.is_available() else
-    "cpu"` included) of a value not known to be a device tensor
-    already (a Python list, a batch from a data loader, a CPU tensor, a value of unknown kind),
-    `.to(x.device)` or `.to(self.device)` of a CPU tensor (`torch.ones(n)`, or `self.pages[k]` /
-    `self.class_weights` where the class stores only such tensors there, `torch.tensor([...])`
-    without a device included: a table of host pages, host-made constants), `.to(x.device)`,
-    `.to(self.device)` or `.cuda()` of rows picked with a host index
-    (`self.table[ids.cpu()].to(ids.device)`, or a local bound to `ids.cpu()`: the table is on
-    the host, and were it on the device the host index itself would be copied over), and
+    Flags tensors made from host data inside a captured region: `torch.tensor([...])`,
+    `torch.from_numpy(a)`, a host value moved to the GPU (`batch.cuda()`, `t.to("cuda")`), and
     indexing a tensor with a Python list (`v[:, [-1]]`).
 
     ## Why is this bad?
@@ -128,6 +118,22 @@ class HostDataTensor(_StaticMemoryRule):
     rounds it (to inf), and without a dtype `torch.tensor` takes a NumPy scalar's dtype where
     `torch.full` takes the default one. The number is still fixed at capture (GS301 reports it
     when it varies).
+
+    ## Precise semantics
+    Flagged inside the region:
+    - `torch.tensor(...)`, `torch.as_tensor(...)`, `torch.from_numpy(...)`,
+      `torch.FloatTensor([...])`, `x.new_tensor([...])`;
+    - `.cuda()` / `.to("cuda")` / `.to(device="cuda")` (or `.to(self.device)`, `.to(DEVICE)`
+      where the file binds that name to a CUDA device, `"cuda" if torch.cuda.is_available() else
+      "cpu"` included) of a value not known to be a device tensor already (a Python list, a
+      batch from a data loader, a CPU tensor, a value of unknown kind);
+    - `.to(x.device)` or `.to(self.device)` of a CPU tensor (`torch.ones(n)`, or `self.pages[k]` /
+      `self.class_weights` where the class stores only such tensors there, `torch.tensor([...])`
+      without a device included: a table of host pages, host-made constants);
+    - `.to(x.device)`, `.to(self.device)` or `.cuda()` of rows picked with a host index
+      (`self.table[ids.cpu()].to(ids.device)`, or a local bound to `ids.cpu()`: the table is on
+      the host, and were it on the device the host index itself would be copied over);
+    - indexing a tensor with a Python list (`v[:, [-1]]`).
     """
 
     fixable = True
@@ -442,19 +448,8 @@ def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 class GrowingBuffer(_StaticMemoryRule):
     """## What it does
-    Flags a tensor concatenated onto itself inside a captured region, where it outlives the
-    step: `self.buf = torch.cat([self.buf, x])`, `cache = torch.cat((cache, kv), dim=1)` for a
-    parameter `cache`, and the same with `torch.stack`/`hstack`/`vstack`/`dstack`/
-    `column_stack`/`row_stack`/`concat`/`concatenate`. An entry of a dict or list that
-    outlives the step grown the same way (`self.logs[k] = torch.vstack([self.logs[k], x])`)
-    is GS404 too, and only GS404: the container keeps its keys (not a GS503 change to it),
-    the tensor it holds grows. So is a copy of the buffer grown and stored back
-    (`kv = self.kv.float()`, `.to(dev)`, `.contiguous()`, ... then `kv = torch.cat([kv, x])`
-    and `self.kv = kv`, or `self.kv = torch.cat([kv, x])`), and a parameter moved the same
-    way, grown onto itself and stored back on the attribute of its name (`cache =
-    cache.to(dev)`, `cache = torch.cat([cache, x])`, `self.cache = cache`). A parameter
-    joined with something else and stored (`self.ctx = torch.cat([ctx.float(), prefix])`) is a
-    fresh tensor of the same shape every step: not reported.
+    Flags a tensor that outlives the step and is concatenated onto itself inside a captured
+    region, so that it grows every step: `self.buf = torch.cat([self.buf, x])`.
 
     ## Why is this bad?
     The buffer gets a new, larger shape and a new address every step. A graph replays the
@@ -477,6 +472,24 @@ class GrowingBuffer(_StaticMemoryRule):
 
     ## Fix safety
     No automatic fix: the buffer's maximum size is a design decision.
+
+    ## Precise semantics
+    Flagged: `self.buf = torch.cat([self.buf, x])`, `cache = torch.cat((cache, kv), dim=1)`
+    for a parameter `cache`, and the same with `torch.stack`/`hstack`/`vstack`/`dstack`/
+    `column_stack`/`row_stack`/`concat`/`concatenate`.
+
+    An entry of a dict or list that outlives the step grown the same way
+    (`self.logs[k] = torch.vstack([self.logs[k], x])`) is GS404 too, and only GS404: the
+    container keeps its keys (not a GS503 change to it), the tensor it holds grows. So is a
+    copy of the buffer grown and stored back (`kv = self.kv.float()`, `.to(dev)`,
+    `.contiguous()`, ... then `kv = torch.cat([kv, x])` and `self.kv = kv`, or
+    `self.kv = torch.cat([kv, x])`), and a parameter moved the same way, grown onto itself and
+    stored back on the attribute of its name (`cache = cache.to(dev)`,
+    `cache = torch.cat([cache, x])`, `self.cache = cache`).
+
+    A parameter joined with something else and stored
+    (`self.ctx = torch.cat([ctx.float(), prefix])`) is a fresh tensor of the same shape every
+    step: not reported.
     """
 
     code = "GS404"
@@ -722,12 +735,8 @@ class _KeptUse:
 
 class GraphOutputNotCloned(_StaticMemoryRule):
     """## What it does
-    Flags keeping a graph's static output across replays without `.clone()`: a name bound
-    inside a `torch.cuda.graph` block, or a tensor the block writes with `out.copy_(...)` or
-    `out=out` (for `self.out`, also in a method of the class that the block calls), used after the block in the same function (or, for `self.x`, anywhere in the
-    class) as `outputs.append(out)` (or `out.detach()`, the same memory), `outputs += [out]`,
-    `outputs.append({"loss": out})`, `results[k] = out` or `yield out`. A rebinding in between (`out = out.clone()`) ends it, unless it is only on one
-    branch of an `if` that the use is outside of (the eager fallback beside `g.replay()`).
+    Flags keeping a graph's static output across replays without `.clone()`: appending it to a
+    list, storing it in a dict or yielding it after `g.replay()`.
 
     ## Why is this bad?
     A captured graph writes its outputs into the same tensors on every replay. A list of
@@ -753,6 +762,15 @@ class GraphOutputNotCloned(_StaticMemoryRule):
     Keeping `.clone()` keeps what eager code would have kept (a tensor per step) at the cost of
     a copy: safe when the output is known to be a tensor; unsafe otherwise (a tuple of outputs
     has no `.clone()`).
+
+    ## Precise semantics
+    The output is a name bound inside a `torch.cuda.graph` block, or a tensor the block writes
+    with `out.copy_(...)` or `out=out` (for `self.out`, also in a method of the class that the
+    block calls). It is flagged when used after the block in the same function (or, for
+    `self.x`, anywhere in the class) as `outputs.append(out)` (or `out.detach()`, the same
+    memory), `outputs += [out]`, `outputs.append({"loss": out})`, `results[k] = out` or
+    `yield out`. A rebinding in between (`out = out.clone()`) ends it, unless it is only on one
+    branch of an `if` that the use is outside of (the eager fallback beside `g.replay()`).
     """
 
     code = "GS407"

@@ -35,10 +35,7 @@ class _Step:
 class OptimizerNotCapturable(Rule):
     """## What it does
     Flags `optimizer.step()` inside a captured region when the optimizer was built without
-    `capturable=True` (Adam, AdamW, RMSprop, NAdam, RAdam, Adamax, ASGD, Rprop, Adadelta), or
-    is Adagrad, which has no capturable mode. The optimizer is matched by name (`opt`,
-    `self.opt`) to where the same file builds it: directly, or through a function of the file
-    that returns it (`self.opt = make_optimizer(model)`).
+    `capturable=True` (Adam, AdamW, RMSprop, ...), or is Adagrad, which has no capturable mode.
 
     ## Why is this bad?
     These optimizers keep their step count on the host unless `capturable=True`. PyTorch
@@ -64,6 +61,12 @@ class OptimizerNotCapturable(Rule):
     `capturable=True` keeps the step on the device and computes the same update on CUDA, but
     Adam-family optimizers refuse it for CPU parameters, so the fix is unsafe (applied with
     `--unsafe-fixes`).
+
+    ## Precise semantics
+    The optimizers that need `capturable=True`: Adam, AdamW, RMSprop, NAdam, RAdam, Adamax,
+    ASGD, Rprop, Adadelta. The optimizer is matched by name (`opt`, `self.opt`) to where the
+    same file builds it: directly, or through a function of the file that returns it
+    (`self.opt = make_optimizer(model)`).
     """
     fixable = True
 

@@ -8,11 +8,9 @@ from graphsafe.rules.base import Rule
 
 class ParseError(Rule):
     """## What it does
-    Reports a file graphsafe could not analyse: a syntax error, bytes that are not valid in
-    the file's encoding, a file that cannot be read (permissions, a broken symlink), a path
-    that is not a regular file (a FIFO, a device, a socket named `*.py`: never read), a file
-    over 10 MiB, or a file too large to analyse in the time allowed. It is reported even
-    under `--ignore ALL`, as ruff reports syntax errors.
+    Reports a file graphsafe could not analyse: a syntax error, a file it cannot read or
+    decode, or one too large. It is reported even under `--ignore ALL`, as ruff reports
+    syntax errors.
 
     ## Why is this bad?
     Hazards in that file, and calls through it, cannot be seen: the rest of the project is
@@ -29,6 +27,12 @@ class ParseError(Rule):
 
     ## Fix safety
     No fix.
+
+    ## Precise semantics
+    A file is not analysed when it has a syntax error, holds bytes that are not valid in the
+    file's encoding, cannot be read (permissions, a broken symlink), is not a regular file (a
+    FIFO, a device, a socket named `*.py`: never read), is over 10 MiB, or is too large to
+    analyse in the time allowed.
     """
 
     code = "GS000"

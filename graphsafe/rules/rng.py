@@ -32,12 +32,9 @@ from graphsafe.rules.gpu_only import BindingRule, binding_key, imported_name, ke
 
 class UnregisteredGenerator(BindingRule):
     """## What it does
-    Flags `generator=gen` on an op inside a captured region when `gen` is a CUDA generator
-    built in the same file (`torch.Generator(device="cuda")`, any device text that mentions
-    `cuda`, or a device given by a variable such as `self.device`: the region is captured on
-    the GPU) and no `register_generator_state(gen)` call in the file registers it with a graph.
-    Generators are matched by name: `gen`, or `.gen` for an attribute (`self.gen` in
-    `__init__`, `model.gen` where the graph is built).
+    Flags an op inside a captured region that draws from a CUDA generator of your own
+    (`generator=gen`) when the file never registers that generator with a graph
+    (`graph.register_generator_state(gen)`).
 
     ## Why is this bad?
     During capture, random kernels do not draw numbers: they record an offset into the
@@ -72,6 +69,14 @@ class UnregisteredGenerator(BindingRule):
     ## Fix safety
     No automatic fix: the registration belongs where the graph is built, which may be in
     another file.
+
+    ## Precise semantics
+    `gen` counts as a CUDA generator when it is built in the same file
+    (`torch.Generator(device="cuda")`, any device text that mentions `cuda`, or a device given
+    by a variable such as `self.device`: the region is captured on the GPU) and no
+    `register_generator_state(gen)` call in the file registers it with a graph. Generators are
+    matched by name: `gen`, or `.gen` for an attribute (`self.gen` in `__init__`, `model.gen`
+    where the graph is built).
     """
 
     code = "GS601"
@@ -147,10 +152,8 @@ SEED_FUNCTIONS = frozenset(
 
 class SeedInRegion(BindingRule):
     """## What it does
-    Flags seeding inside a captured region: `torch.manual_seed`, `torch.seed`,
-    `torch.cuda.manual_seed(_all)`, `torch.random.manual_seed`, `random.seed`,
-    `numpy.random.seed`, Lightning's `seed_everything`, `transformers.set_seed`, and
-    `.manual_seed()`/`.seed()` on a generator built in the same file.
+    Flags seeding a random number generator inside a captured region: `torch.manual_seed`,
+    `random.seed`, `numpy.random.seed`, `seed_everything`, `gen.manual_seed(...)`, and the like.
 
     ## Why is this bad?
     Seeding is host work: it runs once, while the graph is captured, and never on replay.
@@ -180,6 +183,12 @@ class SeedInRegion(BindingRule):
 
     ## Fix safety
     No automatic fix.
+
+    ## Precise semantics
+    Flagged: `torch.manual_seed`, `torch.seed`, `torch.cuda.manual_seed(_all)`,
+    `torch.random.manual_seed`, `random.seed`, `numpy.random.seed`, Lightning's
+    `seed_everything`, `transformers.set_seed`, and `.manual_seed()`/`.seed()` on a generator
+    built in the same file.
     """
 
     code = "GS602"

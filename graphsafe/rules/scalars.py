@@ -46,58 +46,9 @@ class C(torch.nn.Module):
 
 class PythonScalarInput(Rule):
     """## What it does
-    Flags a Python number that changes between steps — a number parameter of a captured
-    function (a region root: `lr: float`, `temperature: float`, a sampler's `t: int`; a
-    function called from a `torch.cuda.graph` block is a callee, see below) or a number attribute
-    the program updates (`self.pos += T`, `self.ent_coef *= decay`, `self.beta = cfg.beta *
-    warmup` outside `__init__`, `session.temperature = t` in a loop, or from its old value anywhere:
-    `m.p = max(floor, m.p * decay)`, `m.global_step += 1`; a setting that starts
-    from a config field or a number parameter and is rebound in a loop with a value the pass
-    computes: `self.loss_scale = scaler.update(...)`, `self.guidance = guidance_at(i, n)`,
-    or outside `__init__` with what a helper (of any module) or a schedule object gives a
-    counter or a number parameter: `self.explore = self.sched.value(self.served)`,
-    `self.forget = decay_at(self.served, cfg.forget)` before each replay;
-    a number field of a dataclass set so, `state.temperature = t`; an entry of a dict attribute
-    that starts as a number or setting, `self.hp["lr"] = lr_at(i)`),
-    or a number computed from one (arithmetic, `min`/`max`, `math.exp(...)`, each operand on
-    its own: `self.cfg.lr * lr_scale` counts for `lr_scale`, a helper method
-    or property that returns it or a comparison of it (`return self.updates % k == 0`,
-    tested as `if self.should_eval:`; a local holding such a comparison, `flag = self.updates
-    % k == 0`, likewise; not one whose return is tensor arithmetic,
-    `return photo + w_at(self.step) * smooth`: reported there, where the number meets the
-    tensor, not at the helper's call), a helper of this file whose returns are number arithmetic
-    given a counter: `self.lr_at(self.updates)`, a lambda held in an attribute or a local
-    given one: `self.warmup(self.updates)`, a function or method annotated `-> float` given it
-    (`temp = self.teacher_temp(epoch)`, also where `epoch` is a parameter that callers pass a
-    per-step number), a helper imported
-    from another module of the program given a counter: `lr_at(self.step, cfg.lr)`,
-    `schedules.lr_at(it, cfg)` in a method whose `it` the region fills with one, a method
-    of a schedule object of the program given one: `self.sched.value(self.updates)`; the
-    counter may be held by another object, built in `__init__` or given to the constructor,
-    whose class (in any file) advances it per step: `lr_at(self.state.step)`,
-    `self.sched.value(self.trainer.step)`; not a field nothing advances) —
-    used inside a captured region in tensor math (comparisons with a tensor included, a
-    method only tensors have such as `lerp_` on an element of a dict of tensors),
-    tensor indexing/slicing (not `return self.table[epoch]` of a parameter in a function
-    annotated `-> float`: that picks a number from a host list, reported where a caller uses
-    it), a tensor or optimizer-state assignment (`g["lr"] = lr`,
-    `g.update(lr=lr)` on a param group), or control flow that
-    chooses which tensor work is recorded (an `if`, a guard clause `if self.p == 0.0: return x`
-    before the tensor work included, a bare `return` too: `if epoch >= freeze: return` before
-    `p.grad.zero_()`, or a conditional expression that picks a
-    tensor: `prev = None if i == 0 else self.old`; tensor work being kernels, module or
-    optimizer calls, in-place tensor methods, `load_state_dict`, or a program function given
-    tensors or networks: `if self.updates % k == 0: polyak(self.q_target, self.q, tau)`). A callee's number parameter counts when a caller
-    passes it such a value (the region root's own parameter, a varying attribute, or a value
-    computed from a loop variable of the eager loop that drives the steps), by keyword, by
-    position, after a spread batch (`self.update(*self.static, lr)` fills the last
-    parameter where the trailing ones have no default), or bound by `functools.partial(f,
-    w=w)` for a captured call of the partial; a step-invariant
-    argument (`self.layer_idx`, a config value, an attribute set only in `__init__`:
-    `self.decode_step(..., presence_penalty=self.presence_penalty)` with `self.presence_penalty
-    = 0.2`) does not, whatever the parameter's annotation. A parameter declared as nothing (no
-    annotation, no default: `def denoise(self, x, guidance)`) counts only where a caller
-    passes it a per-step number, not because its function is a region root.
+    Flags a Python number that changes from step to step (a learning rate, a temperature, a
+    step counter, a value from a schedule) where a captured region uses it in tensor math,
+    indexing, an optimizer setting, or an `if` that decides which tensor work runs.
 
     ## Why is this bad?
     A graph records kernels with their arguments. A Python number is read once, while the
@@ -147,6 +98,76 @@ class PythonScalarInput(Rule):
     the module to the buffer's device. `model.half()` / `.to(dtype)` casts the buffer too,
     rounding the number to that dtype. Callers in other files keep passing numbers (still
     correct eagerly, not graph-safe).
+
+    ## Precise semantics
+    A number is flagged when it is one of the values below and the region uses it in one of
+    the ways below.
+
+    **Values that change between steps**
+    - a number parameter of a captured function (a region root: `lr: float`,
+      `temperature: float`, a sampler's `t: int`; a function called from a `torch.cuda.graph`
+      block is a callee, see *Callee parameters*);
+    - a number attribute the program updates: `self.pos += T`, `self.ent_coef *= decay`,
+      `self.beta = cfg.beta * warmup` outside `__init__`, `session.temperature = t` in a loop,
+      or from its old value anywhere: `m.p = max(floor, m.p * decay)`, `m.global_step += 1`;
+    - a setting that starts from a config field or a number parameter and is rebound in a loop
+      with a value the pass computes: `self.loss_scale = scaler.update(...)`,
+      `self.guidance = guidance_at(i, n)`, or outside `__init__` with what a helper (of any
+      module) or a schedule object gives a counter or a number parameter:
+      `self.explore = self.sched.value(self.served)`,
+      `self.forget = decay_at(self.served, cfg.forget)` before each replay;
+    - a number field of a dataclass set so, `state.temperature = t`;
+    - an entry of a dict attribute that starts as a number or setting,
+      `self.hp["lr"] = lr_at(i)`;
+    - a number computed from one:
+      - arithmetic, `min`/`max`, `math.exp(...)`, each operand on its own:
+        `self.cfg.lr * lr_scale` counts for `lr_scale`;
+      - a helper method or property that returns it or a comparison of it
+        (`return self.updates % k == 0`, tested as `if self.should_eval:`; a local holding such
+        a comparison, `flag = self.updates % k == 0`, likewise; not one whose return is tensor
+        arithmetic, `return photo + w_at(self.step) * smooth`: reported there, where the number
+        meets the tensor, not at the helper's call);
+      - a helper of this file whose returns are number arithmetic given a counter:
+        `self.lr_at(self.updates)`;
+      - a lambda held in an attribute or a local given one: `self.warmup(self.updates)`;
+      - a function or method annotated `-> float` given it (`temp = self.teacher_temp(epoch)`,
+        also where `epoch` is a parameter that callers pass a per-step number);
+      - a helper imported from another module of the program given a counter:
+        `lr_at(self.step, cfg.lr)`, `schedules.lr_at(it, cfg)` in a method whose `it` the
+        region fills with one;
+      - a method of a schedule object of the program given one:
+        `self.sched.value(self.updates)`.
+
+      The counter may be held by another object, built in `__init__` or given to the
+      constructor, whose class (in any file) advances it per step: `lr_at(self.state.step)`,
+      `self.sched.value(self.trainer.step)`; not a field nothing advances.
+
+    **Uses inside the region**
+    - tensor math (comparisons with a tensor included, a method only tensors have such as
+      `lerp_` on an element of a dict of tensors);
+    - tensor indexing/slicing (not `return self.table[epoch]` of a parameter in a function
+      annotated `-> float`: that picks a number from a host list, reported where a caller uses
+      it);
+    - a tensor or optimizer-state assignment (`g["lr"] = lr`, `g.update(lr=lr)` on a param
+      group);
+    - control flow that chooses which tensor work is recorded: an `if`, a guard clause
+      `if self.p == 0.0: return x` before the tensor work included, a bare `return` too:
+      `if epoch >= freeze: return` before `p.grad.zero_()`, or a conditional expression that
+      picks a tensor: `prev = None if i == 0 else self.old`. Tensor work being kernels, module
+      or optimizer calls, in-place tensor methods, `load_state_dict`, or a program function
+      given tensors or networks: `if self.updates % k == 0: polyak(self.q_target, self.q, tau)`.
+
+    **Callee parameters**
+    A callee's number parameter counts when a caller passes it such a value (the region root's
+    own parameter, a varying attribute, or a value computed from a loop variable of the eager
+    loop that drives the steps), by keyword, by position, after a spread batch
+    (`self.update(*self.static, lr)` fills the last parameter where the trailing ones have no
+    default), or bound by `functools.partial(f, w=w)` for a captured call of the partial; a
+    step-invariant argument (`self.layer_idx`, a config value, an attribute set only in
+    `__init__`: `self.decode_step(..., presence_penalty=self.presence_penalty)` with
+    `self.presence_penalty = 0.2`) does not, whatever the parameter's annotation. A parameter
+    declared as nothing (no annotation, no default: `def denoise(self, x, guidance)`) counts
+    only where a caller passes it a per-step number, not because its function is a region root.
     """
 
     code = "GS301"
@@ -651,12 +672,7 @@ def _arithmetic_operands(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
 class PythonCounterInRegion(Rule):
     """## What it does
     Flags a Python number attribute updated inside a captured region: `self.step += 1`,
-    `self.pos += T`, `self.iter = self.iter + 1`. An update that reads a tensor on the host
-    (`self.ema = 0.9 * self.ema + loss.item()`, `float(t)`) is reported once, at the sync
-    (GS101/GS105): capture fails there first, and keeping the value on the device (`self.ema`
-    a tensor) removes both. A counter of a program's own progress bar advanced from the region
-    (`self.n += n` in `update`, called as `self.pbar.update(1)`) is reported too, besides the
-    call's GS505: the method runs inside the region and its count is stuck at capture.
+    `self.pos += T`, `self.iter = self.iter + 1`.
 
     ## Why is this bad?
     Python code runs only while the graph is captured. On replay the counter never moves, so
@@ -676,6 +692,15 @@ class PythonCounterInRegion(Rule):
 
     ## Fix safety
     No automatic fix: where the counter is read decides the right place for it.
+
+    ## Precise semantics
+    An update that reads a tensor on the host (`self.ema = 0.9 * self.ema + loss.item()`,
+    `float(t)`) is reported once, at the sync (GS101/GS105): capture fails there first, and
+    keeping the value on the device (`self.ema` a tensor) removes both.
+
+    A counter of a program's own progress bar advanced from the region (`self.n += n` in
+    `update`, called as `self.pbar.update(1)`) is reported too, besides the call's GS505: the
+    method runs inside the region and its count is stuck at capture.
     """
 
     code = "GS302"

@@ -28,20 +28,9 @@ class _Assignment:
 
 class StaticInputRebinding(Rule):
     """## What it does
-    Flags rebinding a tensor that a captured graph reads, where an in-place copy is needed:
-    - outside the region, `static_x = new_batch` / `self.static_tokens = cur` for a tensor
-      that a `torch.cuda.graph` block reads;
-    - inside the region, `self.buf = f(self.buf)` for a tensor attribute (a buffer or running
-      state) whose new value depends on the old one (a sliding window
-      `torch.cat([self.buf[1:], x])` included). A buffer concatenated whole onto itself,
-      `self.buf = torch.cat([self.buf, x])` (or `torch.stack`/`vstack`/`hstack`/`concat`/
-      `concatenate`/`row_stack`/...), grows every step: that is GS404 only, not also GS401
-      (one cause, one diagnostic);
-    - outside the region, `self.sigmas = ...` in a method (`scheduler.set_timesteps()`) run
-      from code that replays a graph (or from a driver that also calls a method that replays
-      it: `session.reset(mask)` then `session.run()`), when captured code of the project reads
-      that attribute (in any file, as `self.sigmas` or through an instance:
-      `self.scheduler.sigmas`) and does not rebind it itself; not in `__init__`.
+    Flags binding a new tensor to a name or attribute that a captured graph reads
+    (`static_x = batch`, `self.buf = f(self.buf)`), where an in-place copy
+    (`static_x.copy_(batch)`) is needed.
 
     ## Why is this bad?
     A graph remembers the *addresses* of the tensors it read at capture. Binding a name to a
@@ -72,17 +61,35 @@ class StaticInputRebinding(Rule):
     migrated with `self.k = self.k.to(k.dtype)` keeps its old dtype and the next `index_copy_`
     raises); a reference kept elsewhere (another module, a list, an optimizer) sees the new
     values where it saw the old ones.
+    The fix is offered only when the file binds the name to tensors and never to a number or
+    None (`x.copy_` on those would raise), and, for state updated inside the region, when no
+    reference to the old tensor can be kept (not in a loop; the attribute, or a view of it such
+    as `old = self.buf[:, 0]`, not returned, bound to a name, put in a list or appended):
+    `.copy_()` would change what such a reference sees; nor when the state is passed to a
+    function outside torch (`self.trace = append_row(self.trace, x)`), which may return another
+    shape. A rebinding between replays in another method gets no fix: such tables are often
+    rebuilt at a new length.
+
+    ## Precise semantics
+    Three cases are flagged:
+    - outside the region, `static_x = new_batch` / `self.static_tokens = cur` for a tensor
+      that a `torch.cuda.graph` block reads;
+    - inside the region, `self.buf = f(self.buf)` for a tensor attribute (a buffer or running
+      state) whose new value depends on the old one (a sliding window
+      `torch.cat([self.buf[1:], x])` included). A buffer concatenated whole onto itself,
+      `self.buf = torch.cat([self.buf, x])` (or `torch.stack`/`vstack`/`hstack`/`concat`/
+      `concatenate`/`row_stack`/...), grows every step: that is GS404 only, not also GS401
+      (one cause, one diagnostic);
+    - outside the region, `self.sigmas = ...` in a method (`scheduler.set_timesteps()`) run
+      from code that replays a graph (or from a driver that also calls a method that replays
+      it: `session.reset(mask)` then `session.run()`), when captured code of the project reads
+      that attribute (in any file, as `self.sigmas` or through an instance:
+      `self.scheduler.sigmas`) and does not rebind it itself; not in `__init__`.
+
     Rebinding to a non-tensor (`self.buf = None`) is not reported, nor rebinding a name or
     attribute that the file binds to a Python number and never to a tensor (`self.momentum =
     cfg.momentum`, later `self.momentum = schedule(it)`): the graph read a number there (GS301's
-    business), not a buffer. The fix is offered only when
-    the file binds the name to tensors and never to a number or None (`x.copy_` on those would
-    raise), and, for state updated inside the region, when no reference to the old tensor can be
-    kept (not in a loop; the attribute, or a view of it such as `old = self.buf[:, 0]`, not
-    returned, bound to a name, put in a list or appended): `.copy_()` would change what such a
-    reference sees; nor when the state is passed to a function outside torch (`self.trace =
-    append_row(self.trace, x)`), which may return another shape. A rebinding between replays in another
-    method gets no fix: such tables are often rebuilt at a new length.
+    business), not a buffer.
     """
     fixable = True
 

@@ -56,10 +56,8 @@ class _StreamRule(Rule):
 
 class CollectiveInRegion(_StreamRule):
     """## What it does
-    Flags a collective or point-to-point call inside a captured region: `torch.distributed`'s
-    `all_reduce`, `all_gather`, `reduce_scatter`, `broadcast`, `all_to_all`, `barrier`,
-    `send`/`recv`, `batch_isend_irecv`, the object collectives, `torch.distributed.nn`'s
-    differentiable ones, and Horovod's `hvd.allreduce`/`allgather`/`broadcast`.
+    Flags a collective or point-to-point call (`dist.all_reduce`, `dist.broadcast`,
+    `dist.send`, Horovod's `hvd.allreduce`, ...) inside a captured region.
 
     ## Why is this bad?
     A collective captures only with NCCL, a process group created and warmed up before capture
@@ -84,6 +82,12 @@ class CollectiveInRegion(_StreamRule):
     ## Fix safety
     No fix: where a collective belongs (inside the graph, with the group prepared for it, or
     after the replay) is a decision about the whole training loop.
+
+    ## Precise semantics
+    Flagged: `torch.distributed`'s `all_reduce`, `all_gather`, `reduce_scatter`, `broadcast`,
+    `all_to_all`, `barrier`, `send`/`recv`, `batch_isend_irecv`, the object collectives,
+    `torch.distributed.nn`'s differentiable ones, and Horovod's
+    `hvd.allreduce`/`allgather`/`broadcast`.
     """
 
     code = "GS901"

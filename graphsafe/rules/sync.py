@@ -57,7 +57,8 @@ class _SyncRule(Rule):
 
 class ItemSync(_SyncRule):
     """## What it does
-    Flags `.item()` on a tensor inside a captured region.
+    Flags `.item()` on a tensor inside a captured region. A tensor that every caller has
+    already copied to the host is not flagged.
 
     ## Why is this bad?
     `.item()` copies one value to the host and waits for the GPU to finish. Inside stream
@@ -152,12 +153,8 @@ class ItemSync(_SyncRule):
 
 class TolistSync(_SyncRule):
     """## What it does
-    Flags `.tolist()` on a tensor inside a captured region. A parameter (or a view of one) that
-    every caller fills with a host copy (`t.cpu()`, `t.to("cpu")`) is host memory: reading it
-    is no sync (the same holds for `.item()`, GS101, and `int()`/`float()`, GS105). A local
-    built in the region from host data without a device (`torch.tensor([...]).tolist()`) is
-    still flagged: it syncs nothing on the default CPU device, but `torch.set_default_device(
-    "cuda")` makes it a device tensor, and either way its values are the capture's (GS402).
+    Flags `.tolist()` on a tensor inside a captured region. A tensor that every caller has
+    already copied to the host is not flagged.
 
     ## Why is this bad?
     `.tolist()` copies the whole tensor to host memory and waits for the GPU; capture fails.
@@ -172,6 +169,14 @@ class TolistSync(_SyncRule):
 
     ## Fix safety
     No automatic fix: where the list is used decides what the code should become.
+
+    ## Precise semantics
+    A parameter (or a view of one) that every caller fills with a host copy (`t.cpu()`,
+    `t.to("cpu")`) is host memory: reading it is no sync (the same holds for `.item()`, GS101,
+    and `int()`/`float()`, GS105). A local built in the region from host data without a device
+    (`torch.tensor([...]).tolist()`) is still flagged: it syncs nothing on the default CPU
+    device, but `torch.set_default_device("cuda")` makes it a device tensor, and either way its
+    values are the capture's (GS402).
     """
 
     code = "GS102"
@@ -197,7 +202,8 @@ class TolistSync(_SyncRule):
 
 class HostCopy(_SyncRule):
     """## What it does
-    Flags `.cpu()`, `.numpy()`, `.to("cpu")` and `.to(device="cpu")` inside a captured region.
+    Flags copying a tensor to the host inside a captured region: `.cpu()`, `.numpy()`,
+    `.to("cpu")` and `.to(device="cpu")` (a `torch.device("cpu")` included).
 
     ## Why is this bad?
     A device-to-host copy into pageable memory waits for the GPU and is not allowed while a
@@ -461,15 +467,8 @@ _DYNAMIC_FUNCS = {
 
 class DynamicShapeOp(_SyncRule):
     """## What it does
-    Flags ops whose output shape depends on tensor values: `nonzero`, `argwhere`, `unique*`,
-    `masked_select`, one-argument `torch.where`, `repeat_interleave` with a tensor of repeat
-    counts and no `output_size`, `bincount`, and `one_hot` without `num_classes`.
-    `x.repeat_interleave(k, dim=0)` with a Python int `k` is not flagged: torch runs it as
-    unsqueeze/expand/clone, whose size it knows without reading the GPU (an int repeat
-    count is fixed at capture like any shape). Also on a tensor built in the region from
-    host data without a device (`torch.unique_consecutive(torch.tensor(sizes))`): on the CPU it
-    waits for nothing, but its result is fixed at capture (GS402), and under
-    `torch.set_default_device("cuda")` it is a device tensor that syncs.
+    Flags ops whose output shape depends on tensor values, inside a captured region:
+    `nonzero`, `unique`, `masked_select`, one-argument `torch.where`, `bincount`, and the like.
 
     ## Why is this bad?
     To allocate the output, PyTorch must read a size computed on the GPU, which waits for it:
@@ -490,6 +489,20 @@ class DynamicShapeOp(_SyncRule):
     (safe: torch requires one repeat count per input row, so any input that runs gives that
     size). A one-element repeats tensor broadcasts and a repeats tensor computed elsewhere
     is not read: no fix, since a wrong `output_size` silently produces garbage.
+
+    ## Precise semantics
+    The ops: `nonzero`, `argwhere`, `unique*`, `masked_select`, one-argument `torch.where`,
+    `repeat_interleave` with a tensor of repeat counts and no `output_size`, `bincount`, and
+    `one_hot` without `num_classes`.
+
+    `x.repeat_interleave(k, dim=0)` with a Python int `k` is not flagged: torch runs it as
+    unsqueeze/expand/clone, whose size it knows without reading the GPU (an int repeat count is
+    fixed at capture like any shape).
+
+    Also flagged on a tensor built in the region from host data without a device
+    (`torch.unique_consecutive(torch.tensor(sizes))`): on the CPU it waits for nothing, but its
+    result is fixed at capture (GS402), and under `torch.set_default_device("cuda")` it is a
+    device tensor that syncs.
     """
 
     fixable = True
@@ -566,19 +579,12 @@ class DynamicShapeOp(_SyncRule):
 
 class BoolMaskIndex(_SyncRule):
     """## What it does
-    Flags reading `x[mask]` with a boolean tensor mask inside a captured region.
+    Flags indexing with a boolean tensor mask inside a captured region: reading `x[mask]`,
+    or writing a tensor through it (`x[mask] = y`). Writing a number (`x[mask] = 0.0`) is fine.
 
     ## Why is this bad?
     Boolean indexing runs `nonzero` to find the selected positions: the result's size depends
     on the data, so PyTorch waits for the GPU: capture fails.
-    `x[~m]` counts as a boolean mask for any tensor `m` (`~` is how masks are inverted), and
-    so does a name bound to it (`keep = ~pad` then `h[keep]`), unless `m` is known to hold
-    integers (`torch.arange(n)`, `.long()`, `.argmax(-1)`, `.indices`, `dtype=torch.long`,
-    an `ids: torch.LongTensor` parameter, or a local bound to one): `~` on an integer tensor
-    is a bitwise not, so `x[~idx]` gathers at fixed-size positions and does not sync.
-    `x[mask] = value` with a scalar is fine (it becomes `masked_fill_`, no sync), a Python
-    number computed on the host included (`logits[full] = torch.finfo(logits.dtype).min`);
-    only a tensor value (`x[mask] = y`) runs `index_put_` with the mask and syncs.
 
     ## Example
     ```python
@@ -592,6 +598,17 @@ class BoolMaskIndex(_SyncRule):
 
     ## Fix safety
     No automatic fix: the result has a different shape.
+
+    ## Precise semantics
+    `x[~m]` counts as a boolean mask for any tensor `m` (`~` is how masks are inverted), and
+    so does a name bound to it (`keep = ~pad` then `h[keep]`), unless `m` is known to hold
+    integers (`torch.arange(n)`, `.long()`, `.argmax(-1)`, `.indices`, `dtype=torch.long`,
+    an `ids: torch.LongTensor` parameter, or a local bound to one): `~` on an integer tensor
+    is a bitwise not, so `x[~idx]` gathers at fixed-size positions and does not sync.
+
+    `x[mask] = value` with a scalar is fine (it becomes `masked_fill_`, no sync), a Python
+    number computed on the host included (`logits[full] = torch.finfo(logits.dtype).min`);
+    only a tensor value (`x[mask] = y`) runs `index_put_` with the mask and syncs.
     """
 
     code = "GS108"
@@ -636,7 +653,8 @@ def _inverted_mask(index: cst.BaseExpression, ctx) -> bool:
 
 class TensorEquality(_SyncRule):
     """## What it does
-    Flags `torch.equal`, `torch.allclose` and their method forms used as a Python value.
+    Flags `torch.equal`, `torch.allclose` and their method forms (`a.equal(b)`,
+    `a.allclose(b)`) inside a captured region: they return a Python `bool`.
 
     ## Why is this bad?
     They return a Python `bool`, computed on the GPU and copied back: the host waits, capture
@@ -673,7 +691,8 @@ class TensorEquality(_SyncRule):
 
 class NonfiniteCheckSync(_SyncRule):
     """## What it does
-    Flags `clip_grad_norm_(..., error_if_nonfinite=True)` inside a captured region.
+    Flags `clip_grad_norm_(..., error_if_nonfinite=True)` inside a captured region. Clipping
+    without the check (the default) is fine.
 
     ## Why is this bad?
     To raise on a non-finite norm, PyTorch reads the norm on the host: capture fails.

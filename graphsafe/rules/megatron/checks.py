@@ -303,16 +303,9 @@ class FullIterationWithTeImpl(MegatronRule):
 # ---------------------------------------------------------------------------- GS803
 class FullIterationWithNanCheck(MegatronRule):
     """## What it does
-    Flags a local `full_iteration` CUDA graph while the NaN check of the loss
-    (`rerun_state_machine.check_for_nan_in_loss`, Megatron-LM's
-    `check_for_nan_in_loss_and_grad`) or of the gradients (`ddp.check_for_nan_in_grad`) is on.
-
-    The loss check is ON by default in both Megatron-LM and Megatron-Bridge: a launch script
-    needs `--no-check-for-nan-in-loss-and-grad` (unless it trains in `--fp16` without
-    `--loss-scale`, where Megatron-LM turns it off itself), and a Bridge recipe that writes
-    its `ConfigContainer` needs `cfg.rerun_state_machine.check_for_nan_in_loss = False`.
-    A bare `TransformerConfig(...)` does not own this setting and is only reported when it
-    sets the check on explicitly.
+    Flags a local `full_iteration` CUDA graph while the NaN check of the loss or of the
+    gradients is on. The loss check is on by default in Megatron-LM and Megatron-Bridge, so a
+    recipe that does not turn it off is flagged.
 
     ## Why is this bad?
     The NaN check reads the loss and gradients on the host inside the captured step.
@@ -334,6 +327,17 @@ class FullIterationWithNanCheck(MegatronRule):
 
     ## Fix safety
     No automatic fix: turning the NaN check off is the user's decision.
+
+    ## Precise semantics
+    The checks: the loss check (`rerun_state_machine.check_for_nan_in_loss`, Megatron-LM's
+    `check_for_nan_in_loss_and_grad`) and the gradient check (`ddp.check_for_nan_in_grad`).
+
+    The loss check is ON by default in both Megatron-LM and Megatron-Bridge: a launch script
+    needs `--no-check-for-nan-in-loss-and-grad` (unless it trains in `--fp16` without
+    `--loss-scale`, where Megatron-LM turns it off itself), and a Bridge recipe that writes
+    its `ConfigContainer` needs `cfg.rerun_state_machine.check_for_nan_in_loss = False`.
+    A bare `TransformerConfig(...)` does not own this setting and is only reported when it
+    sets the check on explicitly.
     """
 
     code = "GS803"
@@ -446,11 +450,8 @@ class GraphScopeConflict(MegatronRule):
 # ---------------------------------------------------------------------------- GS805
 class UnknownGraphValue(MegatronRule):
     """## What it does
-    Flags a `cuda_graph_impl` that is not one of `none`, `local`, `transformer_engine`, and a
-    `cuda_graph_scope` entry that is not one of `full_iteration`, `attn`, `mlp`, `moe`,
-    `moe_router`, `moe_preprocess`, `mamba`, and suggests the closest valid value. (`full`,
-    the older Megatron-Core spelling of "the whole layer", is accepted, and so is the newest
-    Megatron-Core's `cuda_graph_impl="full_iteration"`, read as `local` + `full_iteration`.)
+    Flags a `cuda_graph_impl` or `cuda_graph_scope` value that Megatron does not accept (a
+    typo such as `transformer-engine` or `moe_routr`), and suggests the closest valid value.
 
     ## Why is this bad?
     These are the values Megatron-Bridge accepts (`VALID_CUDA_GRAPH_IMPLS`,
@@ -472,6 +473,13 @@ class UnknownGraphValue(MegatronRule):
 
     ## Fix safety
     No automatic fix: the closest value is a guess.
+
+    ## Precise semantics
+    Valid `cuda_graph_impl` values: `none`, `local`, `transformer_engine`. Valid
+    `cuda_graph_scope` entries: `full_iteration`, `attn`, `mlp`, `moe`, `moe_router`,
+    `moe_preprocess`, `mamba`. `full`, the older Megatron-Core spelling of "the whole layer",
+    is accepted, and so is the newest Megatron-Core's `cuda_graph_impl="full_iteration"`, read
+    as `local` + `full_iteration`.
     """
 
     code = "GS805"
@@ -698,10 +706,8 @@ class FullRecomputeWithScopedGraphs(MegatronRule):
 # ---------------------------------------------------------------------------- GS809
 class PackedSequenceWithTeGraphs(MegatronRule):
     """## What it does
-    Flags packed sequences (`packed_sequence=True`, `packed_sequence_specs=PackedSequenceSpecs(...)`,
-    a positive `packed_sequence_size`)
-    in a recipe with Transformer Engine scoped CUDA graphs (`cuda_graph_impl =
-    "transformer_engine"`).
+    Flags packed sequences in a recipe with Transformer Engine scoped CUDA graphs
+    (`cuda_graph_impl = "transformer_engine"`).
 
     ## Why is this bad?
     With packing, the layers receive `packed_seq_params`, a non-tensor argument, and TE's
@@ -723,6 +729,10 @@ class PackedSequenceWithTeGraphs(MegatronRule):
 
     ## Fix safety
     No automatic fix.
+
+    ## Precise semantics
+    Packed sequences: `packed_sequence=True`, `packed_sequence_specs=PackedSequenceSpecs(...)`,
+    or a positive `packed_sequence_size`.
     """
 
     code = "GS809"
