@@ -20,6 +20,11 @@ import tempfile
 import traceback
 
 import torch
+# What a training step imports on first use (the optimizer's step imports torch._dynamo, ~1 s):
+# imported here once instead of in every child. Importing starts no thread.
+import torch._dynamo  # noqa: F401
+import torch.optim  # noqa: F401
+import torch.utils.data  # noqa: F401
 
 _STDERR_TAIL = 3000
 
