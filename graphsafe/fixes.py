@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Iterable
+
+import libcst as cst
 
 from graphsafe.lines import line_starts, offset_of, split_lines
 from graphsafe.model import Applicability, Diagnostic, Edit, Position
@@ -54,6 +57,20 @@ def apply_fixes(text: str, diagnostics: list[Diagnostic], *, unsafe: bool = Fals
         chosen.append((spans[0][0], spans[-1][1], d, spans))
     out = _replaced(text, [span for _, _, _, spans in chosen for span in spans])
     return Applied(out, tuple(d for _, _, d, _ in chosen), tuple(skipped))
+
+
+def apply_edits(text: str, edits: Iterable[Edit]) -> str:
+    """`text` with the edits of one fix (they never overlap) applied."""
+    return _replaced(text, _spans(text, line_starts(text), edits))
+
+
+def parses(text: str) -> bool:
+    """Whether libcst (the analysis' parser) accepts `text`: fixed text must, before anyone gets it."""
+    try:
+        cst.parse_module(text)
+    except (cst.ParserSyntaxError, RecursionError):
+        return False
+    return True
 
 
 def noqa_edit(text: str, line: int, code: str) -> Edit:

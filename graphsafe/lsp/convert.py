@@ -12,7 +12,7 @@ from typing import Callable, Iterable
 
 from lsprotocol import types
 
-from graphsafe.lines import BREAK, lines_with_ends, split_lines  # noqa: F401 (split_lines: the server's)
+from graphsafe.lines import BREAK, line_starts, lines_with_ends, offset_of, split_lines
 from graphsafe.model import Diagnostic, Edit, Position, Severity
 
 SOURCE = "graphsafe"
@@ -138,6 +138,22 @@ def to_diagnostic(
 
 def to_text_edits(edits: Iterable[Edit], lines: list[str], encoding: str) -> list[types.TextEdit]:
     return [types.TextEdit(range=to_range(lines, e.start, e.end, encoding), new_text=e.content) for e in edits]
+
+
+def apply_text_edits(text: str, edits: Iterable[types.TextEdit], encoding: str) -> str | None:
+    """`text` with LSP `edits` applied as a client applies them (ranges in the negotiated units,
+    lines per graphsafe.lines); None when two edits overlap, which LSP forbids."""
+    lines, starts = split_lines(text), line_starts(text)
+    spans = sorted(
+        (offset_of(from_client(lines, e.range.start, encoding), starts, len(text)),
+         offset_of(from_client(lines, e.range.end, encoding), starts, len(text)), e.new_text)
+        for e in edits
+    )
+    if any(later[0] < earlier[1] for earlier, later in zip(spans, spans[1:])):
+        return None
+    for start, end, new_text in reversed(spans):
+        text = text[:start] + new_text + text[end:]
+    return text
 
 
 def minimal_edit(old: str, new: str, encoding: str) -> types.TextEdit | None:

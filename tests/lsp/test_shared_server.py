@@ -211,3 +211,33 @@ async def test_keyword_fixes_from_the_rng_and_config_rules(session: Session):
     assert "cache_enabled=False" in session.texts[uri] and "preserve_rng_state" not in session.texts[uri]
     await session.wait_for_version(uri)
     assert "GS702" not in session.codes(uri) and "GS603" in session.codes(uri)
+
+
+async def test_quick_fixes_on_a_cr_buffer_give_the_text_fix_writes(session: Session):
+    from graphsafe.config import Settings
+    from graphsafe.fixer import fix_buffer
+    from tests.test_line_endings import PROGRAM, with_endings
+
+    text = with_endings(PROGRAM, "\r")  # old Mac endings: every line ends at a lone \r
+    _, expected = fix_buffer(text.encode(), "cr_fixes.py", Settings(), False)
+    assert b"output_size=3" in expected and b"\n" not in expected
+    uri = session.open("cr_fixes.py", text)
+    found = await session.wait_for_version(uri)
+    assert [(str(d.code), d.range.start.line, d.range.start.character) for d in found] == [
+        ("GS107", 16, 12), ("GS402", 16, 39), ("GS402", 17, 16), ("GS501", 18, 8), ("GS101", 18, 21),  # 𝛼: 2 UTF-16 units
+    ]
+    for _ in range(5):  # one safe quick fix at a time, as a user picks them
+        safe = [a for a in await actions(session, uri, whole()) if a.is_preferred]
+        if not safe:
+            break
+        session.apply(uri, safe[0].edit)
+        await session.wait_for_version(uri)
+    assert session.texts[uri] == expected.decode()
+
+    other = session.open("cr_fix_all.py", text)
+    await session.wait_for_version(other)
+    [fix_all] = await actions(session, other, whole(), only=["source.fixAll.graphsafe"])
+    session.apply(other, fix_all.edit)
+    assert session.texts[other] == expected.decode()
+    assert not [m for m in session.client.log_messages if "not offered" in m.message]
+
