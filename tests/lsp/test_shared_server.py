@@ -241,3 +241,20 @@ async def test_quick_fixes_on_a_cr_buffer_give_the_text_fix_writes(session: Sess
     assert session.texts[other] == expected.decode()
     assert not [m for m in session.client.log_messages if "not offered" in m.message]
 
+
+async def test_an_incremental_change_after_a_form_feed_lands_on_its_line(session: Session):
+    text = CLEAN.replace("import torch\n", "import torch  # page\x0cbreak\u2028\n")
+    uri = session.open("form_feed.py", text)
+    assert await session.wait_for_version(uri) == []
+    line = text.split("\n").index("    return x * 2")  # 4: LSP counts no break at \x0c or U+2028
+    session.versions[uri] += 1
+    session.texts[uri] = text.replace("x * 2", "x.item()")
+    session.client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=session.versions[uri]),
+        content_changes=[types.TextDocumentContentChangePartial(
+            range=types.Range(start=types.Position(line=line, character=11), end=types.Position(line=line, character=16)),
+            text="x.item()",
+        )],
+    ))
+    [d] = await session.wait_for_version(uri)
+    assert (d.code, d.range.start.line, d.range.start.character) == ("GS101", line, 11)
