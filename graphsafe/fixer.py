@@ -17,15 +17,13 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import libcst as cst
-
 from graphsafe.analyzer.discovery import ModuleNaming, module_names
 from graphsafe.analyzer.engine import check_paths, check_source, filter_diagnostics
 from graphsafe.analyzer.facts import FileFacts
 from graphsafe.analyzer.parsing import decode
 from graphsafe.analyzer.reading import read_source
 from graphsafe.config import Settings
-from graphsafe.fixes import applicable, apply_fixes
+from graphsafe.fixes import applicable, apply_fixes, parses
 from graphsafe.model import Diagnostic
 from graphsafe.writing import SourceEncoding, write_fixed
 
@@ -68,11 +66,11 @@ def fix_text(text: str, path: str, settings: Settings, others: list[FileFacts], 
         if not result.fixed:
             outcome.remaining = diagnostics
             break
-        if not _parses(result.text):
+        if not parses(result.text):
             # Fixes that are fine alone can clash together (removing every statement of a
             # block): apply the first one alone; the next round re-analyses the rest.
             result = apply_fixes(current, [result.fixed[0]], unsafe=unsafe)
-            if not _parses(result.text):
+            if not parses(result.text):
                 outcome.error = f"the fix for {result.fixed[0].code} produced invalid syntax; file left unchanged"
                 return outcome
         outcome.applied.extend(result.fixed)
@@ -86,14 +84,6 @@ def fix_text(text: str, path: str, settings: Settings, others: list[FileFacts], 
         return outcome
     outcome.fixed = current
     return outcome
-
-
-def _parses(text: str) -> bool:
-    try:
-        cst.parse_module(text)
-    except cst.ParserSyntaxError:
-        return False
-    return True
 
 
 def fix_paths(paths: list[Path], settings: Settings, *, unsafe: bool = False, write: bool = True,

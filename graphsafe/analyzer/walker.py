@@ -23,6 +23,7 @@ from graphsafe.analyzer.nodes import children, node_types
 from graphsafe.analyzer.noqa import noqa_lines
 from graphsafe.analyzer.positions import node_ranges
 from graphsafe.analyzer.returns import OBJECT_PID, ARG_PID, FIELD_PID, RETURNED_FIELD_PID, summarize_returns
+from graphsafe.lines import ending_of, line_starts, split_lines, with_newline
 from graphsafe.model import Applicability, Confidence, Edit, Fix, Hit, Position, RegionKind
 from graphsafe.rewriters.edits import WholeLines
 from graphsafe.rules.base import Rule
@@ -1444,7 +1445,7 @@ class FileWalker:
         for hook in self.end_hooks:
             hook(self)
         # the lines only matter where a line can carry a noqa comment (noqa_lines' own test)
-        lines = source.splitlines() if "noqa" in source or "NOQA" in source else []
+        lines = split_lines(source) if "noqa" in source or "NOQA" in source else []
         return self._finish(imports, lines)
 
     def _install_handlers(self, source: str) -> None:
@@ -2658,6 +2659,12 @@ class FileWalker:
             return r[0].line if r else 0
 
         built_hits: dict[int, Hit] = {}
+        # Rewriters write "\n"; a file with other breaks gets, at each edit, its line's own break.
+        starts = line_starts(self.source) if "\r" in self.source else None
+
+        def own_newlines(edit: Edit) -> Edit:
+            newline = ending_of(self.source, starts, edit.start.line) or self.cst_module.default_newline
+            return Edit(edit.start, edit.end, with_newline(edit.content, newline))
 
         def build(pending: _PendingHit) -> Hit:
             hit = built_hits.get(id(pending))
@@ -2666,6 +2673,8 @@ class FileWalker:
                 fix = None
                 if pending.fix is not None:
                     edits = tuple(e for e in (_edit(ranges, n, text) for n, text in pending.fix.replacements) if e)
+                    if starts is not None:
+                        edits = tuple(map(own_newlines, edits))
                     if len(edits) == len(pending.fix.replacements):
                         fix = Fix(pending.fix.title, edits, pending.fix.applicability, pending.fix.reason)
                 hit = Hit(pending.rule.code, pending.message, start, end, fix, pending.root_only, pending.condition)

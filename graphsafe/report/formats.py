@@ -222,6 +222,10 @@ def format_sarif(diagnostics: list[Diagnostic]) -> str:
                     }
                 },
                 "results": results,
+                # what our rows and columns count (graphsafe.lines); SARIF's default line breaks
+                # are "\r\n" and "\n" only, which would misplace results in a file with "\r" endings
+                "columnKind": "unicodeCodePoints",
+                "newlineSequences": ["\r\n", "\r", "\n"],
             }
         ],
     }
