@@ -115,7 +115,8 @@ def test_fix_applies_the_safe_fixes_then_reports_what_is_left(tree, capsys):
     assert (tree / "prog.py").read_text() == PROGRAM.replace(BEFORE, AFTER)
     assert "GS702" not in out and "GS701" in out and "GS401" in out
     assert "[*]" not in out  # what is left after --fix is not fixable by it
-    assert out.endswith("Found 3 errors (1 fixed, 2 remaining).\n")
+    assert out.endswith("Found 3 errors (1 fixed, 2 remaining).\n"
+                        "No fixes available (2 hidden fixes can be enabled with the `--unsafe-fixes` option).\n")
 
 
 def test_unsafe_fixes_with_fix_applies_the_unsafe_ones_too_and_exits_0_when_nothing_is_left(tree, capsys):
@@ -147,6 +148,17 @@ def test_check_diff_prints_the_patch_changes_nothing_and_exits_1_only_when_there
     assert "capturable=True" in unsafe
     code, out, _ = run(capsys, "check", "step.py", "--no-cache", "--diff")  # nothing safe to fix
     assert code == 0 and out == ""
+
+
+def test_check_diff_on_stdin_prints_the_patch_of_the_buffer(tree, capsys, monkeypatch):
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(PROGRAM.encode())))
+    code, out, _ = run(capsys, "check", "--diff", "--stdin-filename", "prog.py", "-")
+    assert code == 1 and out.startswith("--- a/prog.py\n+++ b/prog.py\n") and f"+    {AFTER}" in out
+
+
+def test_fix_with_a_region_pattern_that_matches_nothing_writes_nothing(tree, capsys):
+    code, _, err = run(capsys, "check", "prog.py", "--no-cache", "--fix", "--region", "mian")
+    assert code == 2 and "matches no function" in err and (tree / "prog.py").read_text() == PROGRAM
 
 
 def test_show_fixes_lists_what_was_fixed_per_file_and_code(tree, capsys):

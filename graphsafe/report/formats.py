@@ -54,7 +54,7 @@ class TextOptions:
     unsafe_fixes: bool = False  # unsafe fixes count as available (`--unsafe-fixes`)
     hint_unsafe: bool = False  # say how many unsafe fixes `--unsafe-fixes` would enable
     fix_command: str = "`graphsafe fix`"  # what the `[*] N fixable with ...` line names
-    show_fix_status: bool = True  # `[*]` markers; off after `--fix` (what is left is not fixable)
+    show_fix_status: bool = True  # `[*]` markers; off after `--fix` (what is left was not fixed by it)
     fixed: int = 0  # fixed by this run (`check --fix`): the summary counts them
     style: Style = PLAIN
     sources: Callable[[str], list[str] | None] | None = None  # a file's lines, for snippets
@@ -115,8 +115,6 @@ def text_summary(diagnostics: list[Diagnostic], options: TextOptions) -> list[st
         lines.append(f"Found {remaining} {'error' if remaining == 1 else 'errors'}.")
     else:
         lines.append(options.style.passed("All checks passed!"))
-    if not options.show_fix_status:
-        return lines
     available = sum(fixable(d, options.unsafe_fixes) for d in diagnostics)
     hidden = 0 if options.unsafe_fixes or not options.hint_unsafe else sum(_hidden_unsafe(d) for d in diagnostics)
     marker = options.style.fixable("[*]")

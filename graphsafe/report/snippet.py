@@ -56,7 +56,7 @@ def render_snippet(lines: list[str], start: Position, end: Position, label: str,
             a = _display_column(text, from_column)
             b = max(_display_column(text, to_column), a + 1)  # an empty range still gets a caret
             tail = f" {label}" if number == last else ""
-            out.append(f"{pad} {style.gutter('|')} " + " " * a + style.carets("^" * (b - a) + tail))
+            out.append(f"{pad} {style.gutter('|')} " + " " * a + style.carets("^" * (b - a)) + tail)
     out.append(f"{pad} {style.gutter('|')}")
     return out
 
@@ -64,16 +64,22 @@ def render_snippet(lines: list[str], start: Position, end: Position, label: str,
 def source_reader(buffers: dict[str, str] | None = None) -> Callable[[str], list[str] | None]:
     """A file's lines for snippets, read once per file (`buffers`: texts not on disk, stdin);
     None for a file that cannot be read or decoded now (its diagnostics go without a snippet)."""
-    cache: dict[str, list[str] | None] = {path: text.removeprefix("\ufeff").split("\n")
-                                         for path, text in (buffers or {}).items()}
+    cache: dict[str, list[str] | None] = {path: _lines(text) for path, text in (buffers or {}).items()}
 
     def lines(path: str) -> list[str] | None:
         if path not in cache:
             content = read_source(Path(path))
             try:
-                cache[path] = None if isinstance(content, str) else decode(content).removeprefix("\ufeff").split("\n")
+                cache[path] = None if isinstance(content, str) else _lines(decode(content))
             except (UnicodeDecodeError, SyntaxError, LookupError):
                 cache[path] = None
         return cache[path]
 
     return lines
+
+
+def _lines(text: str) -> list[str]:
+    """The lines as diagnostics count them (at "\\n"; a "\\r" before it is not shown), without
+    the empty piece after a final newline."""
+    lines = text.removeprefix("\ufeff").split("\n")
+    return lines[:-1] if len(lines) > 1 and lines[-1] == "" else lines
