@@ -181,7 +181,7 @@ def _add_noqa(diagnostics) -> int:
         elif outcome.skipped:
             lines = ", ".join(str(n) for n in outcome.skipped)
             sys.stderr.write(f"graphsafe: {outcome.path}: no noqa comment can go on line(s) {lines} "
-                             "(inside a multi-line string or continued by a backslash)\n")
+                             "(it ends inside a multi-line string, is continued by a backslash, or has `# noqa` in a string)\n")
     added = sum(o.added for o in outcomes)
     sys.stderr.write(f"Added {added} noqa directive{'s' if added != 1 else ''}.\n")
     return EXIT_ERROR if any(o.error for o in outcomes) else EXIT_CLEAN

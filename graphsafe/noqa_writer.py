@@ -2,8 +2,8 @@
 
 Codes already in a line's noqa comment stay, and each code is added once (a second run adds
 nothing: every diagnostic is suppressed by then). A line whose end is inside a multi-line
-string or continued by a backslash cannot take a comment and is left as it is (counted as
-skipped); in a shell script the comment goes on the last line of a continued command, which
+string or continued by a backslash, or with `# noqa` inside a string, cannot take a comment
+and is left as it is (counted as skipped); in a shell script the comment goes on the last line of a continued command, which
 covers all of it. Files are written as `fix` writes them (writing.py): in their own encoding,
 only if unchanged on disk, never half-written, and a Python file only if it still parses.
 """
@@ -16,6 +16,7 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graphsafe.analyzer.noqa import NOQA_COMMENT
 from graphsafe.analyzer.parsing import decode
 from graphsafe.analyzer.reading import read_source
 from graphsafe.fixer import one_name_per_file
@@ -77,7 +78,7 @@ def with_noqa(text: str, codes_by_line: dict[int, set[str]], outcome: NoqaOutcom
     """`text` with the codes added to the noqa comments of their lines (lines end at "\\n"; a
     "\\r" before it stays)."""
     lines = text.split("\n")
-    blocked = _lines_ending_in_a_string(text) if is_python else set()
+    blocked, comments = _comment_places(text) if is_python else (set(), {})
     for number in sorted(codes_by_line):
         target = number if is_python else _end_of_command(lines, number)
         if not 1 <= target <= len(lines) or target in blocked or _continued(lines[target - 1]):
@@ -85,6 +86,10 @@ def with_noqa(text: str, codes_by_line: dict[int, set[str]], outcome: NoqaOutcom
             continue
         line = lines[target - 1]
         body, cr = (line[:-1], "\r") if line.endswith("\r") else (line, "")
+        found = NOQA_COMMENT.search(body)
+        if is_python and found and found.start() < comments.get(target, len(body)):
+            outcome.skipped.append(number)  # "# noqa" inside a string: editing it would change the program
+            continue
         before = body
         for code in sorted(codes_by_line[number]):
             edit = noqa_edit(body, 1, code)
@@ -106,17 +111,20 @@ def _end_of_command(lines: list[str], number: int) -> int:
     return number
 
 
-def _lines_ending_in_a_string(text: str) -> set[int]:
-    """Lines whose end is inside a string token that goes on below (a comment there would be
-    part of the string)."""
+def _comment_places(text: str) -> tuple[set[int], dict[int, int]]:
+    """(the lines whose end is inside a string token that goes on below: a comment there would
+    be part of the string; line → the column where its comment starts)."""
     blocked: set[int] = set()
+    comments: dict[int, int] = {}
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.start[0] < token.end[0] and token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
+            if token.type == tokenize.COMMENT:
+                comments[token.start[0]] = token.start[1]
+            elif token.start[0] < token.end[0] and token.type not in (tokenize.NL, tokenize.NEWLINE):
                 blocked.update(range(token.start[0], token.end[0]))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         pass  # a file that does not tokenize: the parse check before writing decides
-    return blocked
+    return blocked, comments
 
 
 def _parses(text: str) -> bool:

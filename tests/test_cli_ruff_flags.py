@@ -228,6 +228,14 @@ def test_add_noqa_leaves_a_line_that_ends_inside_a_string_and_keeps_crlf(tree, c
         "synchronize()\r\n", "synchronize()  # noqa: GS106\r\n").encode()
 
 
+def test_add_noqa_never_edits_a_noqa_written_inside_a_string(tree, capsys):
+    source = HAZARD.replace("v = x.item()", 'v = x.item(); s = "# noqa: E501"')
+    (tree / "step.py").write_text(source)
+    code, _, err = run(capsys, "check", "step.py", "--no-cache", "--add-noqa")
+    assert code == 0 and "line(s) 4" in err and "Added 1 noqa directive." in err
+    assert (tree / "step.py").read_text() == source.replace("synchronize()", "synchronize()  # noqa: GS106")
+
+
 # rule selection: --extend-select, --fixable, --unfixable ---------------------------------------
 
 

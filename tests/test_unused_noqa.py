@@ -98,3 +98,9 @@ def test_documented_valid_examples_are_silent(example):
 def test_documented_invalid_examples_are_flagged_and_fixed_as_documented(example):
     assert len(unused(wrap(example))) == example.expect
     assert fixed(wrap(example)) == wrap(Example(example.fixed))
+
+
+def test_a_noqa_inside_a_string_is_no_directive_to_report_or_edit():
+    assert unused('s = "# noqa: GS101"\n') == []
+    assert unused('s = """\n# noqa: GS101\n"""\n') == []
+    assert [d for d in diagnostics('echo "# noqa: GS801"\n', "run.sh", **ON) if d.code == "GS001"] == []

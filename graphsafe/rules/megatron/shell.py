@@ -292,7 +292,7 @@ def analyze_shell(path: str, module: str, text: str, rules) -> FileFacts:
     """FileFacts for a launch script: the GS8 rules' findings as file-level hits."""
     lines = text.splitlines()
     noqa = noqa_lines(lines)
-    directives = noqa_directives(lines)
+    directives = noqa_directives(lines, python=False)
     if not any(word in text for word in TRIGGER_WORDS):
         return FileFacts(path, module, (), (), (), (), noqa, noqa_directives=directives)
     try:
