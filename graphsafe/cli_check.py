@@ -46,16 +46,29 @@ def run_check(args) -> int:
         if not p.exists() and not p.is_symlink():
             raise UsageError(f"path does not exist: {p}")
     settings = load_cli_settings(args, paths)
+    from graphsafe.analyzer.engine import discover_files
+
     if args.show_settings:
-        return _show_settings(args, paths, settings)
+        return _show_settings(args, discover_files(paths, settings) or paths, settings)
     if args.show_files:
         return _show_files(paths, settings)
     if args.watch:
-        from graphsafe.analyzer.engine import discover_files
         from graphsafe.watch import watch
 
-        files = lambda: [*discover_files(paths, settings), *([settings.config_file] if settings.config_file else [])]
-        return watch(lambda: _check_paths(args, raw_paths, paths, settings, style), files, sys.stdout)
+        def watched() -> list[Path]:
+            return [*discover_files(paths, settings), *([settings.config_file] if settings.config_file else [])]
+
+        def check_again() -> int:
+            """A run with the settings as they are now; a mistake in them is said, and watching goes on."""
+            from graphsafe.config import ConfigError
+
+            try:
+                return _check_paths(args, raw_paths, paths, load_cli_settings(args, paths), style)
+            except (UsageError, ConfigError) as error:
+                sys.stderr.write(f"graphsafe: error: {error}\n")
+                return EXIT_ERROR
+
+        return watch(check_again, watched, sys.stdout)
     return _check_paths(args, raw_paths, paths, settings, style)
 
 
@@ -198,16 +211,14 @@ def _show_files(paths: list[Path], settings) -> int:
     return EXIT_CLEAN
 
 
-def _show_settings(args, paths: list[Path], settings) -> int:
+def _show_settings(args, files: list[Path], settings) -> int:
     """ruff's `--show-settings`: the settings a check of the first file would use, resolved."""
     import os
 
     from graphsafe.analyzer.discovery import exclusion_patterns
-    from graphsafe.analyzer.engine import discover_files
     from graphsafe.rules import selected
 
-    files = discover_files(paths, settings) if not args.paths or args.paths != ["-"] else paths
-    first = os.path.abspath(files[0] if files else paths[0])
+    first = os.path.abspath(files[0])
     enabled = sorted(selected(list(settings.select), list(settings.ignore), list(settings.extend_select)))
     fixable = sorted(selected(list(settings.fixable or ["ALL"]), list(settings.unfixable)))
 

@@ -418,3 +418,25 @@ def test_check_watch_runs_the_check_through_the_watch_loop(tree, capsys, monkeyp
     monkeypatch.setattr(watching, "watch", lambda check, files, out: real(check, files, out, runs=1))
     code, out, _ = run(capsys, "check", "step.py", "--no-cache", "--watch", "--output-format", "concise")
     assert code == 1 and "Starting linter in watch mode" in out and "step.py:4:9: GS101" in out
+
+
+def test_watch_reads_the_config_again_and_survives_a_mistake_in_it(tree, capsys, monkeypatch):
+    import graphsafe.watch as watching
+
+    (tree / "pyproject.toml").write_text('[tool.graphsafe]\nignore = ["GS106"]\n')
+    real = watching.watch
+    calls = []
+
+    def two_runs(check, files, out):
+        def run_twice() -> int:
+            calls.append(check())
+            (tree / "pyproject.toml").write_text("[tool.graphsafe]\nignore = 3\n")  # broken for the next run
+            return calls[-1]
+
+        real(run_twice, files, out, runs=1)
+        return check()
+
+    monkeypatch.setattr(watching, "watch", two_runs)
+    code, out, err = run(capsys, "check", "step.py", "--no-cache", "--watch", "--output-format", "concise")
+    assert calls == [1] and "GS106" not in out  # the first run read the config
+    assert code == 2 and "ignore must be a list of strings" in err  # the second said what is wrong
