@@ -7,12 +7,12 @@ rounds until nothing changes).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Iterable
 
 import libcst as cst
 
+from graphsafe.analyzer.noqa import NOQA_COMMENT
 from graphsafe.lines import line_starts, offset_of, split_lines
 from graphsafe.model import Applicability, Diagnostic, Edit, Position
 
@@ -77,13 +77,13 @@ def noqa_edit(text: str, line: int, code: str) -> Edit:
     """An edit that adds `# noqa: CODE` to `line` (or extends an existing noqa list)."""
     lines = split_lines(text)
     current = lines[line - 1] if 0 < line <= len(lines) else ""
-    m = re.search(r"#\s*noqa(?::\s*([A-Z0-9, ]+))?", current, re.IGNORECASE)
+    m = NOQA_COMMENT.search(current)
     if m is None:
         stripped = current.rstrip()  # replace trailing whitespace with the comment
         return Edit(Position(line, len(stripped)), Position(line, len(current)), f"  # noqa: {code}")
-    if m.group(1) is None:
+    if m.group("codes") is None:
         return Edit(Position(line, m.end()), Position(line, m.end()), "")  # bare noqa covers all
-    codes = [c.strip() for c in m.group(1).split(",") if c.strip()]
+    codes = [c.strip() for c in m.group("codes").split(",") if c.strip()]
     if code not in codes:
         codes.append(code)
     return Edit(Position(line, m.start()), Position(line, m.end()), f"# noqa: {', '.join(codes)}")

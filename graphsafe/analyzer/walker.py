@@ -20,7 +20,7 @@ from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
 from graphsafe.analyzer.names import ImportTable, bound_names, dotted
 from graphsafe.analyzer.nodes import children, node_types
-from graphsafe.analyzer.noqa import noqa_lines
+from graphsafe.analyzer.noqa import noqa_directives, noqa_lines
 from graphsafe.analyzer.positions import node_ranges
 from graphsafe.analyzer.returns import OBJECT_PID, ARG_PID, FIELD_PID, RETURNED_FIELD_PID, summarize_returns
 from graphsafe.lines import ending_of, line_starts, split_lines, with_newline
@@ -2706,6 +2706,7 @@ class FileWalker:
             region_refs=refs,
             aliases=tuple(sorted(imports.aliases.items())),
             noqa=noqa_lines(source_lines),
+            noqa_directives=noqa_directives(source_lines),
             always=tuple(build(pending) for pending in self.always),
             wanted=tuple(sorted(self.wanted)),
             outside_sets=tuple(sorted(self.outside_sets)),

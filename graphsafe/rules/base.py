@@ -69,6 +69,8 @@ class Rule:
     valid: ClassVar[tuple[Example | str, ...]] = ()
     invalid: ClassVar[tuple[Example | str, ...]] = ()
     fixable: ClassVar[bool] = False
+    # off unless selected by its code or a prefix of it (ruff's RUF100: `--extend-select GS001`)
+    enabled_by_default: ClassVar[bool] = True
     # The walker's pre-filters (they change nothing a rule reports, only what it is shown):
     calls: ClassVar[Callees | None] = None  # the calls `visit_Call` can act on (None: every call)
     # the rule has nothing to do in a file that mentions none of these (no handler of it runs there)
