@@ -9,14 +9,7 @@ from graphsafe.rules.base import Rule
 class UnusedNoqa(Rule):
     """## What it does
     Flags a graphsafe code in a `# noqa: ...` comment that suppresses no diagnostic on its
-    line: the hazard was fixed or moved, the code names a rule that is not enabled, or it names
-    no rule at all. Codes of other tools (`E501`, `F401`) and a bare `# noqa` are left alone:
-    they may serve ruff or flake8. Like ruff's RUF100 it is off by default; enable it with
-    `--extend-select GS001` (or `select`/`extend-select` in `[tool.graphsafe]`).
-
-    Run it on the whole project: a hazard is reported only where a capture region reaches it,
-    so checking one file without the file that holds its region makes every noqa in it look
-    unused.
+    line. Off by default, like ruff's RUF100: enable it with `--extend-select GS001`.
 
     ## Why is this bad?
     A stale suppression hides the next hazard written on that line: a new `.item()` there
@@ -37,6 +30,16 @@ class UnusedNoqa(Rule):
     ## Fix safety
     The fix is safe: it removes the unused codes, and the whole comment when none is left
     (other tools' codes and any text after the codes stay).
+
+    ## Precise semantics
+    A code is unused when the hazard was fixed or moved, when it names a rule that is not
+    enabled, or when it names no rule at all. Codes of other tools (`E501`, `F401`) and a bare
+    `# noqa` are left alone: they may serve ruff or flake8. It can also be enabled with `select`
+    or `extend-select` in `[tool.graphsafe]`.
+
+    Run it on the whole project: a hazard is reported only where a capture region reaches it,
+    so checking one file without the file that holds its region makes every noqa in it look
+    unused.
     """
 
     code = "GS001"
