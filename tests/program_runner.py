@@ -36,9 +36,10 @@ class ProgramRunner:
                                              text=True, start_new_session=True)
         return self._process
 
-    def run(self, folder: Path) -> dict[str, float]:
+    def run(self, folder: Path, repeat: int = 1) -> dict:
+        """The worker's reply: "results" (one dict per call of run()) and "types" (of the first)."""
         process = self._start()
-        process.stdin.write(json.dumps({"folder": str(Path(folder).resolve())}) + "\n")
+        process.stdin.write(json.dumps({"folder": str(Path(folder).resolve()), "repeat": repeat}) + "\n")
         process.stdin.flush()
         line = self._read_line(process)
         if not line:
@@ -46,9 +47,9 @@ class ProgramRunner:
             raise AssertionError(f"{Path(folder).name}: the program worker died or timed out after "
                                  f"{TIMEOUT_S} s:\n{self._worker_stderr()}")
         reply = json.loads(line)
-        if reply["exit"] != 0 or reply["result"] is None:
+        if reply["exit"] != 0 or reply["results"] is None:
             raise AssertionError(f"{Path(folder).name}: run() failed (exit {reply['exit']}):\n{reply['stderr']}")
-        return reply["result"]
+        return reply
 
     @staticmethod
     def _read_line(process: subprocess.Popen) -> str:
@@ -76,8 +77,28 @@ class ProgramRunner:
 
 _RUNNER = ProgramRunner()
 atexit.register(_RUNNER.close)
+# run() of the unchanged corpus programs, shared by the suites that compare against it (the
+# determinism test computes it; the fix and finish tests compare fixed copies with it).
+_CORPUS_RESULTS: dict[Path, dict[str, float]] = {}
 
 
 def run_program(folder: Path) -> dict[str, float]:
     """run(steps=2) of the program in `folder`, in a process of its own: {output name: float}."""
-    return _RUNNER.run(folder)
+    return _RUNNER.run(folder)["results"][0]
+
+
+def run_repeatedly(folder: Path, repeat: int) -> dict:
+    """`repeat` calls of run(steps=2) on one import of the program, in a process of its own."""
+    return _RUNNER.run(folder, repeat)
+
+
+def corpus_result(folder: Path) -> dict[str, float]:
+    """run(steps=2) of an unchanged corpus program, computed once per test session."""
+    folder = Path(folder).resolve()
+    if folder not in _CORPUS_RESULTS:
+        _CORPUS_RESULTS[folder] = run_program(folder)
+    return _CORPUS_RESULTS[folder]
+
+
+def remember_corpus_result(folder: Path, result: dict[str, float]) -> None:
+    _CORPUS_RESULTS.setdefault(Path(folder).resolve(), result)

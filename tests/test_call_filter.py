@@ -14,6 +14,8 @@ from graphsafe.analyzer.walker import FileWalker
 from graphsafe.rules import CHECK_RULES
 from graphsafe.rules.base import Callees, as_example
 
+pytestmark = pytest.mark.slow  # analyses every corpus program and torch files twice
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # callee spellings a name filter must not miss: aliases, re-exports, methods of results

@@ -18,10 +18,11 @@ import pytest
 
 from graphsafe.analyzer.engine import check_paths
 from graphsafe.config import Settings
-from tests import finish, golden_fix
+from tests import finish, golden_fix, program_runner
 from tests.corpus_factory import simulated_trial
 
 pytest.importorskip("torch")
+pytestmark = pytest.mark.slow
 
 PROGRAMS = finish.programs()
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[\w, ]+))?", re.IGNORECASE)
@@ -52,7 +53,7 @@ def test_finished_program_is_clean_and_keeps_results(program, tmp_path):
 
     if not (program / "run.py").exists():
         return
-    expected = golden_fix.run_program(program)
+    expected = program_runner.corpus_result(program)
     got = golden_fix.run_program(finished)
     for (name, key), _why in CHANGED_BY_DESIGN.items():
         if name == program.name:

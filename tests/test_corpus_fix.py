@@ -25,9 +25,10 @@ import pytest
 from graphsafe.analyzer.engine import check_paths
 from graphsafe.config import Settings
 from graphsafe.fixes import applicable
-from tests import golden, golden_fix
+from tests import golden, golden_fix, program_runner
 
 pytest.importorskip("torch")
+pytestmark = pytest.mark.slow
 
 PROGRAMS = golden.programs()
 TOLERANCE = {"safe": (0.0, 0.0), "unsafe": (1e-6, 1e-9)}
@@ -52,19 +53,6 @@ RUN_READS_REMOVED_OUTPUT = {
 }
 
 
-@pytest.fixture(scope="module")
-def original_results(tmp_path_factory):
-    """run() of each unfixed program, computed at most once."""
-    cache: dict[str, dict[str, float]] = {}
-
-    def get(name: str) -> dict[str, float]:
-        if name not in cache:
-            cache[name] = golden_fix.run_program(golden.CORPUS / name)
-        return cache[name]
-
-    return get
-
-
 def _copy(program: Path, root: Path) -> Path:
     target = root / "corpus" / program.name
     shutil.copytree(program, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
@@ -78,7 +66,7 @@ def _same(expected: dict[str, float], got: dict[str, float], variant: str) -> li
 
 @pytest.mark.parametrize("variant", sorted(golden_fix.VARIANTS))
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
-def test_fix_matches_golden_keeps_results_and_is_idempotent(program, variant, tmp_path, original_results):
+def test_fix_matches_golden_keeps_results_and_is_idempotent(program, variant, tmp_path):
     unsafe = variant == "unsafe"
     golden_file = program / golden_fix.VARIANTS[variant]
     assert golden_file.exists(), "no golden: run `python -m tests.golden_fix --update` and review the diff"
@@ -94,7 +82,7 @@ def test_fix_matches_golden_keeps_results_and_is_idempotent(program, variant, tm
     assert golden_fix.fix_diff(tmp_path, program.name, unsafe, write=True) == "", "second fix changed the code"
 
     if diff and (program / "run.py").exists() and not (unsafe and program.name in RUN_READS_REMOVED_OUTPUT):
-        expected = original_results(program.name)
+        expected = program_runner.corpus_result(program)
         if unsafe:  # a second copy without the CUDA-only fixes, for the CPU run
             run_root = tmp_path / "cpu"
             copy = _copy(program, run_root)

@@ -1,81 +1,41 @@
 """Every corpus program runs on CPU, returns finite numbers, and is deterministic given its seed.
 
-Each `corpus/<name>/run.py` is imported as a fresh module with its folder first on sys.path; the
-folder's sibling modules (`model`, `train`, ...) share names across programs, so they are evicted
-from sys.modules before and after each import."""
+Each program runs in processes of its own (tests/program_runner.py: forks of a worker that imported
+torch once), as `python run.py` would: its folder first on sys.path (sibling modules such as `model`
+share names across programs)."""
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
 import math
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
+from tests import program_runner
+
+pytest.importorskip("torch")
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 PROGRAMS = sorted(p.parent.name for p in CORPUS.glob("*/run.py"))
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Tiny ops on a busy machine: intra-op threads only add spinning (100x slower under load)."""
-    saved = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(saved)
-
-
-def _evict(folder: Path) -> None:
-    for name, mod in list(sys.modules.items()):
-        f = getattr(mod, "__file__", None)
-        if f and Path(f).resolve().parent == folder:
-            del sys.modules[name]
-
-
-@contextlib.contextmanager
-def _program(name: str):
-    folder = (CORPUS / name).resolve()
-    saved_path, saved_cwd = list(sys.path), os.getcwd()
-    _evict(folder)
-    sys.path.insert(0, str(folder))
-    os.chdir(folder)  # programs are run as scripts from inside their folder
-    try:
-        spec = importlib.util.spec_from_file_location(f"corpus_run_{name}", folder / "run.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        os.chdir(saved_cwd)
-        sys.path[:] = saved_path
-        _evict(folder)
-
-
-def _run(name: str, **kwargs) -> dict[str, float]:
-    with _program(name) as module:
-        return module.run(**kwargs)
 
 
 def test_corpus_is_not_empty():
     assert {"train_loop", "decode_loop", "negatives"} <= set(PROGRAMS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_run_returns_finite_floats_and_is_deterministic(name):
-    first = _run(name, steps=2)
-    assert isinstance(first, dict) and first, f"{name}: run() must return a non-empty dict"
-    for key, value in first.items():
-        assert isinstance(key, str)
-        assert isinstance(value, float), f"{name}: {key} is {type(value).__name__}, not float"
-        assert math.isfinite(value), f"{name}: {key} = {value}"
-    assert _run(name, steps=2) == first, f"{name}: two runs with the same seed differ"
-    with _program(name) as module:  # same module twice: no state leaks between calls
-        assert module.run(steps=2) == first
-        assert module.run(steps=2) == first
+    # one process calls run() twice (no state leaks between calls), another once (same seed, same numbers)
+    twice = program_runner.run_repeatedly(CORPUS / name, repeat=2)
+    first = twice["results"][0]
+    assert first, f"{name}: run() must return a non-empty dict"
+    for key, kind in twice["types"].items():
+        assert kind == "float", f"{name}: {key} is {kind}, not float"
+        assert math.isfinite(first[key]), f"{name}: {key} = {first[key]}"
+    assert twice["results"][1] == first, f"{name}: a second call in the same process differs"
+    assert program_runner.run_program(CORPUS / name) == first, f"{name}: two runs with the same seed differ"
+    program_runner.remember_corpus_result(CORPUS / name, first)
 
 
 @pytest.mark.parametrize("name", PROGRAMS)

@@ -13,6 +13,8 @@ from graphsafe.analyzer.incremental import IncrementalParser
 from graphsafe.analyzer.parsing import analyze_text
 from graphsafe.rules import CHECK_RULES
 
+pytestmark = pytest.mark.slow  # random edit sequences re-analysed in full (about a minute of CPU)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # Comments at every indentation between and after blocks, decorators, a header, a footer,

@@ -23,6 +23,8 @@ from hypothesis import strategies as st
 from graphsafe.config import Settings
 from graphsafe.fixer import fix_text
 
+pytestmark = pytest.mark.slow  # property tests that run rewritten code with torch
+
 values = st.one_of(st.floats(-4, 4, width=32), st.sampled_from([0.0, -0.0, float("nan"), float("inf"), float("-inf")]))
 rows = st.lists(values, min_size=6, max_size=6).map(lambda v: torch.tensor(v).reshape(2, 3))
 

@@ -24,6 +24,8 @@ from graphsafe.analyzer.engine import check_source
 from graphsafe.config import Settings
 from graphsafe.fixer import fix_text
 
+pytestmark = pytest.mark.slow  # property tests that run rewritten code with torch
+
 TEMPLATE = """
 import graphsafe
 import torch

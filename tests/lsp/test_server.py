@@ -11,7 +11,7 @@ from lsprotocol import types
 
 from tests.lsp.client import TIMEOUT_S, Session
 
-pytestmark = pytest.mark.asyncio
+pytestmark = [pytest.mark.asyncio, pytest.mark.slow]  # a fresh server process per test
 
 ITEM = "import torch\n\n\ndef step(x: torch.Tensor):  # graphsafe: region\n    return x.item()\n"
 

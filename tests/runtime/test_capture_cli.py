@@ -22,6 +22,8 @@ from graphsafe.runtime.capture_cli import (
 )
 from graphsafe.runtime.capture_report import CaptureReport
 
+pytestmark = pytest.mark.slow  # each trial runs in a fresh process that imports torch
+
 REPO = Path(__file__).resolve().parents[2]
 
 FACTORIES = '''

@@ -10,6 +10,8 @@ import pytest
 
 from tests.corpus_factory import simulated_trial
 
+pytestmark = pytest.mark.slow  # builds and runs corpus steps with torch
+
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 FACTORIES = sorted(CORPUS.glob("*/capture.py"))
 

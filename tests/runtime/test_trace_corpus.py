@@ -11,6 +11,8 @@ import pytest
 
 from tests import golden
 
+pytestmark = pytest.mark.slow  # traces corpus programs in fresh processes
+
 # program folder, script, region pattern the script's eager path calls
 PROGRAMS = [
     ("train_loop", "train.py", "Trainer.train_step"),
