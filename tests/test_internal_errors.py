@@ -1,5 +1,5 @@
 """GS000 is for files that cannot be read or parsed; a failure of graphsafe's own analysis of one
-function is GS001 for that function only, and the file's other functions are still analysed."""
+function is GS002 for that function only, and the file's other functions are still analysed."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ TWO_REGIONS = """\
 def test_an_internal_error_in_one_function_leaves_the_others_analysed(monkeypatch, error):
     _fail_on_boom(monkeypatch, error)
     found = _check(TWO_REGIONS)
-    assert [(d.code, d.start.line) for d in found] == [("GS001", 3), ("GS101", 8)]
+    assert [(d.code, d.start.line) for d in found] == [("GS002", 3), ("GS101", 8)]
     notice = found[0].message
     assert "internal error while analysing `bad`" in notice and type(error).__name__ in notice
     assert "recursion depth" not in notice  # a RecursionError's text says nothing to a user
@@ -91,7 +91,7 @@ def test_an_internal_error_in_one_function_leaves_the_others_analysed(monkeypatc
 def test_the_internal_error_notice_is_no_parse_error_and_can_be_ignored(monkeypatch):
     _fail_on_boom(monkeypatch, RecursionError())
     assert "GS000" not in [d.code for d in _check(TWO_REGIONS)]
-    found = diagnostics(textwrap.dedent(TWO_REGIONS), ignore=["GS001"])
+    found = diagnostics(textwrap.dedent(TWO_REGIONS), ignore=["GS002"])
     assert [d.code for d in found] == ["GS101"]
 
 
@@ -113,7 +113,7 @@ def test_fixes_are_withheld_in_a_file_with_an_internal_error(monkeypatch):
     _fail_on_boom(monkeypatch, RecursionError())
     withheld = [d for d in _check(source) if d.code == "GS701"]
     assert withheld and not withheld[0].fix.offered
-    assert "`bad`" in withheld[0].fix.reason and "GS001" in withheld[0].fix.reason
+    assert "`bad`" in withheld[0].fix.reason and "GS002" in withheld[0].fix.reason
 
 
 def test_an_internal_error_outside_functions_is_gs001_for_the_file(monkeypatch):
@@ -122,5 +122,5 @@ def test_an_internal_error_outside_functions_is_gs001_for_the_file(monkeypatch):
         import torch
         value = boom(1)
         """)
-    assert [(d.code, d.start.line) for d in found] == [("GS001", 1)]
+    assert [(d.code, d.start.line) for d in found] == [("GS002", 1)]
     assert "outside its functions" in found[0].message and "RecursionError" in found[0].message

@@ -19,6 +19,7 @@ from graphsafe.analyzer.callgraph import Project, Reach
 from graphsafe.analyzer.discovery import ModuleNaming, discover, module_name, module_names
 from graphsafe.analyzer.facts import FileFacts, Unit
 from graphsafe.analyzer.fix_scope import without_out_of_scope_fixes
+from graphsafe.analyzer.grouping import each_use, group_uses
 from graphsafe.analyzer.noqa import suppressed
 from graphsafe.analyzer.parsing import analyze_bytes, analyze_text, error_facts, lasting_objects, no_cyclic_gc
 from graphsafe.analyzer.reading import read_source
@@ -219,11 +220,12 @@ def _rewalk(job: tuple[str, str, str, bool, tuple], external: dict, cache: Facts
 
 
 def filter_diagnostics(diagnostics: Iterable[Diagnostic], facts: list[FileFacts], settings: Settings) -> list[Diagnostic]:
-    """Apply --select/--ignore, per-file-ignores and `# noqa`."""
+    """Apply --select/--ignore, per-file-ignores and `# noqa` to each use, then group each
+    hazard's uses (grouping.py)."""
     codes = selected(list(settings.select), list(settings.ignore))
     noqa = {f.path: dict(f.noqa) for f in facts}
     kept = []
-    for d in diagnostics:
+    for d in each_use(diagnostics):
         if d.code not in codes:
             continue
         if _per_file_ignored(d, settings):
@@ -232,7 +234,7 @@ def filter_diagnostics(diagnostics: Iterable[Diagnostic], facts: list[FileFacts]
             continue
         kept.append(d)
     kept = without_out_of_scope_fixes(kept, tuple(settings.regions), settings.root)
-    return sorted(kept, key=lambda d: d.sort_key)
+    return group_uses(sorted(kept, key=lambda d: d.sort_key))
 
 
 def _per_file_ignored(d: Diagnostic, settings: Settings) -> bool:

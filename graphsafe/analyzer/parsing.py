@@ -1,5 +1,5 @@
 """Bytes → FileFacts for one file, turning every kind of bad input into one GS000 diagnostic
-(and a failure of our own analysis outside any function into one GS001)."""
+(and a failure of our own analysis outside any function into one GS002)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ TIME_LIMIT_S = 120
 
 
 class _TimeLimit(BaseException):
-    """Not an Exception: the walker's per-function guard (GS001) must not swallow it."""
+    """Not an Exception: the walker's per-function guard (GS002) must not swallow it."""
 
 
 class _ParseTooDeep(Exception):
@@ -145,7 +145,7 @@ def analyze_text(path: str, module: str, is_package: bool, text: str, rules, ren
         return error_facts(path, module, "expression nesting too deep to parse; file skipped")
     except MemoryError:
         raise
-    except Exception as error:  # our bug outside any function (each function has its own guard): GS001
+    except Exception as error:  # our bug outside any function (each function has its own guard): GS002
         detail = f": {error}" if str(error) and not isinstance(error, RecursionError) else ""
         return error_facts(path, module, f"internal error while analysing this file outside its functions "
                                          f"({type(error).__name__}{detail}); file skipped", code=InternalError.code)

@@ -21,7 +21,7 @@ from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, RegionMark, 
 from graphsafe.analyzer.names import ImportTable, bound_names, dotted
 from graphsafe.analyzer.nodes import children, node_types
 from graphsafe.analyzer.noqa import noqa_lines
-from graphsafe.analyzer.positions import node_ranges
+from graphsafe.analyzer.positions import node_ranges, statement_lines
 from graphsafe.analyzer.returns import OBJECT_PID, ARG_PID, FIELD_PID, RETURNED_FIELD_PID, summarize_returns
 from graphsafe.model import Applicability, Confidence, Diagnostic, Edit, Fix, Hit, Position, RegionKind
 from graphsafe.rewriters.edits import WholeLines
@@ -126,7 +126,8 @@ class _UnitBuilder:
     class_key: str | None
     node: cst.CSTNode
     is_function: bool
-    calls: dict[CallRef, None] = field(default_factory=dict)  # ordered set
+    # ordered set of calls → the statement of the first (its line is the call site a chain shows)
+    calls: dict[CallRef, cst.CSTNode | None] = field(default_factory=dict)
     hits: list[_PendingHit] = field(default_factory=list)
     marks: list[tuple[RegionKind, Confidence]] = field(default_factory=list)
     returns: list[tuple[str, ...]] = field(default_factory=list)  # one summary per `return`
@@ -194,7 +195,7 @@ class FileWalker:
         self._report_log: list[tuple[str, int]] = []  # every report, to compare a what-if run with
         self._pending: dict[int, str] = {}  # id(call node) → pending id
         self._following: set[str] = set()  # partials whose target _call_refs is looking up
-        # functions whose walk failed (an error of ours): (def node, display name, error), GS001
+        # functions whose walk failed (an error of ours): (def node, display name, error), GS002
         self.failures: list[tuple[cst.FunctionDef, str, Exception]] = []
         self.module = module
         self.is_package = is_package
@@ -2185,7 +2186,7 @@ class FileWalker:
             if not ref.startswith("torch."):
                 for method in ("__enter__", "__exit__"):
                     for unit in self.scope.units:
-                        unit.calls[CallRef("method", f"{ref}::{method}")] = None
+                        unit.calls.setdefault(CallRef("method", f"{ref}::{method}"), self.statement)
 
     def _visit_block(self, node: cst.BaseSuite) -> None:
         self._walk_block(node)
@@ -2242,7 +2243,7 @@ class FileWalker:
         refs = self._call_refs(node.func)
         for ref in refs:
             for unit in self.scope.units:
-                unit.calls[ref] = None
+                unit.calls.setdefault(ref, self.statement)
         if type(node.func) is cst.Attribute and node.func.attr.value == "replay" and not node.args:
             for unit in self.scope.units:
                 unit.replays = True
@@ -2282,7 +2283,7 @@ class FileWalker:
             ref = self._foreign_property_ref(node)
         if ref is not None:
             for unit in self.scope.units:
-                unit.calls[ref] = None
+                unit.calls.setdefault(ref, self.statement)
         for child in _children(node):
             self._visit(child)
 
@@ -2695,7 +2696,7 @@ class FileWalker:
 
         built_hits: dict[int, Hit] = {}
         failed = ", ".join(f"`{name}`" for _, name, _ in self.failures)
-        withheld = f"graphsafe failed to analyse {failed} in this file (GS001)"
+        withheld = f"graphsafe failed to analyse {failed} in this file (GS002)"
 
         def build(pending: _PendingHit) -> Hit:
             hit = built_hits.get(id(pending))
@@ -2713,6 +2714,9 @@ class FileWalker:
             return hit
 
         units: list[Unit] = []
+        # first lines of the statements holding calls, for the call sites of chains: one `ast`
+        # parse (~7 % of a cold walk), where libcst positions would cost twice the parse
+        statement_line = (statement_lines(self.cst_module, self.source) or {}) if any(u.calls for u in self.units) else {}
         for unit in self.units:
             hits = [build(pending) for pending in unit.hits]
             line = line_of(unit.node.name) if unit.is_function and unit.marks else line_of(unit.node)
@@ -2724,7 +2728,8 @@ class FileWalker:
             units.append(Unit(unit.key, display, unit.class_key, line, tuple(unit.calls), tuple(hits), marks,
                               unit.is_function, returns, unit.params, tuple(unit.scalar_args),
                               tuple(unit.arg_kinds), unit.replays, tuple(unit.injects), unit.required_tail,
-                              unit.key in self.properties))
+                              unit.key in self.properties,
+                              tuple(statement_line.get(id(statement), 0) for statement in unit.calls.values())))
         refs = tuple(
             RegionRef(kind, conf, targets, class_key, line_of(node))
             for kind, conf, targets, class_key, node in self.region_refs

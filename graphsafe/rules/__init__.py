@@ -18,7 +18,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
 BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 BY_NAME: dict[str, type[Rule]] = {rule.name: rule for rule in ALL_RULES}
 
-# Rules the walker runs (GS000 is produced by the engine when a file cannot be parsed, GS001 by
+# Rules the walker runs (GS000 is produced by the engine when a file cannot be parsed, GS002 by
 # the walker when its own analysis of a function fails).
 CHECK_RULES = tuple(rule for rule in ALL_RULES if rule not in (ParseError, InternalError))
 

@@ -69,6 +69,9 @@ class Rule:
     valid: ClassVar[tuple[Example | str, ...]] = ()
     invalid: ClassVar[tuple[Example | str, ...]] = ()
     fixable: ClassVar[bool] = False
+    # One diagnostic per hazard, not per use: the rule's reports in one function with the same
+    # message (it names the value) are grouped at the first (analyzer/grouping.py).
+    groups_uses: ClassVar[bool] = False
     # The walker's pre-filters (they change nothing a rule reports, only what it is shown):
     calls: ClassVar[Callees | None] = None  # the calls `visit_Call` can act on (None: every call)
     # the rule has nothing to do in a file that mentions none of these (no handler of it runs there)

@@ -1,4 +1,4 @@
-"""GS001: graphsafe failed while analysing one function; the rest of the file was analysed."""
+"""GS002: graphsafe failed while analysing one function; the rest of the file was analysed."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ class InternalError(Rule):
     ```
 
     ## Use instead
-    Nothing to change in your code. Until graphsafe is fixed, `# noqa: GS001` on the `def`
-    line (or `--ignore GS001`) silences the notice; the function stays unanalysed.
+    Nothing to change in your code. Until graphsafe is fixed, `# noqa: GS002` on the `def`
+    line (or `--ignore GS002`) silences the notice; the function stays unanalysed.
 
     ## Fix safety
     No fix. While any function of a file has this notice, no fix is offered for the other
@@ -39,7 +39,7 @@ class InternalError(Rule):
     GS000; GS000 itself is kept for files that cannot be read, decoded or parsed.
     """
 
-    code = "GS001"
+    code = "GS002"
     name = "internal-error"
     principle = Principle.INPUT
     consequence = Consequence.NOT_ANALYSED
