@@ -31,43 +31,49 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="report capture hazards reachable from capture regions")
     check.add_argument("paths", nargs="*", type=str, help="files or directories (default: .); `-` reads stdin")
-    check.add_argument("--select", action="append", default=[], metavar="CODES",
-                       help="only these codes or prefixes, comma-separated (e.g. GS1,GS201)")
-    check.add_argument("--ignore", action="append", default=[], metavar="CODES", help="skip these codes or prefixes")
-    check.add_argument("--region", action="append", default=[], metavar="PATTERN",
-                       help="treat matching functions as capture regions: fnmatch on `Class.method` or "
-                            "`path/file.py::Class.method`; `*` audits every function")
-    check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
-    check.add_argument("--no-cache", action="store_true", help="do not read or write .graphsafe_cache/")
-    check.add_argument("--cache-dir", type=Path, help="cache location (default: <project root>/.graphsafe_cache)")
-    check.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)")
-    check.add_argument("--stdin-filename", metavar="PATH", help="the path of the buffer read from stdin (`-`)")
-    check.add_argument("--config", type=Path, help="pyproject.toml to read [tool.graphsafe] from")
+    _rule_selection(check)
+    _file_selection(check)
+    _fix_options(check)
+    check.add_argument("--fix", action="store_true", help="apply fixes (safe ones; unsafe too with --unsafe-fixes), "
+                                                          "then report what is left")
+    check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff and change nothing "
+                                                           "(exit 1 when there is one)")
+    check.add_argument("--show-fixes", action="store_true", help="with --fix: list what was fixed, per file and code")
+    check.add_argument("--exit-non-zero-on-fix", action="store_true",
+                       help="with --fix: exit 1 when anything was fixed, even if nothing is left")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="add `# noqa: CODE` to every line with a diagnostic (keeping the codes already there)")
+    check.add_argument("--output-format", "--format", dest="output_format", choices=OUTPUT_CHOICES, default=None,
+                       metavar="FORMAT", help="full (default: a source snippet under each diagnostic), concise (one "
+                                              "line each; `text` is its old name), json, json-lines, junit, gitlab, "
+                                              "sarif, github")
+    check.add_argument("--statistics", action="store_true", help="count the diagnostics per code instead of listing them")
+    check.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                       help="colour the text output (default: auto, on a terminal unless NO_COLOR is set)")
+    check.add_argument("--show-files", action="store_true", help="list the files that would be checked, and exit")
+    check.add_argument("--show-settings", action="store_true", help="print the resolved settings, and exit")
+    check.add_argument("--watch", "-w", action="store_true", help="check again whenever a checked file changes")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when hazards are found")
-    check.add_argument("--extend-exclude", action="append", default=[], metavar="PATTERN")
     check.add_argument("--quiet", "-q", action="store_true", help="print diagnostics only, no summary")
     check.add_argument("--show-regions", action="store_true", help="list the capture regions found, then the diagnostics")
 
     fix = sub.add_parser("fix", help="apply the fixes of reachable hazards (safe ones unless --unsafe-fixes)")
     fix.add_argument("paths", nargs="*", type=str, help="files or directories (default: .); `-` reads stdin")
     fix.add_argument("--diff", action="store_true", help="print a unified diff and change nothing")
-    fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that may change behaviour")
-    for flag in ("--select", "--ignore", "--region", "--extend-exclude"):
-        fix.add_argument(flag, action="append", default=[])
-    fix.add_argument("--no-cache", action="store_true")
-    fix.add_argument("--cache-dir", type=Path)
-    fix.add_argument("--jobs", "-j", type=int, default=None)
-    fix.add_argument("--stdin-filename", metavar="PATH", help="fix the buffer read from stdin (`-`), print the result")
-    fix.add_argument("--config", type=Path)
-    fix.add_argument("--quiet", "-q", action="store_true")
+    _rule_selection(fix)
+    _file_selection(fix)
+    _fix_options(fix)
+    fix.add_argument("--quiet", "-q", action="store_true", help="print no summary")
 
     lsp = sub.add_parser("lsp", help="run the language server (LSP over stdio) for editors; needs the `lsp` extra")
     lsp.add_argument("--stdio", action="store_true", help="accepted for editor clients; stdio is the only transport")
     lsp.add_argument("--log-level", choices=("error", "warning", "info", "debug"), default="warning",
                      help="what the server logs to stderr (default: warning)")
 
-    rule = sub.add_parser("rule", help="show a rule's documentation")
-    rule.add_argument("code", help="rule code or name, e.g. GS101 or item-sync")
+    rule = sub.add_parser("rule", help="show a rule's documentation (or every rule's, with --all)")
+    rule.add_argument("code", nargs="?", help="rule code or name, e.g. GS101 or item-sync")
+    rule.add_argument("--all", action="store_true", help="every rule's documentation")
+    rule.add_argument("--output-format", choices=("text", "json"), default="text")
     sub.add_parser("rules", help="list all rules")
 
     # The run-time subcommands' options are defined by their own modules; load them only when
@@ -86,11 +92,56 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+OUTPUT_CHOICES = ("full", "concise", "text", "json", "json-lines", "junit", "gitlab", "sarif", "github")
+
+
+def _rule_selection(command: argparse.ArgumentParser) -> None:
+    """Which rules, regions and configuration: the options `check` and `fix` share."""
+    command.add_argument("--select", action="append", default=[], metavar="CODES",
+                         help="only these codes or prefixes, comma-separated (e.g. GS1,GS201; ALL: every rule); "
+                              "replaces the config's select")
+    command.add_argument("--extend-select", action="append", default=[], metavar="CODES",
+                         help="these codes or prefixes as well (e.g. GS001, off by default)")
+    command.add_argument("--ignore", action="append", default=[], metavar="CODES",
+                         help="skip these codes or prefixes, comma-separated (added to the config's ignore)")
+    command.add_argument("--region", action="append", default=[], metavar="PATTERN",
+                         help="treat matching functions as capture regions: fnmatch on `Class.method` or "
+                              "`path/file.py::Class.method`; `*` audits every function (and fixes nothing)")
+    command.add_argument("--config", type=Path, metavar="PYPROJECT",
+                         help="the pyproject.toml to read [tool.graphsafe] from (default: the nearest one with it)")
+
+
+def _file_selection(command: argparse.ArgumentParser) -> None:
+    """Which files, with what cache and how many workers."""
+    command.add_argument("--exclude", action="append", default=[], metavar="PATTERNS",
+                         help="exclude these patterns, comma-separated, instead of the default ones (.venv, build, "
+                              "...) and the config's")
+    command.add_argument("--extend-exclude", action="append", default=[], metavar="PATTERNS",
+                         help="exclude these patterns as well, comma-separated")
+    command.add_argument("--force-exclude", action=argparse.BooleanOptionalAction, default=None,
+                         help="apply the excludes to paths named on the command line too (for pre-commit)")
+    command.add_argument("--respect-gitignore", action=argparse.BooleanOptionalAction, default=None,
+                         help="skip files .gitignore ignores (default: on)")
+    command.add_argument("--no-cache", action="store_true", help="do not read or write .graphsafe_cache/")
+    command.add_argument("--cache-dir", type=Path, help="cache location (default: <project root>/.graphsafe_cache)")
+    command.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)")
+    command.add_argument("--stdin-filename", metavar="PATH", help="the path of the buffer read from stdin (`-`)")
+
+
+def _fix_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--unsafe-fixes", action="store_true",
+                         help="also apply (check: also offer) fixes that may change behaviour")
+    command.add_argument("--fixable", action="append", default=[], metavar="CODES",
+                         help="only these codes or prefixes get fixes (default: ALL)")
+    command.add_argument("--unfixable", action="append", default=[], metavar="CODES",
+                         help="these codes or prefixes get no fixes")
+
+
 def _split_codes(values: list[str]) -> list[str]:
     return [c.strip() for v in values for c in v.split(",") if c.strip()]
 
 
-def _load_settings(args, paths: list[Path]):
+def load_cli_settings(args, paths: list[Path]):
     from graphsafe.config import find_config, load_settings
 
     config_file = args.config
@@ -102,24 +153,31 @@ def _load_settings(args, paths: list[Path]):
     settings = load_settings(config_file)  # ConfigError (exit 2) on anything wrong in it, as on the command line
     return settings.with_cli(
         select=_split_codes(args.select),
+        extend_select=_split_codes(args.extend_select),
         ignore=_split_codes(args.ignore),
+        fixable=_split_codes(args.fixable),
+        unfixable=_split_codes(args.unfixable),
         regions=args.region,
-        extend_exclude=args.extend_exclude,
+        exclude=_split_codes(args.exclude),
+        extend_exclude=_split_codes(args.extend_exclude),
+        force_exclude=args.force_exclude,
+        respect_gitignore=args.respect_gitignore,
     )
 
 
-def _validate_options(args) -> None:
+def validate_options(args) -> None:
     """What `check` and `fix` share: known rule codes, a positive number of jobs."""
     from graphsafe.rules import unknown_codes
 
-    unknown = unknown_codes(_split_codes(args.select) + _split_codes(args.ignore))
+    given = [args.select, args.extend_select, args.ignore, args.fixable, args.unfixable]
+    unknown = unknown_codes([code for values in given for code in _split_codes(values)])
     if unknown:
         raise UsageError(f"unknown rule code or prefix: {', '.join(unknown)} (see `graphsafe rules`)")
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
 
 
-def _progress_printer():
+def progress_printer():
     if not sys.stderr.isatty():
         return None
 
@@ -134,120 +192,30 @@ def _progress_printer():
 
 
 def run_check(args) -> int:
-    from graphsafe.analyzer.engine import check_paths, check_source
-    from graphsafe.report.formats import FORMATTERS, format_text
+    from graphsafe.cli_check import run_check as check
 
-    _validate_options(args)
-    raw_paths = args.paths or ["."]
-    if "-" in raw_paths:
-        if raw_paths != ["-"]:
-            raise UsageError("`-` (stdin) cannot be combined with other paths")
-        filename = args.stdin_filename or "<stdin>"
-        settings = _load_settings(args, [Path(filename)])
-        source = sys.stdin.buffer.read()
-        from graphsafe.analyzer.parsing import decode
-
-        try:
-            text = decode(source)
-        except (UnicodeDecodeError, SyntaxError) as error:
-            raise UsageError(f"stdin is not valid source text: {error}") from None
-        result = check_source(text, filename, settings)
-    else:
-        if args.stdin_filename:
-            raise UsageError("--stdin-filename needs `-` as the path")
-        paths = [Path(p) for p in raw_paths]
-        for p in paths:
-            if not p.exists() and not p.is_symlink():
-                raise UsageError(f"path does not exist: {p}")
-        settings = _load_settings(args, paths)
-        result = check_paths(
-            paths, settings, jobs=args.jobs, use_cache=not args.no_cache, cache_dir=args.cache_dir,
-            progress=_progress_printer(),
-        )
-    whole_run = "-" not in raw_paths  # a buffer from an editor may be reached from other files
-    if whole_run:
-        _refuse_unmatched_regions(args, settings, result, raw_paths)
-    out = sys.stdout
-    if args.show_regions and args.format == "text":
-        from graphsafe.analyzer.region_hints import def_line
-
-        for region in result.regions:
-            line = region.line or def_line(region.path, region.display)  # a pattern names a def the analysis did not place
-            out.write(f"region {region.display} ({region.kind.value}, {region.confidence.value}) at {region.path}:{line}\n")
-        if not result.regions:
-            out.write("no capture regions found\n")
-    no_region = whole_run and not result.regions
-    if args.format == "text":
-        text = format_text(result.diagnostics)
-        if no_region and not result.diagnostics:
-            text = "No capture region found: nothing was checked for capture hazards.\n"
-        if args.quiet:
-            text = "".join(line + "\n" for line in text.splitlines() if not line.startswith(("Found ", "[*] ", "All checks")))
-        out.write(text)
-    else:
-        out.write(FORMATTERS[args.format](result.diagnostics))
-    if no_region:
-        _explain_no_region(result, settings)
-    if result.diagnostics and not args.exit_zero:
-        return EXIT_FINDINGS
-    if no_region and not args.exit_zero:
-        return EXIT_NO_REGION
-    return EXIT_CLEAN
-
-
-def _refuse_unmatched_regions(args, settings, result, raw_paths: list[str]) -> None:
-    """A `--region` pattern that names no function is a typo, not a pass; so is a config
-    pattern when the whole project is checked (a subset of files may hold none of its regions,
-    which is then only said)."""
-    from graphsafe.analyzer.region_hints import unmatched
-
-    whole_project = any(Path(p).resolve() == settings.root.resolve() for p in raw_paths)
-    missing = unmatched(tuple(settings.regions), result.facts, settings.root)
-    for pattern, close in missing.items():
-        hint = f"; closest: {', '.join(close)}" if close else ""
-        if pattern in args.region:
-            raise UsageError(f"--region pattern `{pattern}` matches no function in the files checked{hint}")
-        message = f"[tool.graphsafe] regions pattern `{pattern}` matches no function in the files checked{hint}"
-        if whole_project:
-            raise UsageError(message)
-        sys.stderr.write(f"graphsafe: warning: {message}\n")
-
-
-def _explain_no_region(result, settings) -> None:
-    from graphsafe.analyzer.region_hints import step_candidates
-
-    lines = [
-        f"graphsafe: no capture region found in the {result.files} file(s) checked, so no code is reachable from one "
-        "and only region-independent settings were checked.",
-        "  Mark the step you capture: `# graphsafe: region` on its `def` line, `@graphsafe.region`, "
-        "`--region 'Class.method'` or `regions = [...]` under [tool.graphsafe]; "
-        "`--region '*'` audits every function.",
-    ]
-    candidates = step_candidates(result.facts, settings.root)
-    if candidates:
-        lines.append("  Functions that look like a step: " + "; ".join(candidates))
-    sys.stderr.write("\n".join(lines) + "\n")
+    return check(args)
 
 
 def run_fix(args) -> int:
     from graphsafe.fixer import diff_bytes, fix_buffer, fix_paths
     from graphsafe.report.formats import format_text
 
-    _validate_options(args)
+    validate_options(args)
     raw_paths = args.paths or ["."]
     if "-" in raw_paths:
         if raw_paths != ["-"]:
             raise UsageError("`-` (stdin) cannot be combined with other paths")
         filename = args.stdin_filename or "<stdin>"
-        settings = _load_settings(args, [Path(filename)])
+        settings = load_cli_settings(args, [Path(filename)])
         try:
             outcome, fixed = fix_buffer(sys.stdin.buffer.read(), filename, settings, args.unsafe_fixes)
         except (UnicodeDecodeError, SyntaxError) as error:
             raise UsageError(f"stdin is not valid source text: {error}") from None
         if args.diff:
-            _write_bytes(diff_bytes(outcome) if outcome.error is None else b"")
+            write_bytes(diff_bytes(outcome) if outcome.error is None else b"")
         else:
-            _write_bytes(fixed)
+            write_bytes(fixed)
         if outcome.error:
             sys.stderr.write(f"graphsafe: {filename}: {outcome.error}\n")
         would_change = args.diff and outcome.fixed != outcome.original  # as `--diff` on paths: 1 when it would fix
@@ -258,19 +226,15 @@ def run_fix(args) -> int:
     for p in paths:
         if not p.exists() and not p.is_symlink():
             raise UsageError(f"path does not exist: {p}")
-    settings = _load_settings(args, paths)
+    settings = load_cli_settings(args, paths)
     result = fix_paths(paths, settings, unsafe=args.unsafe_fixes, write=not args.diff, jobs=args.jobs,
                        use_cache=not args.no_cache, cache_dir=args.cache_dir)
-    fixed = sum(len(o.applied) for o in result.outcomes if o.error is None)
+    if args.diff:
+        return EXIT_FINDINGS if print_diffs(result, args.quiet) else EXIT_CLEAN
+    fixed = len(result.applied)
     for outcome in result.outcomes:
         if outcome.error:
             sys.stderr.write(f"graphsafe: {outcome.path}: {outcome.error}\n")
-        elif args.diff and outcome.fixed != outcome.original:
-            _write_bytes(diff_bytes(outcome))
-    if args.diff:
-        if not args.quiet:
-            sys.stderr.write(f"Would fix {fixed} hazard{'s' if fixed != 1 else ''}.\n")
-        return EXIT_FINDINGS if fixed else EXIT_CLEAN
     if not args.quiet:
         text = format_text(result.remaining)
         if result.remaining:
@@ -280,7 +244,23 @@ def run_fix(args) -> int:
     return EXIT_FINDINGS if result.remaining else EXIT_CLEAN
 
 
-def _write_bytes(data: bytes) -> None:
+def print_diffs(result, quiet: bool) -> int:
+    """`--diff`: each file's patch to stdout, errors and `Would fix N hazards.` to stderr; how
+    many fixes the patches hold."""
+    from graphsafe.fixer import diff_bytes
+
+    for outcome in result.outcomes:
+        if outcome.error:
+            sys.stderr.write(f"graphsafe: {outcome.path}: {outcome.error}\n")
+        elif outcome.fixed != outcome.original:
+            write_bytes(diff_bytes(outcome))
+    fixed = len(result.applied)
+    if not quiet:
+        sys.stderr.write(f"Would fix {fixed} hazard{'s' if fixed != 1 else ''}.\n")
+    return fixed
+
+
+def write_bytes(data: bytes) -> None:
     """A patch or a fixed buffer in the file's own encoding (and name bytes), as patch tools read it."""
     sys.stdout.flush()  # after what was written as text
     binary = getattr(sys.stdout, "buffer", None)
@@ -292,22 +272,40 @@ def _write_bytes(data: bytes) -> None:
 
 
 def run_rule(args) -> int:
-    from graphsafe.rules import lookup
+    """One rule's documentation, or with `--all` every rule's (ruff's `rule --all`); as text
+    (markdown) or as ruff's JSON fields."""
+    from graphsafe.rules import ALL_RULES, lookup
 
-    rule = lookup(args.code)
-    if rule is None:
-        raise UsageError(f"unknown rule: {args.code} (see `graphsafe rules`)")
-    from graphsafe.docs import rule_markdown
+    if args.all == bool(args.code):
+        raise UsageError("give a rule code or name, or --all" if not args.all else "give a rule code or --all, not both")
+    if args.all:
+        rules = list(ALL_RULES)
+    else:
+        rule = lookup(args.code)
+        if rule is None:
+            raise UsageError(f"unknown rule: {args.code} (see `graphsafe rules`)")
+        rules = [rule]
+    from graphsafe.docs import rule_json, rule_markdown
 
-    sys.stdout.write(rule_markdown(rule))
+    if args.output_format == "json":
+        import json
+
+        data = [rule_json(r) for r in rules]
+        sys.stdout.write(json.dumps(data if args.all else data[0], indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write("\n".join(rule_markdown(r) for r in rules))
     return EXIT_CLEAN
 
 
 def run_rules(args) -> int:
+    """Every rule, one a line, in aligned columns: code, name, severity, summary."""
     from graphsafe.rules import ALL_RULES
 
+    name_width = max(len(rule.name) for rule in ALL_RULES)
+    severity_width = max(len(rule.severity().value) for rule in ALL_RULES)
     for rule in ALL_RULES:
-        sys.stdout.write(f"{rule.code}  {rule.name:<26} {rule.severity().value:<8} {rule.summary}\n")
+        sys.stdout.write(f"{rule.code}  {rule.name:<{name_width}}  {rule.severity().value:<{severity_width}}  "
+                         f"{rule.summary}\n")
     return EXIT_CLEAN
 
 

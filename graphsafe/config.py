@@ -17,21 +17,42 @@ class ConfigError(Exception):
 @dataclass(frozen=True)
 class Settings:
     select: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()  # added to `select` (or to the default rules)
     ignore: tuple[str, ...] = ()
+    fixable: tuple[str, ...] | None = None  # codes whose fixes are kept (None: every code)
+    unfixable: tuple[str, ...] = ()  # codes whose fixes are dropped
     regions: tuple[str, ...] = ()  # fnmatch patterns on `Class.method`, optionally `path::pattern`
-    exclude: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()  # added to discovery.DEFAULT_EXCLUDE, unless the next is set
+    default_exclude: bool = True  # False after `--exclude` on the command line: it replaces them
     extend_exclude: tuple[str, ...] = ()
+    force_exclude: bool = False  # excludes apply to paths named on the command line too
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     respect_gitignore: bool = True
     root: Path = field(default_factory=Path.cwd)  # where the config was found; paths are relative to it
     config_file: Path | None = None
 
-    def with_cli(self, *, select=None, ignore=None, regions=None, extend_exclude=None) -> "Settings":
+    def with_cli(self, *, select=None, ignore=None, regions=None, extend_exclude=None, extend_select=None,
+                 fixable=None, unfixable=None, exclude=None, force_exclude=None, respect_gitignore=None) -> "Settings":
+        """Command-line options over the config file's, as ruff merges them: `--select`,
+        `--fixable` and `--exclude` replace, the others add; None or empty leaves a setting."""
         changes: dict = {}
         if select:
             changes["select"] = tuple(select)
+            changes["extend_select"] = ()  # ruff: a command-line select starts over
+        if extend_select:
+            changes["extend_select"] = tuple(changes.get("extend_select", self.extend_select)) + tuple(extend_select)
         if ignore:
             changes["ignore"] = tuple(self.ignore) + tuple(ignore)
+        if fixable:
+            changes["fixable"] = tuple(fixable)
+        if unfixable:
+            changes["unfixable"] = tuple(self.unfixable) + tuple(unfixable)
+        if exclude:
+            changes["exclude"], changes["default_exclude"] = tuple(exclude), False
+        if force_exclude is not None:
+            changes["force_exclude"] = force_exclude
+        if respect_gitignore is not None:
+            changes["respect_gitignore"] = respect_gitignore
         if regions:
             changes["regions"] = tuple(self.regions) + tuple(regions)
         if extend_exclude:
@@ -40,12 +61,14 @@ class Settings:
 
     def fingerprint(self) -> str:
         """Changes whenever a setting that affects results changes (for caches of results)."""
-        text = repr((self.select, self.ignore, self.regions, self.per_file_ignores))
+        text = repr((self.select, self.extend_select, self.ignore, self.regions, self.per_file_ignores, self.fixable,
+                     self.unfixable))
         return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
 _KEYS = {
-    "select", "ignore", "regions", "exclude", "extend-exclude", "per-file-ignores", "respect-gitignore",
+    "select", "extend-select", "ignore", "fixable", "unfixable", "regions", "exclude", "extend-exclude",
+    "force-exclude", "per-file-ignores", "respect-gitignore",
 }
 
 
@@ -105,6 +128,13 @@ def _toml_type(value) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+def _boolean(table: dict, key: str, default: bool, path: Path) -> bool:
+    value = table.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{path}: [tool.graphsafe] {key} must be true or false, not {_toml_type(value)}")
+    return value
+
+
 def load_settings(config_file: Path | None) -> Settings:
     """The settings of a pyproject.toml's [tool.graphsafe]; raises ConfigError on anything wrong."""
     if config_file is None:
@@ -118,12 +148,14 @@ def load_settings(config_file: Path | None) -> Settings:
     per_file = table.get("per-file-ignores", {})
     if not isinstance(per_file, dict):
         raise ConfigError(f"{config_file}: [tool.graphsafe] per-file-ignores must be a table of pattern = [codes]")
-    respect = table.get("respect-gitignore", True)
-    if not isinstance(respect, bool):
-        raise ConfigError(f"{config_file}: [tool.graphsafe] respect-gitignore must be true or false, not {_toml_type(respect)}")
+    respect = _boolean(table, "respect-gitignore", True, config_file)
     return Settings(
         select=_codes(table.get("select", []), "select", config_file),
+        extend_select=_codes(table.get("extend-select", []), "extend-select", config_file),
         ignore=_codes(table.get("ignore", []), "ignore", config_file),
+        fixable=_codes(table["fixable"], "fixable", config_file) if "fixable" in table else None,
+        unfixable=_codes(table.get("unfixable", []), "unfixable", config_file),
+        force_exclude=_boolean(table, "force-exclude", False, config_file),
         regions=_strings(table.get("regions", []), "regions", config_file),
         exclude=_strings(table.get("exclude", []), "exclude", config_file),
         extend_exclude=_strings(table.get("extend-exclude", []), "extend-exclude", config_file),

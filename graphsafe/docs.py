@@ -27,6 +27,23 @@ def rule_markdown(rule: type[Rule], heading: str = "#") -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def rule_json(rule: type[Rule]) -> dict:
+    """A rule as ruff's `rule --output-format json` gives one."""
+    return {
+        "name": rule.name,
+        "code": rule.code,
+        "linter": "graphsafe",
+        "summary": rule.summary,
+        "message_formats": [rule.message],
+        "fix": "Fix is sometimes available." if rule.fixable else "Fix is not available.",
+        "explanation": rule.docs() + "\n",
+        "preview": False,
+        "principle": rule.principle.value,
+        "severity": rule.severity().value,
+        "enabled_by_default": rule.enabled_by_default,
+    }
+
+
 def rules_reference() -> str:
     parts = [
         "# graphsafe rules",

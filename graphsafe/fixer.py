@@ -17,16 +17,14 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import libcst as cst
-
 from graphsafe.analyzer.discovery import ModuleNaming, module_names
-from graphsafe.analyzer.engine import check_paths, check_source, filter_diagnostics
+from graphsafe.analyzer.engine import CheckResult, check_paths, check_source, filter_diagnostics
 from graphsafe.analyzer.facts import FileFacts
 from graphsafe.analyzer.grouping import each_use
 from graphsafe.analyzer.parsing import decode
 from graphsafe.analyzer.reading import read_source
 from graphsafe.config import Settings
-from graphsafe.fixes import applicable, apply_fixes
+from graphsafe.fixes import applicable, apply_fixes, parses
 from graphsafe.model import Diagnostic
 from graphsafe.writing import SourceEncoding, write_fixed
 
@@ -52,6 +50,12 @@ class FileOutcome:
 class FixResult:
     outcomes: list[FileOutcome]
     remaining: list[Diagnostic]  # diagnostics left in files without fixes, plus unfixed ones
+    project: CheckResult | None = None  # the check the fixes started from
+
+    @property
+    def applied(self) -> list[Diagnostic]:
+        """The diagnostics whose fixes were written (or, with write=False, would be)."""
+        return [d for o in self.outcomes if o.error is None for d in o.applied]
 
 
 def fix_text(text: str, path: str, settings: Settings, others: list[FileFacts], unsafe: bool,
@@ -69,11 +73,11 @@ def fix_text(text: str, path: str, settings: Settings, others: list[FileFacts], 
         if not result.fixed:
             outcome.remaining = diagnostics
             break
-        if not _parses(result.text):
+        if not parses(result.text):
             # Fixes that are fine alone can clash together (removing every statement of a
             # block): apply the first one alone; the next round re-analyses the rest.
             result = apply_fixes(current, [result.fixed[0]], unsafe=unsafe)
-            if not _parses(result.text):
+            if not parses(result.text):
                 outcome.error = f"the fix for {result.fixed[0].code} produced invalid syntax; file left unchanged"
                 return outcome
         outcome.applied.extend(result.fixed)
@@ -89,24 +93,19 @@ def fix_text(text: str, path: str, settings: Settings, others: list[FileFacts], 
     return outcome
 
 
-def _parses(text: str) -> bool:
-    try:
-        cst.parse_module(text)
-    except cst.ParserSyntaxError:
-        return False
-    return True
-
-
 def fix_paths(paths: list[Path], settings: Settings, *, unsafe: bool = False, write: bool = True,
-              jobs: int | None = None, use_cache: bool = True, cache_dir: Path | None = None) -> FixResult:
-    project = check_paths(paths, settings, jobs=jobs, use_cache=use_cache, cache_dir=cache_dir)
+              jobs: int | None = None, use_cache: bool = True, cache_dir: Path | None = None,
+              project: CheckResult | None = None) -> FixResult:
+    """Fix the files under `paths`; `project` is their check when the caller has run it already."""
+    if project is None:
+        project = check_paths(paths, settings, jobs=jobs, use_cache=use_cache, cache_dir=cache_dir)
     outcomes: list[FileOutcome] = []
     remaining: list[Diagnostic] = []
     naming = module_names([Path(f.path) for f in project.facts], Path.cwd())
     by_path: dict[str, list[Diagnostic]] = {}
     for d in project.diagnostics:
         by_path.setdefault(d.path, []).append(d)
-    fixed_names = _one_name_per_file(list(by_path))
+    fixed_names = one_name_per_file(list(by_path))
     for path, diagnostics in sorted(by_path.items()):
         if path not in fixed_names:
             continue  # another name of a file fixed (and reported) under its chosen name
@@ -129,7 +128,8 @@ def fix_paths(paths: list[Path], settings: Settings, *, unsafe: bool = False, wr
             outcome.remaining = diagnostics
         outcomes.append(outcome)
         remaining.extend(outcome.remaining)
-    return FixResult(outcomes, sorted(filter_diagnostics(remaining, project.facts, settings), key=lambda d: d.sort_key))
+    kept = filter_diagnostics(remaining, project.facts, settings, find_unused_noqa=False)  # filtered once
+    return FixResult(outcomes, sorted(kept, key=lambda d: d.sort_key), project)
 
 
 def _read_text(path: Path) -> tuple[bytes, str] | str:
@@ -164,7 +164,7 @@ def _encoded_like(outcome: FileOutcome, original: bytes) -> bytes | None:
         return None
 
 
-def _one_name_per_file(paths: list[str]) -> set[str]:
+def one_name_per_file(paths: list[str]) -> set[str]:
     """Of several names of one file (symbolic links, hard links, the file itself), the one to
     fix: the file itself when it is among them, else the first. Fixing every name would fix the
     file once and then find it changed on disk under the next name."""

@@ -18,6 +18,7 @@ class Principle(enum.Enum):
     GPU_ONLY = "gpu-only"
     CONFIG = "config"
     INPUT = "input"  # the file itself could not be analysed
+    SUPPRESSION = "suppression"  # a `# noqa` comment itself (GS001)
 
 
 class Severity(enum.Enum):
@@ -33,10 +34,11 @@ class Consequence(enum.Enum):
     SLOWER = "slower or risky"
     REJECTED = "Megatron rejects the configuration at start-up"  # a config assertion, after minutes of start-up
     NOT_ANALYSED = "not analysed"
+    STALE = "it suppresses nothing"  # a `# noqa` code no diagnostic needs (GS001)
 
     @property
     def severity(self) -> Severity:
-        return Severity.WARNING if self is Consequence.SLOWER else Severity.ERROR
+        return Severity.WARNING if self in (Consequence.SLOWER, Consequence.STALE) else Severity.ERROR
 
 
 class Applicability(enum.Enum):

@@ -122,3 +122,56 @@ def test_the_editor_offers_a_noqa_for_a_later_use_under_the_cursor():
                                        convert.UTF16)
     titles = [(a.title, a.edit.changes["file:///s.py"][0].range.start.line) for a in found]
     assert titles == [("Disable GS301 for this line", 6)]
+
+
+# with main's GS001, --add-noqa and output formats ---------------------------------------------
+
+
+def test_a_noqa_on_a_later_use_of_a_grouped_hazard_is_used_not_flagged_by_gs001():
+    source = SAMPLER.replace("b = x + s_churn", "b = x + s_churn  # noqa: GS301")
+    found = diagnostics(source, "sampler.py", extend_select=["GS001"])
+    assert "GS001" not in [d.code for d in found]
+    assert [u.start.line for u in found[0].also] == [8]
+    stale = diagnostics(source.replace("b = x + s_churn", "b = x + 1.0"), "sampler.py", extend_select=["GS001"])
+    assert [d.start.line for d in stale if d.code == "GS001"] == [7]
+
+
+def test_add_noqa_comments_every_use_of_a_grouped_hazard_so_a_second_check_is_clean(tmp_path):
+    from graphsafe.noqa_writer import add_noqa
+
+    path = tmp_path / "sampler.py"
+    path.write_text(SAMPLER)
+    (outcome,) = add_noqa(diagnostics(SAMPLER, str(path)))
+    assert outcome.error is None and outcome.added == 5  # lines 6, 7, 8, 12, 13
+    text = path.read_text()
+    assert [n for n, line in enumerate(text.splitlines(), 1) if "# noqa: GS301" in line] == [6, 7, 8, 12, 13]
+    assert [d.code for d in diagnostics(text, str(path), extend_select=["GS001"])] == []
+
+
+def test_full_json_lines_junit_and_gitlab_show_the_other_uses_and_the_call_lines():
+    from xml.etree import ElementTree
+
+    from graphsafe.report.formats import TextOptions, format_gitlab, format_json_lines, format_junit
+
+    found = diagnostics(SAMPLER, "sampler.py")
+    chain = "call chain: Sampler.step → Sampler.noise (called at sampler.py:9)"
+    full = format_text(found, options=TextOptions(show_source=True, sources=lambda path: SAMPLER.splitlines()))
+    assert f"  = note: {chain}" in full and "(also used at lines 7, 8)" in full
+    objects = [json.loads(line) for line in format_json_lines(found).splitlines()]
+    assert [u["location"]["row"] for u in objects[0]["also"]] == [7, 8]
+    assert objects[2]["call_sites"] == [{"filename": "sampler.py", "row": 9}]
+    failures = [f.text for f in ElementTree.fromstring(format_junit(found).split("\n", 1)[1]).iter("failure")]
+    assert "(also used at lines 7, 8)" in failures[0] and chain in failures[2]
+    issues = json.loads(format_gitlab(found))
+    assert [o["positions"]["begin"]["line"] for o in issues[0]["other_locations"]] == [7, 8]
+    assert "(called at sampler.py:9)" in issues[2]["description"]
+
+
+def test_a_gitlab_fingerprint_stays_when_a_group_loses_a_use():
+    from graphsafe.report.formats import format_gitlab
+
+    before = json.loads(format_gitlab(diagnostics(SAMPLER, "sampler.py")))
+    fewer = SAMPLER.replace("b = x + s_churn", "b = x + s_churn  # noqa: GS301")
+    after = json.loads(format_gitlab(diagnostics(fewer, "sampler.py")))
+    assert before[0]["description"] != after[0]["description"]  # the message lists the other lines
+    assert before[0]["fingerprint"] == after[0]["fingerprint"]

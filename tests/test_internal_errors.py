@@ -116,7 +116,7 @@ def test_fixes_are_withheld_in_a_file_with_an_internal_error(monkeypatch):
     assert "`bad`" in withheld[0].fix.reason and "GS002" in withheld[0].fix.reason
 
 
-def test_an_internal_error_outside_functions_is_gs001_for_the_file(monkeypatch):
+def test_an_internal_error_outside_functions_is_gs002_for_the_file(monkeypatch):
     _fail_on_boom(monkeypatch, RecursionError())
     found = _check("""\
         import torch
@@ -124,3 +124,13 @@ def test_an_internal_error_outside_functions_is_gs001_for_the_file(monkeypatch):
         """)
     assert [(d.code, d.start.line) for d in found] == [("GS002", 1)]
     assert "outside its functions" in found[0].message and "RecursionError" in found[0].message
+
+
+def test_noqa_comments_are_not_called_unused_in_a_file_with_an_internal_error(monkeypatch):
+    # what the failed function's `# noqa` comments hold back is unknown: GS001 (and its fix,
+    # which deletes them) would be a guess
+    source = TWO_REGIONS.replace("y = boom(x)", "y = boom(x).item()  # noqa: GS101")
+    assert [d.code for d in diagnostics(textwrap.dedent(source), extend_select=["GS001"])] == ["GS101"]
+    _fail_on_boom(monkeypatch, RecursionError())
+    found = diagnostics(textwrap.dedent(source), extend_select=["GS001"])
+    assert [d.code for d in found] == ["GS002", "GS101"]

@@ -112,6 +112,13 @@ def test_tricky_layout(search):
     assert _check(TRICKY, search) > 50
 
 
+@pytest.mark.parametrize("ending", ["\r", "\r\n"], ids=["cr", "crlf"])
+@pytest.mark.parametrize("search", [False, True], ids=["ast-lines", "text-search"])
+def test_tricky_layout_with_other_line_endings(search, ending):
+    # "\r" and "\r\n" end lines as "\n" does, inside strings and continuations too
+    assert _check(TRICKY.replace("\n", ending), search) > 50
+
+
 def test_repeated_statements_are_placed_by_their_enclosing_statement():
     source = (
         "def f(x):\n    if x:\n        return x.item()\n    return x.item()\n\n\n"
@@ -133,9 +140,9 @@ def test_elif_conditions_are_placed_without_generating_the_branches_above(monkey
     generated = []
     original = positions._generate
 
-    def recording(root, targets, state, **codegen):
+    def recording(root, targets, state, cursor, **codegen):
         generated.append((type(root).__name__, codegen))
-        return original(root, targets, state, **codegen)
+        return original(root, targets, state, cursor, **codegen)
 
     monkeypatch.setattr(positions, "_generate", recording)
     assert _check(source, search=True) > 15

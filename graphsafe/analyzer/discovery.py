@@ -1,7 +1,8 @@
 """Which files to analyse: walk the given paths, skip excluded and git-ignored ones.
 
 Paths named explicitly on the command line are always analysed (ruff's behaviour); default
-and configured excludes apply to what the walk finds.
+and configured excludes apply to what the walk finds, and to named paths too with
+`force_exclude` (pre-commit names every changed file, excluded or not).
 """
 
 from __future__ import annotations
@@ -219,12 +220,32 @@ def _exclusion_matchers(patterns: tuple[str, ...]):
     return found
 
 
-def discover(paths: list[Path], *, root: Path, exclude: tuple[str, ...] = (), respect_gitignore: bool = True) -> list[Path]:
-    """Source files (SOURCE_SUFFIXES) under `paths`, sorted, without duplicates."""
-    patterns = tuple(exclude) or ()
-    patterns = DEFAULT_EXCLUDE + patterns
+def exclusion_patterns(exclude: tuple[str, ...], default_exclude: bool = True) -> tuple[str, ...]:
+    return (DEFAULT_EXCLUDE if default_exclude else ()) + tuple(exclude)
+
+
+def force_excluded(path: Path, root: Path, patterns: tuple[str, ...]) -> bool:
+    """A path named on the command line that an exclusion covers: it, or a directory above it
+    up to the project root (outside the root: the directories it is named with), matches."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        ancestors = absolute.relative_to(root.absolute()).parents
+        base = root.absolute()
+    except ValueError:
+        ancestors, base = path.parents, Path()
+    candidates = [absolute] + [base / a for a in ancestors if str(a) != "."]
+    return any(_excluded(candidate, root, patterns) for candidate in candidates)
+
+
+def discover(paths: list[Path], *, root: Path, exclude: tuple[str, ...] = (), respect_gitignore: bool = True,
+             default_exclude: bool = True, force_exclude: bool = False) -> list[Path]:
+    """Source files (SOURCE_SUFFIXES) under `paths`, sorted, without duplicates. `exclude` adds to
+    DEFAULT_EXCLUDE, or replaces it when `default_exclude` is False."""
+    patterns = exclusion_patterns(tuple(exclude), default_exclude)
     found: dict[str, Path] = {}
     for given in paths:
+        if force_exclude and force_excluded(given, root, patterns):
+            continue
         if not given.is_dir():  # a file, a broken link, a FIFO or a device: read (or reported) as named
             found.setdefault(str(given), given)  # named explicitly: always analysed
             continue

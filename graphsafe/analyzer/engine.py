@@ -21,12 +21,15 @@ from graphsafe.analyzer.facts import FileFacts, Unit
 from graphsafe.analyzer.fix_scope import without_out_of_scope_fixes
 from graphsafe.analyzer.grouping import each_use, group_uses
 from graphsafe.analyzer.noqa import suppressed
+from graphsafe.analyzer.unused_noqa import unused_noqa
 from graphsafe.analyzer.parsing import analyze_bytes, analyze_text, error_facts, lasting_objects, no_cyclic_gc
 from graphsafe.analyzer.reading import read_source
 from graphsafe.analyzer.returns import external_key
 from graphsafe.config import Settings
 from graphsafe.model import Diagnostic, Region
 from graphsafe.rules import CHECK_RULES, matches, selected
+from graphsafe.rules.internal_error import InternalError
+from graphsafe.rules.unused_noqa import UnusedNoqa
 
 # Below this many uncached files a process pool costs more than it saves.
 _POOL_THRESHOLD = 8
@@ -219,21 +222,35 @@ def _rewalk(job: tuple[str, str, str, bool, tuple], external: dict, cache: Facts
     return facts
 
 
-def filter_diagnostics(diagnostics: Iterable[Diagnostic], facts: list[FileFacts], settings: Settings) -> list[Diagnostic]:
-    """Apply --select/--ignore, per-file-ignores and `# noqa` to each use, then group each
-    hazard's uses (grouping.py)."""
-    codes = selected(list(settings.select), list(settings.ignore))
+def filter_diagnostics(diagnostics: Iterable[Diagnostic], facts: list[FileFacts], settings: Settings, *,
+                       find_unused_noqa: bool = True) -> list[Diagnostic]:
+    """Apply --select/--extend-select/--ignore, per-file-ignores and `# noqa` to each use; add
+    GS001 (unused noqa) when enabled (`find_unused_noqa=False` for diagnostics filtered once
+    already: the ones a noqa held back are gone); drop the fixes of codes that are not fixable;
+    then group each hazard's uses (grouping.py). Noqa and GS001 see each use before grouping, so
+    a noqa on a later use of a grouped hazard holds that use back and counts as used."""
+    codes = selected(list(settings.select), list(settings.ignore), list(settings.extend_select))
     noqa = {f.path: dict(f.noqa) for f in facts}
     kept = []
+    held: dict[str, dict[int, set[str]]] = {}  # path → line → codes a noqa comment held back
     for d in each_use(diagnostics):
-        if d.code not in codes:
-            continue
-        if _per_file_ignored(d, settings):
+        if d.code not in codes or _per_file_ignored(d, settings):
             continue
         if d.code != "GS000" and suppressed(d.code, d.start.line, noqa.get(d.path, {})):
+            held.setdefault(d.path, {}).setdefault(d.start.line, set()).add(d.code)
             continue
         kept.append(d)
+    if find_unused_noqa and UnusedNoqa.code in codes:
+        for f in facts:
+            if any(e.code == InternalError.code for e in f.errors):
+                continue  # a function whose analysis failed (GS002): what its noqa comments hold back is unknown
+            for d in unused_noqa(f.path, f.noqa_directives, held.get(f.path, {}), codes):
+                if not _per_file_ignored(d, settings) and not suppressed(d.code, d.start.line, noqa.get(d.path, {})):
+                    kept.append(d)
     kept = without_out_of_scope_fixes(kept, tuple(settings.regions), settings.root)
+    if settings.fixable is not None or settings.unfixable:
+        fixable = selected(list(settings.fixable or ["ALL"]), list(settings.unfixable))
+        kept = [d if d.fix is None or d.code in fixable else replace(d, fix=None) for d in kept]
     return group_uses(sorted(kept, key=lambda d: d.sort_key))
 
 
@@ -263,6 +280,13 @@ def diagnose(facts: list[FileFacts], settings: Settings) -> tuple[list[Diagnosti
     return filter_diagnostics(found, facts, settings), regions
 
 
+def discover_files(paths: list[Path], settings: Settings) -> list[Path]:
+    """The files a run over `paths` analyses (what `--show-files` lists)."""
+    return discover(paths, root=settings.root, exclude=tuple(settings.exclude) + tuple(settings.extend_exclude),
+                    respect_gitignore=settings.respect_gitignore, default_exclude=settings.default_exclude,
+                    force_exclude=settings.force_exclude)
+
+
 def check_paths(
     paths: list[Path],
     settings: Settings,
@@ -273,8 +297,7 @@ def check_paths(
     progress: Callable[[int, int], None] | None = None,
 ) -> CheckResult:
     started = time.perf_counter()
-    exclude = tuple(settings.exclude) + tuple(settings.extend_exclude)
-    files = discover(paths, root=settings.root, exclude=exclude, respect_gitignore=settings.respect_gitignore)
+    files = discover_files(paths, settings)
     cache = FactsCache(cache_dir or settings.root / ".graphsafe_cache") if use_cache else None
     facts, hits = collect_facts(files, settings.root, jobs=jobs, cache=cache, progress=progress)
     with lasting_objects():
@@ -284,7 +307,8 @@ def check_paths(
 
 def shape_of(facts: FileFacts) -> FileFacts:
     """What other files and the call graph see of a file: its facts without hits and noqa."""
-    return replace(facts, units=tuple(replace(u, hits=()) for u in facts.units), noqa=(), errors=(), always=())
+    return replace(facts, units=tuple(replace(u, hits=()) for u in facts.units), noqa=(), errors=(), always=(),
+                   noqa_directives=())
 
 
 @dataclass

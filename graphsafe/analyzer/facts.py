@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from graphsafe.analyzer.noqa import NoqaDirective
 from graphsafe.model import Confidence, Diagnostic, Hit, RegionKind
 
 
@@ -122,3 +123,5 @@ class FileFacts:
     # (reading unit, class, attribute): `self.scheduler.sigmas` read where `self.scheduler` holds
     # an instance of that class (a class of the project, as this file names it)
     attr_reads: tuple[tuple[str, str, str], ...] = ()
+    # the `# noqa: CODES` comments as written (analyzer/noqa.py), for GS001 (unused noqa)
+    noqa_directives: tuple[NoqaDirective, ...] = ()

@@ -15,6 +15,7 @@ import libcst as cst
 
 from graphsafe.analyzer.facts import FileFacts
 from graphsafe.analyzer.walker import FileWalker
+from graphsafe.lines import position_at
 from graphsafe.model import Diagnostic, Position
 from graphsafe.rules.internal_error import InternalError
 from graphsafe.rules.parse_error import ParseError
@@ -100,24 +101,38 @@ def error_facts(path: str, module: str, detail: str, line: int = 1, column: int 
     return FileFacts(path, module, (), (), (), (), (), errors=(diagnostic,))
 
 
-def decode(content: bytes) -> str:
-    """Source text per PEP 263 (coding cookie, BOM); raises UnicodeDecodeError/SyntaxError."""
+def source_encoding(content: bytes) -> str:
+    """The encoding PEP 263 gives the file (coding cookie, BOM); raises SyntaxError for a bad cookie."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(content).readline)
     except SyntaxError as error:
         if "invalid or missing encoding declaration" not in str(error):
             raise
-        encoding = "utf-8"  # no cookie and not UTF-8: decoding below says which byte
-    return content.decode(encoding)
+        encoding = "utf-8"  # no cookie and not UTF-8: decoding says which byte
+    return encoding
+
+
+def decode(content: bytes) -> str:
+    """Source text per PEP 263 (coding cookie, BOM); raises UnicodeDecodeError/SyntaxError."""
+    return content.decode(source_encoding(content))
+
+
+def undecodable(content: bytes, error: UnicodeDecodeError) -> tuple[str, Position]:
+    """What GS000 says of the first undecodable byte, and where it is, in characters like every
+    other position. `error` counts in the bytes after a BOM (utf-8-sig drops it); the bytes
+    before the bad one decode: that is how far decoding got."""
+    encoding = source_encoding(content)
+    before = error.object[: error.start].decode(encoding, "replace")
+    detail = f"cannot decode file as {encoding}: byte {error.object[error.start]:#04x} is invalid"
+    return detail, position_at(before, len(before))
 
 
 def analyze_bytes(path: str, module: str, is_package: bool, content: bytes, rules, renames=None, external=None) -> FileFacts:
     try:
         text = decode(content)
     except UnicodeDecodeError as error:
-        line = content[: error.start].count(b"\n") + 1
-        column = error.start - (content.rfind(b"\n", 0, error.start) + 1)
-        return error_facts(path, module, f"cannot decode file as {error.encoding}: byte {content[error.start]:#04x} is invalid", line, column)
+        detail, where = undecodable(content, error)
+        return error_facts(path, module, detail, where.line, where.column)
     except SyntaxError as error:  # a bad coding cookie
         return error_facts(path, module, f"bad encoding declaration: {error.msg if hasattr(error, 'msg') else error}")
     return analyze_text(path, module, is_package, text, rules, renames, external)

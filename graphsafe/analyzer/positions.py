@@ -28,6 +28,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from graphsafe.analyzer.nodes import descendants
+from graphsafe.lines import count_breaks, is_line_start, line_starts as _line_starts
 from graphsafe.model import Position
 
 # Wrapping is per class, so two threads must not generate positions at the same time.
@@ -63,6 +64,31 @@ class _Cursor:
                 column += len(token)
         self.line, self.column, self.synced = line, column, len(tokens)
         return Position(line, column)
+
+
+class _AnyBreakCursor(_Cursor):
+    """For a source holding "\r": `\r\n`, `\r` and `\n` each end a line (graphsafe.lines). libcst
+    keeps an "\r\n" in one token (a newline, a string, a continuation), never split over two."""
+
+    __slots__ = ()
+
+    def here(self) -> Position:
+        tokens = self.tokens
+        line, column = self.line, self.column
+        for i in range(self.synced, len(tokens)):
+            token = tokens[i]
+            breaks = count_breaks(token)
+            if breaks:
+                line += breaks
+                column = len(token) - max(token.rfind("\n"), token.rfind("\r")) - 1
+            else:
+                column += len(token)
+        self.line, self.column, self.synced = line, column, len(tokens)
+        return Position(line, column)
+
+
+def _cursor_for(source: str) -> type[_Cursor]:
+    return _AnyBreakCursor if "\r" in source else _Cursor
 
 
 class _NoRecord:
@@ -102,13 +128,14 @@ class _SyntacticState(_PlainState):
         return _NO_RECORD
 
 
-def _generate(root: cst.CSTNode, targets: Sequence[cst.CSTNode], state: CodegenState, **codegen) -> dict[int, Range]:
+def _generate(root: cst.CSTNode, targets: Sequence[cst.CSTNode], state: CodegenState, cursor_type: type[_Cursor],
+              **codegen) -> dict[int, Range]:
     """Run root's code generation into `state`, recording targets' ranges (relative to line 1).
 
     A statement target's range starts at its keyword (`if`, `for`, `x = ...`), not at the
     comment lines above it."""
     wanted = {id(n) for n in targets}
-    cursor = _Cursor(state.tokens)
+    cursor = cursor_type(state.tokens)
     ranges: dict[int, Range] = {}
     if isinstance(state, _SyntacticState):
         state.cursor = cursor
@@ -236,24 +263,24 @@ def node_ranges(
     with _LOCK:
         lines: dict[int, int] | None = None
         line_starts = _line_starts(source)
-        # Not where a lone "\r" ends lines (ast counts it, the line table does not); and each
-        # search scans the source (~13 GB/s): past ~1,000 statements one ast parse is cheaper.
-        search = indent_of is not None and "\r" not in source and len(by_anchor) <= _MAX_SEARCHED
+        cursor = _cursor_for(source)
+        # Each search scans the source (~13 GB/s): past ~1,000 statements one ast parse is cheaper.
+        search = indent_of is not None and len(by_anchor) <= _MAX_SEARCHED
         for anchor, nodes in by_anchor.values():
             if anchor is None:
                 continue
             if search:
-                found = _placed_by_search(module, anchor, nodes, source, line_starts, indent_of, owner_of)
+                found = _placed_by_search(module, anchor, nodes, source, line_starts, cursor, indent_of, owner_of)
                 if found is not None:
                     ranges.update(found)
                     continue
             if lines is None:
                 lines = statement_lines(module, source) or {}
             if id(anchor) in lines:
-                ranges.update(_in_statement(module, anchor, nodes, lines[id(anchor)], source, line_starts))
+                ranges.update(_in_statement(module, anchor, nodes, lines[id(anchor)], source, line_starts, cursor))
         missing = [n for _, nodes in by_anchor.values() for n in nodes if id(n) not in ranges]
         if missing:
-            ranges.update(_generate(module, missing, _new_state(module, missing)))
+            ranges.update(_generate(module, missing, _new_state(module, missing), cursor))
     return ranges
 
 
@@ -261,16 +288,6 @@ def _new_state(module: cst.Module, nodes: Sequence[cst.CSTNode]) -> CodegenState
     statements = any(isinstance(n, (cst.BaseCompoundStatement, cst.SimpleStatementLine)) for n in nodes)
     kind = _SyntacticState if statements else _PlainState
     return kind(default_indent=module.default_indent, default_newline=module.default_newline)
-
-
-def _line_starts(source: str) -> list[int]:
-    starts = [0]
-    find = source.find
-    position = find("\n")
-    while position != -1:
-        starts.append(position + 1)
-        position = find("\n", position + 1)
-    return starts
 
 
 def _shifted(relative: dict[int, Range], shift: int) -> dict[int, Range]:
@@ -281,13 +298,13 @@ _MAX_SEARCHED = 1000
 _OWNER_LEVELS = 3  # enclosing statements tried; higher up, the generated prefix gets long
 
 
-def _placed_by_search(module, anchor, nodes, source, line_starts, indent_of, owner_of) -> dict[int, Range] | None:
+def _placed_by_search(module, anchor, nodes, source, line_starts, cursor, indent_of, owner_of) -> dict[int, Range] | None:
     placed: dict[int, Range] = {}
     for branch, held in _elif_conditions(anchor, nodes):
         # generated alone, as the `elif` it is, at the `if`'s indentation
         indent = indent_of(anchor)
         found = None if indent is None else _unique_in_source(
-            module, branch, held, indent, source, line_starts, is_elif=True)
+            module, branch, held, indent, source, line_starts, cursor, is_elif=True)
         if found is not None:
             placed.update(found)
     if placed:
@@ -299,7 +316,7 @@ def _placed_by_search(module, anchor, nodes, source, line_starts, indent_of, own
         indent = indent_of(root)
         if indent is None or isinstance(root, cst.ClassDef):
             return None
-        found = _unique_in_source(module, root, nodes, indent, source, line_starts)
+        found = _unique_in_source(module, root, nodes, indent, source, line_starts, cursor)
         if found is not None or owner_of is None:
             return None if found is None else {**placed, **found}
         root = owner_of(root)
@@ -325,7 +342,7 @@ def _elif_conditions(anchor: cst.CSTNode, nodes: list[cst.CSTNode]):
 
 def _unique_in_source(
     module: cst.Module, anchor: cst.CSTNode, nodes: list[cst.CSTNode], indent: str, source: str, line_starts: list[int],
-    **codegen,
+    cursor: type[_Cursor], **codegen,
 ) -> dict[int, Range] | None:
     """Ranges from the statement's generated text when that text occurs exactly once in the
     source, at the start of a line (libcst regenerates a statement's source exactly, so the one
@@ -333,18 +350,19 @@ def _unique_in_source(
     state = _new_state(module, nodes)
     if indent:
         state.indent_tokens.append(indent)
-    relative = _generate(anchor, nodes, state, **codegen)
+    relative = _generate(anchor, nodes, state, cursor, **codegen)
     text = "".join(state.tokens)
     if not text or len(relative) != len({id(n) for n in nodes}):
         return None
     first = source.find(text)
-    if first == -1 or (first > 0 and source[first - 1] != "\n") or source.find(text, first + 1) != -1:
+    if first == -1 or not is_line_start(source, first) or source.find(text, first + 1) != -1:
         return None
     return _shifted(relative, bisect_right(line_starts, first) - 1)
 
 
 def _in_statement(
-    module: cst.Module, anchor: cst.CSTNode, nodes: list[cst.CSTNode], line: int, source: str, line_starts: list[int]
+    module: cst.Module, anchor: cst.CSTNode, nodes: list[cst.CSTNode], line: int, source: str, line_starts: list[int],
+    cursor: type[_Cursor],
 ) -> dict[int, Range]:
     if line - 1 >= len(line_starts):
         return {}
@@ -353,11 +371,11 @@ def _in_statement(
     state = _new_state(module, nodes)
     if indent:
         state.indent_tokens.append(indent)
-    relative = _generate(anchor, nodes, state)
+    relative = _generate(anchor, nodes, state, cursor)
     text = "".join(state.tokens)
     # The statement's text begins at column 0 of `line`, or a few lines above it when it
     # carries comment lines or decorators: find the line where the source matches.
-    for back in range(text.count("\n") + 1):
+    for back in range(count_breaks(text) + 1):
         first = line - back
         if first < 1:
             break

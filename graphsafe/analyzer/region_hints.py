@@ -15,6 +15,7 @@ from pathlib import Path
 from graphsafe.analyzer.callgraph import matches_pattern
 from graphsafe.analyzer.engine import _display_path
 from graphsafe.analyzer.facts import FileFacts
+from graphsafe.lines import split_lines
 
 # Names of the functions people capture: a training or decoding step, a model's forward.
 _STEP_NAMES = ("train_step", "training_step", "step", "decode_step", "sample_step", "forward", "decode", "sample",
@@ -32,7 +33,7 @@ def def_line(path: str, display: str) -> int:
     few functions a message names, off the analysis's hot path."""
     *owners, name = display.split(".")
     try:
-        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = split_lines(Path(path).read_text(encoding="utf-8", errors="replace"))
     except OSError:
         return 0
     start = 0

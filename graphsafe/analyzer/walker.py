@@ -20,9 +20,10 @@ from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
 from graphsafe.analyzer.names import ImportTable, bound_names, dotted
 from graphsafe.analyzer.nodes import children, node_types
-from graphsafe.analyzer.noqa import noqa_lines
+from graphsafe.analyzer.noqa import noqa_directives, noqa_lines
 from graphsafe.analyzer.positions import node_ranges, statement_lines
 from graphsafe.analyzer.returns import OBJECT_PID, ARG_PID, FIELD_PID, RETURNED_FIELD_PID, summarize_returns
+from graphsafe.lines import ending_of, line_starts, split_lines, with_newline
 from graphsafe.model import Applicability, Confidence, Diagnostic, Edit, Fix, Hit, Position, RegionKind
 from graphsafe.rewriters.edits import WholeLines
 from graphsafe.rules.base import Rule
@@ -1449,7 +1450,7 @@ class FileWalker:
         for hook in self.end_hooks:
             hook(self)
         # the lines only matter where a line can carry a noqa comment (noqa_lines' own test)
-        lines = source.splitlines() if "noqa" in source or "NOQA" in source else []
+        lines = split_lines(source) if "noqa" in source or "NOQA" in source else []
         return self._finish(imports, lines)
 
     def _install_handlers(self, source: str) -> None:
@@ -2697,6 +2698,12 @@ class FileWalker:
         built_hits: dict[int, Hit] = {}
         failed = ", ".join(f"`{name}`" for _, name, _ in self.failures)
         withheld = f"graphsafe failed to analyse {failed} in this file (GS002)"
+        # Rewriters write "\n"; a file with other breaks gets, at each edit, its line's own break.
+        starts = line_starts(self.source) if "\r" in self.source else None
+
+        def own_newlines(edit: Edit) -> Edit:
+            newline = ending_of(self.source, starts, edit.start.line) or self.cst_module.default_newline
+            return Edit(edit.start, edit.end, with_newline(edit.content, newline))
 
         def build(pending: _PendingHit) -> Hit:
             hit = built_hits.get(id(pending))
@@ -2705,6 +2712,8 @@ class FileWalker:
                 fix = None
                 if pending.fix is not None:
                     edits = tuple(e for e in (_edit(ranges, n, text) for n, text in pending.fix.replacements) if e)
+                    if starts is not None:
+                        edits = tuple(map(own_newlines, edits))
                     if self.failures:  # a rewrite may hinge on the failed function's unseen uses
                         fix = Fix(pending.fix.title, (), pending.fix.applicability, withheld)
                     elif len(edits) == len(pending.fix.replacements):
@@ -2742,6 +2751,7 @@ class FileWalker:
             region_refs=refs,
             aliases=tuple(sorted(imports.aliases.items())),
             noqa=noqa_lines(source_lines),
+            noqa_directives=noqa_directives(source_lines),
             always=tuple(build(pending) for pending in self.always),
             wanted=tuple(sorted(self.wanted)),
             outside_sets=tuple(sorted(self.outside_sets)),

@@ -2,33 +2,21 @@
 
 graphsafe positions are 1-based lines and 0-based columns counted in characters (code
 points); LSP positions are 0-based lines and columns counted in the negotiated encoding's
-code units (UTF-16 unless the client offers UTF-8 or UTF-32). Lines end at `\\r\\n`, `\\r` or `\\n`
-only (LSP's rule, and libcst's), never at the other breaks `str.splitlines` knows.
+code units (UTF-16 unless the client offers UTF-8 or UTF-32). Lines are graphsafe.lines': they
+end at `\\r\\n`, `\\r` or `\\n` only (LSP's rule, and Python's), as for the analyzer.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Callable, Iterable
 
 from lsprotocol import types
 
+from graphsafe.lines import BREAK, line_starts, lines_with_ends, offset_of, split_lines
 from graphsafe.model import Diagnostic, Edit, Position, Severity
 
 SOURCE = "graphsafe"
 UTF8, UTF16, UTF32 = "utf-8", "utf-16", "utf-32"
-
-_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def split_lines(text: str) -> list[str]:
-    """The document's lines without their terminators; text ending in a break has an empty last line."""
-    return _BREAK.split(text)
-
-
-def lines_with_ends(text: str) -> list[str]:
-    return _LINES.findall(text)
 
 
 def encoding_name(kind) -> str:
@@ -162,6 +150,22 @@ def to_text_edits(edits: Iterable[Edit], lines: list[str], encoding: str) -> lis
     return [types.TextEdit(range=to_range(lines, e.start, e.end, encoding), new_text=e.content) for e in edits]
 
 
+def apply_text_edits(text: str, edits: Iterable[types.TextEdit], encoding: str) -> str | None:
+    """`text` with LSP `edits` applied as a client applies them (ranges in the negotiated units,
+    lines per graphsafe.lines); None when two edits overlap, which LSP forbids."""
+    lines, starts = split_lines(text), line_starts(text)
+    spans = sorted(
+        (offset_of(from_client(lines, e.range.start, encoding), starts, len(text)),
+         offset_of(from_client(lines, e.range.end, encoding), starts, len(text)), e.new_text)
+        for e in edits
+    )
+    if any(later[0] < earlier[1] for earlier, later in zip(spans, spans[1:])):
+        return None
+    for start, end, new_text in reversed(spans):
+        text = text[:start] + new_text + text[end:]
+    return text
+
+
 def minimal_edit(old: str, new: str, encoding: str) -> types.TextEdit | None:
     """One edit turning `old` into `new`, spanning only the lines that differ (None: equal).
 
@@ -178,7 +182,7 @@ def minimal_edit(old: str, new: str, encoding: str) -> types.TextEdit | None:
         suffix += 1
     start = types.Position(line=prefix, character=0)
     end_index = len(a) - suffix
-    if end_index == len(a) and a and not _BREAK.search(a[-1][-1:] or ""):
+    if end_index == len(a) and a and not BREAK.search(a[-1][-1:] or ""):
         # The change reaches the end of a document without a final line break: end on its last line.
         end = types.Position(line=len(a) - 1, character=units(a[-1], encoding))
     else:

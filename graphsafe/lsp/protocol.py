@@ -21,6 +21,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import RPCRequest
 from pygls.protocol.language_server import lsp_method
 
+from graphsafe.lsp import convert
 from graphsafe.lsp.framing import Frame
 
 log = logging.getLogger("graphsafe.lsp")
@@ -213,6 +214,17 @@ class GraphsafeProtocol(LanguageServerProtocol):
 
     # -- documents -------------------------------------------------------------------------------
 
+    def _whole(self, uri: str, change):
+        """A ranged change as the whole text it gives, its lines counted as the client counts them
+        (graphsafe.lines): pygls would split at every `str.splitlines` break (a form feed, U+2028...)
+        and apply the change that many lines off."""
+        if not isinstance(change, types.TextDocumentContentChangePartial):
+            return change
+        document = self.workspace.get_text_document(uri)
+        edit = types.TextEdit(range=change.range, new_text=change.text)
+        text = convert.apply_text_edits(document.source, [edit], convert.encoding_name(self.workspace.position_encoding))
+        return types.TextDocumentContentChangeWholeDocument(text=text)
+
     @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
     def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
         uri = params.text_document.uri
@@ -221,7 +233,7 @@ class GraphsafeProtocol(LanguageServerProtocol):
             return
         try:
             for change in params.content_changes:
-                self.workspace.update_text_document(params.text_document, change)
+                self.workspace.update_text_document(params.text_document, self._whole(uri, change))
         except Exception:
             log.exception("could not apply a change to %s; the buffer may be out of sync", uri)
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:

@@ -602,9 +602,13 @@ def _code_actions(state: WorkspaceState, uri: str, path: str, version, text: str
         publications = state.analyse(uri, path, version, text)
         analysed = state.documents[uri]
     lines = list(analysed.lines)
+
+    def reject(why: str) -> None:
+        server.log_client(f"graphsafe: {path}: {why}", types.MessageType.Warning)
+
     found = actions.diagnostic_actions(
         uri, version, text, lines, analysed.diagnostics, request, state.encoding,
-        only=only, versioned=versioned, uri_of=state.uri_of, listed=listed,
+        only=only, versioned=versioned, uri_of=state.uri_of, listed=listed, reject=reject,
     )
     fix_all_asked = only is not None and actions.kind_wanted(actions.FIX_ALL, only)
     if fix_all_asked or (only is None and actions.has_safe_fix(analysed.diagnostics)):
@@ -613,7 +617,8 @@ def _code_actions(state: WorkspaceState, uri: str, path: str, version, text: str
         if outcome.error:
             server.log_client(f"graphsafe: {path}: {outcome.error}", types.MessageType.Warning)
         else:
-            action = actions.fix_all_action(uri, version, text, outcome.fixed, state.encoding, versioned=versioned)
+            action = actions.fix_all_action(uri, version, text, outcome.fixed, state.encoding, versioned=versioned,
+                                            reject=reject)
             if action is not None:
                 found.append(action)
     return found, publications

@@ -1,13 +1,18 @@
-"""Output formats for diagnostics: text (ruff-like), json (ruff's schema), sarif, github."""
+"""Output formats for diagnostics, ruff's: full and concise text, json (ruff's schema), json-lines,
+sarif, github; junit and gitlab are in ci_formats.py."""
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from graphsafe import __version__
 from graphsafe.model import Applicability, Diagnostic, Position, RegionKind
+from graphsafe.report.snippet import render_snippet
+from graphsafe.report.style import PLAIN, Style
 from graphsafe.rules import BY_CODE
 
 
@@ -37,6 +42,17 @@ def chain_text(d: Diagnostic) -> str:
     return " → ".join(steps)
 
 
+def diagnostic_notes(d: Diagnostic) -> list[str]:
+    """The lines under a diagnostic's header: its capture region and its call chain, each call
+    with its line (a grouped hazard's other uses are listed in its message)."""
+    if not d.chain:
+        return []
+    notes = [f"in capture region: {_region_text(d)}"]
+    if len(d.chain) > 1:
+        notes.append(f"call chain: {chain_text(d)}")
+    return notes
+
+
 def severity_of(code: str) -> str:
     rule = BY_CODE.get(code)
     return rule.severity().value if rule else "error"
@@ -51,27 +67,99 @@ def fix_help(fix) -> str:
     return fix.title
 
 
-def format_text(diagnostics: list[Diagnostic], *, show_fixes: bool = True, files: int | None = None) -> str:
+@dataclass(frozen=True)
+class TextOptions:
+    """How `full` and `concise` text is written (ruff's printer flags)."""
+
+    show_source: bool = False  # `full`: a snippet with carets under each diagnostic's range
+    unsafe_fixes: bool = False  # unsafe fixes count as available (`--unsafe-fixes`)
+    hint_unsafe: bool = False  # say how many unsafe fixes `--unsafe-fixes` would enable
+    fix_command: str = "`graphsafe fix`"  # what the `[*] N fixable with ...` line names
+    show_fix_status: bool = True  # `[*]` markers; off after `--fix` (what is left was not fixed by it)
+    fixed: int = 0  # fixed by this run (`check --fix`): the summary counts them
+    style: Style = PLAIN
+    sources: Callable[[str], list[str] | None] | None = None  # a file's lines, for snippets
+
+
+def fixable(d: Diagnostic, unsafe_fixes: bool = False) -> bool:
+    """The diagnostic carries a fix that `--fix` applies (unsafe ones only with `--unsafe-fixes`)."""
+    return d.fix is not None and d.fix.offered and (d.fix.applicability is Applicability.SAFE or unsafe_fixes)
+
+
+def _hidden_unsafe(d: Diagnostic) -> bool:
+    return d.fix is not None and d.fix.offered and d.fix.applicability is Applicability.UNSAFE
+
+
+def format_text(diagnostics: list[Diagnostic], *, show_fixes: bool = True, files: int | None = None,
+                options: TextOptions = TextOptions()) -> str:
+    """`concise` (one header line per diagnostic, then its region, chain and help lines), or
+    `full` with `options.show_source` (ruff >= 0.5's default: a source snippet under each);
+    then the summary."""
+    return text_body(diagnostics, options, show_fixes=show_fixes) + "\n".join(text_summary(diagnostics, options)) + "\n"
+
+
+def text_body(diagnostics: list[Diagnostic], options: TextOptions = TextOptions(), *, show_fixes: bool = True) -> str:
+    """The diagnostics of format_text, without the summary."""
+    style = options.style
     lines: list[str] = []
-    fixable = 0
     for d in diagnostics:
-        marker = " [*]" if d.fix and d.fix.applicability is Applicability.SAFE else ""
-        lines.append(f"{d.path}:{d.start.line}:{d.start.column + 1}: {d.code}{marker} {d.message}")
-        if d.chain:
-            lines.append(f"  in capture region: {_region_text(d)}")
-            if len(d.chain) > 1:
-                lines.append(f"  call chain: {chain_text(d)}")
-        if d.fix is not None:
-            fixable += d.fix.applicability is Applicability.SAFE and d.fix.offered
-            if show_fixes:
-                lines.append(f"  help: {fix_help(d.fix)}")
-    if diagnostics:
-        noun = "error" if len(diagnostics) == 1 else "errors"
-        lines.append(f"Found {len(diagnostics)} {noun}.")
-        if fixable:
-            lines.append(f"[*] {fixable} fixable with `graphsafe fix`.")
+        marker = " " + style.fixable("[*]") if options.show_fix_status and fixable(d, options.unsafe_fixes) else ""
+        lines.append(f"{style.bold(d.path)}:{d.start.line}:{d.start.column + 1}: {style.code(d.code)}{marker} {d.message}")
+        notes = diagnostic_notes(d)
+        help_line = f"help: {fix_help(d.fix)}" if d.fix is not None and show_fixes else None
+        if not options.show_source:
+            lines.extend(f"  {note}" for note in notes)
+            if help_line:
+                lines.append(f"  {help_line}")
+            continue
+        source = options.sources(d.path) if options.sources else None
+        lines.extend(render_snippet(source or [], d.start, d.end, style.code(d.code), style))
+        lines.extend(f"  = note: {note}" for note in notes)
+        if help_line:
+            lines.append(f"  = {help_line}")
+        lines.append("")
+    return "".join(line + "\n" for line in lines)
+
+
+def text_summary(diagnostics: list[Diagnostic], options: TextOptions) -> list[str]:
+    """ruff's closing lines: how many were found (and fixed), and what `--fix` would do."""
+    remaining, fixed = len(diagnostics), options.fixed
+    lines = []
+    if fixed:
+        total = fixed + remaining
+        lines.append(f"Found {total} error{'s' if total != 1 else ''} ({fixed} fixed, {remaining} remaining).")
+    elif remaining:
+        lines.append(f"Found {remaining} {'error' if remaining == 1 else 'errors'}.")
     else:
-        lines.append("All checks passed!")
+        lines.append(options.style.passed("All checks passed!"))
+    available = sum(fixable(d, options.unsafe_fixes) for d in diagnostics)
+    hidden = 0 if options.unsafe_fixes or not options.hint_unsafe else sum(_hidden_unsafe(d) for d in diagnostics)
+    marker = options.style.fixable("[*]")
+    hint = f"{hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the `--unsafe-fixes` option"
+    if available and hidden:
+        lines.append(f"{marker} {available} fixable with {options.fix_command} ({hint}).")
+    elif available:
+        lines.append(f"{marker} {available} fixable with {options.fix_command}.")
+    elif hidden:
+        lines.append(f"No fixes available ({hint}).")
+    return lines
+
+
+def fix_summary(applied: list[Diagnostic], style: Style = PLAIN) -> str:
+    """`--show-fixes` after `--fix`: what was fixed, per file and code (ruff's enumeration)."""
+    if not applied:
+        return ""
+    by_file: dict[str, dict[str, int]] = {}
+    for d in applied:
+        counts = by_file.setdefault(d.path, {})
+        counts[d.code] = counts.get(d.code, 0) + 1
+    width = len(str(max(n for counts in by_file.values() for n in counts.values())))
+    lines = [f"{style.passed('Fixed')} {len(applied)} error{'s' if len(applied) != 1 else ''}:"]
+    for path in sorted(by_file):
+        lines.append(f"- {style.bold(path)}:")
+        for code, count in sorted(by_file[path].items()):
+            rule = BY_CODE.get(code)
+            lines.append(f"    {str(count).rjust(width)} × {style.code(code)} ({rule.name if rule else code})")
     return "\n".join(lines) + "\n"
 
 
@@ -124,7 +212,7 @@ def to_json_objects(diagnostics: list[Diagnostic]) -> list[dict]:
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _valid_utf8(json_text: str) -> str:
+def valid_utf8(json_text: str) -> str:
     """A file name that is not UTF-8 holds surrogate escapes (PEP 383); as JSON `\\udcXX`
     escapes the output stays valid UTF-8, and json.loads gives back the very name Python uses."""
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)
@@ -136,7 +224,7 @@ def format_json(diagnostics: list[Diagnostic]) -> str:
     objects = to_json_objects(diagnostics)
     if not objects:
         return "[]\n"
-    return _valid_utf8("[\n" + ",\n".join(json.dumps(o, ensure_ascii=False) for o in objects) + "\n]\n")
+    return valid_utf8("[\n" + ",\n".join(json.dumps(o, ensure_ascii=False) for o in objects) + "\n]\n")
 
 
 def _sarif_region(start: Position, end: Position) -> dict:
@@ -247,10 +335,14 @@ def format_sarif(diagnostics: list[Diagnostic]) -> str:
                     }
                 },
                 "results": results,
+                # what our rows and columns count (graphsafe.lines); SARIF's default line breaks
+                # are "\r\n" and "\n" only, which would misplace results in a file with "\r" endings
+                "columnKind": "unicodeCodePoints",
+                "newlineSequences": ["\r\n", "\r", "\n"],
             }
         ],
     }
-    return _valid_utf8(json.dumps(log, indent=2, ensure_ascii=False) + "\n")
+    return valid_utf8(json.dumps(log, indent=2, ensure_ascii=False) + "\n")
 
 
 def _escape_property(value: str) -> str:
@@ -267,7 +359,7 @@ def format_github(diagnostics: list[Diagnostic]) -> str:
         level = "warning" if severity_of(d.code) == "warning" else "error"
         message = f"{d.code} {d.message}"
         if d.chain:
-            message += f" (chain: {' → '.join(d.chain)})"
+            message += f" (chain: {chain_text(d)})"
         props = (
             f"title={_escape_property('graphsafe (' + d.code + ')')},file={_escape_property(d.path)},"
             f"line={d.start.line},col={d.start.column + 1},endLine={d.end.line},endColumn={d.end.column + 1}"
@@ -276,4 +368,16 @@ def format_github(diagnostics: list[Diagnostic]) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-FORMATTERS = {"text": format_text, "json": format_json, "sarif": format_sarif, "github": format_github}
+def format_json_lines(diagnostics: list[Diagnostic]) -> str:
+    """One JSON object a line, the `json` schema (ruff's `json-lines`)."""
+    return valid_utf8("".join(json.dumps(o, ensure_ascii=False) + "\n" for o in to_json_objects(diagnostics)))
+
+
+from graphsafe.report.ci_formats import format_gitlab, format_junit  # noqa: E402  (they use severity_of)
+
+# The machine-readable formats; `full` and `concise` are text (format_text), written by the CLI.
+FORMATTERS = {
+    "json": format_json, "json-lines": format_json_lines, "junit": format_junit, "gitlab": format_gitlab,
+    "sarif": format_sarif, "github": format_github,
+}
+OUTPUT_FORMATS = ("full", "concise", *FORMATTERS)

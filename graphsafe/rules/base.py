@@ -72,6 +72,8 @@ class Rule:
     # One diagnostic per hazard, not per use: the rule's reports in one function with the same
     # message (it names the value) are grouped at the first (analyzer/grouping.py).
     groups_uses: ClassVar[bool] = False
+    # off unless selected by its code or a prefix of it (ruff's RUF100: `--extend-select GS001`)
+    enabled_by_default: ClassVar[bool] = True
     # The walker's pre-filters (they change nothing a rule reports, only what it is shown):
     calls: ClassVar[Callees | None] = None  # the calls `visit_Call` can act on (None: every call)
     # the rule has nothing to do in a file that mentions none of these (no handler of it runs there)

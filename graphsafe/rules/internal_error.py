@@ -8,9 +8,8 @@ from graphsafe.rules.base import Rule
 
 class InternalError(Rule):
     """## What it does
-    Reports a function (or a file's top-level code) that graphsafe failed to analyse because
-    of an error in graphsafe itself, such as a `RecursionError`. The other functions of the
-    file are analysed and reported as usual.
+    Reports a function that graphsafe failed to analyse because of an error in graphsafe
+    itself (a `RecursionError`, say). The file's other functions are analysed as usual.
 
     ## Why is this bad?
     Hazards in that function, and calls made from it, cannot be seen: it is a blind spot in an
@@ -36,7 +35,9 @@ class InternalError(Rule):
     Reported at the `def` line of the innermost function whose analysis failed, naming it and
     the error's type. An error outside any function (in a class body or at module level, or
     in the file's final summary) is reported at line 1 and the file's facts are lost, as with
-    GS000; GS000 itself is kept for files that cannot be read, decoded or parsed.
+    GS000; GS000 itself is kept for files that cannot be read, decoded or parsed. GS001
+    (unused noqa) says nothing about a file with this notice: what its `# noqa` comments hold
+    back is unknown.
     """
 
     code = "GS002"

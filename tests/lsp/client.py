@@ -5,6 +5,7 @@ Imported by conftest.py; the tests import the helpers from here."""
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 import time
 from pathlib import Path
@@ -123,9 +124,13 @@ class Session:
         await self.wait_until(lambda: any("indexed" in m.message for m in self.client.log_messages), "the index", timeout)
 
 
+# An editor's lines: LSP ends them at \r\n, \r and \n only (not at a form feed, U+2028, ...).
+_EDITOR_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
 def apply_text_edits(text: str, edits: list[types.TextEdit]) -> str:
-    """Apply LSP edits (ASCII text: UTF-16 columns are characters) from last to first."""
-    lines = text.splitlines(keepends=True)
+    """Apply LSP edits (UTF-16 columns) from last to first, as an editor does."""
+    lines = _EDITOR_LINES.findall(text)
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
@@ -133,7 +138,8 @@ def apply_text_edits(text: str, edits: list[types.TextEdit]) -> str:
     def offset(position: types.Position) -> int:
         if position.line >= len(lines):
             return len(text)
-        return starts[position.line] + position.character
+        units = lines[position.line].encode("utf-16-le")[: 2 * position.character]
+        return starts[position.line] + len(units.decode("utf-16-le"))
 
     for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
         text = text[: offset(e.range.start)] + e.new_text + text[offset(e.range.end):]

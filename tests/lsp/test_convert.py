@@ -129,6 +129,56 @@ def test_gs000_gets_no_noqa_action_and_one_noqa_per_line_and_code():
     assert actions.diagnostic_actions("u", 1, text, lines, [gs000], everything, convert.UTF16) == []
 
 
+def test_edits_apply_as_the_client_counts_lines_and_utf16_units():
+    text = "a = '\U0001d6fc'\rb = 1\r\nc = 2\x0cd\n"
+    edits = [types.TextEdit(range=types.Range(start=pos(0, 6), end=pos(0, 6)), new_text="x"),  # after the 𝛼
+             types.TextEdit(range=types.Range(start=pos(2, 5), end=pos(2, 6)), new_text="")]  # the form feed
+    assert convert.apply_text_edits(text, edits, convert.UTF16) == "a = '\U0001d6fcx'\rb = 1\r\nc = 2d\n"
+    overlapping = [edits[0], types.TextEdit(range=types.Range(start=pos(0, 0), end=pos(1, 0)), new_text="")]
+    assert convert.apply_text_edits(text, overlapping, convert.UTF16) is None
+
+
+def _offered(text: str, diagnostics: list[Diagnostic]) -> tuple[list[str], list[str]]:
+    refused: list[str] = []
+    lines = convert.split_lines(text)
+    everything = types.Range(start=pos(0, 0), end=pos(len(lines), 0))
+    found = actions.diagnostic_actions("u", 1, text, lines, diagnostics, everything, convert.UTF16, reject=refused.append)
+    return [a.title for a in found], refused
+
+
+def test_a_quick_fix_whose_result_would_not_parse_is_not_offered():
+    text = "def step(x):\r    y = x.item()\r"
+    broken = Fix("Keep the tensor", (Edit(Position(2, 8), Position(2, 16), "x.item("),), Applicability.SAFE)
+    titles, refused = _offered(text, [diagnostic(line=2, start=8, end=16, fix=broken)])
+    assert titles == ["Disable GS101 for this line"]
+    assert refused == ["quick fix for GS101 at line 2 not offered: the edited text would not parse"]
+
+
+def test_a_quick_fix_that_would_land_elsewhere_in_the_buffer_is_not_offered():
+    text = "def step(x):\n    y = x.item()\n    z = 1\n"
+    past_the_line = Fix("Keep the tensor", (Edit(Position(2, 30), Position(2, 30), "  # kept"),), Applicability.SAFE)
+    titles, refused = _offered(text, [diagnostic(line=2, start=8, end=16, fix=past_the_line)])
+    assert titles == ["Disable GS101 for this line"]
+    assert refused == ["quick fix for GS101 at line 2 not offered: "
+                       "its edits would land elsewhere in the editor's buffer than in the analysed text"]
+
+
+def test_noqa_after_a_line_continuation_is_not_offered():
+    text = "def step(x):\r\n    y = x.item() + \\\r\n        1\r\n"
+    titles, refused = _offered(text, [diagnostic(line=2, start=8, end=16)])
+    assert titles == [] and refused == ["`# noqa` for GS101 at line 2 not offered: the edited text would not parse"]
+
+
+def test_fix_all_is_not_offered_when_its_edit_would_not_give_the_fixed_text(monkeypatch):
+    text, fixed = "x = 1\ny = 2\n", "x = 1\ny = 3\n"
+    assert actions.fix_all_action("u", 1, text, fixed, convert.UTF16) is not None
+    refused: list[str] = []
+    wrong_line = types.TextEdit(range=types.Range(start=pos(0, 0), end=pos(1, 0)), new_text="y = 3\n")
+    monkeypatch.setattr(convert, "minimal_edit", lambda old, new, encoding: wrong_line)
+    assert actions.fix_all_action("u", 1, text, fixed, convert.UTF16, reject=refused.append) is None
+    assert refused == ["fix-all not offered: its edit would not give the fixed text in the editor's buffer"]
+
+
 def test_kind_matching_is_hierarchical():
     assert actions.kind_wanted("source.fixAll.graphsafe", ["source.fixAll"])
     assert actions.kind_wanted("source.fixAll.graphsafe", ["source"])

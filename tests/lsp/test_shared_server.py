@@ -211,3 +211,50 @@ async def test_keyword_fixes_from_the_rng_and_config_rules(session: Session):
     assert "cache_enabled=False" in session.texts[uri] and "preserve_rng_state" not in session.texts[uri]
     await session.wait_for_version(uri)
     assert "GS702" not in session.codes(uri) and "GS603" in session.codes(uri)
+
+
+async def test_quick_fixes_on_a_cr_buffer_give_the_text_fix_writes(session: Session):
+    from graphsafe.config import Settings
+    from graphsafe.fixer import fix_buffer
+    from tests.test_line_endings import PROGRAM, with_endings
+
+    text = with_endings(PROGRAM, "\r")  # old Mac endings: every line ends at a lone \r
+    _, expected = fix_buffer(text.encode(), "cr_fixes.py", Settings(), False)
+    assert b"output_size=3" in expected and b"\n" not in expected
+    uri = session.open("cr_fixes.py", text)
+    found = await session.wait_for_version(uri)
+    assert [(str(d.code), d.range.start.line, d.range.start.character) for d in found] == [
+        ("GS107", 16, 12), ("GS402", 16, 39), ("GS402", 17, 16), ("GS501", 18, 8), ("GS101", 18, 21),  # 𝛼: 2 UTF-16 units
+    ]
+    for _ in range(5):  # one safe quick fix at a time, as a user picks them
+        safe = [a for a in await actions(session, uri, whole()) if a.is_preferred]
+        if not safe:
+            break
+        session.apply(uri, safe[0].edit)
+        await session.wait_for_version(uri)
+    assert session.texts[uri] == expected.decode()
+
+    other = session.open("cr_fix_all.py", text)
+    await session.wait_for_version(other)
+    [fix_all] = await actions(session, other, whole(), only=["source.fixAll.graphsafe"])
+    session.apply(other, fix_all.edit)
+    assert session.texts[other] == expected.decode()
+    assert not [m for m in session.client.log_messages if "not offered" in m.message]
+
+
+async def test_an_incremental_change_after_a_form_feed_lands_on_its_line(session: Session):
+    text = CLEAN.replace("import torch\n", "import torch  # page\x0cbreak\u2028\n")
+    uri = session.open("form_feed.py", text)
+    assert await session.wait_for_version(uri) == []
+    line = text.split("\n").index("    return x * 2")  # 4: LSP counts no break at \x0c or U+2028
+    session.versions[uri] += 1
+    session.texts[uri] = text.replace("x * 2", "x.item()")
+    session.client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=session.versions[uri]),
+        content_changes=[types.TextDocumentContentChangePartial(
+            range=types.Range(start=types.Position(line=line, character=11), end=types.Position(line=line, character=16)),
+            text="x.item()",
+        )],
+    ))
+    [d] = await session.wait_for_version(uri)
+    assert (d.code, d.range.start.line, d.range.start.character) == ("GS101", line, 11)

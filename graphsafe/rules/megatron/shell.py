@@ -13,10 +13,10 @@ that spans several lines applies to all of its lines.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from graphsafe.analyzer.facts import FileFacts
-from graphsafe.analyzer.noqa import noqa_lines
+from graphsafe.analyzer.noqa import noqa_directives, noqa_lines
 from graphsafe.model import Diagnostic, Hit, Position
 from graphsafe.rules.megatron.settings import TRIGGER_WORDS, Recipe
 from graphsafe.rules.megatron.tokens import SEPARATOR, settings_from_words
@@ -292,8 +292,9 @@ def analyze_shell(path: str, module: str, text: str, rules) -> FileFacts:
     """FileFacts for a launch script: the GS8 rules' findings as file-level hits."""
     lines = text.splitlines()
     noqa = noqa_lines(lines)
+    directives = noqa_directives(lines, python=False)
     if not any(word in text for word in TRIGGER_WORDS):
-        return FileFacts(path, module, (), (), (), (), noqa)
+        return FileFacts(path, module, (), (), (), (), noqa, noqa_directives=directives)
     try:
         recipes, commands = recipes_of(text)
     except ShellSyntaxError as error:
@@ -313,7 +314,8 @@ def analyze_shell(path: str, module: str, text: str, rules) -> FileFacts:
                 continue
             seen.add((rule.code, span.start))
             hits.append(Hit(rule.code, rule.format_message(**fields), span.start, span.end))
-    return FileFacts(path, module, (), (), (), (), _spread_noqa(noqa, commands), always=tuple(hits))
+    return FileFacts(path, module, (), (), (), (), _spread_noqa(noqa, commands), always=tuple(hits),
+                     noqa_directives=_spread_directives(directives, commands))
 
 
 def _spread_noqa(noqa, commands: list[tuple[int, int]]):
@@ -327,6 +329,12 @@ def _spread_noqa(noqa, commands: list[tuple[int, int]]):
         for n in range(first, last + 1):
             by_line.setdefault(n, codes)
     return tuple(sorted(by_line.items()))
+
+
+def _spread_directives(directives, commands: list[tuple[int, int]]):
+    """Each directive covers the lines of its continued command, as _spread_noqa has it."""
+    spans = {n: (first, last) for first, last in commands for n in range(first, last + 1)}
+    return tuple(replace(d, covers=spans[d.line]) if d.line in spans else d for d in directives)
 
 
 def _error(path: str, module: str, detail: str, line: int = 1, column: int = 0) -> FileFacts:
