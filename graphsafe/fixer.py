@@ -20,6 +20,7 @@ from pathlib import Path
 from graphsafe.analyzer.discovery import ModuleNaming, module_names
 from graphsafe.analyzer.engine import CheckResult, check_paths, check_source, filter_diagnostics
 from graphsafe.analyzer.facts import FileFacts
+from graphsafe.analyzer.grouping import each_use
 from graphsafe.analyzer.parsing import decode
 from graphsafe.analyzer.reading import read_source
 from graphsafe.config import Settings
@@ -64,7 +65,7 @@ def fix_text(text: str, path: str, settings: Settings, others: list[FileFacts], 
     current = text
     for _ in range(MAX_ROUNDS):
         diagnostics = check_source(current, path, settings, others, naming).diagnostics
-        todo = [d for d in diagnostics if applicable(d, unsafe)]
+        todo = [d for d in each_use(diagnostics) if applicable(d, unsafe)]
         if not todo:
             outcome.remaining = diagnostics
             break
@@ -84,7 +85,7 @@ def fix_text(text: str, path: str, settings: Settings, others: list[FileFacts], 
     else:
         outcome.error = f"fixes did not converge in {MAX_ROUNDS} rounds; file left unchanged"
         return outcome
-    still = [d for d in outcome.remaining if applicable(d, unsafe)]
+    still = [d for d in each_use(outcome.remaining) if applicable(d, unsafe)]
     if still:
         outcome.error = "re-analysis still reports fixable hazards; file left unchanged"
         return outcome
@@ -108,7 +109,7 @@ def fix_paths(paths: list[Path], settings: Settings, *, unsafe: bool = False, wr
     for path, diagnostics in sorted(by_path.items()):
         if path not in fixed_names:
             continue  # another name of a file fixed (and reported) under its chosen name
-        if not any(applicable(d, unsafe) for d in diagnostics):
+        if not any(applicable(d, unsafe) for d in each_use(diagnostics)):
             remaining.extend(diagnostics)
             continue
         file_path = Path(path)

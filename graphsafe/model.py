@@ -103,6 +103,15 @@ class Region:
 
 
 @dataclass(frozen=True)
+class CallSite:
+    """Where one step of a call chain calls the next: a line of the caller's file (0: not known,
+    e.g. a forward that module surgery runs)."""
+
+    path: str
+    line: int
+
+
+@dataclass(frozen=True)
 class Diagnostic:
     code: str
     message: str
@@ -112,6 +121,11 @@ class Diagnostic:
     region: Region | None = None
     chain: tuple[str, ...] = ()  # display names, region root first
     fix: Fix | None = None
+    # The same hazard's other uses (Rule.groups_uses: one per-step value read at several places
+    # of one function), each with its own position and fix, grouped under this, the first;
+    # `message` then lists their lines (analyzer/grouping.py).
+    also: tuple[Diagnostic, ...] = ()
+    call_sites: tuple[CallSite, ...] = ()  # call_sites[i]: where chain[i] calls chain[i + 1]
 
     @property
     def sort_key(self) -> tuple:

@@ -16,6 +16,7 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graphsafe.analyzer.grouping import each_use
 from graphsafe.analyzer.noqa import NOQA_COMMENT
 from graphsafe.analyzer.parsing import decode
 from graphsafe.analyzer.reading import read_source
@@ -38,7 +39,7 @@ class NoqaOutcome:
 
 def add_noqa(diagnostics: list[Diagnostic]) -> list[NoqaOutcome]:
     by_path: dict[str, dict[int, set[str]]] = {}
-    for d in diagnostics:
+    for d in each_use(diagnostics):  # every use of a grouped hazard: a noqa holds back one use
         if d.code not in NOT_SUPPRESSIBLE:
             by_path.setdefault(d.path, {}).setdefault(d.start.line, set()).add(d.code)
     chosen = one_name_per_file(list(by_path))  # a file named twice (links) is edited once

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from graphsafe.analyzer.engine import check_paths
+from graphsafe.analyzer.grouping import each_use
 from graphsafe.config import Settings
 from graphsafe.report.formats import format_text
 from graphsafe.rules import BY_CODE
@@ -129,7 +130,8 @@ def check(program: Path):
 
 
 def reported(program: Path) -> set[tuple[str, int, str]]:
-    return {(Path(d.path).as_posix(), d.start.line, d.code) for d in check(program).diagnostics}
+    """(file, line, code) of every use reported: a grouped hazard's other uses are labelled too."""
+    return {(Path(d.path).as_posix(), d.start.line, d.code) for d in each_use(check(program).diagnostics)}
 
 
 def implemented(items: set[tuple[str, int, str]]) -> set[tuple[str, int, str]]:

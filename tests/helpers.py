@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from graphsafe.analyzer.engine import check_paths, check_source
+from graphsafe.analyzer.grouping import each_use
 from graphsafe.config import Settings
 from graphsafe.rules.base import Example
 
@@ -26,8 +27,9 @@ def diagnostics(source: str, filename: str = "example.py", **settings):
 
 
 def lines_of(source: str, code: str) -> list[int]:
-    """The lines where `code` is reported in a (dedented) single-file source."""
-    return sorted(d.start.line for d in diagnostics(textwrap.dedent(source)) if d.code == code)
+    """The lines where `code` is reported in a (dedented) single-file source (each use of a
+    grouped hazard: see analyzer/grouping.py)."""
+    return sorted(d.start.line for d in each_use(diagnostics(textwrap.dedent(source))) if d.code == code)
 
 
 def codes(source: str, **settings) -> list[str]:

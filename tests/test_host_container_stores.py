@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import textwrap
 
+from graphsafe.analyzer.grouping import each_use
 from tests.helpers import diagnostics
 
 TREE = textwrap.dedent("""\
@@ -36,7 +37,7 @@ TREE = textwrap.dedent("""\
 
 
 def _found() -> list[tuple[str, int, int]]:
-    return [(d.code, d.start.line, d.start.column) for d in diagnostics(TREE)]
+    return [(d.code, d.start.line, d.start.column) for d in each_use(diagnostics(TREE))]
 
 
 def test_stores_into_lists_built_by_repetition_are_container_changes():

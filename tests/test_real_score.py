@@ -81,3 +81,9 @@ def test_the_committed_labels_are_well_formed_and_split_by_package():
             seen.add(key)
     test_labels = sum(len(packages[name].labels) for name in split["test"])
     assert test_labels * 3 >= len(seen)  # the test part holds at least a third of the labels
+
+
+def test_the_other_uses_of_a_grouped_hazard_count_on_their_own_lines():
+    grouped = {**flag(3, "GS301"), "also": [{"location": {"row": 6, "column": 5}}]}
+    tallies, _, misses, _, _ = run([label(3, "scalar", True), label(6, "scalar", True)], [grouped])
+    assert tallies["scalar"].tp == 2 and misses == []

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import textwrap
 
-from tests.helpers import diagnostics
+from tests.helpers import diagnostics, lines_of
 
 
 def gs301_lines(source: str) -> list[int]:
-    return sorted(d.start.line for d in diagnostics(textwrap.dedent(source)) if d.code == "GS301")
+    return lines_of(source, "GS301")  # every use, grouped or not
 
 
 TARGET_UPDATE = """

@@ -181,10 +181,12 @@ def score(package: Package, diagnostics: list[dict], tallies: dict[str, Tally], 
     flags: dict[tuple[str, int], set[str]] = defaultdict(set)
     codes: dict[tuple[str, int, str], str] = {}
     for d in diagnostics:
+        rows = [d["location"]["row"], *(use["location"]["row"] for use in d.get("also", ()))]  # a hazard's every use
         for kind in kinds_of(d["code"]):
-            key = (d["relpath"], d["location"]["row"])
-            flags[key].add(kind)
-            codes.setdefault((*key, kind), d["code"])
+            for row in rows:
+                key = (d["relpath"], row)
+                flags[key].add(kind)
+                codes.setdefault((*key, kind), d["code"])
     labelled: dict[tuple[str, int], list[dict]] = defaultdict(list)
     positive_lines: dict[tuple[str, int, str], bool] = {}
     for label in package.labels:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import fnmatch
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, Unit
 from graphsafe.analyzer.returns import ARG_PID
-from graphsafe.model import Confidence, Diagnostic, Region, RegionKind
+from graphsafe.model import CallSite, Confidence, Diagnostic, Region, RegionKind
 
 _MAX_ALIAS_DEPTH = 8
 # Hit condition: (REBOUND_AFTER_REPLAY, rebinding function, "reader,reader", "other rebinder,...",
@@ -29,6 +29,7 @@ class Reach:
     parent: dict[str, str | None]  # unit key → its caller on a shortest chain (None: a region root)
     root_of: dict[str, Region]
     order: tuple[str, ...]  # breadth-first
+    called_at: dict[str, int] = field(default_factory=dict)  # unit key → line of its call in `parent`
 
 
 @dataclass(frozen=True)
@@ -287,6 +288,7 @@ class Project:
         One breadth-first walk from all roots at once: O(units + calls) even with `--region '*'`.
         Depends on calls, classes and regions only, never on hits."""
         parent: dict[str, str | None] = {}
+        called_at: dict[str, int] = {}
         root_of: dict[str, Region] = {}
         queue: deque[str] = deque()
         for region in regions:
@@ -303,12 +305,15 @@ class Project:
             extra: list[str] = []
             if unit.class_key in injected and key.rpartition(".")[2] in ("forward", "__call__"):
                 extra = injected[unit.class_key]  # module surgery: the injected class runs in this forward
-            for callee in [c for ref in unit.calls for c in self.callees(ref, unit.class_key)] + extra:
+            lines = unit.call_lines or (0,) * len(unit.calls)
+            found = [(c, line) for ref, line in zip(unit.calls, lines) for c in self.callees(ref, unit.class_key)]
+            for callee, line in found + [(c, 0) for c in extra]:
                 if callee not in parent:
                     parent[callee] = key
+                    called_at[callee] = line
                     root_of[callee] = root_of[key]
                     queue.append(callee)
-        return Reach(parent, root_of, tuple(order))
+        return Reach(parent, root_of, tuple(order), called_at)
 
     def hit_diagnostics(self, reach: Reach, path: str | None = None, units: dict[str, Unit] | None = None
                         ) -> list[Diagnostic]:
@@ -326,6 +331,7 @@ class Project:
             if not unit.hits:
                 continue
             chain = self._chain(key, parent)
+            sites = self._chain_sites(key, parent, reach.called_at)
             is_root = parent[key] is None
             for hit in unit.hits:
                 if hit.root_only and not is_root:
@@ -336,7 +342,8 @@ class Project:
                 if ident in diagnostics:
                     continue
                 diagnostics[ident] = Diagnostic(
-                    hit.code, hit.message, located.path, hit.start, hit.end, root_of[key], chain, hit.fix
+                    hit.code, hit.message, located.path, hit.start, hit.end, root_of[key], chain, hit.fix,
+                    call_sites=sites,
                 )
         return list(diagnostics.values())
 
@@ -573,6 +580,15 @@ class Project:
                         index.setdefault(callee, []).append((key, slots))
             self._scalar_index = index
         return self._scalar_index
+
+    def _chain_sites(self, key: str, parent: dict[str, str | None], called_at: dict[str, int]) -> tuple[CallSite, ...]:
+        """Where each step of `_chain(key)` calls the next, root first."""
+        sites = []
+        current = key
+        while (up := parent[current]) is not None:
+            sites.append(CallSite(self.units[up].path, called_at.get(current, 0)))
+            current = up
+        return tuple(reversed(sites))
 
     def _chain(self, key: str, parent: dict[str, str | None]) -> tuple[str, ...]:
         names = []

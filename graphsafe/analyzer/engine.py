@@ -19,6 +19,7 @@ from graphsafe.analyzer.callgraph import Project, Reach
 from graphsafe.analyzer.discovery import ModuleNaming, discover, module_name, module_names
 from graphsafe.analyzer.facts import FileFacts, Unit
 from graphsafe.analyzer.fix_scope import without_out_of_scope_fixes
+from graphsafe.analyzer.grouping import each_use, group_uses
 from graphsafe.analyzer.noqa import suppressed
 from graphsafe.analyzer.unused_noqa import unused_noqa
 from graphsafe.analyzer.parsing import analyze_bytes, analyze_text, error_facts, lasting_objects, no_cyclic_gc
@@ -27,6 +28,7 @@ from graphsafe.analyzer.returns import external_key
 from graphsafe.config import Settings
 from graphsafe.model import Diagnostic, Region
 from graphsafe.rules import CHECK_RULES, matches, selected
+from graphsafe.rules.internal_error import InternalError
 from graphsafe.rules.unused_noqa import UnusedNoqa
 
 # Below this many uncached files a process pool costs more than it saves.
@@ -222,14 +224,16 @@ def _rewalk(job: tuple[str, str, str, bool, tuple], external: dict, cache: Facts
 
 def filter_diagnostics(diagnostics: Iterable[Diagnostic], facts: list[FileFacts], settings: Settings, *,
                        find_unused_noqa: bool = True) -> list[Diagnostic]:
-    """Apply --select/--extend-select/--ignore, per-file-ignores and `# noqa`; add GS001 (unused
-    noqa) when enabled (`find_unused_noqa=False` for diagnostics filtered once already: the
-    ones a noqa held back are gone); drop the fixes of codes that are not fixable."""
+    """Apply --select/--extend-select/--ignore, per-file-ignores and `# noqa` to each use; add
+    GS001 (unused noqa) when enabled (`find_unused_noqa=False` for diagnostics filtered once
+    already: the ones a noqa held back are gone); drop the fixes of codes that are not fixable;
+    then group each hazard's uses (grouping.py). Noqa and GS001 see each use before grouping, so
+    a noqa on a later use of a grouped hazard holds that use back and counts as used."""
     codes = selected(list(settings.select), list(settings.ignore), list(settings.extend_select))
     noqa = {f.path: dict(f.noqa) for f in facts}
     kept = []
     held: dict[str, dict[int, set[str]]] = {}  # path → line → codes a noqa comment held back
-    for d in diagnostics:
+    for d in each_use(diagnostics):
         if d.code not in codes or _per_file_ignored(d, settings):
             continue
         if d.code != "GS000" and suppressed(d.code, d.start.line, noqa.get(d.path, {})):
@@ -238,6 +242,8 @@ def filter_diagnostics(diagnostics: Iterable[Diagnostic], facts: list[FileFacts]
         kept.append(d)
     if find_unused_noqa and UnusedNoqa.code in codes:
         for f in facts:
+            if any(e.code == InternalError.code for e in f.errors):
+                continue  # a function whose analysis failed (GS002): what its noqa comments hold back is unknown
             for d in unused_noqa(f.path, f.noqa_directives, held.get(f.path, {}), codes):
                 if not _per_file_ignored(d, settings) and not suppressed(d.code, d.start.line, noqa.get(d.path, {})):
                     kept.append(d)
@@ -245,7 +251,7 @@ def filter_diagnostics(diagnostics: Iterable[Diagnostic], facts: list[FileFacts]
     if settings.fixable is not None or settings.unfixable:
         fixable = selected(list(settings.fixable or ["ALL"]), list(settings.unfixable))
         kept = [d if d.fix is None or d.code in fixable else replace(d, fix=None) for d in kept]
-    return sorted(kept, key=lambda d: d.sort_key)
+    return group_uses(sorted(kept, key=lambda d: d.sort_key))
 
 
 def _per_file_ignored(d: Diagnostic, settings: Settings) -> bool:

@@ -71,6 +71,7 @@ class Unit:
     # passed after `*args` in "-k" slots (Unit.scalar_args) lands k-th from the end of those
     required_tail: int = 0
     is_property: bool = False  # a `@property`: reading the attribute runs it (CallRef "prop")
+    call_lines: tuple[int, ...] = ()  # the line of the first call of each of `calls` (0: not known)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Bytes → FileFacts for one file, turning every kind of bad input into one GS000 diagnostic."""
+"""Bytes → FileFacts for one file, turning every kind of bad input into one GS000 diagnostic
+(and a failure of our own analysis outside any function into one GS002)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from graphsafe.analyzer.facts import FileFacts
 from graphsafe.analyzer.walker import FileWalker
 from graphsafe.lines import position_at
 from graphsafe.model import Diagnostic, Position
+from graphsafe.rules.internal_error import InternalError
 from graphsafe.rules.parse_error import ParseError
 
 # Files this large without any definition or capture call are data, not code: skip parsing
@@ -25,8 +27,12 @@ RELEVANT_TOKENS = (b"def ", b"graph", b"capture", b"compile", b"import")
 TIME_LIMIT_S = 120
 
 
-class _TimeLimit(Exception):
-    pass
+class _TimeLimit(BaseException):
+    """Not an Exception: the walker's per-function guard (GS002) must not swallow it."""
+
+
+class _ParseTooDeep(Exception):
+    """The parser itself ran out of recursion: the file cannot be parsed (GS000)."""
 
 
 @contextmanager
@@ -88,9 +94,10 @@ def lasting_objects(freeze: bool = True):
             gc.enable()
 
 
-def error_facts(path: str, module: str, detail: str, line: int = 1, column: int = 0) -> FileFacts:
+def error_facts(path: str, module: str, detail: str, line: int = 1, column: int = 0,
+                code: str = ParseError.code) -> FileFacts:
     start = Position(max(line, 1), max(column, 0))
-    diagnostic = Diagnostic(ParseError.code, detail, path, start, start)
+    diagnostic = Diagnostic(code, detail, path, start, start)
     return FileFacts(path, module, (), (), (), (), (), errors=(diagnostic,))
 
 
@@ -149,10 +156,14 @@ def analyze_text(path: str, module: str, is_package: bool, text: str, rules, ren
         return _syntax_error_facts(path, module, text, error)
     except _TimeLimit:
         return error_facts(path, module, f"analysis took longer than {TIME_LIMIT_S} s; file skipped")
-    except RecursionError:
-        return error_facts(path, module, "expression nesting too deep to analyse; file skipped")
-    except Exception as error:  # an analyzer bug must not take the run down; report it in place
-        return error_facts(path, module, f"internal error while analysing this file: {type(error).__name__}: {error}")
+    except _ParseTooDeep:
+        return error_facts(path, module, "expression nesting too deep to parse; file skipped")
+    except MemoryError:
+        raise
+    except Exception as error:  # our bug outside any function (each function has its own guard): GS002
+        detail = f": {error}" if str(error) and not isinstance(error, RecursionError) else ""
+        return error_facts(path, module, f"internal error while analysing this file outside its functions "
+                                         f"({type(error).__name__}{detail}); file skipped", code=InternalError.code)
 
 
 def _walk(path: str, module: str, is_package: bool, text: str, rules, renames, external, parse) -> FileFacts:
@@ -160,7 +171,11 @@ def _walk(path: str, module: str, is_package: bool, text: str, rules, renames, e
     returns, before the cycle collector resumes (its first collection would otherwise traverse
     the whole tree, ~5-10 ms for a 1.7k-line file, only to find it alive)."""
     walker = FileWalker(path, module, is_package, rules, dict(renames or ()), external)
-    return walker.run(parse(text), text)
+    try:
+        tree = parse(text)
+    except RecursionError as error:
+        raise _ParseTooDeep() from error
+    return walker.run(tree, text)
 
 
 # Files that are not Python but carry settings some rules check: suffix → "module:function"

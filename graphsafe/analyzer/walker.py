@@ -21,12 +21,13 @@ from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, RegionMark, 
 from graphsafe.analyzer.names import ImportTable, bound_names, dotted
 from graphsafe.analyzer.nodes import children, node_types
 from graphsafe.analyzer.noqa import noqa_directives, noqa_lines
-from graphsafe.analyzer.positions import node_ranges
+from graphsafe.analyzer.positions import node_ranges, statement_lines
 from graphsafe.analyzer.returns import OBJECT_PID, ARG_PID, FIELD_PID, RETURNED_FIELD_PID, summarize_returns
 from graphsafe.lines import ending_of, line_starts, split_lines, with_newline
-from graphsafe.model import Applicability, Confidence, Edit, Fix, Hit, Position, RegionKind
+from graphsafe.model import Applicability, Confidence, Diagnostic, Edit, Fix, Hit, Position, RegionKind
 from graphsafe.rewriters.edits import WholeLines
 from graphsafe.rules.base import Rule
+from graphsafe.rules.internal_error import InternalError
 
 GRAPH_CONTEXTS = frozenset({"torch.cuda.graph", "torch.cuda.graphs.graph"})
 GRAPHED_CALLABLES = {
@@ -126,7 +127,8 @@ class _UnitBuilder:
     class_key: str | None
     node: cst.CSTNode
     is_function: bool
-    calls: dict[CallRef, None] = field(default_factory=dict)  # ordered set
+    # ordered set of calls → the statement of the first (its line is the call site a chain shows)
+    calls: dict[CallRef, cst.CSTNode | None] = field(default_factory=dict)
     hits: list[_PendingHit] = field(default_factory=list)
     marks: list[tuple[RegionKind, Confidence]] = field(default_factory=list)
     returns: list[tuple[str, ...]] = field(default_factory=list)  # one summary per `return`
@@ -193,6 +195,9 @@ class FileWalker:
         self._captured: list | None = None  # reports of a what-if run (not kept)
         self._report_log: list[tuple[str, int]] = []  # every report, to compare a what-if run with
         self._pending: dict[int, str] = {}  # id(call node) → pending id
+        self._following: set[str] = set()  # partials whose target _call_refs is looking up
+        # functions whose walk failed (an error of ours): (def node, display name, error), GS002
+        self.failures: list[tuple[cst.FunctionDef, str, Exception]] = []
         self.module = module
         self.is_package = is_package
         self.renames = renames or {}
@@ -1895,10 +1900,26 @@ class FileWalker:
                                          else "D" if declared == T.TENSOR_DICT else "L",)
         saved_kinds = self._kinds
         self._kinds = {}
-        body = node.body
-        self._walk_block(body)
-        self._kinds = saved_kinds
-        self.scope = outer
+        saved = self._walk_state()
+        try:
+            self._walk_block(node.body)
+        except Exception as error:  # our bug (a RecursionError...): this function only goes unanalysed
+            if isinstance(error, MemoryError):
+                raise
+            self._restore_walk_state(saved)
+            self.failures.append((node, unit.display, error))
+        finally:
+            self._kinds = saved_kinds
+            self.scope = outer
+
+    def _walk_state(self) -> tuple:
+        """The walk's position outside a function body, to go on from after a failure in it."""
+        return self.statement, len(self.loop_names), self.while_depth, len(self.indents)
+
+    def _restore_walk_state(self, state: tuple) -> None:
+        self.statement, loops, self.while_depth, indents = state
+        del self.loop_names[loops:]
+        del self.indents[indents:]
 
     def _params_used_as_tensors(self, body: cst.BaseSuite, scope: _Scope) -> None:
         """Unannotated parameters the function itself calls a tensor-only method on
@@ -1964,7 +1985,7 @@ class FileWalker:
             partial = self._partial_target(node.value)  # once: both records below use it
             if type(target.target) is cst.Name:
                 if partial is not None:
-                    self.scope.partials[target.target.value] = node.value
+                    self.scope.partials[target.target.value] = self._flat_partial(node.value, partial)
                 else:
                     self.scope.partials.pop(target.target.value, None)
             self._note_function_alias(target.target, partial or node.value)
@@ -1981,6 +2002,15 @@ class FileWalker:
                 and self.resolve(value.func) == "functools.partial"):
             return value.args[0].value
         return None
+
+    def _flat_partial(self, call: cst.Call, target: cst.BaseExpression) -> cst.Call:
+        """`h = partial(h, 2)` where `h` holds `partial(g, 1)` already: `partial(g, 1, 2)`, as
+        functools itself flattens it. Recorded as `partial(h, 2)`, calling `h` would follow `h`
+        forever."""
+        if type(target) is not cst.Name or target.value not in self.scope.partials:
+            return call
+        inner = self.scope.partials[target.value]
+        return call.with_changes(args=(*inner.args, *call.args[1:]))
 
     def _note_function_alias(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`self.reduce = functools.partial(masked_mean, dim=1)` or `loss_fn = masked_mse`:
@@ -2157,7 +2187,7 @@ class FileWalker:
             if not ref.startswith("torch."):
                 for method in ("__enter__", "__exit__"):
                     for unit in self.scope.units:
-                        unit.calls[CallRef("method", f"{ref}::{method}")] = None
+                        unit.calls.setdefault(CallRef("method", f"{ref}::{method}"), self.statement)
 
     def _visit_block(self, node: cst.BaseSuite) -> None:
         self._walk_block(node)
@@ -2214,7 +2244,7 @@ class FileWalker:
         refs = self._call_refs(node.func)
         for ref in refs:
             for unit in self.scope.units:
-                unit.calls[ref] = None
+                unit.calls.setdefault(ref, self.statement)
         if type(node.func) is cst.Attribute and node.func.attr.value == "replay" and not node.args:
             for unit in self.scope.units:
                 unit.replays = True
@@ -2254,7 +2284,7 @@ class FileWalker:
             ref = self._foreign_property_ref(node)
         if ref is not None:
             for unit in self.scope.units:
-                unit.calls[ref] = None
+                unit.calls.setdefault(ref, self.statement)
         for child in _children(node):
             self._visit(child)
 
@@ -2328,8 +2358,14 @@ class FileWalker:
         assert scope is not None
         if isinstance(func, cst.Name):
             name = func.value
-            if name in scope.partials:  # `step = functools.partial(self.update, w=w)` then `step(x)`
-                return self._call_refs(scope.partials[name].args[0].value)
+            if name in scope.partials and name not in self._following:
+                # `step = functools.partial(self.update, w=w)` then `step(x)`. In `f = partial(f,
+                # w=w)` the inner `f` is the function defined before: look it up past the partial.
+                self._following.add(name)
+                try:
+                    return self._call_refs(scope.partials[name].args[0].value)
+                finally:
+                    self._following.discard(name)
             if name in scope.local_defs:
                 return [CallRef("global", scope.local_defs[name])]
             if name == scope.self_name and scope.class_key:  # `mean, log_std = self(obs)`
@@ -2645,6 +2681,7 @@ class FileWalker:
             if hit.fix:
                 nodes.extend(_fix_nodes(hit.fix))
         nodes.extend(ref[4] for ref in self.region_refs)
+        nodes.extend(function.name for function, _, _ in self.failures)
         indents = self.statement_indents
 
         def indent_of(statement) -> str | None:
@@ -2659,6 +2696,8 @@ class FileWalker:
             return r[0].line if r else 0
 
         built_hits: dict[int, Hit] = {}
+        failed = ", ".join(f"`{name}`" for _, name, _ in self.failures)
+        withheld = f"graphsafe failed to analyse {failed} in this file (GS002)"
         # Rewriters write "\n"; a file with other breaks gets, at each edit, its line's own break.
         starts = line_starts(self.source) if "\r" in self.source else None
 
@@ -2675,13 +2714,18 @@ class FileWalker:
                     edits = tuple(e for e in (_edit(ranges, n, text) for n, text in pending.fix.replacements) if e)
                     if starts is not None:
                         edits = tuple(map(own_newlines, edits))
-                    if len(edits) == len(pending.fix.replacements):
+                    if self.failures:  # a rewrite may hinge on the failed function's unseen uses
+                        fix = Fix(pending.fix.title, (), pending.fix.applicability, withheld)
+                    elif len(edits) == len(pending.fix.replacements):
                         fix = Fix(pending.fix.title, edits, pending.fix.applicability, pending.fix.reason)
                 hit = Hit(pending.rule.code, pending.message, start, end, fix, pending.root_only, pending.condition)
                 built_hits[id(pending)] = hit
             return hit
 
         units: list[Unit] = []
+        # first lines of the statements holding calls, for the call sites of chains: one `ast`
+        # parse (~7 % of a cold walk), where libcst positions would cost twice the parse
+        statement_line = (statement_lines(self.cst_module, self.source) or {}) if any(u.calls for u in self.units) else {}
         for unit in self.units:
             hits = [build(pending) for pending in unit.hits]
             line = line_of(unit.node.name) if unit.is_function and unit.marks else line_of(unit.node)
@@ -2693,7 +2737,8 @@ class FileWalker:
             units.append(Unit(unit.key, display, unit.class_key, line, tuple(unit.calls), tuple(hits), marks,
                               unit.is_function, returns, unit.params, tuple(unit.scalar_args),
                               tuple(unit.arg_kinds), unit.replays, tuple(unit.injects), unit.required_tail,
-                              unit.key in self.properties))
+                              unit.key in self.properties,
+                              tuple(statement_line.get(id(statement), 0) for statement in unit.calls.values())))
         refs = tuple(
             RegionRef(kind, conf, targets, class_key, line_of(node))
             for kind, conf, targets, class_key, node in self.region_refs
@@ -2711,7 +2756,17 @@ class FileWalker:
             wanted=tuple(sorted(self.wanted)),
             outside_sets=tuple(sorted(self.outside_sets)),
             attr_reads=tuple(sorted(self.attr_reads)),
+            errors=tuple(self._failure_diagnostic(name, error, line_of(function.name))
+                         for function, name, error in self.failures),
         )
+
+    def _failure_diagnostic(self, name: str, error: Exception, line: int) -> Diagnostic:
+        detail = f": {error}" if str(error) and not isinstance(error, RecursionError) else ""
+        message = InternalError.format_message(
+            detail=f"internal error while analysing `{name}` ({type(error).__name__}{detail}); "
+                   "its hazards may be missing, the file's other functions were analysed")
+        start = Position(max(line, 1), 0)
+        return Diagnostic(InternalError.code, message, self.path, start, start)
 
 
 def _fix_nodes(fix: _FixSpec):

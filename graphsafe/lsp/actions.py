@@ -10,6 +10,7 @@ from typing import Callable, Iterable
 
 from lsprotocol import types
 
+from graphsafe.analyzer.grouping import each_use, uses
 from graphsafe.fixes import applicable, apply_edits, noqa_edit, parses
 from graphsafe.lsp import convert
 from graphsafe.model import Applicability, Diagnostic, Edit
@@ -86,40 +87,49 @@ def diagnostic_actions(
     fixes: list[types.CodeAction] = []
     noqa: list[types.CodeAction] = []
     seen: set[tuple[int, str]] = set()
-    for d in diagnostics:
-        lsp = convert.to_diagnostic(d, lines, encoding, uri_of)
-        if not (convert.range_overlaps(lsp.range, request) or listed_for(lsp, request, listed)):
-            continue
-        where = f"{d.code} at line {d.start.line}"
-        if applicable(d, unsafe=True):
-            edits = convert.to_text_edits(d.fix.edits, lines, encoding)
-            why = refusal(text, d.fix.edits, edits, encoding)
-            if why is None:
-                fixes.append(types.CodeAction(
-                    title=fix_title(d),
-                    kind=QUICKFIX,
-                    diagnostics=[lsp],
-                    edit=workspace_edit(uri, version, edits, versioned),
-                    is_preferred=d.fix.applicability is Applicability.SAFE,
-                ))
-            else:
-                reject(f"quick fix for {where} not offered: {why}")
-        if d.code == "GS000" or (d.start.line, d.code) in seen:
-            continue  # GS000 cannot be suppressed: the file was not analysed
-        seen.add((d.start.line, d.code))
-        edit = noqa_edit(text, d.start.line, d.code)
-        edits = convert.to_text_edits([edit], lines, encoding)
-        why = refusal(text, [edit], edits, encoding)
-        if why is not None:
-            reject(f"`# noqa` for {where} not offered: {why}")
-            continue
-        noqa.append(types.CodeAction(
-            title=f"Disable {d.code} for this line",
-            kind=QUICKFIX,
-            diagnostics=[lsp],
-            edit=workspace_edit(uri, version, edits, versioned),
-        ))
+    for grouped in diagnostics:
+        lsp = convert.to_diagnostic(grouped, lines, encoding, uri_of)
+        for index, d in enumerate(uses(grouped)):  # a hazard's other uses keep their own fix and line
+            where = lsp.range if index == 0 else convert.to_range(lines, d.start, d.end, encoding)
+            if convert.range_overlaps(where, request) or (index == 0 and listed_for(lsp, request, listed)):
+                _use_actions(d, lsp, uri, version, text, lines, encoding, versioned, seen, fixes, noqa, reject)
     return fixes + noqa
+
+
+def _use_actions(d: Diagnostic, lsp: types.Diagnostic, uri: str, version: int | None, text: str, lines: list[str],
+                 encoding: str, versioned: bool, seen: set[tuple[int, str]], fixes: list, noqa: list,
+                 reject: Callable[[str], None]) -> None:
+    """The quick fix of one use (if any) into `fixes`, and its line's noqa action into `noqa`;
+    each left out, and `reject` told why, when its edits fail `refusal`."""
+    where = f"{d.code} at line {d.start.line}"
+    if applicable(d, unsafe=True):
+        edits = convert.to_text_edits(d.fix.edits, lines, encoding)
+        why = refusal(text, d.fix.edits, edits, encoding)
+        if why is None:
+            fixes.append(types.CodeAction(
+                title=fix_title(d),
+                kind=QUICKFIX,
+                diagnostics=[lsp],
+                edit=workspace_edit(uri, version, edits, versioned),
+                is_preferred=d.fix.applicability is Applicability.SAFE,
+            ))
+        else:
+            reject(f"quick fix for {where} not offered: {why}")
+    if d.code == "GS000" or (d.start.line, d.code) in seen:
+        return  # GS000 cannot be suppressed: the file was not analysed
+    seen.add((d.start.line, d.code))
+    edit = noqa_edit(text, d.start.line, d.code)
+    edits = convert.to_text_edits([edit], lines, encoding)
+    why = refusal(text, [edit], edits, encoding)
+    if why is not None:
+        reject(f"`# noqa` for {where} not offered: {why}")
+        return
+    noqa.append(types.CodeAction(
+        title=f"Disable {d.code} for this line",
+        kind=QUICKFIX,
+        diagnostics=[lsp],
+        edit=workspace_edit(uri, version, edits, versioned),
+    ))
 
 
 def listed_for(diagnostic: types.Diagnostic, request: types.Range, listed: Iterable[types.Diagnostic]) -> bool:
@@ -153,4 +163,4 @@ def fix_all_action(
 
 
 def has_safe_fix(diagnostics: Iterable[Diagnostic]) -> bool:
-    return any(applicable(d, unsafe=False) for d in diagnostics)
+    return any(applicable(d, unsafe=False) for d in each_use(diagnostics))

@@ -124,6 +124,16 @@ def to_diagnostic(
                 message=region_note(diagnostic),
             )
         ]
+    for i, site in enumerate(diagnostic.call_sites):  # each call of the chain, for "go to"
+        if site.line and i + 1 < len(diagnostic.chain):
+            where = types.Position(line=site.line - 1, character=0)
+            related = (related or []) + [types.DiagnosticRelatedInformation(
+                location=types.Location(uri=uri_or_path(site.path, uri_of), range=types.Range(start=where, end=where)),
+                message=f"called from here: {diagnostic.chain[i]} calls {diagnostic.chain[i + 1]}")]
+    for use in diagnostic.also:  # the same hazard's other uses (grouping.py)
+        place = to_range(lines, use.start, use.end, encoding)
+        related = (related or []) + [types.DiagnosticRelatedInformation(
+            location=types.Location(uri=uri_or_path(use.path, uri_of), range=place), message="also used here")]
     url = rule_url(diagnostic.code)
     return types.Diagnostic(
         range=to_range(lines, start, end, encoding),

@@ -7,6 +7,7 @@ from typing import Iterable
 
 from lsprotocol import types
 
+from graphsafe.analyzer.grouping import each_use
 from graphsafe.model import Diagnostic, Position
 
 _NOQA = re.compile(r"#\s*noqa\s*:", re.IGNORECASE)
@@ -50,7 +51,7 @@ def hover_markdown(lines: list[str], position: Position, diagnostics: Iterable[D
         docs = rule_docs(code)
         if docs:
             return docs, (Position(position.line, start), Position(position.line, end))
-    under = [d for d in diagnostics if _contains(d, position)]
+    under = [d for d in each_use(diagnostics) if _contains(d, position)]  # any use of a grouped hazard
     codes = list(dict.fromkeys(d.code for d in under))
     parts = [docs for docs in (rule_docs(c) for c in codes) if docs]
     if not parts:

@@ -10,8 +10,9 @@ import re
 from pathlib import Path
 from xml.etree import ElementTree
 
+from graphsafe.analyzer.grouping import uses
 from graphsafe.model import Diagnostic
-from graphsafe.report.formats import severity_of, valid_utf8
+from graphsafe.report.formats import chain_text, diagnostic_notes, severity_of, valid_utf8
 
 # XML 1.0 has no way to write these characters, not even as references
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -41,7 +42,8 @@ def format_junit(diagnostics: list[Diagnostic]) -> str:
             case = ElementTree.SubElement(suite, "testcase", name=f"org.graphsafe.{d.code}", classname=classname,
                                           line=str(d.start.line), column=str(d.start.column + 1))
             failure = ElementTree.SubElement(case, "failure", message=_xml_text(d.message))
-            failure.text = _xml_text(f"line {d.start.line}, col {d.start.column + 1}, {d.message}")
+            failure.text = _xml_text("\n".join([f"line {d.start.line}, col {d.start.column + 1}, {d.message}",
+                                                 *diagnostic_notes(d)]))
     ElementTree.indent(suites, space="    ")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(suites, encoding="unicode") + "\n"
 
@@ -59,25 +61,35 @@ def _gitlab_path(path: str) -> str:
 
 def format_gitlab(diagnostics: list[Diagnostic]) -> str:
     """A Code Quality report: each issue with a fingerprint that stays the same across runs
-    while the finding does (code, message, file; a counter tells identical ones apart)."""
+    while the finding does (code, message, file; a counter tells identical ones apart). The
+    message of a grouped hazard's first use, without the "also used at lines" that moves with
+    unrelated edits; the other uses are its `other_locations` (Code Climate's field)."""
     issues, seen = [], {}
     for d in diagnostics:
         path = _gitlab_path(d.path)
-        identity = f"{d.code}\0{d.message}\0{path}"
+        identity = f"{d.code}\0{uses(d)[0].message}\0{path}"
         seen[identity] = seen.get(identity, 0) + 1
         fingerprint = hashlib.blake2b(f"{identity}\0{seen[identity]}".encode("utf-8", "surrogateescape"),
                                       digest_size=8).hexdigest()
-        issues.append({
+        description = f"{d.code}: {d.message}" + (f" (chain: {chain_text(d)})" if len(d.chain) > 1 else "")
+        issue = {
             "check_name": d.code,
-            "description": f"{d.code}: {d.message}",
+            "description": description,
             "severity": "minor" if severity_of(d.code) == "warning" else "major",
             "fingerprint": fingerprint,
-            "location": {
-                "path": path,
-                "positions": {
-                    "begin": {"line": d.start.line, "column": d.start.column + 1},
-                    "end": {"line": max(d.end.line, d.start.line), "column": d.end.column + 1},
-                },
-            },
-        })
+            "location": _gitlab_location(path, d),
+        }
+        if d.also:
+            issue["other_locations"] = [_gitlab_location(_gitlab_path(u.path), u) for u in d.also]
+        issues.append(issue)
     return valid_utf8(json.dumps(issues, indent=2, ensure_ascii=False) + "\n")
+
+
+def _gitlab_location(path: str, d: Diagnostic) -> dict:
+    return {
+        "path": path,
+        "positions": {
+            "begin": {"line": d.start.line, "column": d.start.column + 1},
+            "end": {"line": max(d.end.line, d.start.line), "column": d.end.column + 1},
+        },
+    }

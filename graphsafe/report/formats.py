@@ -32,6 +32,27 @@ def _region_text(d: Diagnostic) -> str | None:
     return f"{region.display} ({region.kind.value}, {region.path}:{region.line})"
 
 
+def chain_text(d: Diagnostic) -> str:
+    """`root → f (called at a.py:12) → g (called at b.py:40)`: each step after the root with the
+    line that calls it."""
+    steps = [d.chain[0]] if d.chain else []
+    for i, name in enumerate(d.chain[1:]):
+        site = d.call_sites[i] if i < len(d.call_sites) else None
+        steps.append(f"{name} (called at {site.path}:{site.line})" if site is not None and site.line else name)
+    return " → ".join(steps)
+
+
+def diagnostic_notes(d: Diagnostic) -> list[str]:
+    """The lines under a diagnostic's header: its capture region and its call chain, each call
+    with its line (a grouped hazard's other uses are listed in its message)."""
+    if not d.chain:
+        return []
+    notes = [f"in capture region: {_region_text(d)}"]
+    if len(d.chain) > 1:
+        notes.append(f"call chain: {chain_text(d)}")
+    return notes
+
+
 def severity_of(code: str) -> str:
     rule = BY_CODE.get(code)
     return rule.severity().value if rule else "error"
@@ -84,11 +105,7 @@ def text_body(diagnostics: list[Diagnostic], options: TextOptions = TextOptions(
     for d in diagnostics:
         marker = " " + style.fixable("[*]") if options.show_fix_status and fixable(d, options.unsafe_fixes) else ""
         lines.append(f"{style.bold(d.path)}:{d.start.line}:{d.start.column + 1}: {style.code(d.code)}{marker} {d.message}")
-        notes: list[str] = []
-        if d.chain:
-            notes.append(f"in capture region: {_region_text(d)}")
-            if len(d.chain) > 1:
-                notes.append(f"call chain: {' → '.join(d.chain)}")
+        notes = diagnostic_notes(d)
         help_line = f"help: {fix_help(d.fix)}" if d.fix is not None and show_fixes else None
         if not options.show_source:
             lines.extend(f"  {note}" for note in notes)
@@ -184,6 +201,9 @@ def to_json_objects(diagnostics: list[Diagnostic]) -> list[dict]:
                     "row": d.region.line,
                 },
                 "chain": list(d.chain),
+                "call_sites": [{"filename": site.path, "row": site.line} for site in d.call_sites],
+                # the same hazard's other uses (grouped: see analyzer/grouping.py), each with its fix
+                "also": [{"location": _loc(u.start), "end_location": _loc(u.end), "fix": _fix_json(u)} for u in d.also],
             }
         )
     return out
@@ -219,6 +239,26 @@ def _uri(path: str) -> str:
     return Path(path).as_posix()
 
 
+def _sarif_related(d: Diagnostic) -> list[dict]:
+    """The capture region's marker, each call of the chain, and the hazard's other uses."""
+    places: list[tuple[str, str, dict]] = []
+    if d.region is not None and d.region.path and d.region.line:
+        places.append((f"capture region: {d.region.display}", d.region.path, {"startLine": d.region.line}))
+    for i, site in enumerate(d.call_sites):
+        if site.line and i + 1 < len(d.chain):
+            places.append((f"called from here: {d.chain[i]} calls {d.chain[i + 1]}", site.path, {"startLine": site.line}))
+    for use in d.also:
+        places.append(("also used here", use.path, _sarif_region(use.start, use.end)))
+    return [
+        {
+            "id": i,
+            "message": {"text": text},
+            "physicalLocation": {"artifactLocation": {"uri": _uri(path), "uriBaseId": "%SRCROOT%"}, "region": region},
+        }
+        for i, (text, path, region) in enumerate(places)
+    ]
+
+
 def format_sarif(diagnostics: list[Diagnostic]) -> str:
     codes = sorted({d.code for d in diagnostics} | set())
     rule_index = {code: i for i, code in enumerate(codes)}
@@ -244,7 +284,7 @@ def format_sarif(diagnostics: list[Diagnostic]) -> str:
     for d in diagnostics:
         text = d.message
         if d.chain:
-            text += f" (region {_region_text(d)}; chain: {' → '.join(d.chain)})"
+            text += f" (region {_region_text(d)}; chain: {chain_text(d)})"
         result = {
             "ruleId": d.code,
             "ruleIndex": rule_index[d.code],
@@ -259,17 +299,9 @@ def format_sarif(diagnostics: list[Diagnostic]) -> str:
                 }
             ],
         }
-        if d.region is not None and d.region.path and d.region.line:
-            result["relatedLocations"] = [
-                {
-                    "id": 0,
-                    "message": {"text": f"capture region: {d.region.display}"},
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": _uri(d.region.path), "uriBaseId": "%SRCROOT%"},
-                        "region": {"startLine": d.region.line},
-                    },
-                }
-            ]
+        related = _sarif_related(d)
+        if related:
+            result["relatedLocations"] = related
         if d.fix is not None and d.fix.offered:
             result["fixes"] = [
                 {
@@ -327,7 +359,7 @@ def format_github(diagnostics: list[Diagnostic]) -> str:
         level = "warning" if severity_of(d.code) == "warning" else "error"
         message = f"{d.code} {d.message}"
         if d.chain:
-            message += f" (chain: {' → '.join(d.chain)})"
+            message += f" (chain: {chain_text(d)})"
         props = (
             f"title={_escape_property('graphsafe (' + d.code + ')')},file={_escape_property(d.path)},"
             f"line={d.start.line},col={d.start.column + 1},endLine={d.end.line},endColumn={d.end.column + 1}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from graphsafe.rules import (branch, config, gpu_only, lengths, megatron, memory, optimizer, rng, scalars, static_inputs,
                              streams, sync)
 from graphsafe.rules.base import Rule
+from graphsafe.rules.internal_error import InternalError
 from graphsafe.rules.parse_error import ParseError
 from graphsafe.rules.unused_noqa import UnusedNoqa
 
@@ -12,14 +13,15 @@ from graphsafe.rules.unused_noqa import UnusedNoqa
 # scalars, GS4 static memory, GS5 GPU-only, GS6 RNG, GS7 configuration, GS8 Megatron/TE, GS9 streams
 # and collectives.
 ALL_RULES: tuple[type[Rule], ...] = (
-    ParseError, UnusedNoqa, *sync.RULES, *branch.RULES, *scalars.RULES, *static_inputs.RULES, *memory.RULES, *lengths.RULES, *gpu_only.RULES, *rng.RULES, *optimizer.RULES, *config.RULES,
+    ParseError, UnusedNoqa, InternalError, *sync.RULES, *branch.RULES, *scalars.RULES, *static_inputs.RULES, *memory.RULES, *lengths.RULES, *gpu_only.RULES, *rng.RULES, *optimizer.RULES, *config.RULES,
     *megatron.RULES, *streams.RULES,
 )
 BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 BY_NAME: dict[str, type[Rule]] = {rule.name: rule for rule in ALL_RULES}
 
-# Rules the walker runs (the engine produces GS000, when a file cannot be parsed, and GS001).
-CHECK_RULES = tuple(rule for rule in ALL_RULES if rule not in (ParseError, UnusedNoqa))
+# Rules the walker runs (the engine produces GS000, when a file cannot be parsed, and GS001; the
+# walker produces GS002 itself when its own analysis of a function fails).
+CHECK_RULES = tuple(rule for rule in ALL_RULES if rule not in (ParseError, UnusedNoqa, InternalError))
 
 
 def lookup(code_or_name: str) -> type[Rule] | None:

@@ -69,6 +69,9 @@ class Rule:
     valid: ClassVar[tuple[Example | str, ...]] = ()
     invalid: ClassVar[tuple[Example | str, ...]] = ()
     fixable: ClassVar[bool] = False
+    # One diagnostic per hazard, not per use: the rule's reports in one function with the same
+    # message (it names the value) are grouped at the first (analyzer/grouping.py).
+    groups_uses: ClassVar[bool] = False
     # off unless selected by its code or a prefix of it (ruff's RUF100: `--extend-select GS001`)
     enabled_by_default: ClassVar[bool] = True
     # The walker's pre-filters (they change nothing a rule reports, only what it is shown):

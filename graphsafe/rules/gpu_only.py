@@ -281,6 +281,23 @@ SUMMARY_WRITER_METHODS = frozenset(
 )
 
 
+def _looks_like_writer(receiver: cst.BaseExpression, ctx) -> bool:
+    """`writer.add_scalar`, `self.tb.flush()`, `self.logger.experiment.add_image`: not a module's
+    own attribute `self.add_embedding(x)` (diffusers' class embedding), nor a method of an object
+    of a class that is no writer or logger."""
+    if isinstance(receiver, cst.Name) and ctx.is_self(receiver):
+        return False
+    kind = ctx.kind(receiver)
+    if kind.tag in ("object", "modules") and kind.refs:
+        return any(ref.rpartition(".")[2].endswith(_WRITER_CLASSES) or ref.startswith(_WRITER_MODULES)
+                   for ref in kind.refs)
+    return True
+
+
+_WRITER_CLASSES = ("Writer", "Logger", "Experiment", "Run")
+_WRITER_MODULES = ("torch.utils.tensorboard", "tensorboardX", "wandb", "mlflow")
+
+
 def _looks_like_logger(receiver: cst.BaseExpression, ctx) -> bool:
     """`logger`, `self._log`, `logging.getLogger(...)`, or an instance of a `...Logger` class."""
     if isinstance(receiver, cst.Call):
@@ -333,6 +350,10 @@ class HostLogging(_GpuOnlyBindingRule):
     `self.log`/`self.log_dict`/`fabric.log`, TensorBoard `SummaryWriter` calls
     (`writer.add_scalar`, `add_histogram`, `flush`, ...) and `mlflow.log_*`, and `.log(...)` on
     an instance of a class named `...Logger`.
+    Not flagged: `.log()` without arguments (`x.log()`, `probs.clamp(min=eps).log()`: torch
+    math, whatever the receiver; a logger's `log` takes a message), and writer method names
+    (`add_embedding`, `flush`, ...) called on `self` (a module attribute: diffusers'
+    `self.add_embedding(emb)`) or on an object of a project class that is no writer or logger.
     """
 
     code = "GS501"
@@ -345,6 +366,15 @@ class HostLogging(_GpuOnlyBindingRule):
         Example("logger.info('step')", region=False),
         "print(x)",  # GS104 alone reports it
         "z = torch.log(x)\nw = x.log()\nv = F.log_softmax(x, -1)",
+        # receivers of unknown kind: a no-argument `.log()` is torch math, whatever the name
+        "def f(log, probs):\n    return log.log() + probs.clamp(min=1e-6).log()",
+        Example("class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                "        self.add_embedding = torch.nn.Linear(4, 4)\n"
+                "    def forward(self, x):  # graphsafe: region\n        return self.add_embedding(x)", module=True),
+        Example("class Embedder(torch.nn.Module):\n    def add_embedding(self, x):\n        return x\n"
+                "class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                "        self.emb = Embedder()\n"
+                "    def forward(self, x):  # graphsafe: region\n        return self.emb.add_embedding(x)", module=True),
     )
     invalid = (
         'print("step")',
@@ -359,6 +389,12 @@ class HostLogging(_GpuOnlyBindingRule):
         "import mlflow\nmlflow.log_metric('n', n)",
         "import warnings\nwarnings.warn('nan values')",
         Example("log.debug('a')\nfabric.log_dict({'n': n})", expect=2),
+        "import logging\nlogger.log(logging.INFO, 'step')",
+        "self.writer.add_embedding(x)",
+        Example("from torch.utils.tensorboard import SummaryWriter\nclass C(torch.nn.Module):\n"
+                "    def __init__(self):\n        super().__init__()\n        self.tb = SummaryWriter()\n"
+                "    def forward(self, x):  # graphsafe: region\n        self.tb.add_scalar('x', 1.0)\n        return x",
+                module=True),
     )
 
     # Any other method call only has its receiver's kind asked (a tensor's is never logged): the
@@ -401,6 +437,8 @@ class HostLogging(_GpuOnlyBindingRule):
         receiver, method = call
         if ctx.kind(receiver).is_tensor:
             return None
+        if method == "log" and not node.args:
+            return None  # `x.log()`, `probs.clamp(min=eps).log()`: torch math; every logger's log takes a message
         shown = dotted(func) or f".{method}"
         if method in LOG_METHODS and _looks_like_logger(receiver, ctx):
             return f"{shown}()"
@@ -412,7 +450,7 @@ class HostLogging(_GpuOnlyBindingRule):
             key = binding_key(receiver)
             if method == "log" and key is not None:
                 return f"{shown}()", lambda b: key in b.wandb_runs
-        if method in SUMMARY_WRITER_METHODS:
+        if method in SUMMARY_WRITER_METHODS and _looks_like_writer(receiver, ctx):
             return f"{shown}()"
         return None
 

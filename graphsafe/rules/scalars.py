@@ -176,6 +176,7 @@ class PythonScalarInput(Rule):
     consequence = Consequence.SILENTLY_WRONG
     summary = "a per-step Python number (lr, temperature, t, a cache position) used in the region"
     message = "{source} is a Python number read once at capture; every replay reuses that value: {consequence}"
+    groups_uses = True  # one value read at six places is one hazard (one buffer fixes them all)
     valid = (
         "y = x * 2.0",
         "k = x.size(-1)\nz = x[:, :k]",

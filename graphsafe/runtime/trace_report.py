@@ -202,7 +202,10 @@ def merge_with_static(trace_findings: Iterable, static_diagnostics: Iterable[dic
         runtime.setdefault(_merge_key(item, root), item)
     static: dict[tuple, dict] = {}
     for diagnostic in static_diagnostics:
-        static.setdefault(_merge_key(diagnostic, root), dict(diagnostic))
+        # a grouped hazard (json "also": its other uses) is seen on each of its uses' lines
+        for use in [diagnostic, *({"code": diagnostic.get("code"), "filename": diagnostic.get("filename"),
+                                   "row": other["location"]["row"]} for other in diagnostic.get("also", ()))]:
+            static.setdefault(_merge_key(use, root), dict(diagnostic))
 
     merged: dict[str, list[dict]] = {BOTH: [], STATIC_ONLY: [], RUNTIME_ONLY: []}
     for key in sorted(set(runtime) | set(static), key=lambda k: (k[1], k[2], k[0])):

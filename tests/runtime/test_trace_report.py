@@ -78,6 +78,15 @@ def test_merge_classifies_each_code_file_line(tmp_path):
     assert both["runtime"]["hits"] == 1 and both["static"]["row"] == 3
 
 
+def test_merge_matches_the_tracer_on_any_use_of_a_grouped_static_hazard(tmp_path):
+    a = str(tmp_path / "a.py")
+    grouped = {"code": "GS301", "filename": a, "location": {"row": 4, "column": 9},
+               "also": [{"location": {"row": 6, "column": 5}, "end_location": {"row": 6, "column": 9}, "fix": None}]}
+    merged = merge_with_static([finding("GS301", a, 6)], [grouped])
+    assert [(e["code"], e["row"]) for e in merged["both"]] == [("GS301", 6)]
+    assert [(e["code"], e["row"]) for e in merged["static only"]] == [("GS301", 4)]
+
+
 def test_merge_of_nothing_and_bad_input():
     assert merge_with_static([], [])["counts"] == {"both": 0, "static only": 0, "runtime only": 0}
     with pytest.raises(ValueError, match="needs code, filename, row"):
