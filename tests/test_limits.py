@@ -89,3 +89,8 @@ def test_a_file_over_the_worker_memory_cap_is_one_gs000_and_the_others_are_analy
     assert errors.pop("hog.py") == ["memory limit exceeded (200 MiB); file skipped"]
     assert errors == {f"ok{i}.py": [] for i in range(8)}
     assert all(f.units for f in facts if not f.path.endswith("hog.py"))
+
+
+def test_cpythons_syntax_warnings_are_not_printed(capfd):
+    assert codes("x = 1\nif x is 1:\n    pass\ny = '\\d'\n") == []
+    assert capfd.readouterr().err == ""

@@ -6,6 +6,7 @@ import ast
 import gc
 import io
 import tokenize
+import warnings
 from contextlib import contextmanager
 
 import libcst as cst
@@ -134,7 +135,9 @@ def cpython_nesting_error(path: str, module: str, text: str) -> FileFacts | None
     libcst, which reads newer syntax than the running interpreter (then ast pinpoints them).
     compile() costs ~5% of an analysis and stops in a few megabytes what costs libcst gigabytes."""
     try:
-        compile(text, path, "exec", dont_inherit=True)
+        with warnings.catch_warnings():  # its SyntaxWarnings (`x is 1`) are not ours to print
+            warnings.simplefilter("ignore")
+            compile(text, path, "exec", dont_inherit=True)
     except RecursionError as error:
         return error_facts(path, module, f"CPython cannot compile this file: {error} (nesting too deep); file skipped")
     except MemoryError:  # CPython's parser says so when its stack of nested rules overflows
