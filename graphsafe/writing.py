@@ -3,6 +3,9 @@
 The fixed text is written in the file's own encoding and BOM, only if the file still holds
 what was read, to the file a symbolic link names (replacing the link by a regular file would
 leave the real file unfixed), keeping its hard links, and never half-written.
+
+A process killed while writing (kill -9) can leave one `.NAME.XXXXXXXX.graphsafe` beside the
+file, never in its place: it holds (part of) the fixed text and may be deleted.
 """
 
 from __future__ import annotations

@@ -219,7 +219,7 @@ def test_pieces_of_a_split_of_what_a_project_call_returns(tmp_path):
 
 
 def test_warm_run_reads_cached_re_walks_without_a_pool(tmp_path, monkeypatch):
-    import concurrent.futures
+    from graphsafe.analyzer import engine
 
     project, cache = tmp_path / "p", tmp_path / "cache"
     project.mkdir()
@@ -232,11 +232,10 @@ def test_warm_run_reads_cached_re_walks_without_a_pool(tmp_path, monkeypatch):
     cold = run()
     assert {("eval.py", 10, "GS105"), ("eval2.py", 10, "GS105")} <= cold
 
-    class NoPool:
-        def __init__(self, *args, **kwargs):
-            raise AssertionError("a warm run needs no process pool")
+    def no_workers(*args, **kwargs):
+        raise AssertionError("a warm run needs no worker processes")
 
-    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", NoPool)
+    monkeypatch.setattr(engine, "run_jobs", no_workers)
     assert run() == cold
 
 

@@ -6,7 +6,6 @@ No printing here: front-ends (cli, lsp) format the result.
 from __future__ import annotations
 
 import fnmatch
-import gc
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -24,6 +23,7 @@ from graphsafe.analyzer.noqa import suppressed
 from graphsafe.analyzer.unused_noqa import unused_noqa
 from graphsafe.analyzer.parsing import analyze_bytes, analyze_text, error_facts, lasting_objects, no_cyclic_gc
 from graphsafe.analyzer.reading import read_source
+from graphsafe.analyzer.workers import WorkerDied, can_fork, run_jobs
 from graphsafe.analyzer.returns import external_key
 from graphsafe.config import Settings
 from graphsafe.model import Diagnostic, Region
@@ -93,13 +93,6 @@ def _release_memory() -> None:
         pass
 
 
-def _pool_context():
-    import multiprocessing
-
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else methods[0])
-
-
 def collect_facts(
     files: list[Path],
     root: Path,
@@ -143,23 +136,17 @@ def collect_facts(
         if progress:
             progress(done, total)
 
-    if len(pending) >= _POOL_THRESHOLD and jobs > 1:
+    if len(pending) >= _POOL_THRESHOLD and jobs > 1 and can_fork():
         # The few very large files (a 1.4 MB test table has a ~700 MB syntax tree) run alone,
-        # after the pool is gone: run beside other workers they set the memory peak.
+        # after the others: run beside other workers they set the memory peak.
         huge = [p for p in pending if _size(p[1][1]) > _HUGE_FILE]
         pooled = [p for p in pending if _size(p[1][1]) <= _HUGE_FILE]
-        from concurrent.futures import ProcessPoolExecutor  # only when a pool is worth it
-
-        # workers forked while this process's collector is paused (lasting_objects) resume theirs
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context(), initializer=gc.enable) as pool:
-            chunk = max(1, min(16, len(pooled) // (jobs * 8)))
-            outputs = pool.map(_analyze_job, [job for _, job in pooled], chunksize=chunk)
-            # the workers are forked by now (they keep their collector); here the facts pile up
+        for group, workers in ((pooled, jobs), (huge, 1)):
+            # the workers are forked before anything below runs; here the facts pile up
             with lasting_objects(freeze):
-                for (index, _), (facts, key) in zip(pooled, outputs):
-                    finish(index, facts, key)
-        for index, job in huge:
-            finish(index, *_analyze_job(job))
+                for k, answer in run_jobs(_analyze_job, [(job,) for _, job in group], workers):
+                    index, job = group[k]
+                    finish(index, *_answered(job, answer))
     else:
         for index, job in pending:
             finish(index, *_analyze_job(job))
@@ -171,15 +158,12 @@ def collect_facts(
         found = {i: _cached_rewalk(jobs_by_index[i], external, cache) for i, external in todo} if cache else {}
         todo = [(i, external) for i, external in todo if found.get(i) is None]
         work = [(jobs_by_index[i], external, cache) for i, external in todo]
-        if len(work) > 1 and jobs > 1:
-            from concurrent.futures import ProcessPoolExecutor
-
-            with ProcessPoolExecutor(max_workers=min(jobs, len(work)), mp_context=_pool_context(),
-                                     initializer=gc.enable) as pool:
-                # the largest files first, so that the pool does not end waiting on one of them
-                order = sorted(range(len(work)), key=lambda k: -_size(work[k][0][1]))
-                done = dict(zip(order, pool.map(_rewalk_star, [work[k] for k in order])))
-            found.update({todo[k][0]: done[k] for k in range(len(work))})
+        if len(work) > 1 and jobs > 1 and can_fork():
+            # the largest files first, so that the pool does not end waiting on one of them
+            order = sorted(range(len(work)), key=lambda k: -_size(work[k][0][1]))
+            for k, answer in run_jobs(_rewalk, [work[i] for i in order], min(jobs, len(work))):
+                job = work[order[k]][0]
+                found[todo[order[k]][0]] = _answered(job, answer)[0] if isinstance(answer, WorkerDied) else answer
         else:
             found.update({i: _rewalk(*w) for (i, _), w in zip(todo, work)})
         return found
@@ -188,8 +172,12 @@ def collect_facts(
         return returns.refine(facts, rewalk_all), hits
 
 
-def _rewalk_star(args) -> FileFacts | None:
-    return _rewalk(*args)
+def _answered(job: tuple[str, str, str, bool, tuple], answer) -> tuple[FileFacts, str]:
+    """A worker's (facts, cache key), or a GS000 for a file whose worker died on it (not cached)."""
+    if isinstance(answer, WorkerDied):
+        shown, _, module, _, _ = job
+        return error_facts(shown, module, answer.reason), ""
+    return answer
 
 
 def _rewalk_key(shown: str, module: str, renames: tuple, external: dict, content: bytes) -> str:

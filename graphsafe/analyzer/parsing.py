@@ -6,13 +6,13 @@ from __future__ import annotations
 import ast
 import gc
 import io
-import signal
-import threading
 import tokenize
+import warnings
 from contextlib import contextmanager
 
 import libcst as cst
 
+from graphsafe.analyzer import limits
 from graphsafe.analyzer.facts import FileFacts
 from graphsafe.analyzer.walker import FileWalker
 from graphsafe.lines import position_at
@@ -24,34 +24,18 @@ from graphsafe.rules.parse_error import ParseError
 # them (libcst's cost grows with tokens; a 1 MB literal takes minutes).
 LARGE_FILE_BYTES = 512 * 1024
 RELEVANT_TOKENS = (b"def ", b"graph", b"capture", b"compile", b"import")
-TIME_LIMIT_S = 120
-
-
-class _TimeLimit(BaseException):
-    """Not an Exception: the walker's per-function guard (GS002) must not swallow it."""
 
 
 class _ParseTooDeep(Exception):
     """The parser itself ran out of recursion: the file cannot be parsed (GS000)."""
 
 
-@contextmanager
-def _time_limit(seconds: int):
-    """Stop pathological files; signals only work in a process's main thread."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGALRM"):
-        yield
-        return
-
-    def expire(signum, frame):
-        raise _TimeLimit()
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+# CPython's own verdicts on nesting (its tokenizer's, parser's and compiler's limits): a file it
+# rejects with one of these cannot run, whatever libcst (which has no such limits) makes of it
+_NESTING_MESSAGES = ("too many nested", "too many levels of indentation", "too many statically nested blocks",
+                     "nested too deeply", "too deeply nested", "too complex")
+# Python frames per level of libcst nesting in the walk (measured: a 2,993-term sum needs ~9,000)
+_FRAMES_PER_LINK = 8
 
 
 @contextmanager
@@ -149,28 +133,71 @@ def analyze_text(path: str, module: str, is_package: bool, text: str, rules, ren
         encoded = text.encode("utf-8", "surrogateescape")
         if not any(token in encoded for token in RELEVANT_TOKENS):
             return FileFacts(path, module, (), (), (), (), ())
+    rejected = cpython_nesting_error(path, module, text)
+    if rejected is not None:
+        return rejected
+    stack = limits.stack_bytes(text)
     try:
-        with _time_limit(TIME_LIMIT_S), no_cyclic_gc():
-            return _walk(path, module, is_package, text, rules, renames, external, parse)
+        with no_cyclic_gc():
+            return limits.run_limited(_walk_deep, path, module, is_package, text, rules, renames, external, parse,
+                                      stack, stack=stack)
     except cst.ParserSyntaxError as error:
         return _syntax_error_facts(path, module, text, error)
-    except _TimeLimit:
-        return error_facts(path, module, f"analysis took longer than {TIME_LIMIT_S} s; file skipped")
+    except limits.CpuTimeExceeded:
+        return error_facts(path, module, limits.cpu_limit_message())
     except _ParseTooDeep:
         return error_facts(path, module, "expression nesting too deep to parse; file skipped")
     except MemoryError:
-        raise
+        return error_facts(path, module, limits.memory_limit_message())
     except Exception as error:  # our bug outside any function (each function has its own guard): GS002
         detail = f": {error}" if str(error) and not isinstance(error, RecursionError) else ""
         return error_facts(path, module, f"internal error while analysing this file outside its functions "
                                          f"({type(error).__name__}{detail}); file skipped", code=InternalError.code)
 
 
-def _walk(path: str, module: str, is_package: bool, text: str, rules, renames, external, parse) -> FileFacts:
+def cpython_nesting_error(path: str, module: str, text: str) -> FileFacts | None:
+    """A GS000 with CPython's message when CPython's compile() rejects `text` for its nesting
+    (parentheses, indentation, blocks, recursion), else None. Other syntax errors are left to
+    libcst, which reads newer syntax than the running interpreter (then ast pinpoints them).
+    compile() costs ~5% of an analysis and stops in a few megabytes what costs libcst gigabytes."""
+    try:
+        with warnings.catch_warnings():  # its SyntaxWarnings (`x is 1`) are not ours to print
+            warnings.simplefilter("ignore")
+            compile(text, path, "exec", dont_inherit=True)
+    except RecursionError as error:
+        return error_facts(path, module, f"CPython cannot compile this file: {error} (nesting too deep); file skipped")
+    except MemoryError:  # CPython's parser says so when its stack of nested rules overflows
+        return error_facts(path, module, "CPython cannot compile this file: MemoryError (its parser's nesting limit); "
+                                         "file skipped")
+    except SyntaxError as error:
+        if any(words in str(error.msg) for words in _NESTING_MESSAGES):
+            return error_facts(path, module, f"CPython rejects this file: {error.msg}; file skipped",
+                               error.lineno or 1, (error.offset or 1) - 1)
+    except (ValueError, OverflowError):  # NUL bytes and the like: libcst's and ast's verdict follows
+        pass
+    return None
+
+
+def _walk_deep(path: str, module: str, is_package: bool, text: str, rules, renames, external, parse, stack: int) -> FileFacts:
+    """`_walk`, again with a raised recursion limit when the tree is deeper than the default
+    allows (a 2,000-term sum, which CPython compiles); the thread's stack is sized for it."""
+    try:
+        return _walk(path, module, is_package, text, rules, renames, external, parse, False)
+    except (RecursionError, _ParseTooDeep):
+        pass
+    depth = (stack // limits.STACK_PER_LINK) * _FRAMES_PER_LINK
+    return limits.run_with_recursion_limit(depth, _walk, path, module, is_package, text, rules, renames, external,
+                                           parse, True)
+
+
+def _walk(path: str, module: str, is_package: bool, text: str, rules, renames, external, parse,
+          last_try: bool = True) -> FileFacts:
     """Parse and walk in a frame of their own: the syntax tree and the walker are freed when it
     returns, before the cycle collector resumes (its first collection would otherwise traverse
-    the whole tree, ~5-10 ms for a 1.7k-line file, only to find it alive)."""
+    the whole tree, ~5-10 ms for a 1.7k-line file, only to find it alive). Before the last try a
+    function's RecursionError is not its GS002 but a reason to try again with a deeper stack."""
     walker = FileWalker(path, module, is_package, rules, dict(renames or ()), external)
+    walker.reraise_recursion = not last_try
     try:
         tree = parse(text)
     except RecursionError as error:

@@ -198,6 +198,8 @@ class FileWalker:
         self._following: set[str] = set()  # partials whose target _call_refs is looking up
         # functions whose walk failed (an error of ours): (def node, display name, error), GS002
         self.failures: list[tuple[cst.FunctionDef, str, Exception]] = []
+        # a RecursionError propagates (to be walked again with a deeper stack) instead of being a GS002
+        self.reraise_recursion = False
         self.module = module
         self.is_package = is_package
         self.renames = renames or {}
@@ -1904,7 +1906,7 @@ class FileWalker:
         try:
             self._walk_block(node.body)
         except Exception as error:  # our bug (a RecursionError...): this function only goes unanalysed
-            if isinstance(error, MemoryError):
+            if isinstance(error, MemoryError) or (isinstance(error, RecursionError) and self.reraise_recursion):
                 raise
             self._restore_walk_state(saved)
             self.failures.append((node, unit.display, error))
