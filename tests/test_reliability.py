@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 pytestmark = pytest.mark.slow  # random programs, mutants and a kill -9 loop of fresh processes (about 30 s)
 
 ROOT = Path(__file__).resolve().parent.parent
