@@ -28,8 +28,9 @@ from tests.golden import ROOT, programs
 VARIANTS = {"safe": "expected_fix.diff", "unsafe": "expected_fix_unsafe.diff"}
 
 
-def fix_diff(root: Path, name: str, unsafe: bool, write: bool = False, ignore: tuple[str, ...] = ()) -> str:
-    """`graphsafe fix [--diff] [--unsafe-fixes] [--ignore ...] corpus/<name>` run in `root`; the diff text."""
+def fix_result(root: Path, name: str, unsafe: bool, write: bool = False, ignore: tuple[str, ...] = ()):
+    """`graphsafe fix [--unsafe-fixes] [--ignore ...] corpus/<name>` run in `root`: its FixResult
+    (an outcome per file fixed, and every diagnostic its check of the project left)."""
     saved = os.getcwd()
     os.chdir(root)
     try:
@@ -40,7 +41,16 @@ def fix_diff(root: Path, name: str, unsafe: bool, write: bool = False, ignore: t
     errors = [f"{o.path}: {o.error}" for o in result.outcomes if o.error]
     if errors:
         raise AssertionError("fix refused to write: " + "; ".join(errors))
-    return "".join(unified_diff(o) for o in result.outcomes if o.fixed != o.original)
+    return result
+
+
+def diff_of(outcomes) -> str:
+    return "".join(unified_diff(o) for o in outcomes if o.fixed != o.original)
+
+
+def fix_diff(root: Path, name: str, unsafe: bool, write: bool = False, ignore: tuple[str, ...] = ()) -> str:
+    """`graphsafe fix [--diff] [--unsafe-fixes] [--ignore ...] corpus/<name>` run in `root`; the diff text."""
+    return diff_of(fix_result(root, name, unsafe, write, ignore).outcomes)
 
 
 def run_program(folder: Path) -> dict[str, float]:

@@ -16,7 +16,10 @@ def _at_repo_root(monkeypatch):
     monkeypatch.chdir(golden.ROOT)
 
 
-@pytest.mark.parametrize("program", [p for p in PROGRAMS if not golden.is_heldout(p)], ids=lambda p: p.name)
+# scope="module": the two tests of one program run one after the other (on one worker) and share
+# its analysis (golden.check keeps the latest)
+@pytest.mark.parametrize("program", [p for p in PROGRAMS if not golden.is_heldout(p)], ids=lambda p: p.name,
+                         scope="module")
 def test_reports_exactly_the_labels(program):
     expected = golden.implemented(golden.labels(program))
     got = golden.reported(program)
@@ -28,7 +31,7 @@ def test_reports_exactly_the_labels(program):
     assert sorted(alarms - got) == [], "no longer reported: remove it from golden.KNOWN_FALSE_ALARMS"
 
 
-@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name, scope="module")
 def test_snapshot(program):
     snapshot = program / golden.SNAPSHOT
     assert snapshot.exists(), "no snapshot: run `python -m tests.golden --update` and review the diff"
