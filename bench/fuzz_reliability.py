@@ -1,11 +1,13 @@
 """Reliability harness: generated programs and mutants of corpus files through check and fix.
 
-    python bench/fuzz_reliability.py --count 10000 --seed 0 [--cli-every 50]
+    python bench/fuzz_reliability.py --count 10000 --seed 0 [--cli-every 50] [--sources DIR ...]
 
 Programs come from our own hypothesis strategies (hypothesmith is not a dependency): modules
 with helpers, a class, a `@torch.compile(mode="reduce-overhead")` step calling the helpers with
 `.item()`, `if t > 0:`, prints and Python scalars, plus random statements. Mutants are corpus
-files with a token deleted or duplicated, two lines swapped, or the text truncated. Each sample
+files (or of the `.py` files under `--sources`, e.g. the real packages bench/real/score.py unpacks
+into ~/.cache/graphsafe-real/src) with a token deleted or duplicated, two lines swapped, or the
+text truncated. Each sample
 goes through check and fix in-process (every `--cli-every`-th also through the CLI, on a copy
 on disk), and the harness counts:
 
@@ -119,6 +121,13 @@ def corpus_files() -> list[Path]:
     return sorted(p for p in (ROOT / "corpus").rglob("*.py") if "_probes" not in p.parts)
 
 
+def source_files(folders: list[Path]) -> list[Path]:
+    """The .py files to mutate: under `folders`, or the corpus's without them."""
+    if not folders:
+        return corpus_files()
+    return sorted(p for folder in folders for p in folder.rglob("*.py") if p.is_file())
+
+
 def mutant(text: str, rng: random.Random) -> str:
     kind = rng.choice(["delete", "duplicate", "swap", "truncate"])
     if kind == "truncate":
@@ -217,7 +226,7 @@ def judge_cli(texts: list[str], counts: Counter, failures: list, label: str) -> 
 
 
 def run_harness(count: int, seed_value: int, cli_every: int = 50, hang_s: float = 30.0,
-                programs_share: float = 0.5) -> tuple[Counter, list]:
+                programs_share: float = 0.5, source_folders: list[Path] | None = None) -> tuple[Counter, list]:
     counts: Counter = Counter({kind: 0 for kind in KINDS})
     failures: list = []
     generated = max(1, int(count * programs_share))
@@ -241,7 +250,7 @@ def run_harness(count: int, seed_value: int, cli_every: int = 50, hang_s: float 
 
     each_program()
     rng = random.Random(seed_value)
-    sources = [p.read_text() for p in corpus_files()]
+    sources = [p.read_text(encoding="utf-8", errors="replace") for p in source_files(source_folders or [])]
     for i in range(count - generated):
         source = rng.choice(sources)
         text = source
@@ -261,9 +270,11 @@ def main() -> int:
     parser.add_argument("--cli-every", type=int, default=50, help="run the CLI on every Nth batch of samples")
     parser.add_argument("--hang-s", type=float, default=30.0, help="CPU seconds after which a sample counts as a hang")
     parser.add_argument("--failures", type=Path, help="write failing samples to this folder")
+    parser.add_argument("--sources", type=Path, nargs="*", default=[],
+                        help="mutate the .py files under these folders (default: the corpus)")
     args = parser.parse_args()
     started = time.monotonic()
-    counts, failures = run_harness(args.count, args.seed, args.cli_every, args.hang_s)
+    counts, failures = run_harness(args.count, args.seed, args.cli_every, args.hang_s, source_folders=args.sources)
     print(f"samples {counts['samples']} (cli runs {counts['cli_runs']}) in {time.monotonic() - started:.0f} s")
     for kind in KINDS:
         print(f"{kind}: {counts[kind]}")
