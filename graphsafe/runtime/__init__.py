@@ -16,6 +16,7 @@ _EXPORTS = {
     "CaptureReport": "graphsafe.runtime.capture",
     "graphed": "graphsafe.runtime.graphed",
     "GraphedInputError": "graphsafe.runtime.graphed",
+    "GraphedCaptureError": "graphsafe.runtime.graphed",
 }
 
 

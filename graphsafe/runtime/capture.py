@@ -707,6 +707,14 @@ def _run_trial(report: CaptureReport, runner: _Runner, tracked: Tracked, tol: To
         return phase != "warmup"
 
 
+def recover_after_failed_capture(device: torch.device, generators: Iterable[torch.Generator] = (),
+                                 error: BaseException | None = None) -> bool:
+    """After a capture that raised (`error`, whose frames are freed first: they hold the failed
+    graph): take the generators out of capture mode; whether CUDA and its RNG work again."""
+    _drop_tracebacks(error)
+    return _CudaBackend(device).recover(generators)
+
+
 def _drop_tracebacks(error: BaseException | None) -> None:
     seen = set()
     while error is not None and id(error) not in seen:

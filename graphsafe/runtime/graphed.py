@@ -55,12 +55,27 @@ from typing import Any, Callable, Iterable, Sequence
 import torch
 import torch.utils._pytree as pytree
 
-__all__ = ["graphed", "GraphedCallable", "GraphedInputError", "choose_bucket", "normalize_buckets", "pad_batch",
+from graphsafe.runtime.capture import recover_after_failed_capture
+from graphsafe.runtime.classify import CaptureFailure, classify_exception, exit_summary
+
+__all__ = ["graphed", "GraphedCallable", "GraphedInputError", "GraphedCaptureError", "choose_bucket", "normalize_buckets", "pad_batch",
            "unpad_batch"]
 
 
 class GraphedInputError(ValueError):
     """A call's inputs do not fit the captured graphs (a wrong answer would follow otherwise)."""
+
+
+class GraphedCaptureError(RuntimeError):
+    """The step could not be captured: torch's error classified into a rule code and the user's
+    line (`failure`), with torch's own error chained as the cause."""
+
+    def __init__(self, name: str, failure: CaptureFailure, process_usable: bool = True) -> None:
+        self.failure = failure
+        self.process_usable = process_usable
+        after = "" if process_usable else "; CUDA did not recover in this process: restart it"
+        super().__init__(f"graphed {name}: capture failed at {exit_summary(failure)} "
+                         f"(torch: {failure.root_message or failure.message}){after}")
 
 
 # --- pure bucket logic ----------------------------------------------------------------------------
@@ -398,9 +413,15 @@ class GraphedCallable:
                                        "(CUDAGraph.register_generator_state needs torch >= 2.4)")
                 graph.register_generator_state(generator)
             capture_stream = torch.cuda.Stream()
-            with self._range(f"graphsafe.capture[{label}]"), self._grad_mode(), torch.cuda.stream(capture_stream):
-                with torch.cuda.graph(graph, pool=self.pool, stream=capture_stream):
-                    output = self._call_on(statics)
+            try:
+                with self._range(f"graphsafe.capture[{label}]"), self._grad_mode(), torch.cuda.stream(capture_stream):
+                    with torch.cuda.graph(graph, pool=self.pool, stream=capture_stream):
+                        output = self._call_on(statics)
+            except Exception as error:  # torch's text names a CUDA error; the user wants the rule and the line
+                failure = classify_exception(error, phase="capture")
+                del graph  # a failed capture leaves the RNG in capture mode: no random numbers until recovered
+                usable = recover_after_failed_capture(statics_device(statics), self.generators, error)
+                raise GraphedCaptureError(self.name, failure, usable) from error
             torch.cuda.synchronize()
         self.capture_seconds[bucket] = time.perf_counter() - started
         inout = [i for i, (s, v) in enumerate(zip(statics, versions))
@@ -542,6 +563,14 @@ class GraphedCallable:
     def __repr__(self) -> str:
         return (f"<graphed {self.name} buckets={list(self.buckets) or 'on first call'} pad={self.pad} "
                 f"train={self.train} backend={self.backend}>")
+
+
+def statics_device(statics: list[Any]) -> torch.device:
+    """The CUDA device of the captured step's static inputs (the current one if none is a tensor)."""
+    for leaf in statics:
+        if isinstance(leaf, torch.Tensor) and leaf.is_cuda:
+            return leaf.device
+    return torch.device("cuda", torch.cuda.current_device())
 
 
 def _as_tuple(args: Any) -> tuple:

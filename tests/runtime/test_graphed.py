@@ -300,3 +300,20 @@ def test_training_needs_a_capturable_optimizer():
         graphed(step, (torch.randn(4, 4), torch.randn(4, 1)), train=True, backend="eager")
     with pytest.raises(ValueError, match="capturable=True"):
         graphed(step, (torch.randn(4, 4), torch.randn(4, 1)), train=True, optimizer=opt, backend="eager")
+
+
+def test_a_capture_error_says_the_rule_the_line_and_torchs_words():
+    from graphsafe.runtime.classify import CaptureFailure
+    from graphsafe.runtime.graphed import GraphedCaptureError
+
+    failure = CaptureFailure(code="GS402", name="host-data-tensor", error_class="pageable host copy during capture",
+                             cause="a CPU tensor is copied to the GPU inside the step",
+                             message="Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the "
+                                     "CPU tensor is pinned", file="/nowhere/train.py", line=12)
+    error = GraphedCaptureError("step", failure)
+    text = str(error)
+    assert text.startswith("graphed step: capture failed at ")
+    assert "train.py:12: GS402 [host-data-tensor] a CPU tensor is copied" in text
+    assert text.endswith("(torch: Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the "
+                         "CPU tensor is pinned)")
+    assert error.failure is failure and isinstance(error, RuntimeError)

@@ -123,3 +123,34 @@ def test_random_numbers_advance_on_every_replay():
     a = noisy(torch.ones(4, 256, device="cuda"))
     b = noisy(torch.ones(4, 256, device="cuda"))
     assert not torch.equal(a, b)
+
+
+def _step_with_pageable_copy(x):
+    table = torch.arange(4.0)  # a CPU tensor made in the step: copying it to the GPU is a pageable copy
+    return x * table.to(x.device).sum()
+
+
+def _step_with_item(x):
+    scale = x.sum().item()
+    return x * scale
+
+
+@pytest.mark.parametrize("step,code,line_text", [
+    (_step_with_pageable_copy, "GS402", "table.to(x.device)"),
+    (_step_with_item, "GS101", ".item()"),
+], ids=["pageable-copy", "item-sync"])
+def test_a_failed_capture_names_the_rule_and_the_users_line(step, code, line_text):
+    from graphsafe.runtime.graphed import GraphedCaptureError
+
+    x = torch.ones(4, device="cuda")
+    with pytest.raises(GraphedCaptureError) as raised:
+        graphed(step, (x,), buckets=[4], pad=False)
+    failure = raised.value.failure
+    assert failure.code == code, failure
+    assert failure.file is not None and failure.file.endswith("test_graphed_cuda.py")
+    assert line_text in (failure.source or ""), failure
+    assert f"{code} [" in str(raised.value) and "torch:" in str(raised.value)
+    assert raised.value.__cause__ is not None  # torch's own error stays reachable
+    assert raised.value.process_usable
+    y = torch.ones(4, device="cuda") * 2 + torch.randn(4, device="cuda") * 0  # CUDA and its RNG work again
+    assert float(y.sum()) == 8.0
