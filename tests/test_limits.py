@@ -94,3 +94,32 @@ def test_a_file_over_the_worker_memory_cap_is_one_gs000_and_the_others_are_analy
 def test_cpythons_syntax_warnings_are_not_printed(capfd):
     assert codes("x = 1\nif x is 1:\n    pass\ny = '\\d'\n") == []
     assert capfd.readouterr().err == ""
+
+
+def _functions(count: int) -> str:
+    return "import torch\n\n\n" + "".join(
+        f"def f{i}(x: torch.Tensor):\n    y = x * {i}\n    if y.sum() > 0:\n        y = y - x\n    return y.abs()\n\n\n"
+        for i in range(count)
+    )
+
+
+def test_a_cancelled_analysis_stops_with_cancelled_past_every_function_guard():
+    import threading
+
+    import libcst as cst
+
+    text = _functions(600)
+    tree = cst.parse_module(text)  # the walk alone (pure Python, ~0.8 s here) is what is cancelled
+    cancel = threading.Event()
+    threading.Timer(0.1, cancel.set).start()
+    started = time.monotonic()
+    try:
+        with limits.cancellable(cancel):
+            check_source(text, "many.py", parse=lambda _: tree)
+    except limits.Cancelled:
+        pass
+    else:
+        raise AssertionError("the analysis ran to its end")
+    assert time.monotonic() - started < 0.45  # the set, a 0.1 s poll, the delivery
+    # outside the block, analyses run to their end again
+    assert check_source("x = 1\n", "small.py").diagnostics == []

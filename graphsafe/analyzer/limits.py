@@ -12,6 +12,9 @@ The CPU limit is raised in the analysing thread as an asynchronous exception, so
 code anywhere; native code (libcst's parser) is stopped when it returns, or, in a worker
 process, by RLIMIT_CPU (see `arm_worker_limits`). Worker processes also get an address-space
 cap; libcst aborts the process when an allocation fails there, which the pool reports (workers.py).
+
+The same asynchronous exception cancels an analysis nobody wants any more (the language server's
+worker, when another buffer's job arrives): see `cancellable`.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import os
 import sys
 import threading
 import time
+from contextlib import contextmanager
 
 CPU_LIMIT_S = 120.0
 MEMORY_LIMIT_BYTES = 4 << 30  # per file, in a worker process, above what the worker held before it
@@ -44,6 +48,28 @@ class LimitExceeded(BaseException):
 
 class CpuTimeExceeded(LimitExceeded):
     pass
+
+
+class Cancelled(BaseException):
+    """Raised in an analysing thread (and then in its caller) when the caller's cancel event is
+    set; a BaseException for the same reason as LimitExceeded: no function's guard may turn it
+    into a diagnostic. The analysis is abandoned whole: its caller keeps no partial result."""
+
+
+# The cancel event of the analyses run_limited starts from this thread (see `cancellable`)
+_cancel = threading.local()
+
+
+@contextmanager
+def cancellable(event: threading.Event):
+    """Inside the block, run_limited calls made by this thread stop with Cancelled within about
+    _POLL_S once `event` is set (native code, such as libcst's parser, first returns)."""
+    previous = getattr(_cancel, "event", None)
+    _cancel.event = event
+    try:
+        yield
+    finally:
+        _cancel.event = previous
 
 
 def cpu_limit_message(limit_s: float = None) -> str:
@@ -75,17 +101,24 @@ _start_lock = threading.Lock()
 
 def run_limited(function, *args, stack: int = _MIN_STACK, cpu_limit_s: float | None = None):
     """`function(*args)` in a new thread with `stack` bytes of stack, stopped with
-    CpuTimeExceeded after `cpu_limit_s` (default CPU_LIMIT_S) seconds of its CPU time."""
+    CpuTimeExceeded after `cpu_limit_s` (default CPU_LIMIT_S) seconds of its CPU time, or with
+    Cancelled once the event of an enclosing `cancellable` block is set."""
     limit = CPU_LIMIT_S if cpu_limit_s is None else cpu_limit_s
+    cancel = getattr(_cancel, "event", None)
+    if cancel is not None and cancel.is_set():
+        raise Cancelled()
     outcome: list = []
     clock: list = []
 
     def target():
-        clock.append(_own_cpu_clock())  # taken here: a finished thread's handle must not be used
         try:
-            outcome.append((True, function(*args)))
-        except BaseException as error:  # handed to the caller's thread
-            outcome.append((False, error))
+            clock.append(_own_cpu_clock())  # taken here: a finished thread's handle must not be used
+            try:
+                outcome.append((True, function(*args)))
+            except BaseException as error:  # handed to the caller's thread
+                outcome.append((False, error))
+        except BaseException:  # a stop that came as the thread ended: the outcome (or none) stands
+            pass
 
     worker = threading.Thread(target=target, name="graphsafe-analysis", daemon=True)
     _cap_address_space(stack)
@@ -96,27 +129,36 @@ def run_limited(function, *args, stack: int = _MIN_STACK, cpu_limit_s: float | N
             worker.start()
         finally:
             threading.stack_size(previous)
-    _watch(worker, clock, limit)
+    stopped_by = _watch(worker, clock, limit, cancel, outcome)
     if not outcome:  # stopped between returning and handing its result over
-        raise CpuTimeExceeded()
+        raise (stopped_by or CpuTimeExceeded)()
     ok, value = outcome[0]
     if ok:
         return value
     raise value
 
 
-def _watch(worker: threading.Thread, clock: list, limit: float) -> None:
+def _watch(worker: threading.Thread, clock: list, limit: float, cancel: threading.Event | None,
+           outcome: list) -> type[BaseException] | None:
     """Wait for `worker`, raising CpuTimeExceeded in it once its CPU clock passes `limit`
-    (wall-clock time where the platform has no per-thread CPU clock)."""
+    (wall-clock time where the platform has no per-thread CPU clock), or Cancelled once `cancel`
+    is set; returns the exception raised, if any. Waits until the thread has ended either way:
+    what it was changing (a buffer's incremental parser) is the caller's again only then."""
     started = time.monotonic()
-    stopped = False
+    stopped_by = None
     while True:
         worker.join(_POLL_S)
         if not worker.is_alive():
-            return
-        used = _cpu_seconds(clock[0]) if clock and clock[0] is not None else time.monotonic() - started
-        if not stopped and used is not None and used > limit:
-            stopped = _raise_in(worker, CpuTimeExceeded)  # delivered when native code returns
+            return stopped_by
+        if stopped_by is not None or outcome:  # already stopped, or finished: nothing to interrupt
+            continue
+        if cancel is not None and cancel.is_set():
+            exception = Cancelled
+        else:
+            used = _cpu_seconds(clock[0]) if clock and clock[0] is not None else time.monotonic() - started
+            exception = CpuTimeExceeded if used is not None and used > limit else None
+        if exception is not None and _raise_in(worker, exception):  # delivered when native code returns
+            stopped_by = exception
 
 
 def _own_cpu_clock():

@@ -248,10 +248,9 @@ class GraphsafeServer(LanguageServer):
         if (size := self.too_large(text)) is not None:
             return state.too_large(uri, path, version, text, size, self.max_live_bytes), []
         started = time.perf_counter()
-        try:
-            return state.analyse(uri, path, version, text), state.take_errors()
-        finally:
-            self.analysis_seconds[uri] = time.perf_counter() - started
+        result = state.analyse(uri, path, version, text), state.take_errors()  # cancellable: see worker.py
+        self.analysis_seconds[uri] = time.perf_counter() - started
+        return result
 
     async def analyse_now(self, uri: str) -> None:
         document = self.open_document(uri)
@@ -262,8 +261,9 @@ class GraphsafeServer(LanguageServer):
             uri, ([], []), self._analyse_current, self.state, uri, self.path_of(uri), document.version, document.source
         )
         self.publish(publications)
-        if publications:  # analysed: use the pause before the next edit (not awaited; never raises)
-            self.worker.submit(WorkspaceState.prepare, self.state, uri)
+        if publications:  # analysed: use the pause before the next edit (not awaited; never raises;
+            # dropped when another buffer's analysis comes)
+            self.worker.submit(WorkspaceState.prepare, self.state, uri, idle=True)
         for message in errors:  # a stray file's pyproject.toml, read for the first time
             self.show_error(message)
 

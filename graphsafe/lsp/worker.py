@@ -7,47 +7,77 @@ Two lanes: ordinary jobs run in the order they were submitted; keyed jobs (a buf
 analysis, keyed by its URI) run before them, the most recently submitted first, and a newer
 job for a key replaces the one still waiting. So the buffer being edited is served first,
 and a buffer edited many times while another was analysed is analysed once, at its latest.
+
+A keyed job that is running when another keyed job arrives is cancelled (analyzer/limits.py:
+the analysis stops with Cancelled within about 0.1 s, once native code such as libcst's parser
+returns) and waits again in its place among the keyed jobs: behind the newcomer, unless the
+newcomer is a newer job for its own key, which replaces it. Its awaiter sees only the result of
+the run that completes. Jobs submitted with `idle=True` (a head start on the next edit) are
+cancelled the same way and dropped.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import threading
 from collections import deque
+from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
 
+from graphsafe.analyzer.limits import Cancelled, cancellable
+
 log = logging.getLogger("graphsafe.lsp")
+
+
+@dataclass
+class _Job:
+    fn: Callable[..., Any]
+    args: tuple
+    future: asyncio.Future
+    key: Hashable = None  # keyed jobs only
+    superseded: Any = None  # what the future gets if a newer job for `key` replaces this one
+    order: int = 0  # keyed jobs: when submitted (a cancelled job waits again in its place)
+    idle: bool = False  # dropped, not re-queued, when cancelled
+    cancel: threading.Event = field(default_factory=threading.Event)
 
 
 class Worker:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self._ready = threading.Condition()
-        self._jobs: deque = deque()  # ordinary jobs, first in first out
-        self._latest: dict[Hashable, tuple] = {}  # key → its waiting job; the newest key last
+        self._jobs: deque[_Job] = deque()  # ordinary jobs, first in first out
+        self._latest: dict[Hashable, _Job] = {}  # key → its waiting job, in submission order
+        self._order = itertools.count()
+        self._running: _Job | None = None
         self._stopped = False
         self._thread = threading.Thread(target=self._run, name="graphsafe-worker", daemon=True)
         self._thread.start()
 
-    def submit(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future:
-        """Run `fn(*args)` after every ordinary job submitted before it; await the result on the loop."""
+    def submit(self, fn: Callable[..., Any], *args: Any, idle: bool = False) -> asyncio.Future:
+        """Run `fn(*args)` after every ordinary job submitted before it; await the result on the loop.
+        An `idle` job is dropped (its future resolves to None) if a keyed job arrives while it runs."""
         future = self._loop.create_future()
         with self._ready:
-            self._jobs.append((fn, args, future))
+            self._jobs.append(_Job(fn, args, future, idle=idle))
             self._ready.notify()
         return future
 
     def submit_latest(self, key: Hashable, superseded: Any, fn: Callable[..., Any], *args: Any) -> asyncio.Future:
-        """Run `fn(*args)` before ordinary jobs, newest key first. If another job for `key` comes
-        while this one waits, this one is dropped and its future resolves to `superseded`."""
+        """Run `fn(*args)` before ordinary jobs, newest key first, cancelling the keyed (or idle)
+        job that runs meanwhile. If another job for `key` comes while this one waits (or runs),
+        this one is dropped and its future resolves to `superseded`."""
         future = self._loop.create_future()
         with self._ready:
             replaced = self._latest.pop(key, None)
-            self._latest[key] = (fn, args, future)
+            self._latest[key] = _Job(fn, args, future, key, superseded, next(self._order))
+            running = self._running
+            if running is not None and (running.key is not None or running.idle):
+                running.cancel.set()
             self._ready.notify()
         if replaced is not None:
-            self._loop.call_soon_threadsafe(self._deliver, replaced[2], superseded, None)
+            self._loop.call_soon_threadsafe(self._deliver, replaced.future, superseded, None)
         return future
 
     def stop(self) -> None:
@@ -64,25 +94,48 @@ class Worker:
         else:
             future.set_result(value)
 
-    def _next(self) -> tuple | None:
+    def _next(self) -> _Job | None:
         with self._ready:
             while not (self._stopped or self._latest or self._jobs):
                 self._ready.wait()
             if self._stopped:
                 return None
             if self._latest:
-                return self._latest.pop(next(reversed(self._latest)))
-            return self._jobs.popleft()
+                job = self._latest.pop(next(reversed(self._latest)))
+            else:
+                job = self._jobs.popleft()
+            self._running = job
+            return job
+
+    def _cancelled(self, job: _Job) -> tuple[bool, Any]:
+        """A cancelled job: (True, what its future gets) when it is finished with, else
+        (False, None) once it waits again among the keyed jobs, in the place its submission gave it."""
+        with self._ready:
+            self._running = None
+            if job.idle or job.key is None:
+                return True, None
+            if job.key in self._latest:  # a newer job for its key replaced it
+                return True, job.superseded
+            job.cancel = threading.Event()
+            waiting = sorted([*self._latest.values(), job], key=lambda j: j.order)
+            self._latest = {j.key: j for j in waiting}
+            return False, None
 
     def _run(self) -> None:
         while (job := self._next()) is not None:
-            fn, args, future = job
-            value, error = None, None
+            value, error, finished = None, None, True
             try:
-                value = fn(*args)
+                with cancellable(job.cancel):
+                    value = job.fn(*job.args)
+            except Cancelled:
+                finished, value = self._cancelled(job)
             except BaseException as exc:  # delivered to the awaiting handler, which logs it
                 error = exc
+            with self._ready:
+                self._running = None
+            if not finished:
+                continue
             try:
-                self._loop.call_soon_threadsafe(self._deliver, future, value, error)
+                self._loop.call_soon_threadsafe(self._deliver, job.future, value, error)
             except RuntimeError:  # the loop is closed: the server is exiting
                 return

@@ -26,6 +26,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from graphsafe.analyzer.discovery import DEFAULT_EXCLUDE, ModuleNaming, module_name
+from graphsafe.analyzer import limits
 from graphsafe.analyzer.engine import ProjectCache, check_source, diagnose, shape_of
 from graphsafe.analyzer.facts import FileFacts
 from graphsafe.analyzer.incremental import IncrementalParser
@@ -266,12 +267,14 @@ class WorkspaceState:
         return publications
 
     def prepare(self, uri: str) -> None:
-        """Idle time after an analysis: get the buffer's parser ready for the next edit."""
+        """Idle time after an analysis: get the buffer's parser ready for the next edit. Runs
+        under limits.run_limited, so that another buffer's analysis can cancel it (the worker
+        submits it as an idle job); the parser keeps what was computed before the cancellation."""
         parser = self.parsers.get(uri)
         if parser is not None:
             try:
-                parser.prepare()
-            except Exception:  # only a head start: the next edit computes what it needs itself
+                limits.run_limited(parser.prepare)
+            except (Exception, limits.CpuTimeExceeded):  # only a head start: the next edit computes what it needs
                 log.debug("preparing the parser of %s failed", uri, exc_info=True)
 
     def rediagnose(self, project: Project | None, skip: str | None = None) -> list[Publication]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -244,3 +245,37 @@ async def test_a_buffer_over_the_live_limit_gets_one_notice_instead_of_an_analys
     assert [d.code for d in await session.wait_for_version(uri)] == ["GS101"]
     session.change(uri, ITEM + padding)
     assert [d.message.split(":")[0] for d in await session.wait_for_version(uri)] == ["buffer too large for live analysis"]
+
+
+def _many_functions(count: int) -> str:
+    """A big buffer: `count` small functions, every tenth of them called from a capture region."""
+    functions = "".join(
+        f"def f{i}(x: torch.Tensor, y: torch.Tensor):\n    z = x * {i} + y\n    w = z.sum(dim=0)\n"
+        f"    if w.mean() > 0:\n        z = z - w\n    return torch.relu(z) + x.abs()\n\n\n"
+        for i in range(count)
+    )
+    calls = "".join(f"    x = f{i}(x, x)\n" for i in range(0, count, 10))
+    return f"import torch\n\n\n{functions}def step(x: torch.Tensor):  # graphsafe: region\n{calls}    return x\n"
+
+
+async def test_a_big_buffers_running_analysis_gives_way_to_a_small_buffers(session: Session):
+    """The big buffer's re-analysis (its walk: ~3 s alone on a 2-core machine; its first, full
+    parse is native code that cannot be interrupted, so the test waits that one out) is cancelled
+    when the small buffer comes, and runs again after it."""
+    await session.initialize({"index": False})
+    # ~200 KB; no newline at its end, so that no idle head start (WorkspaceState.prepare, which
+    # needs one) holds the worker after the first analysis: the test measures the analysis alone
+    big = session.open("big.py", _many_functions(1200).rstrip("\n"))
+    await session.wait_for_version(big)
+    published = lambda uri: sum(p.uri == uri for p in session.published)  # noqa: E731
+    before = published(big)
+    # Saving re-analyses at once (no debounce), reusing the parsed module: the walk is what runs.
+    session.client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=big)))
+    await asyncio.sleep(0.3)
+    asked = time.monotonic()
+    small = session.open("small.py", ITEM)
+    await session.wait_until(lambda: session.codes(small) == ["GS101"], "the small buffer's GS101")
+    waited = time.monotonic() - asked
+    assert published(big) == before  # nothing partial was published for the big buffer meanwhile
+    await session.wait_until(lambda: published(big) > before, "the big buffer's analysis, run again")
+    assert waited < 1.5, f"the small buffer waited {waited:.1f} s"

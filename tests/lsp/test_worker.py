@@ -1,10 +1,13 @@
-"""The worker thread: ordinary jobs in order; a buffer's analysis first, the newest first, once per buffer."""
+"""The worker thread: ordinary jobs in order; a buffer's analysis first, the newest first, once per buffer;
+a running analysis gives way to another buffer's and runs again afterwards."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
+from graphsafe.analyzer import limits
 from graphsafe.lsp.worker import Worker
 
 
@@ -54,3 +57,105 @@ def test_an_error_in_a_job_reaches_its_awaiter_and_the_worker_goes_on():
         worker.stop()
 
     asyncio.run(scenario())
+
+
+class _Spinner:
+    """A long analysis: Python code looping (under limits.run_limited, as an analysis runs) until released."""
+
+    def __init__(self, name: str, ran: list[str]) -> None:
+        self.name, self.ran = name, ran
+        self.started, self.release = threading.Event(), threading.Event()
+
+    def __call__(self) -> str:
+        self.ran.append(self.name)
+        return limits.run_limited(self._spin)
+
+    def _spin(self) -> str:
+        self.started.set()
+        while not self.release.is_set():
+            try:
+                sum(range(100))
+            except Exception:  # like the walker's per-function guard: must not swallow the cancellation
+                pass
+        return f"{self.name} done"
+
+
+def test_a_running_analysis_gives_way_to_another_buffers_and_runs_again_after_it():
+    ran: list[str] = []
+
+    async def scenario():
+        worker = Worker(asyncio.get_running_loop())
+        hold, held = threading.Event(), threading.Event()
+        worker.submit(lambda: held.set() or hold.wait(5))  # so that c.py and big.py queue up together
+        assert held.wait(5)
+        older = worker.submit_latest("c.py", "superseded", ran.append, "c")
+        big = _Spinner("big", ran)
+        long = worker.submit_latest("big.py", "superseded", big)
+        hold.set()
+        assert await asyncio.to_thread(big.started.wait, 5)
+        asked = time.monotonic()
+        small = worker.submit_latest("small.py", "superseded", lambda: ran.append("small") or "small done")
+        assert await asyncio.wait_for(small, 5) == "small done"
+        waited = time.monotonic() - asked
+        assert not long.done()  # its awaiter sees only the run that completes
+        big.release.set()
+        assert await asyncio.wait_for(long, 5) == "big done"
+        await asyncio.wait_for(older, 5)
+        worker.stop()
+        return waited
+
+    waited = asyncio.run(scenario())
+    assert waited < 1.0
+    # cancelled, then run again behind the newcomer and ahead of the buffer that waited before it
+    assert ran == ["big", "small", "big", "c"]
+
+
+def test_a_newer_job_for_the_running_buffer_cancels_it_and_supersedes_it():
+    ran: list[str] = []
+
+    async def scenario():
+        worker = Worker(asyncio.get_running_loop())
+        first = _Spinner("a1", ran)
+        old = worker.submit_latest("a.py", "superseded", first)
+        assert await asyncio.to_thread(first.started.wait, 5)
+        new = worker.submit_latest("a.py", "superseded", lambda: ran.append("a2") or "a2 done")
+        results = await asyncio.wait_for(old, 1.0), await asyncio.wait_for(new, 1.0)
+        worker.stop()
+        return results
+
+    assert asyncio.run(scenario()) == ("superseded", "a2 done")
+    assert ran == ["a1", "a2"]  # the old version never runs to its end
+
+
+def test_an_idle_job_is_dropped_when_a_buffers_analysis_arrives():
+    ran: list[str] = []
+
+    async def scenario():
+        worker = Worker(asyncio.get_running_loop())
+        head_start = _Spinner("prepare", ran)
+        idle = worker.submit(head_start, idle=True)
+        assert await asyncio.to_thread(head_start.started.wait, 5)
+        analysis = worker.submit_latest("a.py", None, lambda: ran.append("a") or "a done")
+        results = await asyncio.wait_for(analysis, 1.0), await asyncio.wait_for(idle, 1.0)
+        worker.stop()
+        return results
+
+    assert asyncio.run(scenario()) == ("a done", None)
+    assert ran == ["prepare", "a"]
+
+
+def test_an_ordinary_job_is_never_cancelled():
+    async def scenario():
+        worker = Worker(asyncio.get_running_loop())
+        job = _Spinner("index", [])
+        ordinary = worker.submit(job)
+        assert await asyncio.to_thread(job.started.wait, 5)
+        analysis = worker.submit_latest("a.py", None, lambda: "a done")
+        await asyncio.sleep(0.3)
+        assert not analysis.done()  # waits for the ordinary job, which is not interrupted
+        job.release.set()
+        results = await asyncio.wait_for(ordinary, 5), await asyncio.wait_for(analysis, 5)
+        worker.stop()
+        return results
+
+    assert asyncio.run(scenario()) == ("index done", "a done")
