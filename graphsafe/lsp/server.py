@@ -1,7 +1,9 @@
 """The language server: pygls wiring, debouncing, publishing. No analysis logic here.
 
 Threads: the asyncio loop handles the protocol (and is the only writer to stdout); one
-worker thread (worker.py) owns the workspace state and runs every analysis in order; an
+worker thread (worker.py) owns the workspace state and runs one job at a time, buffer analyses
+first and the latest edit first (a running analysis gives way to a newer one and runs again
+after it); an
 index thread builds the workspace index at start and after configuration changes, in
 spawned processes for large folders. A result is published only if the document is still
 at the version that was analysed: stale results are dropped, the newer version's own
