@@ -141,6 +141,17 @@ def _split_codes(values: list[str]) -> list[str]:
     return [c.strip() for v in values for c in v.split(",") if c.strip()]
 
 
+def paths_to_read(raw_paths: list[str], args) -> list[Path]:
+    """The command line's paths (not stdin); a missing one, or --stdin-filename without `-`, is a usage error."""
+    if args.stdin_filename:
+        raise UsageError("--stdin-filename needs `-` as the path")
+    paths = [Path(p) for p in raw_paths]
+    for p in paths:
+        if not p.exists() and not p.is_symlink():
+            raise UsageError(f"path does not exist: {p}")
+    return paths
+
+
 def load_cli_settings(args, paths: list[Path]):
     from graphsafe.config import find_config, load_settings
 
@@ -220,12 +231,7 @@ def run_fix(args) -> int:
             sys.stderr.write(f"graphsafe: {filename}: {outcome.error}\n")
         would_change = args.diff and outcome.fixed != outcome.original  # as `--diff` on paths: 1 when it would fix
         return EXIT_FINDINGS if outcome.remaining or outcome.error or would_change else EXIT_CLEAN
-    if args.stdin_filename:
-        raise UsageError("--stdin-filename needs `-` as the path")
-    paths = [Path(p) for p in raw_paths]
-    for p in paths:
-        if not p.exists() and not p.is_symlink():
-            raise UsageError(f"path does not exist: {p}")
+    paths = paths_to_read(raw_paths, args)
     settings = load_cli_settings(args, paths)
     result = fix_paths(paths, settings, unsafe=args.unsafe_fixes, write=not args.diff, jobs=args.jobs,
                        use_cache=not args.no_cache, cache_dir=args.cache_dir)

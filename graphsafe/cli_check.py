@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from graphsafe.cli import (EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, EXIT_NO_REGION, UsageError, load_cli_settings,
-                           print_diffs, progress_printer, validate_options, write_bytes)
+                           paths_to_read, print_diffs, progress_printer, validate_options, write_bytes)
 from graphsafe.report.style import Style, use_color
 
 
@@ -39,12 +39,7 @@ def run_check(args) -> int:
             if getattr(args, flag):
                 raise UsageError(f"--{flag.replace('_', '-')} needs files, not stdin")
         return _check_stdin(args, style)
-    if args.stdin_filename:
-        raise UsageError("--stdin-filename needs `-` as the path")
-    paths = [Path(p) for p in raw_paths]
-    for p in paths:
-        if not p.exists() and not p.is_symlink():
-            raise UsageError(f"path does not exist: {p}")
+    paths = paths_to_read(raw_paths, args)
     settings = load_cli_settings(args, paths)
     from graphsafe.analyzer.engine import discover_files
 
