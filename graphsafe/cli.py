@@ -219,8 +219,13 @@ def run_fix(args) -> int:
             raise UsageError("`-` (stdin) cannot be combined with other paths")
         filename = args.stdin_filename or "<stdin>"
         settings = load_cli_settings(args, [Path(filename)])
+        from graphsafe.analyzer.reading import read_stdin
+
+        source = read_stdin()
+        if isinstance(source, str):
+            raise UsageError(source)
         try:
-            outcome, fixed = fix_buffer(sys.stdin.buffer.read(), filename, settings, args.unsafe_fixes)
+            outcome, fixed = fix_buffer(source, filename, settings, args.unsafe_fixes)
         except (UnicodeDecodeError, SyntaxError) as error:
             raise UsageError(f"stdin is not valid source text: {error}") from None
         if args.diff:

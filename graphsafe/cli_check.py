@@ -9,6 +9,7 @@ from pathlib import Path
 
 from graphsafe.cli import (EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, EXIT_NO_REGION, UsageError, load_cli_settings,
                            paths_to_read, print_diffs, progress_printer, validate_options, write_bytes)
+from graphsafe.analyzer.reading import read_stdin
 from graphsafe.report.style import Style, use_color
 
 
@@ -144,7 +145,9 @@ def _check_stdin(args, style: Style) -> int:
     settings = load_cli_settings(args, [Path(filename)])
     if args.show_settings:
         return _show_settings(args, [Path(filename)], settings)
-    source = sys.stdin.buffer.read()
+    source = read_stdin()
+    if isinstance(source, str):
+        raise UsageError(source)
     patterns = exclusion_patterns(tuple(settings.exclude) + tuple(settings.extend_exclude), settings.default_exclude)
     if args.stdin_filename and settings.force_exclude and force_excluded(Path(filename), settings.root, patterns):
         if args.fix:

@@ -145,3 +145,18 @@ def test_the_editor_index_reads_a_fifo_as_one_gs000_without_blocking(tmp_path):
     if reader.is_alive():  # blocked on open(): give it a writer so that the thread ends
         os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
     assert found and [e.message for e in found[0].errors] == ["not a regular file (a named pipe); skipped"]
+
+
+@pytest.mark.parametrize("command", ["check", "fix"])
+def test_standard_input_over_the_size_cap_is_a_usage_error_and_prints_nothing(command, capsys, monkeypatch):
+    import io
+
+    from graphsafe.analyzer import reading
+    from tests.helpers import run_cli
+
+    # a pipe from /dev/zero never ends: the read stops one byte past the cap
+    monkeypatch.setattr(reading.read_stdin, "__defaults__", (64,))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"x = 1\n" * 20)))
+    code, out, err = run_cli(capsys, command, "-")
+    assert code == 2 and out == ""
+    assert err.startswith("graphsafe: error: standard input too large (over ")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 from pathlib import Path
 
 # Larger files are data or generated code; libcst's cost grows with tokens (see DESIGN.md).
@@ -70,6 +71,15 @@ def read_source(path: Path, limit: int = MAX_FILE_BYTES) -> bytes | str:
     if len(content) > limit:
         return _too_large(len(content), limit)
     return content
+
+
+def read_stdin(limit: int = MAX_FILE_BYTES) -> bytes | str:
+    """Standard input's bytes, or why they are not read: the same cap as a file's (a pipe from
+    /dev/zero never ends)."""
+    data = sys.stdin.buffer.read(limit + 1)
+    if len(data) > limit:
+        return f"standard input too large (over {limit / 2**20:g} MiB, the limit)"
+    return data
 
 
 def _read_at_most(fd: int, count: int, expected: int) -> bytes:
