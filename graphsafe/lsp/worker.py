@@ -29,6 +29,9 @@ from typing import Any, Callable, Hashable
 from graphsafe.analyzer.limits import Cancelled, cancellable
 
 log = logging.getLogger("graphsafe.lsp")
+# Times a buffer's analysis gives way to other buffers' before it runs to its end regardless:
+# typing on in a small buffer must not keep a big one's diagnostics stale for ever.
+MAX_RESTARTS = 3
 
 
 @dataclass
@@ -40,6 +43,7 @@ class _Job:
     superseded: Any = None  # what the future gets if a newer job for `key` replaces this one
     order: int = 0  # keyed jobs: when submitted (a cancelled job waits again in its place)
     idle: bool = False  # dropped, not re-queued, when cancelled
+    restarts: int = 0  # times it was cancelled for another buffer's job and queued again
     cancel: threading.Event = field(default_factory=threading.Event)
 
 
@@ -73,7 +77,8 @@ class Worker:
             replaced = self._latest.pop(key, None)
             self._latest[key] = _Job(fn, args, future, key, superseded, next(self._order))
             running = self._running
-            if running is not None and (running.key is not None or running.idle):
+            if running is not None and (running.idle or running.key == key or (
+                    running.key is not None and running.restarts < MAX_RESTARTS)):
                 running.cancel.set()
             self._ready.notify()
         if replaced is not None:
@@ -117,6 +122,7 @@ class Worker:
             if job.key in self._latest:  # a newer job for its key replaced it
                 return True, job.superseded
             job.cancel = threading.Event()
+            job.restarts += 1
             waiting = sorted([*self._latest.values(), job], key=lambda j: j.order)
             self._latest = {j.key: j for j in waiting}
             return False, None

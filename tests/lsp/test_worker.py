@@ -8,7 +8,7 @@ import threading
 import time
 
 from graphsafe.analyzer import limits
-from graphsafe.lsp.worker import Worker
+from graphsafe.lsp.worker import MAX_RESTARTS, Worker
 
 
 def test_the_latest_analysis_runs_first_and_supersedes_the_waiting_one_for_its_buffer():
@@ -159,3 +159,28 @@ def test_an_ordinary_job_is_never_cancelled():
         return results
 
     assert asyncio.run(scenario()) == ("index done", "a done")
+
+
+def test_an_analysis_gives_way_at_most_max_restarts_times_then_runs_to_its_end():
+    ran: list[str] = []
+
+    async def scenario():
+        worker = Worker(asyncio.get_running_loop())
+        big = _Spinner("big", ran)
+        long = worker.submit_latest("big.py", "superseded", big)
+        for i in range(MAX_RESTARTS + 1):
+            assert await asyncio.to_thread(big.started.wait, 5)
+            big.started.clear()
+            small = worker.submit_latest(f"s{i}.py", "superseded", lambda i=i: ran.append(f"s{i}") or "ok")
+            if i < MAX_RESTARTS:
+                assert await asyncio.wait_for(small, 5) == "ok"
+        await asyncio.sleep(0.3)
+        assert not small.done()  # the last small buffer waits: the big one no longer gives way
+        big.release.set()
+        assert await asyncio.wait_for(long, 5) == "big done"
+        assert await asyncio.wait_for(small, 5) == "ok"
+        worker.stop()
+
+    asyncio.run(scenario())
+    # cancelled and run again MAX_RESTARTS times, then to its end before the last small buffer
+    assert ran == ["big"] + [name for i in range(MAX_RESTARTS) for name in (f"s{i}", "big")] + [f"s{MAX_RESTARTS}"]
