@@ -100,6 +100,9 @@ class Region:
     confidence: Confidence
     path: str  # file that marks it
     line: int
+    # the class whose instances run it, where that is not the class defining the function: a
+    # pattern `RandomAffine.forward` on a `forward` inherited from a base (None: the defining class)
+    receiver: str | None = None
 
 
 @dataclass(frozen=True)

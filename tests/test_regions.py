@@ -256,3 +256,64 @@ def test_same_module_name_in_two_script_folders(tmp_path):
     found = project(tmp_path, {"a/model.py": dirty, "a/run.py": main, "b/model.py": clean, "b/run.py": main})
     assert [(Path(d.path).parent.name, Path(d.path).name, d.code) for d in found] == [("a", "model.py", "GS101")]
     assert found[0].chain == ("torch.cuda.graph block in main (line 7)", "Net.forward")
+
+
+AUGMENTATIONS = {
+    "base.py": """
+        import torch
+
+        class Augmentation(torch.nn.Module):
+            def forward(self, x):
+                params = self.draw(x)
+                return self.apply_transform(x, params)
+
+            def draw(self, x):
+                return {}
+
+            def apply_transform(self, x, params):
+                raise NotImplementedError
+    """,
+    "impls.py": """
+        import torch
+        from base import Augmentation
+
+        class Affine(Augmentation):
+            def apply_transform(self, x, params):
+                return x * x.sum().item()
+
+        class Crop(Augmentation):
+            def apply_transform(self, x, params):
+                print("crop")
+                return x
+    """,
+}
+
+
+def test_pattern_names_a_method_the_class_inherits(tmp_path):
+    found = project(tmp_path, AUGMENTATIONS, regions=("impls.py::Affine.forward",))
+    assert [(d.code, d.start.line) for d in found] == [("GS101", 7)]
+    assert found[0].region.display == "Affine.forward"
+    assert found[0].region.receiver is not None and found[0].region.receiver.endswith("Affine")
+
+
+def test_inherited_method_calls_only_the_named_classes_overrides(tmp_path):
+    # capturing Crop's forward reaches Crop.apply_transform, not the sibling Affine's `.item()`
+    found = project(tmp_path, AUGMENTATIONS, regions=("Crop.forward",))
+    assert [(d.code, d.path.rpartition("/")[2], d.start.line) for d in found] == [("GS501", "impls.py", 11)]
+
+
+def test_region_on_the_base_method_still_reaches_every_override(tmp_path):
+    # nothing says which subclass runs `Augmentation.forward`: each override may
+    found = project(tmp_path, AUGMENTATIONS, regions=("Augmentation.forward",))
+    assert sorted(d.code for d in found) == ["GS101", "GS501"]
+
+
+def test_cli_accepts_a_pattern_on_an_inherited_method(tmp_path, capsys):
+    from tests.helpers import run_cli
+
+    for name, source in AUGMENTATIONS.items():
+        (tmp_path / name).write_text(textwrap.dedent(source))
+    code, out, err = run_cli(capsys, "check", str(tmp_path), "--region", "Affine.forward", "--output-format", "concise")
+    assert code == 1 and "GS101" in out and "GS501" not in out and "matches no function" not in err
+    code, out, err = run_cli(capsys, "check", str(tmp_path), "--region", "Affine.forwad")
+    assert code == 2 and "matches no function" in err

@@ -64,6 +64,7 @@ class Project:
         self._attr_readers: dict[tuple[str, str], list[str]] | None = None
         self._resolved: dict[str, str | None] = {}
         self._methods: dict[tuple[str, str], str | None] = {}
+        self._units_by_class: dict[str, list[str]] | None = None
 
     # ---------------------------------------------------------------- symbols
     def resolve_symbol(self, name: str, depth: int = 0) -> str | None:
@@ -201,6 +202,34 @@ class Project:
         return [found] if found else []
 
     def callees(self, ref: CallRef, class_key: str | None) -> list[str]:
+        """The units a call may run, for code of class `class_key` on any instance of it."""
+        return [key for key, _ in self.callees_on(ref, class_key, None)]
+
+    def callees_on(self, ref: CallRef, class_key: str | None, receiver: str | None
+                   ) -> list[tuple[str, str | None]]:
+        """(unit, receiver) pairs a call may run, for code of class `class_key` running on an
+        instance of `receiver` (a subclass of `class_key`; None: any instance of it). Calls on
+        `self` keep the receiver, so that a base class's `self.apply()` runs the receiver's
+        override only, not every subclass's; calls on other objects start afresh (None)."""
+        if ref.kind in ("self", "prop", "super") and class_key is not None:
+            base = receiver if receiver is not None and self.is_subclass(receiver, class_key) else class_key
+            if ref.kind == "super":
+                return [(key, base) for key in self._callees(ref, class_key)]
+            return [(key, base if self.is_subclass(base, self.units[key].unit.class_key or "") else None)
+                    for key in self._callees(ref, base)]
+        return [(key, None) for key in self._callees(ref, class_key)]
+
+    def is_subclass(self, class_key: str, base_key: str, seen: frozenset = frozenset()) -> bool:
+        """Is project class `class_key` `base_key` or derived from it (through project classes)?"""
+        if class_key == base_key:
+            return True
+        info = self.classes.get(class_key)
+        if info is None or class_key in seen:
+            return False
+        return any(self.is_subclass(b, base_key, seen | {class_key})
+                   for b in (self.resolve_symbol(base) for base in info.bases) if b in self.classes)
+
+    def _callees(self, ref: CallRef, class_key: str | None) -> list[str]:
         if ref.kind == "global":
             key = self.resolve_symbol(ref.target)
             if key is None:
@@ -253,12 +282,13 @@ class Project:
 
     # ---------------------------------------------------------------- regions
     def regions(self, patterns: tuple[str, ...] = (), root: Path | None = None) -> list[Region]:
-        found: dict[str, Region] = {}
+        found: dict[tuple[str, str | None], Region] = {}
 
         def add(region: Region) -> None:
-            current = found.get(region.function)
+            key = (region.function, region.receiver)
+            current = found.get(key)
             if current is None or (current.confidence is not Confidence.CERTAIN and region.confidence is Confidence.CERTAIN):
-                found[region.function] = region
+                found[key] = region
 
         for key, located in self.units.items():
             for mark in located.unit.marks:
@@ -275,7 +305,65 @@ class Project:
                 if unit.is_function and matches_pattern(patterns, unit.display, located.path, root):
                     kind = RegionKind.PATTERN
                     add(Region(key, unit.display, kind, Confidence.CERTAIN, located.path, unit.line))
-        return sorted(found.values(), key=lambda r: (r.confidence is not Confidence.CERTAIN, r.path, r.line, r.function))
+            for region in self.inherited_regions(patterns, root):
+                add(region)
+        return sorted(found.values(), key=lambda r: (r.confidence is not Confidence.CERTAIN, r.path, r.line, r.function,
+                                                     r.receiver or ""))
+
+    def inherited_regions(self, patterns: tuple[str, ...], root: Path | None) -> list[Region]:
+        """Regions a pattern names through a class that inherits the method: `RandomAffine.forward`
+        where `forward` is defined by a base class. They run on instances of the named class, so
+        `self` calls in the inherited code go to that class's overrides (Region.receiver)."""
+        found = []
+        wanted = [p for p in patterns if p != "*" and "." in (p.partition("::")[2] or p)]
+        if not wanted:
+            return found
+        for facts in self.files:
+            for info in facts.classes:
+                class_display = info.key[len(facts.module) + 1:] if info.key.startswith(facts.module + ".") else info.key
+                for pattern in wanted:
+                    class_pattern, _, method_pattern = (pattern.partition("::")[2] or pattern).rpartition(".")
+                    if not fnmatch.fnmatchcase(class_display, class_pattern):
+                        continue
+                    for method in self._inherited_names(info.key, method_pattern):
+                        display = f"{class_display}.{method}"
+                        if not matches_pattern((pattern,), display, facts.path, root):
+                            continue
+                        key = self.lookup_method(info.key, method)
+                        if key is not None and self.units[key].unit.class_key != info.key:
+                            from graphsafe.analyzer.region_hints import def_line  # imports this module
+
+                            unit, path = self.units[key].unit, self.units[key].path
+                            found.append(Region(key, display, RegionKind.PATTERN, Confidence.CERTAIN, path,
+                                                unit.line or def_line(path, unit.display), receiver=info.key))
+        return found
+
+    def _inherited_names(self, class_key: str, method_pattern: str) -> list[str]:
+        """Method names matching `method_pattern` that `class_key` gets from a project base."""
+        if not any(ch in method_pattern for ch in "*?["):
+            return [method_pattern]
+        names: set[str] = set()
+        stack, seen = [class_key], set()
+        while stack:
+            current = stack.pop()
+            info = self.classes.get(current)
+            if info is None or current in seen:
+                continue
+            seen.add(current)
+            prefix = current + "."
+            names.update(k[len(prefix):] for k in self._class_units().get(current, ()))
+            stack.extend(b for b in (self.resolve_symbol(base) for base in info.bases) if b in self.classes)
+        return sorted(n for n in names if fnmatch.fnmatchcase(n, method_pattern))
+
+    def _class_units(self) -> dict[str, list[str]]:
+        if self._units_by_class is None:
+            index: dict[str, list[str]] = {}
+            for key, located in self.units.items():
+                unit = located.unit
+                if unit.is_function and unit.class_key and key == f"{unit.class_key}.{key.rpartition('.')[2]}":
+                    index.setdefault(unit.class_key, []).append(key)
+            self._units_by_class = index
+        return self._units_by_class
 
     # ---------------------------------------------------------------- reachability
     def reachable_diagnostics(self, regions: list[Region]) -> list[Diagnostic]:
@@ -290,29 +378,41 @@ class Project:
         parent: dict[str, str | None] = {}
         called_at: dict[str, int] = {}
         root_of: dict[str, Region] = {}
-        queue: deque[str] = deque()
+        # A unit is walked once per receiver class it runs on (a base method reached from two
+        # subclasses' regions calls each one's overrides); chains keep the first, shortest, reach.
+        queue: deque[tuple[str, str | None]] = deque()
+        visited: set[tuple[str, str | None]] = set()
         for region in regions:
-            if region.function not in parent:
-                parent[region.function] = None
-                root_of[region.function] = region
-                queue.append(region.function)
+            state = (region.function, region.receiver)
+            if state not in visited:
+                visited.add(state)
+                queue.append(state)
+                if region.function not in parent:
+                    parent[region.function] = None
+                    root_of[region.function] = region
         order: list[str] = []
+        order_set: set[str] = set()
         injected = self.injected()
         while queue:
-            key = queue.popleft()
-            order.append(key)
+            key, receiver = queue.popleft()
+            if key not in order_set:
+                order_set.add(key)
+                order.append(key)
             unit = self.units[key].unit
             extra: list[str] = []
             if unit.class_key in injected and key.rpartition(".")[2] in ("forward", "__call__"):
                 extra = injected[unit.class_key]  # module surgery: the injected class runs in this forward
             lines = unit.call_lines or (0,) * len(unit.calls)
-            found = [(c, line) for ref, line in zip(unit.calls, lines) for c in self.callees(ref, unit.class_key)]
-            for callee, line in found + [(c, 0) for c in extra]:
+            found = [(c, line) for ref, line in zip(unit.calls, lines)
+                     for c in self.callees_on(ref, unit.class_key, receiver)]
+            for (callee, callee_receiver), line in found + [((c, None), 0) for c in extra]:
                 if callee not in parent:
                     parent[callee] = key
                     called_at[callee] = line
                     root_of[callee] = root_of[key]
-                    queue.append(callee)
+                if (callee, callee_receiver) not in visited:
+                    visited.add((callee, callee_receiver))
+                    queue.append((callee, callee_receiver))
         return Reach(parent, root_of, tuple(order), called_at)
 
     def hit_diagnostics(self, reach: Reach, path: str | None = None, units: dict[str, Unit] | None = None

@@ -27,6 +27,8 @@ def fix_in_scope(diagnostic: Diagnostic, patterns: tuple[str, ...], root: Path |
         return True  # found by the code itself (a capture block, a graphed callable, a mark)
     if region.display.rpartition(".")[2] in SETUP_FUNCTIONS:
         return False
+    if region.receiver is not None:
+        return True  # `Sub.step` with `step` inherited: only a pattern that names the class finds it
     named = tuple(p for p in patterns if p != "*")
     return matches_pattern(named, region.display, region.path, root) if "*" in patterns else True
 

@@ -12,7 +12,7 @@ import difflib
 import re
 from pathlib import Path
 
-from graphsafe.analyzer.callgraph import matches_pattern
+from graphsafe.analyzer.callgraph import Project, matches_pattern
 from graphsafe.analyzer.engine import _display_path
 from graphsafe.analyzer.facts import FileFacts
 from graphsafe.lines import split_lines
@@ -48,8 +48,12 @@ def unmatched(patterns: tuple[str, ...], facts: list[FileFacts], root: Path | No
     """Each pattern (other than `*`) that matches no function → the closest function names."""
     defs = functions(facts)
     missing: dict[str, list[str]] = {}
+    project = None
     for pattern in patterns:
         if pattern == "*" or any(matches_pattern((pattern,), display, path, root) for display, path, _ in defs):
+            continue
+        project = project or Project(facts)
+        if project.inherited_regions((pattern,), root):  # `Sub.forward` with `forward` defined by a base
             continue
         name = pattern.partition("::")[2] or pattern
         displays = sorted({display for display, _, _ in defs})
