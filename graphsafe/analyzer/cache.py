@@ -19,10 +19,19 @@ CACHE_SCHEMA = "27"  # 27: 26 with main's 25 (merge of robust-group); 26: Unit.c
 
 
 def rules_fingerprint() -> str:
+    """The rule set and the code that computes facts: an edited analyzer or rule (a checkout, a
+    reinstall of the same version) never reads facts an older one wrote."""
     from graphsafe.rules import ALL_RULES
 
-    text = ",".join(r.code for r in ALL_RULES)
-    return hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
+    h = hashlib.blake2b(",".join(r.code for r in ALL_RULES).encode(), digest_size=6)
+    package = Path(__file__).resolve().parents[1]
+    for folder in ("analyzer", "rules", "rewriters"):
+        for source in sorted((package / folder).rglob("*.py")):
+            try:
+                h.update(source.read_bytes())
+            except OSError:
+                h.update(source.name.encode())
+    return h.hexdigest()
 
 
 class FactsCache:

@@ -22,6 +22,8 @@ REBOUND_AFTER_REPLAY = "rebound-after-replay"
 # Hit condition: (REACHES_CAPTURE, class of the calling code, depth, "kind|target" call refs...):
 # one of these calls runs a `torch.cuda.graph` block or a capture_begin segment within depth calls
 REACHES_CAPTURE = "reaches-capture"
+# Hit condition: (NOT, condition...): holds where the condition after it does not
+NOT = "not"
 
 
 @dataclass(frozen=True)
@@ -452,6 +454,8 @@ class Project:
         is per-step (the code using it is a region root, or some caller passes a per-step value)."""
         if not condition:
             return True
+        if condition[0] == NOT:
+            return not self.condition_holds(condition[1:], unit_key, roots)
         if condition == ("loop",):  # a loop variable: per step where the loop drives the steps
             return unit_key not in self._reachable
         if condition[0] == REBOUND_AFTER_REPLAY:

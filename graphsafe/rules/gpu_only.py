@@ -273,6 +273,11 @@ class _GpuOnlyBindingRule(BindingRule, _GpuOnlyRule):
 # ------------------------------------------------------------------ GS501
 
 LOG_METHODS = frozenset("debug info warning warn error exception critical fatal log log_dict log_metrics".split())
+# What a metrics logger object records with (stable-baselines3's `logger.record`, `record_mean`,
+# `dump`; `log_metrics`-style trackers): logging only on a receiver that looks like a logger.
+LOGGER_RECORD_METHODS = frozenset(
+    "record record_mean record_dict dump log_scalar log_scalars log_metric log_value log_image log_text".split()
+)
 LOGGER_NAMES = frozenset("logger log LOGGER LOG _logger _log _LOGGER _LOG logging_logger console".split())
 TRACKER_RECEIVERS = frozenset("fabric accelerator".split())  # Lightning Fabric, HF Accelerate
 SUMMARY_WRITER_METHODS = frozenset(
@@ -347,7 +352,8 @@ class HostLogging(_GpuOnlyBindingRule):
     ## Precise semantics
     Flagged: `logging.*` and logger calls (`logger.info(...)`, `self.logger.warning(...)`,
     `log.debug(...)`), `print(...)` of non-tensor values, `wandb.log`, Lightning's
-    `self.log`/`self.log_dict`/`fabric.log`, TensorBoard `SummaryWriter` calls
+    `self.log`/`self.log_dict`/`fabric.log`, a logger's record methods (`self.logger.record(k,
+    v)`, `record_mean`, `dump`, `log_metric`, ...), TensorBoard `SummaryWriter` calls
     (`writer.add_scalar`, `add_histogram`, `flush`, ...) and `mlflow.log_*`, and `.log(...)` on
     an instance of a class named `...Logger`.
     Not flagged: `.log()` without arguments (`x.log()`, `probs.clamp(min=eps).log()`: torch
@@ -377,6 +383,7 @@ class HostLogging(_GpuOnlyBindingRule):
                 "    def forward(self, x):  # graphsafe: region\n        return self.emb.add_embedding(x)", module=True),
     )
     invalid = (
+        "self.logger.record('train/loss', 1.0)",
         'print("step")',
         'print(f"shape {x.shape}")',
         'print(f"loss {x:.3f}")',  # GS104 reports the f-string, this rule the print
@@ -401,7 +408,7 @@ class HostLogging(_GpuOnlyBindingRule):
     # walker asks the same right after the rules (the call's targets; `self.m()` / `super().m()`
     # aside, whose receiver's kind nothing can change), so skipping the question is invisible.
     calls = Callees({"print", "log", "log_dict", "log_artifact", "alert", "warn", "warn_explicit",
-                     *LOG_METHODS, *SUMMARY_WRITER_METHODS}, prefixes=("mlflow.",))
+                     *LOG_METHODS, *LOGGER_RECORD_METHODS, *SUMMARY_WRITER_METHODS}, prefixes=("mlflow.",))
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         found = self._what(node, ctx)
@@ -440,7 +447,7 @@ class HostLogging(_GpuOnlyBindingRule):
         if method == "log" and not node.args:
             return None  # `x.log()`, `probs.clamp(min=eps).log()`: torch math; every logger's log takes a message
         shown = dotted(func) or f".{method}"
-        if method in LOG_METHODS and _looks_like_logger(receiver, ctx):
+        if (method in LOG_METHODS or method in LOGGER_RECORD_METHODS) and _looks_like_logger(receiver, ctx):
             return f"{shown}()"
         if method in ("log", "log_dict"):
             if isinstance(receiver, cst.Name) and (ctx.is_self(receiver) or receiver.value == "self"):

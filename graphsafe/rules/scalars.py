@@ -6,6 +6,8 @@ import builtins
 
 import libcst as cst
 
+from graphsafe.analyzer.callgraph import NOT
+from graphsafe.analyzer.names import dotted
 from graphsafe.analyzer.nodes import children
 from graphsafe.analyzer.tensorness import PARAM_TENSOR_METHODS, TORCH_NON_TENSOR
 
@@ -672,8 +674,8 @@ def _arithmetic_operands(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 class PythonCounterInRegion(Rule):
     """## What it does
-    Flags a Python number attribute updated inside a captured region: `self.step += 1`,
-    `self.pos += T`, `self.iter = self.iter + 1`.
+    Flags Python state updated inside a captured region: a number attribute (`self.step += 1`,
+    `self.pos += T`), or an optimizer setting written into its param groups (`g["lr"] = new_lr`).
 
     ## Why is this bad?
     Python code runs only while the graph is captured. On replay the counter never moves, so
@@ -689,7 +691,8 @@ class PythonCounterInRegion(Rule):
 
     ## Use instead
     Count outside the region (around `graph.replay()`), or keep the counter in a device tensor
-    updated in place (`self.step_t.add_(1)`).
+    updated in place (`self.step_t.add_(1)`). For a learning rate, build the optimizer with a
+    tensor `lr` (`capturable=True`) and `.fill_()` it before each replay.
 
     ## Fix safety
     No automatic fix: where the counter is read decides the right place for it.
@@ -698,6 +701,10 @@ class PythonCounterInRegion(Rule):
     An update that reads a tensor on the host (`self.ema = 0.9 * self.ema + loss.item()`,
     `float(t)`) is reported once, at the sync (GS101/GS105): capture fails there first, and
     keeping the value on the device (`self.ema` a tensor) removes both.
+
+    A param-group write is reported wherever its value is not a literal (a scheduler writes a
+    setting to change it); where the value is itself a per-step number, GS301 reports it
+    instead.
 
     A counter of a program's own progress bar advanced from the region (`self.n += n` in
     `update`, called as `self.pbar.update(1)`) is reported too, besides the call's GS505: the
@@ -709,9 +716,11 @@ class PythonCounterInRegion(Rule):
     principle = Principle.STATIC
     consequence = Consequence.SILENTLY_WRONG
     summary = "a Python number attribute mutated inside the region (`self.step += 1`)"
-    message = "`{target}` is a Python counter updated only while capturing; replay never advances it: {consequence}"
+    message = "`{target}` is {what} updated only while capturing; replay never {effect}: {consequence}"
     valid = (
         "count = 0\ncount += 1",
+        # a constant written into a param group is the same every step
+        "def step2(opt):  # graphsafe: region\n    for g in opt.param_groups:\n        g['lr'] = 0.1",
         "class C:\n    def run(self, x: torch.Tensor):  # graphsafe: region\n        self.total = x.sum()\n        self.total += x.sum()",
         "class C:\n    def reset(self):\n        self.step += 1",
         # one cause, reported at the sync (GS101)
@@ -720,14 +729,24 @@ class PythonCounterInRegion(Rule):
     invalid = (
         "class C:\n    def run(self, x):  # graphsafe: region\n        self.step += 1",
         "class C:\n    def run(self, x):  # graphsafe: region\n        self.iter = self.iter + 1",
+        # a scheduler writing the lr into the optimizer's param groups inside the step
+        "def assign_lr(opt, new_lr):\n    for g in opt.param_groups:\n        g['lr'] = new_lr\n"
+        "def step2(opt, sched):  # graphsafe: region\n    assign_lr(opt, sched.lr())",
+        "class C:\n    def step(self):  # graphsafe: region\n        for group in self.param_groups:\n"
+        "            group['lr'] *= group['lrd']",
     )
 
     def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
+        if isinstance(node.target, cst.Subscript):
+            self._check_param_group(node.target, ctx, node.value)
         self._check(node.target, ctx, node.value)
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         for target in node.targets:
             tgt = target.target
+            if isinstance(tgt, cst.Subscript):
+                self._check_param_group(tgt, ctx, node.value)
+                continue
             if not isinstance(tgt, cst.Attribute):
                 continue
             source = ctx.scalar_source(node.value)  # `total = self.count + n; self.count = total`
@@ -741,7 +760,25 @@ class PythonCounterInRegion(Rule):
             return  # `self.total += loss` on a tensor attribute is a device op
         if _reads_tensor_on_host(value, ctx):
             return  # `self.ema = 0.9 * self.ema + loss.item()`: one cause, reported at the sync (GS101/GS105)
-        ctx.report(self, target, target=f"self.{target.attr.value}")
+        ctx.report(self, target, target=f"self.{target.attr.value}", what="a Python counter", effect="advances it")
+
+    def _check_param_group(self, target: cst.Subscript, ctx, value: cst.BaseExpression) -> None:
+        """`g["lr"] = new_lr` on an optimizer's param group: code writes a setting there to
+        change it between steps (a scheduler, a warm-up), but the captured step keeps the
+        Python value it read at capture. A literal is the same every step; a per-step number
+        as the value is GS301's report."""
+        if type(value) in (cst.Integer, cst.Float) or not _optimizer_key(target) or not _param_group(target.value, ctx):
+            return
+        if ctx.kind(value).is_tensor:
+            return
+        source = ctx.scalar_source(value)
+        if source is not None and not source.condition:
+            return  # a per-step number whatever the callers: GS301 reports it
+        key = target.slice[0].slice.value.evaluated_value
+        shown = f'{dotted(target.value) or "param_group"}["{key}"]'
+        # where GS301's report depends on the callers (a parameter), this one stands in when it does not hold
+        condition = (NOT, *source.condition) if source is not None else None
+        ctx.report(self, target, condition=condition, target=shown, what="an optimizer setting", effect="changes it")
 
 
 def _reads_tensor_on_host(expr: cst.BaseExpression, ctx) -> bool:
