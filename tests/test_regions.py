@@ -317,3 +317,30 @@ def test_cli_accepts_a_pattern_on_an_inherited_method(tmp_path, capsys):
     assert code == 1 and "GS101" in out and "GS501" not in out and "matches no function" not in err
     code, out, err = run_cli(capsys, "check", str(tmp_path), "--region", "Affine.forwad")
     assert code == 2 and "matches no function" in err
+
+
+def test_a_class_built_from_a_module_table_reaches_each_classes_methods(tmp_path):
+    found = project(tmp_path, {
+        "solvers.py": """
+            import torch
+
+            class Euler:
+                def integrate(self, t: torch.Tensor):
+                    return t.sum().item()
+
+            class RK4(Euler):
+                def integrate(self, t: torch.Tensor):
+                    print("rk4")
+                    return t
+        """,
+        "odeint.py": """
+            from solvers import Euler, RK4
+
+            SOLVERS = {"euler": Euler, "rk4": RK4}
+
+            def odeint(t, method="rk4"):  # graphsafe: region
+                solver = SOLVERS[method]()
+                return solver.integrate(t)
+        """,
+    })
+    assert sorted(d.code for d in found) == ["GS101", "GS501"]

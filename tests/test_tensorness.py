@@ -177,3 +177,25 @@ def test_a_parameter_tested_with_isinstance_is_not_taken_for_a_tensor(code):
 ])
 def test_tensor_methods_that_give_python_values(code):
     assert codes(with_params(code)) == []
+
+
+def test_a_parameter_passed_first_to_a_tensor_only_torch_function_is_a_tensor():
+    from tests.helpers import codes
+
+    assert codes("""
+        import torch
+        def step(dt, y):  # graphsafe: region
+            ok = torch.isfinite(dt)
+            if dt > 0:
+                y = y * 2
+            return y, ok
+    """) == ["GS201"]
+    # `torch.cat(parts)`: a sequence, not a tensor
+    assert codes("""
+        import torch
+        def step(parts, y):  # graphsafe: region
+            z = torch.cat(parts)
+            if parts:
+                y = y * 2
+            return y, z
+    """) == []

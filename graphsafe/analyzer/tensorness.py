@@ -215,6 +215,33 @@ PARAM_TENSOR_METHODS = (
 _PARAM_TENSOR_CALL = re.compile(r"\.(?:" + "|".join(sorted(PARAM_TENSOR_METHODS, key=len, reverse=True)) + r")\(")
 
 
+# torch functions whose first argument must be a tensor (a Python number raises TypeError):
+# `torch.isfinite(dt)`, `torch.sign(x)`. Not factories, not functions taking a sequence first
+# (`cat`, `stack`), not those with a number overload (`pow`, `add`, `mul`).
+TENSOR_INPUT_FUNCTIONS = frozenset(
+    """abs exp expm1 log log1p log2 log10 sqrt rsqrt sign sgn isfinite isnan isinf isneginf isposinf
+    isreal signbit clamp clip clamp_min clamp_max sum mean nansum nanmean prod max min amax amin
+    aminmax norm sigmoid tanh relu softmax log_softmax logsumexp matmul mm bmm flatten reshape
+    squeeze unsqueeze transpose permute movedim argmax argmin argsort sort topk kthvalue cumsum
+    cumprod cummax cummin diff gather scatter index_select masked_fill masked_select any all floor
+    ceil round trunc frac lerp maximum minimum eq ne gt lt ge le logical_not logical_and logical_or
+    logical_xor bucketize searchsorted zeros_like ones_like empty_like full_like rand_like
+    randn_like randint_like clone sin cos tan asin acos atan atan2 sinh cosh erf erfc erfinv
+    square reciprocal neg negative nan_to_num count_nonzero nonzero unique flip roll repeat_interleave
+    narrow select take take_along_dim tril triu diagonal diag_embed outer einsum_dummy std var
+    std_mean var_mean median nanmedian quantile nanquantile histc bincount""".split()
+) - {"einsum_dummy"}
+# `torch.isfinite(dt)`, `F.softmax(logits, -1)`: a cheap text pre-filter for the names passed first.
+_TENSOR_INPUT_CALL = re.compile(r"\.(?:" + "|".join(sorted(TENSOR_INPUT_FUNCTIONS, key=len, reverse=True))
+                                + r")\(\s*(\w+)\s*[,)]")
+
+
+def requires_tensor_input(qualified: str) -> bool:
+    """Does the torch function `qualified` take a tensor as its first argument (and only one)?"""
+    module, _, name = qualified.rpartition(".")
+    return (module == "torch" and name in TENSOR_INPUT_FUNCTIONS) or module == "torch.nn.functional"
+
+
 # `F.mse_loss(values, zs)`: a torch loss's input and target are tensors (a number raises).
 _LOSS_CALL = re.compile(r"(?:_loss|cross_entropy|_with_logits|kl_div)\(\s*(\w+)\s*,\s*(\w+)\s*[,)]")
 
@@ -235,6 +262,7 @@ def tensor_method_receivers(source: str) -> frozenset[str]:
     if "(" in source:
         for match in _LOSS_CALL.finditer(source):
             found.update(match.groups())
+        found.update(match.group(1) for match in _TENSOR_INPUT_CALL.finditer(source))
     for match in _PARAM_TENSOR_CALL.finditer(source):
         end = start = match.start()
         while start and (source[start - 1].isalnum() or source[start - 1] == "_"):

@@ -220,6 +220,7 @@ class FileWalker:
         self.class_attr_kinds: dict[str, dict[str, T.Kind]] = {}
         self.varying_attrs: dict[str, set[str]] = {}  # class key → number attributes changed per step
         self.module_defs: dict[str, str] = {}
+        self.class_tables: dict[str, tuple[str, ...]] = {}  # module-level tables of classes (`SOLVERS`)
         self.loop_names: list[set[str]] = []  # names bound by the enclosing `for` loops
         self.while_depth = 0  # enclosing `while` loops (they bind no names)
         self.registrars: tuple[str, ...] = ()  # methods that register a buffer named by their argument
@@ -1175,6 +1176,9 @@ class FileWalker:
             if (name in self.object_functions and local is None and name not in scope.local_defs
                     and not scope.imports.is_imported(name)):
                 return self.object_functions[name]  # `mlp(d, h)` with `def mlp(...) -> nn.Module`
+        if (type(func) is cst.Subscript and type(func.value) is cst.Name and func.value.value in self.class_tables
+                and func.value.value not in scope.env):
+            return T.instance_of(*self.class_tables[func.value.value])  # `SOLVERS[method](...)`
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if (scope.class_key and method in self.number_methods.get(scope.class_key, ())
@@ -1320,6 +1324,32 @@ class FileWalker:
         if kind.refs and all(r.startswith("torch.nn.") for r in kind.refs):
             return T.TENSOR
         return T.UNKNOWN
+
+    def _class_tables(self, body, imports: ImportTable) -> dict[str, tuple[str, ...]]:
+        """Module-level tables of classes: `SOLVERS = {"dopri5": Dopri5Solver, "rk4": RK4}` (or a
+        list or tuple of them), from which code builds the class a setting names
+        (`SOLVERS[method](...)`): that call makes an instance of any of them."""
+        tables: dict[str, tuple[str, ...]] = {}
+        for stmt in body:
+            if type(stmt) is not cst.SimpleStatementLine:
+                continue
+            for small in stmt.body:
+                if not (type(small) is cst.Assign and len(small.targets) == 1
+                        and type(small.targets[0].target) is cst.Name):
+                    continue
+                value = small.value
+                if type(value) is cst.Dict:
+                    entries = [e.value for e in value.elements if type(e) is cst.DictElement]
+                    complete = len(entries) == len(value.elements)
+                elif type(value) in (cst.List, cst.Tuple):
+                    entries = [e.value for e in value.elements if type(e) is cst.Element]
+                    complete = len(entries) == len(value.elements)
+                else:
+                    continue
+                names = [imports.resolve(v) for v in entries] if complete and entries else []
+                if names and all(n and n.rpartition(".")[2][:1].isupper() for n in names):
+                    tables[small.targets[0].target.value] = tuple(dict.fromkeys(self._qualify(n) for n in names))
+        return tables
 
     def _names_value(self, name: str) -> bool:
         """`self.D(x)`, `gan.G(z)`: a capitalised attribute of a value (a discriminator, a
@@ -1486,6 +1516,7 @@ class FileWalker:
             self.registrars = _buffer_registrars(node for node, _ in pending_classes)
         self.scope = _Scope(imports, self.globals, {}, None, None, "", [])
         self.object_functions = self._object_functions(module.body)
+        self.class_tables = self._class_tables(module.body, imports)
         for node, key in pending_classes:
             bases = tuple(b for b in (imports.resolve(arg.value) for arg in node.bases) if b)
             bases = tuple(self._qualify(b) for b in bases)
@@ -1925,8 +1956,8 @@ class FileWalker:
 
     def _params_used_as_tensors(self, body: cst.BaseSuite, scope: _Scope) -> None:
         """Unannotated parameters the function itself calls a tensor-only method on
-        (`labels.bool()`, `x.detach()`) or passes to a torch loss (`F.mse_loss(values, zs)`)
-        are tensors in all of it, before that call too, as if
+        (`labels.bool()`, `x.detach()`), passes to a torch loss (`F.mse_loss(values, zs)`) or
+        first to a torch function that takes only tensors there (`torch.isfinite(dt)`) are tensors in all of it, before that call too, as if
         annotated: `if labels.sum() == 0` above `labels.bool()` is a tensor branch. Not one the
         function tests with `isinstance(p, ...)`: it takes other types too (`mesh` as a tensor
         or a list, `df` as a number or a tensor)."""
@@ -1949,6 +1980,10 @@ class FileWalker:
             if (tp is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name
                     and node.func.value.value in names and node.func.attr.value in T.PARAM_TENSOR_METHODS):
                 used.add(node.func.value.value)
+            if (tp is cst.Call and node.args and type(node.args[0].value) is cst.Name and node.args[0].keyword is None
+                    and not node.args[0].star and node.args[0].value.value in names
+                    and T.requires_tensor_input(self.resolve(node.func) or "")):
+                used.add(node.args[0].value.value)  # `torch.isfinite(dt)`, `F.softmax(logits, -1)`
             if tp is cst.Call and len(node.args) >= 2 and any(
                     type(a.value) is cst.Name and a.value.value in names for a in node.args[:2]):
                 if T.is_torch_loss(self.resolve(node.func) or ""):  # `F.mse_loss(values, zs)`
