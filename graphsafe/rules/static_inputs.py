@@ -9,7 +9,7 @@ import libcst as cst
 from graphsafe.analyzer.callgraph import REBOUND_AFTER_REPLAY
 from graphsafe.analyzer.nodes import children
 from graphsafe.analyzer.names import dotted
-from graphsafe.analyzer.tensorness import CONCAT_FUNCTIONS
+from graphsafe.analyzer.tensorness import CONCAT_FUNCTIONS, PARAM_TENSOR_METHODS
 from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rules.base import Callees, Rule
 
@@ -80,6 +80,10 @@ class StaticInputRebinding(Rule):
       `self.buf = torch.cat([self.buf, x])` (or `torch.stack`/`vstack`/`hstack`/`concat`/
       `concatenate`/`row_stack`/...), grows every step: that is GS404 only, not also GS401
       (one cause, one diagnostic);
+    - inside the region, `self.prev = h` for an attribute the same method read above
+      (`if self.prev is not None: h = h + self.prev`): state one step hands the next; not
+      under a test of the attribute itself (`if self.cos is None: self.cos = make(n)`, a
+      cache built on demand);
     - outside the region, `self.sigmas = ...` in a method (`scheduler.set_timesteps()`) run
       from code that replays a graph (or from a driver that also calls a method that replays
       it: `session.reset(mask)` then `session.run()`), when captured code of the project reads
@@ -100,6 +104,13 @@ class StaticInputRebinding(Rule):
     summary = "rebinding a tensor the graph reads (`x = new` where `x.copy_(new)` is needed)"
     message = "`{target}` {why}; rebinding it leaves the graph on the old tensor, use `{target}.copy_(...)`: {consequence}"
     valid = (
+        Example(
+            "class C(torch.nn.Module):\n    def forward(self, x: torch.Tensor):  # graphsafe: region\n"
+            "        if self.cos is None or x.shape[1] > self.cos.shape[0]:\n"
+            "            self.cos = torch.cos(torch.arange(x.shape[1], device=x.device))\n"
+            "        return x * self.cos[: x.shape[1]]",
+            module=True,
+        ),
         "static = torch.zeros(2)\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = static * 2\nstatic.copy_(x)",
         "y = x * 2\ny = y + 1",
         # a number attribute (bound to a config value, then to a value of unknown kind) that the
@@ -124,6 +135,12 @@ class StaticInputRebinding(Rule):
         ),
     )
     invalid = (
+        Example(
+            "class C(torch.nn.Module):\n    def forward(self, x: torch.Tensor):  # graphsafe: region\n"
+            "        h = x * 2\n        if self.prev is not None:\n            h = h + self.prev\n"
+            "        self.prev = h.detach()\n        return h",
+            module=True,
+        ),
         "static = torch.zeros(2)\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    out = static * 2\nstatic = x",
         # the look-alike: an input that starts as None (not a number) and is rebound per batch
         Example(
@@ -179,6 +196,7 @@ class StaticInputRebinding(Rule):
 
     def __init__(self) -> None:
         self.self_reads: set[tuple[str, str, str]] = set()  # (class, attribute, function reading it)
+        self.read_so_far: set[tuple[str, str, str]] = set()  # (class, attribute, function) read above here
         # `self.x = tensor` in a method other than __init__: decided project-wide (end_module)
         self.rebinds: list[tuple[cst.Attribute, str, str, str, object, cst.Assign]] = []
         self.reads: set[tuple[str, str]] = set()
@@ -234,6 +252,7 @@ class StaticInputRebinding(Rule):
     def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
         if ctx.class_key and ctx.function_key and not ctx.is_store(node) and ctx.is_self(node.value):
             self.self_reads.add((ctx.class_key, node.attr.value, ctx.unit_key))  # a capture block's own key
+            self.read_so_far.add((ctx.class_key, node.attr.value, ctx.function_key))
         elif type(node.value) in (cst.Attribute, cst.Name) and ctx.function_key and not ctx.is_store(node):
             ctx.note_attribute_read(node)  # `self.scheduler.sigmas`: the class may be in another file
         if ctx.in_capture_block() and not ctx.is_store(node) and ctx.is_self(node.value) and ctx.class_key:
@@ -266,6 +285,14 @@ class StaticInputRebinding(Rule):
                     fix = None if (_old_value_may_be_kept(ctx.function_node, node, tgt)
                                    or _passed_to_project_call(node.value, tgt, ctx)) else _copy_fix(node, ctx)
                     ctx.report(self, tgt, fix=fix, target=f"self.{tgt.attr.value}",
+                               why="holds state the graph reads and updates")
+                elif ((value_kind.is_tensor or _tensor_method_result(node.value)) and not growing
+                      and not _reads_attribute(node.value, tgt)
+                      and (ctx.class_key, tgt.attr.value, ctx.function_key) in self.read_so_far
+                      and ctx.function_name != "__init__" and not _lazily_built(ctx.function_node, node, tgt)):
+                    # `if self.prev is not None: h = h + self.prev` ... `self.prev = h`: state one step
+                    # hands the next; replay reads the tensor bound at capture, never the new one
+                    ctx.report(self, tgt, target=f"self.{tgt.attr.value}",
                                why="holds state the graph reads and updates")
                 if value_kind.not_tensor:
                     continue  # `self.static = None`: releasing it, not feeding the graph new values
@@ -432,6 +459,29 @@ def _is_attribute_or_view(expr: cst.CSTNode | None, attribute: cst.Attribute) ->
             expr = expr.value
         else:
             return False
+
+
+def _tensor_method_result(value: cst.BaseExpression) -> bool:
+    """`attn.detach()`, `h.float()`: what a tensor-only method returns is a tensor, whatever
+    computed its receiver (a module of another file)."""
+    return (type(value) is cst.Call and type(value.func) is cst.Attribute
+            and value.func.attr.value in PARAM_TENSOR_METHODS)
+
+
+def _lazily_built(function: cst.FunctionDef | None, assign: cst.Assign, attribute: cst.Attribute) -> bool:
+    """`if self.cos is None or n > self.cached: self.cos = make(n)`: a cache built on demand under
+    a test of the attribute itself, not state handed from one step to the next."""
+    if function is None:
+        return False
+    stack: list[tuple[cst.CSTNode, bool]] = [(function.body, False)]
+    while stack:
+        node, guarded = stack.pop()
+        if node is assign:
+            return guarded
+        if type(node) is cst.If and _reads_attribute(node.test, attribute):
+            guarded = True
+        stack.extend((child, guarded) for child in children(node))
+    return False
 
 
 def _is_same_attribute(expr: cst.CSTNode | None, attribute: cst.Attribute) -> bool:
