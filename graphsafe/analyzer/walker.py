@@ -449,6 +449,10 @@ class FileWalker:
         """The current place, for a report made later (e.g. from `end_module`)."""
         return Place(tuple(self.scope.units), self.statement)
 
+    def is_loop_variable(self, name: str) -> bool:
+        """Is `name` bound by a `for` loop enclosing the code being walked?"""
+        return any(name in names for names in self.loop_names)
+
     def in_capture_block(self) -> bool:
         """Inside a `torch.cuda.graph` block or a capture_begin/capture_end segment."""
         for unit in self.scope.units:  # a loop, not any(): asked at every call by several rules

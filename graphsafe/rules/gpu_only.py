@@ -18,6 +18,7 @@ import libcst as cst
 
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.names import dotted
+from graphsafe.analyzer.nodes import children
 from graphsafe.model import Consequence, Example, Principle
 from graphsafe.rules.base import Callees, Rule, last_parts
 from graphsafe.rules.syntax import keyword
@@ -580,6 +581,73 @@ class _GrownEntries(set):
     """ids of `obj[k]` targets rebound to a concatenation of themselves in this file."""
 
 
+def _replaces_a_slot(target: cst.BaseExpression, value: cst.BaseExpression, ctx) -> bool:
+    """`state[i * 3 + 1] = h` over the layers, `batch["img"] = batch["img"].float()` on the
+    caller's dict: a device tensor put in a slot that is the same every step, in a container
+    the caller passed or at a layer's index. A reader after the replay finds the graph's output
+    buffer there, refreshed by the replay; no key is added or lost. Still reported: a key that
+    changes per step (`self.by_step[n] = x`), a host value, and state computed from the slot's
+    old value (`self.ema[k] = 0.9 * self.ema[k] + g`: the graph keeps reading the old tensor)."""
+    if type(target) is not cst.Subscript or not ctx.kind(value).is_tensor:
+        return False
+    if T.is_host_copy(value, ctx.resolve) or _mentions_code(value, ctx.code_for(target)):
+        return False
+    by_loop = False
+    for element in target.slice:
+        index = element.slice
+        if not isinstance(index, cst.Index):
+            return False
+        key = index.value
+        if type(key) in (cst.SimpleString, cst.Integer):
+            continue
+        if ctx.scalar_source(key) is not None or _mentions_tensor(key, ctx) or not _loop_or_literal_arithmetic(key, ctx):
+            return False
+        by_loop = True
+    function = ctx.function_node
+    passed = (type(target.value) is cst.Name and function is not None
+              and any(p.name.value == target.value.value for p in function.params.params))
+    return by_loop or passed
+
+
+def _mentions_code(expr: cst.BaseExpression, code: str) -> bool:
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Subscript and _code_of(node) == code:
+            return True
+        stack.extend(children(node))
+    return False
+
+
+def _code_of(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def _mentions_tensor(expr: cst.BaseExpression, ctx) -> bool:
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Name, cst.Attribute)) and ctx.kind(node).is_tensor:
+            return True
+        if type(node) is cst.Attribute and node.attr.value in ("shape", "device", "dtype"):
+            return True  # `self.cache[t.shape]`: keyed by what a value is
+        stack.extend(children(node))
+    return False
+
+
+def _loop_or_literal_arithmetic(expr: cst.BaseExpression, ctx) -> bool:
+    """`i * 3 + 2`, `f"blocks.{i}"` over a `for i in range(...)` of the function: the same
+    slots every step (a layer index), not keys that depend on the step."""
+    tp = type(expr)
+    if tp in (cst.Integer, cst.SimpleString):
+        return True
+    if tp is cst.Name:
+        return ctx.is_loop_variable(expr.value)
+    if tp is cst.BinaryOperation:
+        return _loop_or_literal_arithmetic(expr.left, ctx) and _loop_or_literal_arithmetic(expr.right, ctx)
+    return False
+
+
 class PythonContainerAccumulate(_GpuOnlyBindingRule):
     """## What it does
     Flags changes, inside a captured region, to a Python list, dict or set that outlives the
@@ -618,7 +686,11 @@ class PythonContainerAccumulate(_GpuOnlyBindingRule):
     `.add`/`.update`/`.setdefault`, `obj[k] = v` and `obj[k] += v` on such a list, dict or set
     (a list built as `[0.0] * n` included).
 
-    Containers created in the same function are not reported, nor is an entry replaced by a
+    Containers created in the same function are not reported, nor is a device tensor put in a
+    slot that is the same every step: at a layer's index (`state[i * 3 + 1] = h` in a `for`
+    loop) or under a literal key of a container the caller passed (`batch["img"] =
+    img.float()`); a reader after the replay finds the graph's refreshed output there (a slot
+    computed from its old value is state, and still reported). Nor is an entry replaced by a
     concatenation of itself (`self.logs[k] = torch.cat([self.logs[k], x])`): the keys stay the
     same and the entry's tensor grows, which GS404 reports.
     """
@@ -637,6 +709,10 @@ class PythonContainerAccumulate(_GpuOnlyBindingRule):
         "y[0] = x[0]",
         Example("self.history.append(x)", region=False),
         "self.logs = {'loss': x[:0]}\nself.logs['loss'] = torch.cat([self.logs['loss'], y])",  # GS404's
+        # the same slots every step, refreshed by each replay
+        "self.state = [x, x, x]\nfor i in range(3):\n    self.state[i * 1] = x * i",
+        Example("def step(batch: dict, x: torch.Tensor):  # graphsafe: region\n"
+                "    batch['img'] = x.float() / 255", module=True),
     )
     invalid = (
         "self.history.append(x)",
@@ -672,7 +748,7 @@ class PythonContainerAccumulate(_GpuOnlyBindingRule):
         # tensor: that is GS404's, not a change to the container
         grown = ctx.file_state(_GrownEntries)
         for target in node.targets:
-            if T.joined_onto_itself(target.target, node.value, ctx.resolve):
+            if T.joined_onto_itself(target.target, node.value, ctx.resolve) or _replaces_a_slot(target.target, node.value, ctx):
                 grown.add(id(target.target))
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
