@@ -59,7 +59,6 @@ KNOWN_MISSES = {
     ("corpus/kvquant_serving/engine.py", 78, "GS108"): "a masked assignment of a Python number is masked_fill_ (no sync)",
     # `self.optimizer = self.model.configure_optimizers(...)` (nanoGPT): the AdamW is built in
     # model.py; GS701 pairs a `.step()` with a construction bound in the same file.
-    ("corpus/lmtrain_step/module.py", 65, "GS701"): "an optimizer built by a method in another file is not seen",
     # `v.to(self.device, non_blocking=True)` over a dict of pinned CPU rows: the docs name
     # `.to("cuda")`/`.to(device="cuda")`; a device variable on values of unknown kind (most often
     # device tensors already) is not reported, and dict values of a comprehension have no kind.

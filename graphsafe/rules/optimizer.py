@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -15,6 +16,9 @@ NEEDS_CAPTURABLE = frozenset("Adam AdamW Adamax ASGD NAdam RAdam RMSprop Rprop A
 # Capture without error, but the Python-side step counter never advances on replay.
 SILENT = frozenset({"Adagrad"})
 _OPTIMIZERS = NEEDS_CAPTURABLE | SILENT | frozenset("SGD LBFGS SparseAdam Adafactor Muon".split())
+# What code names an optimizer: `optimizer`, `opt`, `self.policy_optim`, `self.critic.optimizer`,
+# `self.optim_objs[p]`, `ent_coef_optimizer`.
+_OPTIMIZER_NAME = re.compile(r"^_?(opt|optim|optimizer|optimiser)(s|_objs?)?$|_(optim|optimizer|optimiser|opt)$|^(optim|optimizer)_")
 
 
 @dataclass
@@ -30,6 +34,7 @@ class _Step:
     node: cst.Call
     key: tuple[str, str]
     place: object
+    other_class: bool = False  # the receiver is an object of a project class, not an optimizer
 
 
 class OptimizerNotCapturable(Rule):
@@ -67,6 +72,12 @@ class OptimizerNotCapturable(Rule):
     ASGD, Rprop, Adadelta. The optimizer is matched by name (`opt`, `self.opt`) to where the
     same file builds it: directly, or through a function of the file that returns it
     (`self.opt = make_optimizer(model)`).
+
+    An optimizer the file steps but never builds (`self.policy.optimizer.step()`,
+    `optimizer.step()` on a parameter, `self.optim_objs[p].step()`: a receiver named like one)
+    is reported too, as one that may not be capturable: real training builds Adam or AdamW,
+    and without `capturable=True`. Not where the file mentions `capturable` at all, nor on a
+    receiver of a project class (its own `step` is followed as a call).
     """
     fixable = True
 
@@ -86,8 +97,13 @@ class OptimizerNotCapturable(Rule):
         "opt = torch.optim.AdamW([x], lr=1e-3, capturable=True)\nopt.step()",
         "opt = torch.optim.SGD([x], lr=0.1)\nopt.step()",
         "opt = torch.optim.Adam([x])",
+        # a project's own optimizer-like object: its step is followed as a call
+        Example("class Stepper:\n    def step(self):\n        pass\n\n\n"
+                "def train(x: torch.Tensor):  # graphsafe: region\n    optimizer = Stepper()\n    optimizer.step()",
+                module=True),
     )
     invalid = (
+        "self.policy.optimizer.step()",
         "opt = torch.optim.AdamW([x], lr=1e-3)\nopt.step()",
         "opt = torch.optim.Adagrad([x])\nopt.step()",
         Example(
@@ -103,6 +119,7 @@ class OptimizerNotCapturable(Rule):
         self.steps: list[_Step] = []
         self.factories: dict[str, _Construction] = {}  # function of this file → the optimizer it returns
         self.made_by: dict[tuple[str, str], str] = {}  # binding → the function of this file that made it
+        self.unseen: list[_Step] = []  # optimizers stepped that this file never builds
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         value = node.value
@@ -138,7 +155,9 @@ class OptimizerNotCapturable(Rule):
         if isinstance(func, cst.Attribute) and func.attr.value == "step":
             key = _binding(func.value, ctx)
             if key is not None:
-                self.steps.append(_Step(node, key, ctx.here()))
+                self.steps.append(_Step(node, key, ctx.here(), _known_other_class(func.value, ctx)))
+            elif _named_like_an_optimizer(func.value) and not _known_other_class(func.value, ctx):
+                self.unseen.append(_Step(node, ("", ""), ctx.here()))  # `self.policy.optimizer.step()`
 
     def end_module(self, ctx) -> None:
         for step in self.steps:
@@ -146,6 +165,8 @@ class OptimizerNotCapturable(Rule):
             if built is None:
                 maker = self.made_by.get(step.key) or self.made_by.get(("<global>", step.key[1]))
                 built = self.factories.get(maker) if maker is not None else None
+            if built is None and _named_like_an_optimizer_key(step.key) and not step.other_class:
+                self.unseen.append(step)
             if built is None or built.capturable:
                 continue
             if built.cls in NEEDS_CAPTURABLE:
@@ -163,6 +184,34 @@ class OptimizerNotCapturable(Rule):
                     detail="has no capturable mode: its step counter is read once at capture",
                     consequence=Consequence.SILENTLY_WRONG.value,
                 )
+
+        if "capturable" in ctx.source:
+            return  # the file passes `capturable` somewhere: the optimizer may well be one of those
+        for step in self.unseen:
+            receiver = ctx.code_for(step.node.func.value)
+            ctx.report(self, step.node, at=step.place, optimizer=receiver,
+                       detail="is built where this file does not show; unless it passes capturable=True "
+                              "(or is SGD), an Adam-family optimizer refuses to be captured")
+
+
+def _named_like_an_optimizer(expr: cst.BaseExpression) -> bool:
+    """`optimizer`, `self.critic.optimizer`, `self.policy_optim`, `self.optim_objs[p]`."""
+    if isinstance(expr, cst.Subscript):
+        expr = expr.value
+    name = expr.attr.value if isinstance(expr, cst.Attribute) else expr.value if isinstance(expr, cst.Name) else None
+    return name is not None and bool(_OPTIMIZER_NAME.search(name))
+
+
+def _named_like_an_optimizer_key(key: tuple[str, str]) -> bool:
+    return bool(_OPTIMIZER_NAME.search(key[1]))
+
+
+def _known_other_class(expr: cst.BaseExpression, ctx) -> bool:
+    """A receiver of a known class that is no torch optimizer (a project wrapper whose `step`
+    the call graph follows into)."""
+    kind = ctx.kind(expr)
+    return kind.tag in ("object", "modules") and bool(kind.refs) and not any(
+        r.startswith("torch.optim.") for r in kind.refs)
 
 
 def _construction(call: cst.Call, ctx) -> _Construction | None:
