@@ -358,3 +358,41 @@ def test_no_device_fill_for_values_that_may_be_lists(value):
             f"    return torch.tensor({value}, device=x.device)\n")
     outcome = fix_text(text, "case.py", Settings(), [], unsafe=True)
     assert outcome.error is None and "torch.full" not in outcome.fixed
+
+
+@settings(max_examples=150, deadline=None)
+@given(shape=st.lists(st.integers(0, 4), min_size=2, max_size=3),
+       index=st.sampled_from(["[-1]", "[0]", "[2]", "[-3]", "[0, 1]", "[1, 2, 3]"]),
+       position=st.sampled_from(["{}", ":, {}", "..., {}"]))
+def test_literal_list_index_becomes_the_slice_with_the_same_values_and_shape(shape, index, position):
+    """GS402 `v[:, [-1]]` → `v[:, -1:]` (unsafe: a view, where the list made a copy): every
+    input the list index accepts gives the same values, shape and dtype through the slice."""
+    subscript = position.format(index)
+    region = f"def pick(v: torch.Tensor):  # graphsafe: region\n    return v[{subscript}]\n"
+    fixed = fix(region, unsafe=True)
+    assert "[" + index not in fixed.split("return ")[1][1:]  # the list itself is gone
+    v = torch.arange(float(torch.Size(shape).numel())).reshape(shape)
+    outcomes = []
+    for text in ("import torch\n" + region, fixed):
+        namespace: dict = {}
+        exec(compile(text, "case.py", "exec"), namespace)
+        try:
+            outcomes.append(namespace["pick"](v))
+        except IndexError as error:
+            outcomes.append(error)
+    original, rewritten = outcomes
+    if isinstance(original, IndexError):
+        return  # out of range: the list refused it (the slice gives an empty tensor); documented
+    size = shape[-1] if position == "..., {}" else shape[1] if position == ":, {}" else shape[0]
+    if not all(-size <= k < size for k in eval(index)):
+        # the documented difference: a tensor with no elements takes an out-of-range list index
+        # (nothing to check), keeping a dimension the slice leaves empty
+        assert v.numel() == 0 and isinstance(rewritten, torch.Tensor)
+        return
+    assert isinstance(rewritten, torch.Tensor) and same(original, rewritten)
+
+
+def test_no_slice_for_lists_no_slice_selects():
+    text = "import torch\n\n\ndef pick(v: torch.Tensor):  # graphsafe: region\n    return v[:, [0, 2]], v[[2, 0]], v[[-2, -1]]\n"
+    outcome = fix_text(text, "case.py", Settings(), [], unsafe=True)
+    assert outcome.error is None and outcome.fixed == text

@@ -15,6 +15,7 @@ from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.names import bound_names, dotted
 from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rewriters.hoist import hoist_fix
+from graphsafe.rewriters.list_index import list_index_fix
 from graphsafe.rewriters.scalar_tensor import full_fix
 from graphsafe.rules.base import Callees, Rule, last_parts
 from graphsafe.rules.gpu_only import persistent_root
@@ -118,6 +119,13 @@ class HostDataTensor(_StaticMemoryRule):
     rounds it (to inf), and without a dtype `torch.tensor` takes a NumPy scalar's dtype where
     `torch.full` takes the default one. The number is still fixed at capture (GS301 reports it
     when it varies).
+    A list of integer literals as an index becomes the slice selecting the same elements
+    (`v[:, [-1]]` → `v[:, -1:]`, `[2]` → `2:3`, `[0, 1, 2]` → `0:3`): same values and shape,
+    computed on the device. Unsafe: the slice is a view where the list gave a copy, so an
+    in-place write to either afterwards is seen through the other (and on a tensor with no
+    elements an out-of-range index, which the list accepts, gives an empty dimension). Lists
+    no slice selects
+    (`[0, 2]`, `[2, 0]`) get no fix.
 
     ## Precise semantics
     Flagged inside the region:
@@ -284,7 +292,8 @@ class HostDataTensor(_StaticMemoryRule):
             index = element.slice
             if isinstance(index, cst.Index) and isinstance(index.value, cst.List):
                 ctx.report(
-                    self, index.value, what=f"[{', '.join(ctx.code_for(e.value) for e in index.value.elements)}]",
+                    self, index.value, fix=list_index_fix(index.value),
+                    what=f"[{', '.join(ctx.code_for(e.value) for e in index.value.elements)}]",
                     why="indexes a tensor with a Python list, which becomes a host tensor copied to the GPU, "
                     "refused during capture",
                 )
