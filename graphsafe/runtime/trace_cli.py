@@ -139,7 +139,7 @@ def run_trace(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     if args.save_facts is not None:
         _save_facts(args, outcome)
-    code = _print_outcome(outcome, args.format, static=_static_diagnostics(args, outcome) if args.static else None)
+    code = _print_outcome(outcome, args.format, static=_static_views(args, outcome) if args.static else None)
     return code
 
 
@@ -159,7 +159,26 @@ def _save_facts(args: argparse.Namespace, outcome: "_Outcome") -> None:
         sys.stderr.write(f"graphsafe trace: facts saved to {shown}\n")
 
 
-def _static_diagnostics(args: argparse.Namespace, outcome: "_Outcome") -> list[dict]:
+def _static_views(args: argparse.Namespace, outcome: "_Outcome") -> tuple[list[dict], list[dict] | None]:
+    """`graphsafe check` alone, and with this run's facts (None when no facts were recorded)."""
+    import tempfile
+    from pathlib import Path
+
+    from graphsafe.runtime.facts_writer import FactsRecorder, project_root, save
+
+    with tempfile.TemporaryDirectory(prefix="graphsafe-facts-") as folder:
+        # both runs name a facts file: an earlier .graphsafe/facts.json must not count as "static alone"
+        alone, with_facts = Path(folder) / "none.json", Path(folder) / "run.json"
+        root = project_root()
+        if save(FactsRecorder(lambda _: True), [], alone, root) is not None:
+            return _static_diagnostics(args, outcome, None), None
+        static = _static_diagnostics(args, outcome, alone)
+        if outcome.facts is None or save(outcome.facts, outcome.report.findings, with_facts, root) is not None:
+            return static, None
+        return static, _static_diagnostics(args, outcome, with_facts)
+
+
+def _static_diagnostics(args: argparse.Namespace, outcome: "_Outcome", facts_file=None) -> list[dict]:
     """`graphsafe check` over the script's folder and every traced file, as JSON dicts."""
     from pathlib import Path
 
@@ -172,7 +191,7 @@ def _static_diagnostics(args: argparse.Namespace, outcome: "_Outcome") -> list[d
     if target.endswith(".py"):
         paths.add(Path(target).resolve().parent)
     regions = tuple(args.region) + (("*",) if args.all else ())
-    result = check_paths(sorted(paths), Settings(regions=regions), use_cache=False)
+    result = check_paths(sorted(paths), Settings(regions=regions, facts_file=facts_file), use_cache=False)
     return to_json_objects(result.diagnostics)
 
 
@@ -191,7 +210,7 @@ class _Outcome:
         self.note = note  # something the user should know that is not an error
 
 
-def _print_outcome(outcome: _Outcome, output_format: str, static: list[dict] | None = None) -> int:
+def _print_outcome(outcome: _Outcome, output_format: str, static: tuple[list[dict], list[dict] | None] | None = None) -> int:
     report = outcome.report
     if outcome.note:
         sys.stderr.write(f"graphsafe trace: {outcome.note}\n")
@@ -199,7 +218,7 @@ def _print_outcome(outcome: _Outcome, output_format: str, static: list[dict] | N
         sys.stderr.write("graphsafe trace: error: no region was called. Mark the step with @graphsafe.region or a "
                          "`# graphsafe: region` comment on its def line, or pass --region PATTERN or --all.\n")
         return EXIT_ERROR
-    merged = merge_with_static(report.findings, static) if static is not None else None
+    merged = merge_with_static(report.findings, static[0], facts_diagnostics=static[1]) if static is not None else None
     if output_format == "json":
         data = report.to_json() if merged is None else {"findings": report.to_json(), "merged": merged}
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
@@ -222,7 +241,10 @@ def _merged_text(merged: dict) -> str:
         lines.append(f"  {title}: {len(entries)}")
         for entry in entries:
             shown = os.path.relpath(entry["filename"]) if os.path.isabs(entry["filename"]) else entry["filename"]
-            lines.append(f"    {shown}:{entry['row']}: {entry['code']}")
+            by = {"static alone": " (static alone)", "facts": " (static, with this run's facts)"}.get(entry.get("static_by"), "")
+            lines.append(f"    {shown}:{entry['row']}: {entry['code']}{by}")
+    if "by facts" in merged:
+        lines.append(f"  seen statically only with this run's facts (`graphsafe trace --save-facts`): {merged['by facts']}")
     return "\n".join(lines) + "\n"
 
 
@@ -273,7 +295,7 @@ def _trace_callable(args: argparse.Namespace) -> _Outcome:
 
 
 def _facts_recorder(args: argparse.Namespace, tracer):
-    if args.save_facts is None:
+    if args.save_facts is None and not args.static:
         return None
     from graphsafe.runtime.facts_writer import FactsRecorder
 

@@ -119,3 +119,23 @@ def test_save_facts_before_the_target_still_traces_the_script(project, capsys):
     code = trace_main(["--save-facts", "train.py"])
     capsys.readouterr()
     assert code == 1 and (project / ".graphsafe" / "facts.json").is_file()
+
+
+def test_trace_static_says_whether_static_alone_the_facts_or_only_the_run_saw_each_hazard(project, capsys):
+    (project / "train.py").write_text((project / "train.py").read_text().replace(
+        "    return loss\n", "    print(loss.item())\n    return loss\n"))
+    _, out, _ = trace(capsys, "--static", "--format", "json")
+    merged = json.loads(out)["merged"]
+    seen = {(e["code"], e["row"]): e["static_by"] for entries in (merged["both"], merged["runtime only"])
+            for e in entries}
+    path = project / "train.py"
+    assert seen[("GS101", line_of(path, "loss.item()"))] == "static alone"
+    assert seen[("GS201", line_of(path, "if sched[i + 1] > 0:"))] == "facts"
+    assert seen[("GS301", line_of(path, "def train_step"))] is None  # reported at the def line: only the run
+    assert merged["by facts"] >= 1
+    assert not (project / ".graphsafe").exists()  # --static alone saves nothing
+
+
+def test_trace_static_text_names_the_hazards_the_facts_settled(project, capsys):
+    _, out, _ = trace(capsys, "--static")
+    assert f"train.py:{line_of(project / 'train.py', 'if sched')}: GS201 (static, with this run's facts)" in out
