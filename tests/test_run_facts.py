@@ -150,3 +150,20 @@ def test_a_changing_attribute_read_in_a_region_is_per_step(project):
 def test_function_hashes_tell_two_definitions_of_one_name_apart():
     program = "if X:\n    def f():\n        return 1\nelse:\n    def f():\n        return 2\n"
     assert len(run_facts.function_hashes(program)["f"]) == 2
+
+
+def test_fix_offers_the_branch_rewrite_that_run_time_facts_made_certain(project, capsys):
+    from graphsafe.cli import main
+
+    assert main(["fix", "--diff", "--unsafe-fixes", "--no-cache", "."]) == 0
+    assert "torch.where" not in capsys.readouterr().out
+    write_facts(project, (project / "train.py").read_text(), FACTS)
+    main(["fix", "--diff", "--unsafe-fixes", "--no-cache", "."])
+    assert "+    loss = torch.where(sched[i + 1] > 0, loss * 2, loss)" in capsys.readouterr().out
+
+
+def test_a_constant_index_into_an_observed_tensor_parameter_is_a_tensor(project):
+    program = "import torch\n\n\ndef step(x, sched):  # graphsafe: region\n    if sched[0] > 0:\n        return x * 2\n    return x\n"
+    (project / "train.py").write_text(program)
+    write_facts(project, program, {"step": {"sched": TENSOR}})
+    assert found(project) == {("GS201", "if sched[0] > 0:", "`sched` is a tensor")}

@@ -302,12 +302,14 @@ def markers(facts, wanted_kinds: dict) -> dict:
 
     given: dict = {}
     class_of = {u.key: u.class_key for u in facts.units}
-    wanted = set(facts.wanted)
+    wanted: dict[str, list[str]] = {}  # `arg:f:x`, and `arg:f:x#0` for `x[0]`: a row of a tensor is one
+    for pid in facts.wanted:
+        wanted.setdefault(pid.partition("#")[0], []).append(pid)
     for value in getattr(facts, "observed", ()):
         if value.kind == "tensor" and value.name.isidentifier():
-            pid = f"{ARG_PID}{value.function}:{value.name}"
-            if pid in wanted and pid not in wanted_kinds:
-                given[pid] = T.TENSOR
+            asked = [p for p in wanted.get(f"{ARG_PID}{value.function}:{value.name}", ()) if p not in wanted_kinds]
+            given.update((pid, T.TENSOR) for pid in asked)
+            if asked:
                 given[f"{OBSERVED_PARAM}{value.function}:{value.name}"] = T.TENSOR
         elif value.changed and value.kind in ("number", "bool") and value.name.startswith("self."):
             class_key = class_of.get(value.function)
