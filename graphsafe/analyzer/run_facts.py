@@ -199,7 +199,7 @@ def load(path: Path) -> RunFacts:
         data = json.loads(path.read_bytes())
     except OSError as error:
         raise FactsError(f"cannot read facts file {path}: {error.strerror or error}") from None
-    except (ValueError, UnicodeDecodeError) as error:
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:
         raise FactsError(f"facts file {path} is not valid JSON ({error})") from None
     if not isinstance(data, dict) or "version" not in data:
         raise FactsError(f"facts file {path} has no version: not written by `graphsafe trace --save-facts`")
@@ -224,7 +224,7 @@ def _valid_file(entry) -> bool:
             return False
         values = function.get("values", {})
         if not isinstance(values, dict) or not all(isinstance(v, dict) and v.get("kind") in KINDS
-                                                   for v in values.values()):
+                                                   and isinstance(v.get("values", []), list) for v in values.values()):
             return False
     return True
 

@@ -104,8 +104,14 @@ class FactsRecorder:
         self._nth.clear()
 
     def observe(self, frame: FrameType) -> None:
-        """Record a function's inputs as it is entered (never raises: a value that cannot be
-        looked at is left out)."""
+        """Record a function's inputs as it is entered. Never raises: it runs in a profile hook,
+        where an exception would land in the user's code; what cannot be looked at is left out."""
+        try:
+            self._observe(frame)
+        except Exception:
+            pass
+
+    def _observe(self, frame: FrameType) -> None:
         code = frame.f_code
         skip = self._skip.get(code)
         if skip is None:
@@ -116,10 +122,7 @@ class FactsRecorder:
         if nth >= MAX_CALLS_PER_STEP:
             return
         self._nth[code] = nth + 1
-        try:
-            current = self._values(frame)
-        except Exception:
-            return
+        current = self._values(frame)
         before = self._last.get((code, nth), {})
         record = self.functions.setdefault(code, {})
         for name, seen in current.items():

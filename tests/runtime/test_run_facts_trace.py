@@ -139,3 +139,37 @@ def test_trace_static_says_whether_static_alone_the_facts_or_only_the_run_saw_ea
 def test_trace_static_text_names_the_hazards_the_facts_settled(project, capsys):
     _, out, _ = trace(capsys, "--static")
     assert f"train.py:{line_of(project / 'train.py', 'if sched')}: GS201 (static, with this run's facts)" in out
+
+
+def test_a_traced_callable_saves_the_facts_of_its_parameters(project, capsys):
+    (project / "steps.py").write_text(textwrap.dedent('''
+        import torch
+
+        W = torch.zeros(3)
+
+
+        def update(w, lr):
+            w.add_(torch.ones(3) * lr)
+
+
+        def inputs(step):
+            return (W, 0.1 / (step + 1))
+    ''').lstrip())
+    code = trace_main(["steps:update", "--args", "steps:inputs", "--save-facts"])
+    capsys.readouterr()
+    assert code == 1
+    data = json.loads((project / ".graphsafe" / "facts.json").read_text())
+    values = data["files"]["steps.py"]["functions"]["update"]["values"]
+    assert values["lr"] == {"kind": "number", "changed": True, "values": ["0.1", "0.05"]}
+    assert values["w"]["kind"] == "tensor" and values["w"]["changed"] is False
+    assert "inputs" not in data["files"]["steps.py"]["functions"]  # the factory runs outside the step
+
+
+def test_a_second_trace_keeps_the_facts_of_functions_it_did_not_trace(project, capsys):
+    trace(capsys, "--save-facts")
+    (project / "other.py").write_text("def helper(k):  # graphsafe: region\n    return k + 1\n\n\nhelper(1)\nhelper(2)\n")
+    trace_main(["other.py", "--save-facts"])
+    capsys.readouterr()
+    files = json.loads((project / ".graphsafe" / "facts.json").read_text())["files"]
+    assert "train_step" in files["train.py"]["functions"]
+    assert files["other.py"]["functions"]["helper"]["values"]["k"]["values"] == ["1", "2"]
