@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 import traceback
+from dataclasses import replace
 from pathlib import Path
 
 from graphsafe import __version__
@@ -109,6 +110,9 @@ def _rule_selection(command: argparse.ArgumentParser) -> None:
                               "`path/file.py::Class.method`; `*` audits every function (and fixes nothing)")
     command.add_argument("--config", type=Path, metavar="PYPROJECT",
                          help="the pyproject.toml to read [tool.graphsafe] from (default: the nearest one with it)")
+    command.add_argument("--facts", type=Path, metavar="FILE",
+                         help="run-time facts written by `graphsafe trace --save-facts` (default: "
+                              "<project root>/.graphsafe/facts.json when there is one)")
 
 
 def _file_selection(command: argparse.ArgumentParser) -> None:
@@ -162,6 +166,8 @@ def load_cli_settings(args, paths: list[Path]):
     elif not config_file.is_file():
         raise UsageError(f"config file not found: {config_file}")
     settings = load_settings(config_file)  # ConfigError (exit 2) on anything wrong in it, as on the command line
+    if getattr(args, "facts", None) is not None:
+        settings = replace(settings, facts_file=args.facts)
     return settings.with_cli(
         select=_split_codes(args.select),
         extend_select=_split_codes(args.extend_select),

@@ -13,6 +13,12 @@ from graphsafe.analyzer.reading import read_stdin
 from graphsafe.report.style import Style, use_color
 
 
+def _facts_path(settings):
+    from graphsafe.analyzer.run_facts import facts_path
+
+    return facts_path(settings)
+
+
 def output_format(args) -> str:
     """`--output-format` (or its alias `--format`); `text`, the old name of one line per
     diagnostic, is `concise`; the default is `full`, as in ruff >= 0.5."""
@@ -226,6 +232,7 @@ def _show_settings(args, files: list[Path], settings) -> int:
     rows = [
         ("config-file", str(settings.config_file.resolve()) if settings.config_file else "none (defaults)"),
         ("root", str(settings.root)),
+        ("facts-file", str(_facts_path(settings) or "none (no .graphsafe/facts.json)")),
         ("select", listed(settings.select) if settings.select else "(default: every rule on by default)"),
         ("extend-select", listed(settings.extend_select)),
         ("ignore", listed(settings.ignore)),

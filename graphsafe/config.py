@@ -30,6 +30,8 @@ class Settings:
     respect_gitignore: bool = True
     root: Path = field(default_factory=Path.cwd)  # where the config was found; paths are relative to it
     config_file: Path | None = None
+    # run-time facts (`graphsafe trace --save-facts`); None: <root>/.graphsafe/facts.json if there is one
+    facts_file: Path | None = None
 
     def with_cli(self, *, select=None, ignore=None, regions=None, extend_exclude=None, extend_select=None,
                  fixable=None, unfixable=None, exclude=None, force_exclude=None, respect_gitignore=None) -> "Settings":

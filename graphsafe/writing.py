@@ -61,6 +61,19 @@ def write_fixed(path: Path, data: bytes, original: bytes) -> str | None:
     return None
 
 
+def write_new(path: Path, data: bytes) -> str | None:
+    """Write a file graphsafe owns (the facts file): all of `data` or, on failure, what was
+    there before; the folder is made. None on success, else the reason."""
+    target = Path(os.path.realpath(path))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        mode = target.stat().st_mode if target.exists() else 0o644
+        _replace(target, data, mode)
+    except OSError as error:
+        return f"cannot write {path}: {error.strerror or error}"
+    return None
+
+
 def _synced_copy(target: Path, data: bytes) -> str:
     """A temporary file beside `target` holding all of `data`, on disk."""
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".graphsafe")

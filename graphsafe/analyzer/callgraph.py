@@ -13,6 +13,7 @@ from pathlib import Path
 
 from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, Unit
 from graphsafe.analyzer.returns import ARG_PID
+from graphsafe.analyzer.run_facts import ObservedIndex
 from graphsafe.model import CallSite, Confidence, Diagnostic, Region, RegionKind
 
 _MAX_ALIAS_DEPTH = 8
@@ -67,6 +68,7 @@ class Project:
         self._resolved: dict[str, str | None] = {}
         self._methods: dict[tuple[str, str], str | None] = {}
         self._units_by_class: dict[str, list[str]] | None = None
+        self.observed = ObservedIndex(files)  # what a traced run saw (analyzer/run_facts.py)
 
     # ---------------------------------------------------------------- symbols
     def resolve_symbol(self, name: str, depth: int = 0) -> str | None:
@@ -178,7 +180,7 @@ class Project:
         info = self.classes.get(class_key) if class_key else None
         if info is None or class_key in seen:
             return False
-        if attr in info.varying:
+        if attr in info.varying or self.observed.changed_attr(class_key, attr):
             return True
         if attr in info.numbers and any(  # a number attribute that code elsewhere sets in a loop
                 a == attr and self.resolve_symbol(c) == class_key for c, a in self._outside_sets):
@@ -444,7 +446,7 @@ class Project:
                 if ident in diagnostics:
                     continue
                 diagnostics[ident] = Diagnostic(
-                    hit.code, hit.message, located.path, hit.start, hit.end, root_of[key], chain, hit.fix,
+                    hit.code, hit.message + self.observed.note_for(hit.condition), located.path, hit.start, hit.end, root_of[key], chain, hit.fix,
                     call_sites=sites,
                 )
         return list(diagnostics.values())
@@ -510,7 +512,7 @@ class Project:
         if key in memo:
             return memo[key]
         memo[key] = False  # guards recursion
-        result = not callers_only and function in roots
+        result = (not callers_only and function in roots) or bool(self.observed.changed_number(function, name))
         located = self.units.get(function)
         if not result and located is not None:
             params = located.unit.params

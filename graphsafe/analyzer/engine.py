@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
-from graphsafe.analyzer import returns
+from graphsafe.analyzer import returns, run_facts
 from graphsafe.analyzer.cache import FactsCache
 from graphsafe.analyzer.callgraph import Project, Reach
 from graphsafe.analyzer.discovery import ModuleNaming, discover, module_name, module_names
@@ -101,9 +101,11 @@ def collect_facts(
     cache: FactsCache | None = None,
     progress: Callable[[int, int], None] | None = None,
     freeze: bool = True,
+    observed: run_facts.RunFacts | None = None,
 ) -> tuple[list[FileFacts], int]:
     """Facts for every file, from the cache where possible; returns (facts, cache hits).
-    `freeze=False` leaves the gathered facts out of gc.freeze (see lasting_objects)."""
+    `freeze=False` leaves the gathered facts out of gc.freeze (see lasting_objects);
+    `observed`: run-time facts, attached to the files they match (analyzer/run_facts.py)."""
     results: dict[int, FileFacts] = {}
     pending: list[tuple[int, tuple[str, str, str, bool, tuple]]] = []
     hits = 0
@@ -150,7 +152,7 @@ def collect_facts(
     else:
         for index, job in pending:
             finish(index, *_analyze_job(job))
-    facts = [results[i] for i in range(len(files))]
+    facts = run_facts.attach([results[i] for i in range(len(files))], observed, _text_of)
 
     def rewalk_all(todo: list[tuple[int, dict]]) -> dict[int, FileFacts | None]:
         # Cached re-walks are looked up here: a pool started only to read the cache costs
@@ -170,6 +172,11 @@ def collect_facts(
 
     with lasting_objects(freeze):  # the project's return kinds; re-walks pause the collector themselves
         return returns.refine(facts, rewalk_all), hits
+
+
+def _text_of(path: str) -> str | None:
+    content = read_source(Path(path))
+    return content.decode("utf-8", "surrogateescape") if isinstance(content, bytes) else None
 
 
 def _answered(job: tuple[str, str, str, bool, tuple], answer) -> tuple[FileFacts, str]:
@@ -287,7 +294,8 @@ def check_paths(
     started = time.perf_counter()
     files = discover_files(paths, settings)
     cache = FactsCache(cache_dir or settings.root / ".graphsafe_cache") if use_cache else None
-    facts, hits = collect_facts(files, settings.root, jobs=jobs, cache=cache, progress=progress)
+    facts, hits = collect_facts(files, settings.root, jobs=jobs, cache=cache, progress=progress,
+                                observed=run_facts.for_settings(settings))
     with lasting_objects():
         diagnostics, regions = diagnose(facts, settings)
     return CheckResult(diagnostics, regions, len(files), hits, time.perf_counter() - started, facts)
@@ -365,7 +373,8 @@ def _check_source(source: str, filename: str, settings: Settings, others, naming
     parsing = {"parse": parse} if parse is not None else {}
     facts = analyze_text(filename, naming.module, naming.is_package, source, CHECK_RULES, naming.renames, **parsing)
     others = [f for f in others if f.path != filename]
-    if facts.wanted:  # calls into other files whose returned kinds decide a diagnostic: walk again
+    facts = run_facts.attach([facts], run_facts.for_settings(settings), lambda _: source)[0]
+    if facts.wanted or facts.observed:  # calls into other files whose returned kinds decide a diagnostic: walk again
         facts = returns.refine(
             [facts, *others],
             lambda todo: {i: analyze_text(filename, naming.module, naming.is_package, source, CHECK_RULES,

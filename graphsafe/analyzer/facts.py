@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graphsafe.analyzer.noqa import NoqaDirective
+from graphsafe.analyzer.run_facts import Observed
 from graphsafe.model import Confidence, Diagnostic, Hit, RegionKind
 
 
@@ -125,3 +126,6 @@ class FileFacts:
     attr_reads: tuple[tuple[str, str, str], ...] = ()
     # the `# noqa: CODES` comments as written (analyzer/noqa.py), for GS001 (unused noqa)
     noqa_directives: tuple[NoqaDirective, ...] = ()
+    # what a traced run saw in this file's unchanged functions (analyzer/run_facts.py); set after
+    # the walk, never cached with it
+    observed: tuple[Observed, ...] = ()

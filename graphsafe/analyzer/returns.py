@@ -39,6 +39,7 @@ the call graph does not resolve.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from graphsafe.analyzer import tensorness as T
@@ -266,15 +267,17 @@ def refine(facts: list[FileFacts],
            only: Callable[[int], bool] = lambda i: True) -> list[FileFacts]:
     """Facts with the files whose wanted ids resolve to tensors walked again: `rewalk` gets
     every (file index, kinds) at once, so that it can spread them over a pool."""
-    if not any(f.wanted for f in facts):
+    if not any(f.wanted or f.observed for f in facts):
         return facts
     from graphsafe.analyzer.callgraph import Project
+    from graphsafe.analyzer.run_facts import markers
 
     resolver = ReturnKinds(Project(facts))
     todo = []
     for i, f in enumerate(facts):
-        if f.wanted and only(i):
+        if (f.wanted or f.observed) and only(i):
             external = external_kinds(f, resolver)
+            external.update(markers(f, external))  # what a traced run saw settles what is left
             if external:
                 todo.append((i, external))
     if not todo:
@@ -282,7 +285,7 @@ def refine(facts: list[FileFacts],
     refined = list(facts)
     for i, again in rewalk(todo).items():
         if again is not None:
-            refined[i] = again
+            refined[i] = replace(again, observed=facts[i].observed) if facts[i].observed else again
     return refined
 
 

@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import tensorness as T
+from graphsafe.analyzer import run_facts, tensorness as T
 from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
 from graphsafe.analyzer.names import ImportTable, bound_names, dotted
 from graphsafe.analyzer.nodes import children, node_types
@@ -349,7 +349,10 @@ class FileWalker:
                 replaced = replaced.statement
             for n in replaced if isinstance(replaced, tuple) else (replaced,):
                 self.anchors.setdefault(id(n), statement if not isinstance(n, cst.BaseStatement) else n)
-        hit = _PendingHit(type(rule), node, rule.format_message(**fields), spec, root_only, condition)
+        message = rule.format_message(**fields)
+        if self.external and self.scope is not None:  # a re-walk: a kind a traced run settled says so
+            message += run_facts.mentioned_observed(node, self.function_key, self.external)
+        hit = _PendingHit(type(rule), node, message, spec, root_only, condition)
         if always:
             self.always.append(hit)
             return
@@ -509,7 +512,8 @@ class FileWalker:
             if self.is_self(expr.value) and scope.class_key:
                 if attr in self.varying_attrs.get(scope.class_key, ()):
                     return ScalarSource(f"attribute `self.{attr}`")
-                if attr in self.number_attrs.get(scope.class_key, ()):  # set per step elsewhere?
+                if (attr in self.number_attrs.get(scope.class_key, ())  # set per step elsewhere?
+                        or f"{run_facts.OBSERVED_ATTR}{scope.class_key}:{attr}" in self.external):  # or seen to
                     return ScalarSource(f"attribute `self.{attr}`", (scope.class_key, attr))
                 key = f"{scope.class_key}.{attr}"
                 if key in self.properties:  # `d = self.current_decay`: what the property returns

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from graphsafe.analyzer.cache import FactsCache
 from graphsafe.analyzer.discovery import ModuleNaming, discover, module_names
+from graphsafe.analyzer import run_facts
 from graphsafe.analyzer.engine import collect_facts
 from graphsafe.analyzer.facts import FileFacts
 from graphsafe.analyzer.parsing import analyze_bytes, error_facts
@@ -71,7 +72,9 @@ def _collect(paths: list[str], root: str, cache_dir: str | None, jobs: int, free
     """`freeze`: only in the short-lived helper process; in the server's own process the index
     is frozen after a full collection (Workspace.merge_index), so no cyclic garbage is kept."""
     cache = FactsCache(Path(cache_dir)) if cache_dir else None
-    facts, _ = collect_facts([Path(p) for p in paths], Path(root), jobs=jobs, cache=cache, freeze=freeze)
+    observed = run_facts.for_settings(Settings(root=Path(root)))  # <root>/.graphsafe/facts.json, if any
+    facts, _ = collect_facts([Path(p) for p in paths], Path(root), jobs=jobs, cache=cache, freeze=freeze,
+                             observed=observed)
     return [with_path(f, p) for f, p in zip(facts, paths)]
 
 

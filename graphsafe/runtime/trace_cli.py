@@ -26,7 +26,7 @@ import runpy
 import sys
 import time
 import traceback
-from contextlib import nullcontext, redirect_stdout
+from contextlib import contextmanager, nullcontext, redirect_stdout
 from types import CodeType, FrameType
 from typing import Any, Callable
 
@@ -65,6 +65,11 @@ def _add_options(parser: argparse.ArgumentParser, defaults: bool = True) -> None
     parser.add_argument("--static", action="store_true", **({"default": False} if defaults else suppress),
                         help="also run `graphsafe check` on the traced files and show which hazards were seen "
                              "at run time and statically, only statically, or only at run time")
+    parser.add_argument("--save-facts", nargs="?", const="", metavar="PATH",
+                        **({"default": None} if defaults else suppress),
+                        help="save what the traced steps saw (kinds of parameters and attributes, numbers that "
+                             "changed between steps) for `check`, `fix` and the editor (default PATH: "
+                             "<project root>/.graphsafe/facts.json)")
 
 
 class _CommandAction(argparse.Action):
@@ -72,6 +77,9 @@ class _CommandAction(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None):
         values = list(values)
+        if not values and str(getattr(namespace, "save_facts", "")).endswith(".py"):
+            # `trace --save-facts train.py`: the optional PATH took the target
+            values, namespace.save_facts = [namespace.save_facts], ""
         if not values:
             parser.error("missing TARGET: a script (path/to/script.py) or module:function")
         target, rest = values[0], values[1:]
@@ -129,11 +137,48 @@ def run_trace(args: argparse.Namespace) -> int:
         sys.stderr.write(f"graphsafe trace: internal error: {type(error).__name__}: {error}\n"
                          "Please report it; set GRAPHSAFE_DEBUG=1 for the traceback.\n")
         return EXIT_ERROR
-    code = _print_outcome(outcome, args.format, static=_static_diagnostics(args, outcome) if args.static else None)
+    if args.save_facts is not None:
+        _save_facts(args, outcome)
+    code = _print_outcome(outcome, args.format, static=_static_views(args, outcome) if args.static else None)
     return code
 
 
-def _static_diagnostics(args: argparse.Namespace, outcome: "_Outcome") -> list[dict]:
+def _save_facts(args: argparse.Namespace, outcome: "_Outcome") -> None:
+    from pathlib import Path
+
+    from graphsafe.runtime.facts_writer import project_root, save
+
+    root = project_root()
+    path = Path(args.save_facts) if args.save_facts else None
+    traced = outcome.facts is not None and outcome.report.steps > 0
+    problem = "nothing was traced" if not traced else save(outcome.facts, outcome.report.findings, path, root)
+    if problem is not None:
+        sys.stderr.write(f"graphsafe trace: facts not saved: {problem}\n")
+    else:
+        shown = _display(str(path.absolute() if path is not None else root / ".graphsafe" / "facts.json"))
+        sys.stderr.write(f"graphsafe trace: facts saved to {shown}\n")
+
+
+def _static_views(args: argparse.Namespace, outcome: "_Outcome") -> tuple[list[dict], list[dict] | None]:
+    """`graphsafe check` alone, and with this run's facts (None when no facts were recorded)."""
+    import tempfile
+    from pathlib import Path
+
+    from graphsafe.runtime.facts_writer import FactsRecorder, project_root, save
+
+    with tempfile.TemporaryDirectory(prefix="graphsafe-facts-") as folder:
+        # both runs name a facts file: an earlier .graphsafe/facts.json must not count as "static alone"
+        alone, with_facts = Path(folder) / "none.json", Path(folder) / "run.json"
+        root = project_root()
+        if save(FactsRecorder(lambda _: True), [], alone, root) is not None:
+            return _static_diagnostics(args, outcome, None), None
+        static = _static_diagnostics(args, outcome, alone)
+        if outcome.facts is None or save(outcome.facts, outcome.report.findings, with_facts, root) is not None:
+            return static, None
+        return static, _static_diagnostics(args, outcome, with_facts)
+
+
+def _static_diagnostics(args: argparse.Namespace, outcome: "_Outcome", facts_file=None) -> list[dict]:
     """`graphsafe check` over the script's folder and every traced file, as JSON dicts."""
     from pathlib import Path
 
@@ -146,7 +191,7 @@ def _static_diagnostics(args: argparse.Namespace, outcome: "_Outcome") -> list[d
     if target.endswith(".py"):
         paths.add(Path(target).resolve().parent)
     regions = tuple(args.region) + (("*",) if args.all else ())
-    result = check_paths(sorted(paths), Settings(regions=regions), use_cache=False)
+    result = check_paths(sorted(paths), Settings(regions=regions, facts_file=facts_file), use_cache=False)
     return to_json_objects(result.diagnostics)
 
 
@@ -158,13 +203,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 class _Outcome:
-    def __init__(self, report: TraceReport, error: str | None = None, note: str | None = None) -> None:
+    def __init__(self, report: TraceReport, error: str | None = None, note: str | None = None, facts=None) -> None:
         self.report = report
+        self.facts = facts  # the FactsRecorder, with --save-facts
         self.error = error  # the traced code raised: findings are partial
         self.note = note  # something the user should know that is not an error
 
 
-def _print_outcome(outcome: _Outcome, output_format: str, static: list[dict] | None = None) -> int:
+def _print_outcome(outcome: _Outcome, output_format: str, static: tuple[list[dict], list[dict] | None] | None = None) -> int:
     report = outcome.report
     if outcome.note:
         sys.stderr.write(f"graphsafe trace: {outcome.note}\n")
@@ -172,7 +218,7 @@ def _print_outcome(outcome: _Outcome, output_format: str, static: list[dict] | N
         sys.stderr.write("graphsafe trace: error: no region was called. Mark the step with @graphsafe.region or a "
                          "`# graphsafe: region` comment on its def line, or pass --region PATTERN or --all.\n")
         return EXIT_ERROR
-    merged = merge_with_static(report.findings, static) if static is not None else None
+    merged = merge_with_static(report.findings, static[0], facts_diagnostics=static[1]) if static is not None else None
     if output_format == "json":
         data = report.to_json() if merged is None else {"findings": report.to_json(), "merged": merged}
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
@@ -195,7 +241,10 @@ def _merged_text(merged: dict) -> str:
         lines.append(f"  {title}: {len(entries)}")
         for entry in entries:
             shown = os.path.relpath(entry["filename"]) if os.path.isabs(entry["filename"]) else entry["filename"]
-            lines.append(f"    {shown}:{entry['row']}: {entry['code']}")
+            by = {"static alone": " (static alone)", "facts": " (static, with this run's facts)"}.get(entry.get("static_by"), "")
+            lines.append(f"    {shown}:{entry['row']}: {entry['code']}{by}")
+    if "by facts" in merged:
+        lines.append(f"  seen statically only with this run's facts (`graphsafe trace --save-facts`): {merged['by facts']}")
     return "\n".join(lines) + "\n"
 
 
@@ -231,16 +280,48 @@ def _trace_callable(args: argparse.Namespace) -> _Outcome:
     per_step = factory is not None and _takes_step(factory)
     steps = args.steps or DEFAULT_CALLABLE_STEPS
     stepper = StepTracer(fn)
+    facts = _facts_recorder(args, stepper.tracer)
     error = None
     with _stdout_for(args.format):
         try:
             shared = step_inputs(factory()) if factory is not None and not per_step else ((), {})
             for step in range(steps):
                 call_args, call_kwargs = step_inputs(factory(step)) if per_step else shared
-                stepper.step(call_args, call_kwargs)
+                with _observing(facts):
+                    stepper.step(call_args, call_kwargs)
         except Exception as raised:
             error = _describe_exception(raised, stepper.tracer.is_library_file)
-    return _Outcome(stepper.report(), error)
+    return _Outcome(stepper.report(), error, facts=facts)
+
+
+def _facts_recorder(args: argparse.Namespace, tracer):
+    if args.save_facts is None and not args.static:
+        return None
+    from graphsafe.runtime.facts_writer import FactsRecorder
+
+    return FactsRecorder(tracer.is_library_file)
+
+
+@contextmanager
+def _observing(facts):
+    """A callable's step: every user function it calls is looked at as it is entered."""
+    if facts is None:
+        yield
+        return
+    facts.begin_step()
+    previous = sys.getprofile()
+
+    def hook(frame, event, arg):
+        if event == "call":
+            facts.observe(frame)
+        if previous is not None:
+            previous(frame, event, arg)
+
+    sys.setprofile(hook)
+    try:
+        yield
+    finally:
+        sys.setprofile(previous)
 
 
 def _load_object(spec: str, what: str) -> Callable:
@@ -389,7 +470,7 @@ class RegionHook:
     its last call and turn the tracer on; off again when that frame returns (also when it
     raises: the profiler sees that return too). Regions called inside it are traced as part of it."""
 
-    def __init__(self, tracer, is_region: Callable[[CodeType], bool], max_calls: int) -> None:
+    def __init__(self, tracer, is_region: Callable[[CodeType], bool], max_calls: int, facts=None) -> None:
         from graphsafe.runtime.tracer import InputWatcher, def_line
 
         self._tracer = tracer
@@ -403,6 +484,7 @@ class RegionHook:
         self.steps = 0
         self.seconds = 0.0
         self.error: BaseException | None = None  # the hook's own failure: tracing stopped
+        self.facts = facts  # a FactsRecorder (--save-facts): looks at every user call inside a region
 
     def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
         if event == "call":
@@ -410,8 +492,10 @@ class RegionHook:
             region = self._cache.get(code)
             if region is None:
                 region = self._cache[code] = self._safely(self._is_region, code) or False
-            if region:
+            if region and self._active is None:
                 self._safely(self._enter, frame)
+            elif self._active is not None and self.facts is not None:
+                self.facts.observe(frame)
         elif event == "return" and frame is self._active:
             self._safely(self.leave)
 
@@ -438,6 +522,9 @@ class RegionHook:
             return
         named, owner = frame_inputs(frame)
         watcher.observe(self._tracer.recorder, named, owner)
+        if self.facts is not None:
+            self.facts.begin_step()
+            self.facts.observe(frame)
         self._started = time.perf_counter()
         self._tracer.activate(stop_frame=frame.f_back)
         self._active = frame
@@ -490,7 +577,8 @@ def _trace_script(args: argparse.Namespace) -> _Outcome:
     path = os.path.abspath(args.target)
     tracer = Tracer()
     selector = RegionSelector(args.region, args.all, path, tracer.is_library_file)
-    hook = RegionHook(tracer, selector, args.steps or DEFAULT_SCRIPT_STEPS)
+    facts = _facts_recorder(args, tracer)
+    hook = RegionHook(tracer, selector, args.steps or DEFAULT_SCRIPT_STEPS, facts)
     original_region = graphsafe.region
 
     def region(fn):  # the script's `@graphsafe.region` also tells the hook
@@ -522,7 +610,7 @@ def _trace_script(args: argparse.Namespace) -> _Outcome:
     if hook.error is not None:
         raise hook.error
     report = TraceReport(tracer.recorder.findings(), hook.steps, hook.seconds, None, hook.regions())
-    return _Outcome(report, error, note)
+    return _Outcome(report, error, note, facts)
 
 
 def _stdout_for(output_format: str):

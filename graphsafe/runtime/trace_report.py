@@ -187,7 +187,8 @@ def _display_path(path: str) -> str:
 BOTH, STATIC_ONLY, RUNTIME_ONLY = "both", "static only", "runtime only"
 
 
-def merge_with_static(trace_findings: Iterable, static_diagnostics: Iterable[dict], root: str | None = None) -> dict:
+def merge_with_static(trace_findings: Iterable, static_diagnostics: Iterable[dict], root: str | None = None,
+                      facts_diagnostics: Iterable[dict] | None = None) -> dict:
     """Classify each (code, file, line) as seen by both, the static analyzer only, or the tracer only.
 
     `trace_findings`: Finding objects or their `to_json()` dicts. `static_diagnostics`: dicts with
@@ -195,27 +196,43 @@ def merge_with_static(trace_findings: Iterable, static_diagnostics: Iterable[dic
     --format json` output. Relative paths are resolved against `root` (default: the working
     directory). Returns {"both": [...], "static only": [...], "runtime only": [...], "counts": {...}},
     each entry {code, filename, row, runtime, static}, sorted by file, row and code.
+
+    `facts_diagnostics`: the same check run with this run's facts (analyzer/run_facts.py). A
+    hazard it adds counts as seen statically, and each entry says who saw it statically
+    (`static_by`: "static alone", "facts", or None: only the run); "by facts" counts them.
     """
     runtime: dict[tuple, dict] = {}
     for finding in trace_findings:
         item = finding.to_json() if isinstance(finding, Finding) else dict(finding)
         runtime.setdefault(_merge_key(item, root), item)
-    static: dict[tuple, dict] = {}
-    for diagnostic in static_diagnostics:
-        # a grouped hazard (json "also": its other uses) is seen on each of its uses' lines
-        for use in [diagnostic, *({"code": diagnostic.get("code"), "filename": diagnostic.get("filename"),
-                                   "row": other["location"]["row"]} for other in diagnostic.get("also", ()))]:
-            static.setdefault(_merge_key(use, root), dict(diagnostic))
+    static = _static_by_key(static_diagnostics, root)
+    alone = set(static)
+    for key, diagnostic in _static_by_key(facts_diagnostics or (), root).items():
+        static.setdefault(key, diagnostic)
 
     merged: dict[str, list[dict]] = {BOTH: [], STATIC_ONLY: [], RUNTIME_ONLY: []}
     for key in sorted(set(runtime) | set(static), key=lambda k: (k[1], k[2], k[0])):
         in_runtime, in_static = key in runtime, key in static
         status = BOTH if in_runtime and in_static else (RUNTIME_ONLY if in_runtime else STATIC_ONLY)
         code, filename, row = key
-        merged[status].append(
-            {"code": code, "filename": filename, "row": row, "runtime": runtime.get(key), "static": static.get(key)}
-        )
-    return {**merged, "counts": {status: len(entries) for status, entries in merged.items()}}
+        entry = {"code": code, "filename": filename, "row": row, "runtime": runtime.get(key), "static": static.get(key)}
+        if facts_diagnostics is not None:
+            entry["static_by"] = "static alone" if key in alone else "facts" if in_static else None
+        merged[status].append(entry)
+    result = {**merged, "counts": {status: len(entries) for status, entries in merged.items()}}
+    if facts_diagnostics is not None:
+        result["by facts"] = sum(e["static_by"] == "facts" for entries in merged.values() for e in entries)
+    return result
+
+
+def _static_by_key(diagnostics: Iterable[dict], root: str | None) -> dict[tuple, dict]:
+    static: dict[tuple, dict] = {}
+    for diagnostic in diagnostics:
+        # a grouped hazard (json "also": its other uses) is seen on each of its uses' lines
+        for use in [diagnostic, *({"code": diagnostic.get("code"), "filename": diagnostic.get("filename"),
+                                   "row": other["location"]["row"]} for other in diagnostic.get("also", ()))]:
+            static.setdefault(_merge_key(use, root), dict(diagnostic))
+    return static
 
 
 def _merge_key(item: dict, root: str | None) -> tuple[str, str, int]:

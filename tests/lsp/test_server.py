@@ -279,3 +279,17 @@ async def test_a_big_buffers_running_analysis_gives_way_to_a_small_buffers(sessi
     assert published(big) == before  # nothing partial was published for the big buffer meanwhile
     await session.wait_until(lambda: published(big) > before, "the big buffer's analysis, run again")
     assert waited < 1.5, f"the small buffer waited {waited:.1f} s"
+
+
+async def test_buffers_are_analysed_with_the_run_time_facts_of_their_folder(session: Session):
+    from graphsafe.analyzer.run_facts import function_hashes
+
+    text = "import torch\n\n\ndef step(x, sched):  # graphsafe: region\n    if sched[0] > 0:\n        return x * 2\n    return x\n"
+    digest = next(iter(function_hashes(text)["step"]))
+    facts = {"version": 1, "root": "..", "files": {"train.py": {"functions": {"step": {
+        "source_hash": digest, "values": {"sched": {"kind": "tensor", "changed": False}}}}}}}
+    session.write(".graphsafe/facts.json", json.dumps(facts))
+    await session.initialize()
+    uri = session.open("train.py", text)
+    [d] = await session.wait_for_version(uri)
+    assert d.code == "GS201" and "observed at run time: `sched` is a tensor" in d.message
