@@ -91,3 +91,10 @@ def test_summary_gives_the_geomean_speedup_of_correct_graphs_beside_torch_compil
     line = report.gpu_summary([row(4.0, 1.0, 2.0), row(9.0, 1.0, 3.0), row(1.0, 1.0, 1.0, correct=False)])
     assert "a correct graph for 2/3 steps, geomean speedup over eager 6.00x" in line
     assert "equal to eager on 3/3 steps" in line
+
+
+def test_cpu_summary_does_not_count_a_step_whose_original_did_not_run():
+    same = {"vs_orig": {"identical_source": True, "exact": True, "max_abs": 0.0}}
+    rows = [{"cpu": {"orig": {"determinism": {"exact": True}}, "fixed": same}},
+            {"cpu": {"orig": {"error": "ModuleNotFoundError: No module named 'opt_einsum'"}, "fixed": same}}]
+    assert report.cpu_summary(rows).endswith("on 1/2 steps")

@@ -27,10 +27,18 @@ from bench.real_e2e.step_api import StepInfo  # noqa: E402
 # The GPU image: Python 3.12 on manylinux x86_64 (pip also takes older manylinux tags under this one).
 GPU_PIP_OPTIONS = ("--python-version", "3.12", "--implementation", "cp", "--platform", "manylinux_2_28_x86_64")
 
-# In the GPU image, missing from the CPU venv (torch 2.13 CPU, Python 3.11): cp311 wheels.
+# In the GPU image, missing from the CPU venv (torch 2.13 CPU, Python 3.11): cp311 wheels of
+# numpy and scipy, and the pure-Python packages steps import (pyro: opt-einsum, tqdm; gpytorch:
+# linear-operator, jaxtyping, wadler-lindig; stable-baselines3: cloudpickle).
 CPU_DEPS = (
     ("numpy", "2.3.5", "8cba086a43d54ca804ce711b2a940b16e452807acebe7852ff327f1ecd49b0d4"),
     ("scipy", "1.16.3", "0151a0749efeaaab78711c78422d413c583b8cdd2011a3c1d6c794938ee9fdb2"),
+    ("opt-einsum", "3.4.0", "69bb92469f86a1565195ece4ac0323943e83477171b91d24c35afe028a90d7cd"),
+    ("tqdm", "4.67.1", "26445eca388f82e72884e0d580d5464cd801a3ea01e63e5601bdff9ba6a48de2"),
+    ("cloudpickle", "3.1.2", "9acb47f6afd73f60dc1df93bb801b472f05ff42fa6c84167d25cb206be1fbf4a"),
+    ("linear-operator", "0.6.1", "a5981c1fcda08df3a210dffb6e8019b4751f4afaf3ffc822c24eaaf56b11eed9"),
+    ("jaxtyping", "0.3.11", "8a4bedc4e3f963fa82df41bd13c7ebc2bad925601eb48614c65798f21329d4e3"),
+    ("wadler-lindig", "0.1.8", "8671e8c98449ae3f4e4ba720eccd63a502b3983042f8d112b49a9c6be49e8d92"),
 )
 
 

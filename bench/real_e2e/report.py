@@ -74,7 +74,10 @@ def graph_status(row: dict) -> tuple[bool, str]:
         if failure:
             return False, f"changing inputs: {failure.get('code') or failure.get('error_class')}"
         return False, "replay ≠ eager with changing inputs"
-    if same_as_orig(fixed.get("vs_orig")) is False:
+    same = same_as_orig(fixed.get("vs_orig"))
+    if same is None:
+        return False, "no orig eager numbers to compare with"
+    if not same:
         return False, "fixed eager ≠ orig eager"
     return True, "correct"
 
@@ -163,6 +166,7 @@ def _cpu_variant(result: dict | None) -> str:
 
 
 def cpu_summary(rows: list[dict]) -> str:
-    ran = [row for row in rows if ((row.get("cpu") or {}).get("fixed") or {}).get("vs_orig")]
+    ran = [row for row in rows if "error" not in ((row.get("cpu") or {}).get("orig") or {"error": None})
+           and ((row.get("cpu") or {}).get("fixed") or {}).get("vs_orig")]
     same = [row for row in ran if same_as_orig(row["cpu"]["fixed"]["vs_orig"])]
     return f"CPU: the safely fixed package computes the original's numbers on {len(same)}/{len(rows)} steps"

@@ -123,7 +123,9 @@ def run_cpu(info: StepInfo, roots: dict[str, Path], paths: list[str], result: di
     out = {"orig": run_worker(request_for("eager", info, roots["orig"], paths, args, trace_out=str(reference)),
                               args.trial_timeout_s)}
     for variant in ("fixed", "unsafe"):
-        if not result["static"].get("changed_files", {}).get(variant):
+        if "error" in out["orig"]:
+            out[variant] = {"error": "the original did not run"}
+        elif not result["static"].get("changed_files", {}).get(variant):
             out[variant] = {"vs_orig": {"identical_source": True, "exact": True, "max_abs": 0.0}}
         elif reference.is_file():
             out[variant] = run_worker(request_for("eager", info, roots[variant], paths, args,
