@@ -40,7 +40,9 @@ def fixes_cell(row: dict) -> str:
 
 
 def codes_cell(row: dict) -> str:
-    static = row.get("static") or {}
+    static = row.get("static")
+    if static is None:
+        return "—"
     codes = static.get("codes") or {}
     if static.get("errors"):
         return "error"
