@@ -82,21 +82,10 @@ def fetch(package: Package, cache: Path) -> Path:
     """Download the pinned wheel (pip checks the hash), unpack it once; returns the source root.
     A package that PyPI ships only as a source archive (`*.tar.gz`, e.g. encodec) is downloaded
     the same way, and its root is the archive's top folder."""
-    archives = cache / "wheels"
-    archive = archives / package.wheel
     sdist = package.wheel.endswith(".tar.gz")
-    if not (archive.is_file() and hashlib.sha256(archive.read_bytes()).hexdigest() == package.sha256):
-        archives.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as req:
-            req.write(f"{package.name}=={package.version} --hash=sha256:{package.sha256}\n")
-        binary = "--no-binary=:all:" if sdist else "--only-binary=:all:"
-        try:
-            subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", binary,
-                            "--require-hashes", "-r", req.name, "-d", str(archives)], check=True)
-        finally:
-            os.unlink(req.name)
-        if not archive.is_file():
-            raise SystemExit(f"{package.name}: pip did not produce {package.wheel}")
+    archive = download_pinned(package.name, package.version, package.sha256, cache / "wheels", sdist=sdist)
+    if archive.name != package.wheel:
+        raise SystemExit(f"{package.name}: pip produced {archive.name}, the labels pin {package.wheel}")
     root = cache / "src" / f"{package.name}-{package.version}"
     stamp = root / ".unpacked-from"
     if not (stamp.is_file() and stamp.read_text() == package.sha256):
@@ -111,6 +100,41 @@ def fetch(package: Package, cache: Path) -> Path:
         (source_root(root, package) / "pyproject.toml").write_text("")
         stamp.write_text(package.sha256)
     return source_root(root, package)
+
+
+def download_pinned(name: str, version: str, sha256: str, archives: Path, *, sdist: bool = False,
+                    pip_options: tuple[str, ...] = ()) -> Path:
+    """The archive of `name==version` whose SHA-256 is `sha256`, downloaded with pip into
+    `archives` (`--require-hashes`) unless a file there already has that hash. `pip_options`
+    pick another interpreter or platform (`--python-version 3.12 --platform ...`)."""
+    found = _archive_with_hash(archives, name, sha256)
+    if found is not None:
+        return found
+    archives.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as req:
+        req.write(f"{name}=={version} --hash=sha256:{sha256}\n")
+    binary = "--no-binary=:all:" if sdist else "--only-binary=:all:"
+    try:
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", binary, *pip_options,
+                        "--require-hashes", "-r", req.name, "-d", str(archives)], check=True)
+    except subprocess.CalledProcessError:
+        raise SystemExit(f"{name} {version}: pip could not download the archive pinned to sha256 {sha256}") from None
+    finally:
+        os.unlink(req.name)
+    found = _archive_with_hash(archives, name, sha256)
+    if found is None:
+        raise SystemExit(f"{name} {version}: pip left no archive with sha256 {sha256} in {archives}")
+    return found
+
+
+def _archive_with_hash(archives: Path, name: str, sha256: str) -> Path | None:
+    """A file of `archives` named for the project `name` (any of its spellings) with that hash."""
+    prefix = re.sub(r"[-_.]+", "_", name).lower() + "-"
+    for path in sorted(archives.glob("*")) if archives.is_dir() else ():
+        if (path.is_file() and re.sub(r"[-_.]+", "_", path.name.split("-")[0]).lower() + "-" == prefix
+                and hashlib.sha256(path.read_bytes()).hexdigest() == sha256):
+            return path
+    return None
 
 
 def source_root(root: Path, package: Package) -> Path:
