@@ -5,7 +5,9 @@
 For each step: fetch and unpack its pinned package (bench/real/score.py's cache), put it on
 sys.path, build(device, 0) twice, run 3 steps eagerly on each with the same inputs, and check
 that outputs and state are bitwise equal, that inputs change with the step number and that
-the state moves (or, for a stateless step, the outputs). Prints one line per step; exit 1 if any fails.
+the state moves (or, for a stateless step, the outputs). Prints one line per step; a step
+whose package does not import here (torchaudio/torchvision built for another torch) is SKIP;
+exit 1 if any fails.
 """
 from __future__ import annotations
 
@@ -20,14 +22,9 @@ from pathlib import Path
 import torch
 
 from bench.real import score
+from bench.real_e2e.step_api import read_step_info, step_names
 
-STEPS_DIR = Path(__file__).resolve().parent
 STEPS = 3
-KINDS = ("decode", "train", "solver", "metric")
-
-
-def step_names() -> list[str]:
-    return sorted(p.stem for p in STEPS_DIR.glob("*.py") if not p.stem.startswith("_"))
 
 
 def flat_tensors(value, prefix="out") -> dict[str, torch.Tensor]:
@@ -72,23 +69,28 @@ def moved(before: dict, after: dict) -> bool:
     return before.keys() != after.keys() or any(not torch.equal(before[k], after[k]) for k in before)
 
 
-def metadata_problems(module, root: Path) -> list[str]:
+def metadata_problems(info, root: Path) -> list[str]:
+    """What read_step_info (KIND, EXTRA's shape) leaves unchecked: the region's file, the hashes."""
     problems = []
-    if module.KIND not in KINDS:
-        problems.append(f"KIND {module.KIND!r} is not one of {KINDS}")
-    if not (root / module.REGION.split("::")[0]).is_file():
-        problems.append(f"REGION {module.REGION}: no such file under {root}")
-    problems += [f"EXTRA {entry!r} is not (name, version, sha256)" for entry in module.EXTRA
-                 if len(entry) != 3 or not re.fullmatch(r"[0-9a-f]{64}", entry[2])]
+    if not (root / info.region.split("::")[0]).is_file():
+        problems.append(f"REGION {info.region}: no such file under {root}")
+    problems += [f"EXTRA {entry!r}: the sha256 is not 64 hex digits" for entry in info.extra
+                 if not re.fullmatch(r"[0-9a-f]{64}", entry[2])]
     return problems
 
 
 def check(name: str, device: str, cache: Path) -> str:
-    module = importlib.import_module(f"bench.real_e2e.steps.{name}")
-    root = score.fetch(score.packages_of("all")[module.PACKAGE], cache)
+    info = read_step_info(name)
+    root = score.fetch(score.packages_of("all")[info.package], cache)
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    problems = metadata_problems(module, root)
+    problems = metadata_problems(info, root)
+    top = info.region.split("/")[0]
+    try:
+        importlib.import_module(top)
+    except Exception as error:  # e.g. torchaudio's C part built for another torch
+        return f"SKIP {name}: {top} does not import here: {type(error).__name__}: {str(error).splitlines()[0]}"
+    module = importlib.import_module(f"bench.real_e2e.steps.{name}")
     first, second = run_eagerly(module, device, 0), run_eagerly(module, device, 0)
     problems += differences(first, second)
     built = module.build(device, 0)
@@ -101,7 +103,7 @@ def check(name: str, device: str, cache: Path) -> str:
         problems.append("stateless, and the outputs never change")
     states = sum(k.startswith("state.") for k in first[-1])
     summary = f"{states} state tensors, {len(first[-1]) - states} outputs"
-    return f"FAIL {name}: {'; '.join(problems)}" if problems else f"ok   {name} ({module.KIND}): {summary}"
+    return f"FAIL {name}: {'; '.join(problems)}" if problems else f"ok   {name} ({info.kind}): {summary}"
 
 
 def main() -> int:
@@ -111,15 +113,17 @@ def main() -> int:
     parser.add_argument("--cache", type=Path, default=Path(os.environ.get("GS_REAL_CACHE", Path.home() / ".cache/graphsafe-real")))
     args = parser.parse_args()
     torch.use_deterministic_algorithms(True)
-    failed = False
+    verdicts = []
     for name in args.names:
         try:
             line = check(name, args.device, args.cache)
         except Exception:  # one broken step must not hide the others
             line = f"FAIL {name}: {traceback.format_exc(limit=-3)}"
-        failed |= line.startswith("FAIL")
+        verdicts.append(line.split()[0])
         print(line, flush=True)
-    return 1 if failed else 0
+    print(f"{verdicts.count('ok')} ok, {verdicts.count('SKIP')} skipped (package does not import here), "
+          f"{verdicts.count('FAIL')} failed")
+    return 1 if "FAIL" in verdicts else 0
 
 
 if __name__ == "__main__":

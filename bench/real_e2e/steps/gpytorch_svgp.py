@@ -11,8 +11,11 @@ from bench.real_e2e.step_api import Built
 PACKAGE = "gpytorch"
 KIND = "train"
 REGION = "gpytorch/mlls/_approximate_mll.py::_ApproximateMarginalLogLikelihood.forward"
-# linear-operator and jaxtyping (with wadler-lindig) are in the GPU image; for the CPU side:
-# linear_operator 0.6.1, jaxtyping 0.3.11, wadler_lindig 0.1.8 (pure Python), scipy (CPU_DEPS)
+# linear-operator, jaxtyping and scipy are in the GPU image (there: linear_operator 0.6.1,
+# jaxtyping 0.3.11). The CPU side needs (CPU_DEPS) scipy and, pure Python:
+#   linear_operator 0.6.1 a5981c1fcda08df3a210dffb6e8019b4751f4afaf3ffc822c24eaaf56b11eed9
+#   jaxtyping 0.3.11      8a4bedc4e3f963fa82df41bd13c7ebc2bad925601eb48614c65798f21329d4e3
+#   wadler_lindig 0.1.8   8671e8c98449ae3f4e4ba720eccd63a502b3983042f8d112b49a9c6be49e8d92
 EXTRA = []
 
 BATCH, FEATURES, INDUCING, DATA = 128, 4, 32, 10_000

@@ -12,7 +12,9 @@ from bench.real_e2e.step_api import Built
 PACKAGE = "pyro-ppl"
 KIND = "train"
 REGION = "pyro/infer/svi.py::SVI.step"
-# pyro-api is not in the GPU image; opt-einsum, tqdm and numpy are (numpy: CPU_DEPS)
+# pyro-api is not in the GPU image; opt-einsum, tqdm and numpy are. The CPU side needs (CPU_DEPS)
+# numpy and: opt_einsum 3.4.0 69bb92469f86a1565195ece4ac0323943e83477171b91d24c35afe028a90d7cd,
+#            tqdm 4.70.1      c293e525e6fef9c20e8728fd4612df02a0aa31bb5fe91ecd93e123b1b7bffa73
 EXTRA = [("pyro-api", "0.1.2", "10e0e42e9e4401ce464dab79c870e50dfb4f413d326fa777f3582928ef9caf8f")]
 
 BATCH, FEATURES = 64, 8

@@ -51,7 +51,7 @@ def _random_checkpoint(gen: torch.Generator) -> dict:
 
 
 def build(device: str, seed: int) -> Built:
-    # read at import of rwkv.model: the decode path in Python, no nvcc build
+    # read once, at the first import of rwkv.model: the decode path in Python, no nvcc build
     os.environ["RWKV_JIT_ON"] = "0"
     os.environ["RWKV_CUDA_ON"] = "0"
     from rwkv.model import RWKV
@@ -59,8 +59,7 @@ def build(device: str, seed: int) -> Built:
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "tiny.pth")
         torch.save(_random_checkpoint(torch.Generator().manual_seed(seed)), path)
-        model = RWKV(path, f"{device} fp32",
-                     verbose=False)
+        model = RWKV(path, f"{device} fp32", verbose=False)
     # the state list a user keeps between tokens: forward fills it and rebinds its slots
     _, state = model.forward([0], None)
 

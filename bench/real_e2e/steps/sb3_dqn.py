@@ -12,7 +12,8 @@ PACKAGE = "stable-baselines3"
 KIND = "train"
 REGION = "stable_baselines3/dqn/dqn.py::DQN.train"
 # gymnasium and its dependency farama-notifications are not in the GPU image; cloudpickle and
-# numpy are (numpy: CPU_DEPS; cloudpickle is also needed on the CPU side)
+# numpy are. The CPU side needs (CPU_DEPS) numpy and cloudpickle 3.1.3
+# (1654f4f18e416447210a63c5c25a135d65a292156aa5fa519dfa4baf7726dddb).
 EXTRA = [
     ("gymnasium", "1.4.0", "1cb947c59e7c72d8eabb2c2274c00cd20948e69f8452a9ef4092223be24fdf0e"),
     ("farama-notifications", "0.0.6", "f84839188efa1ce5bb361c2a84881b2dc2c0d0d7fb661ff00421820170930935"),
