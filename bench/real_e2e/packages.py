@@ -25,7 +25,11 @@ from bench.real import score  # noqa: E402
 from bench.real_e2e.step_api import StepInfo  # noqa: E402
 
 # The GPU image: Python 3.12 on manylinux x86_64 (pip also takes older manylinux tags under this one).
-GPU_PIP_OPTIONS = ("--python-version", "3.12", "--implementation", "cp", "--platform", "manylinux_2_28_x86_64")
+# The GPU image's Python; binary wheels are tagged with one manylinux level or another (kornia-rs
+# and wcwidth: manylinux_2_17/2014 only), and pip matches each level exactly.
+GPU_PIP_OPTIONS = ("--python-version", "3.12", "--implementation", "cp",
+                   "--platform", "manylinux_2_28_x86_64", "--platform", "manylinux_2_17_x86_64",
+                   "--platform", "manylinux2014_x86_64")
 
 # In the GPU image, missing from the CPU venv (torch 2.13 CPU, Python 3.11): cp311 wheels of
 # numpy and scipy, and the pure-Python packages steps import (pyro: opt-einsum, tqdm; gpytorch:
