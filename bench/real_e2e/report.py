@@ -52,6 +52,17 @@ def codes_cell(row: dict) -> str:
 # --- graph: did graphsafe's automatic path give a correct graph? -------------------------------------
 
 
+def package_path(path: str) -> str:
+    """`.../scratch/<step>/fixed/torchdiffeq/_impl/x.py` → `torchdiffeq/_impl/x.py`: the line in
+    the package, not in this run's scratch copy."""
+    parts = path.replace("\\", "/").split("/")
+    if "scratch" in parts:
+        rest = parts[parts.index("scratch") + 3:]  # scratch/<step>/<variant>/...
+        if rest:
+            return "/".join(rest)
+    return path
+
+
 def graph_status(row: dict) -> tuple[bool, str]:
     """(correct graph?, what the table says): captured, replay equal to eager with the inputs
     changing, and the fixed eager numbers equal to the original's."""
@@ -66,7 +77,7 @@ def graph_status(row: dict) -> tuple[bool, str]:
     if not trial.get("captured"):
         failure = trial.get("failure") or {}
         code = failure.get("code") or failure.get("error_class") or trial.get("status")
-        where = f" at {failure['file']}:{failure['line']}" if failure.get("file") else ""
+        where = f" at {package_path(failure['file'])}:{failure['line']}" if failure.get("file") else ""
         return False, f"{trial.get('status')}: {code}{where}"
     changing = fixed.get("changing_inputs") or {}
     if trial.get("status") != "ok":
