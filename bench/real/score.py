@@ -159,7 +159,8 @@ def verify(package: Package, root: Path) -> list[str]:
     return problems
 
 
-def run_check(package: Package, root: Path, jobs: int | None, unmatched: list[str]) -> list[dict]:
+def run_check(package: Package, root: Path, jobs: int | None, unmatched: list[str],
+              facts: Path | None = None) -> list[dict]:
     """`graphsafe check` with the labelled regions. A region graphsafe finds no function for
     (an inherited method named on the subclass's file, say) is an error for the CLI: it is
     dropped, noted in `unmatched`, and its labels count as missed."""
@@ -170,6 +171,8 @@ def run_check(package: Package, root: Path, jobs: int | None, unmatched: list[st
             command += ["--region", region]
         if jobs:
             command += ["--jobs", str(jobs)]
+        if facts is not None:
+            command += ["--facts", str(facts)]  # what a traced run of the package's steps saw
         done = subprocess.run(command, cwd=root, capture_output=True, text=True)
         found = re.search(r"--region pattern `([^`]+)` matches no function", done.stderr)
         if done.returncode == 2 and found and found.group(1) in regions:
@@ -276,6 +279,8 @@ def main() -> int:
     parser.add_argument("--no-borderline", action="store_true",
                         help="score only the labels both labellers found clear (borderline ones left out)")
     parser.add_argument("--verify-only", action="store_true", help="download and verify the labels, run nothing")
+    parser.add_argument("--facts-dir", type=Path, help="check with the run-time facts DIR/<package>.json where one "
+                                                       "exists (written by bench/real/facts_from_steps.py)")
     args = parser.parse_args()
 
     packages = load_labels(HERE / "labels")
@@ -313,7 +318,8 @@ def main() -> int:
                              "regions": package.regions}
         if args.verify_only or problems:
             continue
-        diagnostics = run_check(package, root, args.jobs, unmatched)
+        facts = args.facts_dir / f"{name}.json" if args.facts_dir else None
+        diagnostics = run_check(package, root, args.jobs, unmatched, facts if facts and facts.is_file() else None)
         per_package[name]["diagnostics"] = len(diagnostics)
         per_package[name]["gs000"] = sum(d["code"] == "GS000" for d in diagnostics)
         score(package, diagnostics, tallies, flagged_true, misses, false_alarms, outside)

@@ -67,9 +67,19 @@ def package_pin(name: str) -> Pin:
     return Pin(package.name, package.version, package.sha256, package.wheel.endswith(".tar.gz"), package.wheel)
 
 
-def pins_of(info: StepInfo) -> list[Pin]:
-    """The step's package first, then its EXTRA."""
-    return [package_pin(info.package), *(Pin(n, v, h) for n, v, h in info.extra)]
+# Binary EXTRA wheels pinned for the GPU image's cp312, and their cp311 build for this machine's
+# CPU runs (name, version, cp312 sha256) → cp311 sha256.
+CPU_BUILDS = {
+    ("kornia-rs", "0.2.0", "a5ccc43e7b54a845c4250dee107b62d221b4a76f6812a8041196784f4add342a"):
+        "82833277685b31e9ae1a2e9ecd00a28646463a05c0ea8b72e3ddb329699f8d16",
+}
+
+
+def pins_of(info: StepInfo, for_cpu: bool = False) -> list[Pin]:
+    """The step's package first, then its EXTRA (with `for_cpu`, binary wheels in this
+    interpreter's build, CPU_BUILDS)."""
+    extra = [Pin(n, v, CPU_BUILDS.get((n, v, h), h) if for_cpu else h) for n, v, h in info.extra]
+    return [package_pin(info.package), *extra]
 
 
 def fetch(pin: Pin, archives: Path, pip_options: tuple[str, ...] = ()) -> Path:

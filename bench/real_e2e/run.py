@@ -91,7 +91,7 @@ def _stop(process: subprocess.Popen) -> None:
 def set_up(info: StepInfo, args: argparse.Namespace, step_dir: Path) -> tuple[dict[str, Path], list[str]]:
     """Unpack the pinned package into orig/fixed/unsafe and install its EXTRA; (variant roots, extra sys.path)."""
     pip_options = () if args.device == "cpu" else packages.GPU_PIP_OPTIONS
-    pins = packages.pins_of(info)
+    pins = packages.pins_of(info, for_cpu=args.device == "cpu")
     archives = [packages.fetch(pin, args.wheels, pip_options) for pin in pins]
     unpacked = step_dir / "unpacked"
     packages.unpack(pins[0], archives[0], unpacked)
