@@ -167,3 +167,28 @@ def test_a_constant_index_into_an_observed_tensor_parameter_is_a_tensor(project)
     (project / "train.py").write_text(program)
     write_facts(project, program, {"step": {"sched": TENSOR}})
     assert found(project) == {("GS201", "if sched[0] > 0:", "`sched` is a tensor")}
+
+
+def test_facts_traced_in_another_checkout_of_the_same_code_are_used(tmp_path):
+    """A facts file written for one tree (CI's clone) applies to another copy of the same files
+    (the editor's clone): paths match by their ending, functions by their source."""
+    import json
+    import shutil
+
+    from graphsafe.analyzer.run_facts import load
+
+    first, second = tmp_path / "ci" / "proj", tmp_path / "home" / "proj"
+    (first / "pkg").mkdir(parents=True)
+    source = "def step(sched, i):\n    return sched[i] > 0\n"
+    (first / "pkg" / "m.py").write_text(source)
+    shutil.copytree(first, second)
+    from graphsafe.analyzer.run_facts import function_hashes
+
+    digest = sorted(function_hashes(source)["step"])[0]
+    facts = first / ".graphsafe" / "facts.json"
+    facts.parent.mkdir()
+    facts.write_text(json.dumps({"version": 1, "root": "..", "files": {"pkg/m.py": {"functions": {
+        "step": {"line": 1, "source_hash": digest, "values": {"sched": {"kind": "tensor", "changed": False}}}}}}}))
+    loaded = load(facts)
+    assert loaded.for_file(str(second / "pkg" / "m.py"), "pkg.m", source)
+    assert not loaded.for_file(str(second / "pkg" / "m.py"), "pkg.m", source.replace("> 0", "> 1"))
