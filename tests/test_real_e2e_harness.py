@@ -98,3 +98,25 @@ def test_cpu_summary_does_not_count_a_step_whose_original_did_not_run():
     rows = [{"cpu": {"orig": {"determinism": {"exact": True}}, "fixed": same}},
             {"cpu": {"orig": {"error": "ModuleNotFoundError: No module named 'opt_einsum'"}, "fixed": same}}]
     assert report.cpu_summary(rows).endswith("on 1/2 steps")
+
+
+def test_merge_makes_one_table_from_several_runs_the_last_row_of_a_step_winning(tmp_path, capsys):
+    first, second, out = tmp_path / "a", tmp_path / "b", tmp_path / "out"
+    base = {"kind": "solver", "package": "p", "version": "1"}
+    for directory, rows in ((first, [{"step": "x", "seconds": 1, **base}, {"step": "y", "seconds": 2, **base}]),
+                            (second, [{"step": "y", "seconds": 3, **base}])):
+        directory.mkdir()
+        (directory / "results.json").write_text(json.dumps({"command": f"run {directory.name}", "device": "cuda",
+                                                             "rows": rows}))
+    assert run.main(["--merge", str(first), str(second), "--out", str(out)]) == 0
+    merged = json.loads((out / "results.json").read_text())
+    assert [(r["step"], r["seconds"]) for r in merged["rows"]] == [("x", 1), ("y", 3)]
+    assert merged["command"] == "run a ; run b" and (out / "results.md").is_file()
+    (second / "results.json").write_text(json.dumps({"command": "c", "device": "cpu", "rows": []}))
+    with pytest.raises(SystemExit, match="different devices"):
+        run.main(["--merge", str(first), str(second), "--out", str(out)])
+
+
+def test_a_failure_names_the_package_line_not_the_scratch_copy():
+    assert report.package_path("/root/out/scratch/rk4/fixed/torchdiffeq/_impl/misc.py") == "torchdiffeq/_impl/misc.py"
+    assert report.package_path("/work/repo/bench/real_e2e/steps/s.py") == "/work/repo/bench/real_e2e/steps/s.py"

@@ -192,6 +192,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--atol", type=float, default=1e-5)
     parser.add_argument("--trial-timeout-s", type=float, default=240.0)
     parser.add_argument("--compile-timeout-s", type=float, default=420.0)
+    parser.add_argument("--merge", type=Path, nargs="+", metavar="DIR",
+                        help="no run: one table from the results.json of earlier runs (a full GPU run takes "
+                             "several device calls); a step's row comes from the last DIR that has it")
     parser.add_argument("--budget-s", type=float, default=1500.0,
                         help="GPU wall-time budget: compile trials start only while 150 s of it are left")
     args = parser.parse_args(argv)
@@ -219,6 +222,8 @@ def chosen_steps(spec: str | None) -> list[StepInfo]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.merge:
+        return merge(args)
     infos = chosen_steps(args.steps)
     if args.prepare:
         problems = packages.prepare(infos, args.prepare.resolve())
@@ -237,6 +242,39 @@ def main(argv: list[str] | None = None) -> int:
     command = "python bench/real_e2e/run.py " + " ".join(shlex.quote(a) for a in (argv if argv is not None
                                                                                    else sys.argv[1:]))
     text = render(rows, args, command)
+    (args.out / "results.json").write_text(json.dumps({"command": command, "device": args.device, "rows": rows},
+                                                      indent=1))
+    (args.out / "results.md").write_text(text)
+    sys.stdout.write(text)
+    return 0
+
+
+def merged_rows(results: list[dict]) -> tuple[list[dict], list[str]]:
+    """Rows of several runs, one per step in the order steps first appear, the last run's row
+    winning; and the runs' commands."""
+    rows: dict[str, dict] = {}
+    for result in results:
+        for row in result.get("rows", []):
+            rows[row["step"]] = row
+    return list(rows.values()), [r.get("command", "?") for r in results]
+
+
+def merge(args: argparse.Namespace) -> int:
+    results = []
+    for directory in args.merge:
+        path = directory / "results.json"
+        try:
+            results.append(json.loads(path.read_text()))
+        except (OSError, ValueError) as error:
+            raise SystemExit(f"run.py --merge: cannot read {path}: {error}") from None
+    devices = {r.get("device") for r in results}
+    if len(devices) != 1:
+        raise SystemExit(f"run.py --merge: runs on different devices {sorted(map(str, devices))}")
+    args.device = devices.pop()
+    rows, commands = merged_rows(results)
+    command = " ; ".join(commands)
+    text = render(rows, args, command)
+    args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps({"command": command, "device": args.device, "rows": rows},
                                                       indent=1))
     (args.out / "results.md").write_text(text)
