@@ -344,3 +344,33 @@ def test_a_class_built_from_a_module_table_reaches_each_classes_methods(tmp_path
         """,
     })
     assert sorted(d.code for d in found) == ["GS101", "GS501"]
+
+
+def test_a_class_an_attribute_holds_builds_the_object_the_region_calls(tmp_path):
+    found = project(tmp_path, {
+        "buffers.py": """
+            import numpy as np
+
+            class ReplayBuffer:
+                def sample(self, n):
+                    return np.random.randint(0, 10, size=n)
+        """,
+        "algo.py": """
+            import torch
+            from buffers import ReplayBuffer
+
+            class Algo:
+                def __init__(self, replay_buffer_class=None):
+                    self.replay_buffer_class = replay_buffer_class
+
+                def setup(self):
+                    if self.replay_buffer_class is None:
+                        self.replay_buffer_class = ReplayBuffer
+                    self.replay_buffer = self.replay_buffer_class(10)
+
+                def train(self, x: torch.Tensor):  # graphsafe: region
+                    idx = self.replay_buffer.sample(4)
+                    return x * 2
+        """,
+    })
+    assert [(d.code, d.path.rpartition("/")[2]) for d in found] == [("GS502", "buffers.py")]

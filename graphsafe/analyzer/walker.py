@@ -221,6 +221,8 @@ class FileWalker:
         self.varying_attrs: dict[str, set[str]] = {}  # class key → number attributes changed per step
         self.module_defs: dict[str, str] = {}
         self.class_tables: dict[str, tuple[str, ...]] = {}  # module-level tables of classes (`SOLVERS`)
+        # (class key, attribute) → classes the class stores there (`self.buffer_class = ReplayBuffer`)
+        self.held_classes: dict[tuple[str, str], set[str]] = {}
         self.loop_names: list[set[str]] = []  # names bound by the enclosing `for` loops
         self.while_depth = 0  # enclosing `while` loops (they bind no names)
         self.registrars: tuple[str, ...] = ()  # methods that register a buffer named by their argument
@@ -1189,6 +1191,10 @@ class FileWalker:
             return T.instance_of(*self.class_tables[func.value.value])  # `SOLVERS[method](...)`
         if isinstance(func, cst.Attribute):
             method = func.attr.value
+            if (scope.class_key and isinstance(func.value, cst.Name) and func.value.value == scope.self_name
+                    and (scope.class_key, method) in self.held_classes):
+                # `self.replay_buffer_class(...)` where the class sets `self.replay_buffer_class = ReplayBuffer`
+                return T.instance_of(*sorted(self.held_classes[(scope.class_key, method)]))
             if (scope.class_key and method in self.number_methods.get(scope.class_key, ())
                     and isinstance(func.value, cst.Name) and func.value.value == scope.self_name):
                 return T.SCALAR  # `self.lr_at(it)` with `def lr_at(self, it) -> float`
@@ -1358,6 +1364,20 @@ class FileWalker:
                 if names and all(n and n.rpartition(".")[2][:1].isupper() for n in names):
                     tables[small.targets[0].target.value] = tuple(dict.fromkeys(self._qualify(n) for n in names))
         return tables
+
+    def _class_named(self, expr: cst.BaseExpression) -> str | None:
+        """`ReplayBuffer`, `buffers.ReplayBuffer`: the key of the class an expression names (not
+        calls), by the capitalised convention, imported or defined in this module; else None."""
+        if type(expr) not in (cst.Name, cst.Attribute):
+            return None
+        name = self.resolve(expr)
+        head = (dotted(expr) or "").partition(".")[0]
+        if not name or not name.rpartition(".")[2][:1].isupper() or name.rpartition(".")[2].isupper():
+            return None  # `CONSTANT`s are not classes
+        scope = self.scope
+        if scope is not None and (scope.imports.is_imported(head) or head in self.module_defs):
+            return self._qualify(name)
+        return None
 
     def _names_value(self, name: str) -> bool:
         """`self.D(x)`, `gan.G(z)`: a capitalised attribute of a value (a discriminator, a
@@ -1658,6 +1678,9 @@ class FileWalker:
             for t in small.targets:
                 target = t.target
                 if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == self_name:
+                    held = self._class_named(small.value)
+                    if held is not None and scope.class_key:  # `self.buffer_class = ReplayBuffer`
+                        self.held_classes.setdefault((scope.class_key, target.attr.value), set()).add(held)
                     kind = kind or self._kind(small.value)
                     made = small.value  # what a project call made, or what a comprehension collects
                     if type(made) is cst.ListComp:
