@@ -406,6 +406,9 @@ class Project:
             extra: list[str] = []
             if unit.class_key in injected and key.rpartition(".")[2] in ("forward", "__call__"):
                 extra = injected[unit.class_key]  # module surgery: the injected class runs in this forward
+            observed_calls = self.observed.calls_from(key)  # what a traced run saw it call
+            if observed_calls:
+                extra = [*extra, *(c for c in observed_calls if c in self.units)]
             lines = unit.call_lines or (0,) * len(unit.calls)
             found = [(c, line) for ref, line in zip(unit.calls, lines)
                      for c in self.callees_on(ref, unit.class_key, receiver)]

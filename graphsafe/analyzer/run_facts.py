@@ -35,6 +35,7 @@ import libcst as cst
 
 VERSION = 1
 DEFAULT_PATH = Path(".graphsafe") / "facts.json"  # under the project root
+CALL_PREFIX = "->"  # an Observed whose name is `->relpath::qualname`: a call the run made
 KINDS = ("tensor", "number", "bool", "none", "other", "mixed")
 # marker keys a re-walk is given beside the pending ids' kinds (see analyzer/returns.py): the
 # walker looks up only ids it made, so these never answer a kind question
@@ -137,6 +138,9 @@ class RunFacts:
             for name, value in entry.get("values", {}).items():
                 found.append(Observed(key, name, value.get("kind", "other"), bool(value.get("changed")),
                                       tuple(str(v) for v in value.get("values", ())[:2])))
+            for callee in entry.get("calls", ()):
+                if isinstance(callee, str) and "::" in callee:  # `pkg/loss.py::SigLipLoss.forward`
+                    found.append(Observed(key, CALL_PREFIX + callee, "call"))
         return tuple(found)
 
     def _functions_of(self, path: str) -> dict:
@@ -260,6 +264,10 @@ class ObservedIndex:
     def __init__(self, files: Iterable) -> None:
         self.params: dict[tuple[str, str], Observed] = {}
         self.attrs: dict[tuple[str, str], Observed] = {}
+        self._calls: dict[str, list[str]] = {}  # caller unit key → callees as `relpath::qualname`
+        self._calls_resolved: dict[str, list[str]] = {}
+        files = list(files)
+        self._modules = [(Path(f.path).resolve().as_posix(), f.module) for f in files]
         class_of = {}
         for facts in files:
             observed = getattr(facts, "observed", ())
@@ -267,7 +275,9 @@ class ObservedIndex:
                 continue
             class_of.update({u.key: u.class_key for u in facts.units})
             for value in observed:
-                if value.name.startswith("self.") and "[" not in value.name:
+                if value.kind == "call":
+                    self._calls.setdefault(value.function, []).append(value.name[len(CALL_PREFIX):])
+                elif value.name.startswith("self.") and "[" not in value.name:
                     class_key = class_of.get(value.function)
                     if class_key is not None and value.changed:
                         self.attrs.setdefault((class_key, value.name[5:]), value)
@@ -275,7 +285,23 @@ class ObservedIndex:
                     self.params[(value.function, value.name)] = value
 
     def __bool__(self) -> bool:
-        return bool(self.params or self.attrs)
+        return bool(self.params or self.attrs or self._calls)
+
+    def calls_from(self, function: str) -> list[str]:
+        """Unit keys the run saw `function` call (through `self.layers[i](x)`, a loss passed in,
+        a callback: calls nothing static resolves), for the call graph."""
+        if function not in self._calls:
+            return []
+        found = self._calls_resolved.get(function)
+        if found is None:
+            found = []
+            for callee in self._calls[function]:
+                rel, _, qualname = callee.partition("::")
+                module = next((m for path, m in self._modules if path.endswith("/" + rel)), None)
+                if module is not None:
+                    found.append(f"{module}.{qualname}" if module else qualname)
+            self._calls_resolved[function] = found
+        return found
 
     def changed_number(self, function: str, name: str) -> Observed | None:
         value = self.params.get((function, name))

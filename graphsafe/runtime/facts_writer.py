@@ -26,6 +26,7 @@ from graphsafe.runtime.trace_report import Finding
 
 MAX_CALLS_PER_STEP = 16  # calls of one function looked at per step (a layer stack: its first layers)
 MAX_VALUES = 64  # values looked at per call
+MAX_CALL_EDGES = 20_000  # caller → callee pairs recorded per run
 BRANCH_CODES = frozenset({"GS201"})
 GENERATOR_CODES = frozenset({"GS601"})
 
@@ -99,6 +100,9 @@ class FactsRecorder:
         self._nth: dict[CodeType, int] = {}  # calls of each function in the current step
         self._last: dict[tuple[CodeType, int], dict[str, tuple]] = {}  # (function, nth call) → values
         self.functions: dict[CodeType, dict[str, _Value]] = {}
+        # (caller, callee) between user functions, library frames in between skipped: the calls
+        # a run made through dynamic dispatch (`self.layers[i](x)`, a loss passed in, callbacks)
+        self.calls: set[tuple[CodeType, CodeType]] = set()
 
     def begin_step(self) -> None:
         self._nth.clear()
@@ -113,11 +117,14 @@ class FactsRecorder:
 
     def _observe(self, frame: FrameType) -> None:
         code = frame.f_code
-        skip = self._skip.get(code)
-        if skip is None:
-            skip = self._skip[code] = code.co_name.startswith("<") or self._is_library(code.co_filename)
-        if skip:
+        if self._skipped(code):
             return
+        if len(self.calls) < MAX_CALL_EDGES:
+            caller = frame.f_back
+            while caller is not None and self._skipped(caller.f_code):
+                caller = caller.f_back  # nn.Module.__call__ and other library frames in between
+            if caller is not None:
+                self.calls.add((caller.f_code, code))
         nth = self._nth.get(code, 0)
         if nth >= MAX_CALLS_PER_STEP:
             return
@@ -132,6 +139,12 @@ class FactsRecorder:
             else:
                 value.update(seen, before.get(name))
         self._last[(code, nth)] = current
+
+    def _skipped(self, code: CodeType) -> bool:
+        skip = self._skip.get(code)
+        if skip is None:
+            skip = self._skip[code] = code.co_name.startswith("<") or self._is_library(code.co_filename)
+        return skip
 
     def _values(self, frame: FrameType) -> dict[str, tuple]:
         from graphsafe.runtime.trace_cli import frame_inputs
@@ -171,6 +184,17 @@ class FactsRecorder:
             entry = {"source_hash": digest, "line": code.co_firstlineno,
                      "values": {name: value.to_json() for name, value in values.items()}}
             files.setdefault(rel, {"functions": {}})["functions"][qualname] = entry
+        for caller, callee in sorted(self.calls, key=lambda pair: (pair[0].co_filename, pair[0].co_firstlineno,
+                                                                    pair[1].co_filename, pair[1].co_firstlineno)):
+            where = [_function_of(code, root, texts) for code in (caller, callee)]
+            if None in where:
+                continue
+            (caller_rel, caller_name), (callee_rel, callee_name) = where
+            entry = files.get(caller_rel, {}).get("functions", {}).get(caller_name)
+            if entry is not None:
+                found = entry.setdefault("calls", [])
+                if f"{callee_rel}::{callee_name}" not in found:
+                    found.append(f"{callee_rel}::{callee_name}")
         for finding in findings:
             key = "branches" if finding.code in BRANCH_CODES else "generators" if finding.code in GENERATOR_CODES else None
             rel = _relative(os.path.realpath(finding.filename), root) if key else None
@@ -179,6 +203,18 @@ class FactsRecorder:
                 function.setdefault(key, []).append({"line": finding.line, "code": finding.code,
                                                      "details": list(finding.details)})
         return {"version": run_facts.VERSION, "root": ".", "files": files}
+
+
+def _function_of(code: CodeType, root: Path, texts: dict[str, dict]) -> tuple[str, str] | None:
+    """(path relative to root, qualname) of a function whose source is in the file as it is now."""
+    path = os.path.realpath(code.co_filename)
+    rel = _relative(path, root)
+    if rel is None:
+        return None
+    if path not in texts:
+        texts[path] = _hashes_of(path)
+    qualname = getattr(code, "co_qualname", code.co_name).replace("<locals>.", "")
+    return (rel, qualname) if (qualname, code.co_firstlineno) in texts[path] else None
 
 
 def _add(out: dict, name: str, value: Any, entries: bool) -> None:

@@ -173,3 +173,51 @@ def test_a_second_trace_keeps_the_facts_of_functions_it_did_not_trace(project, c
     files = json.loads((project / ".graphsafe" / "facts.json").read_text())["files"]
     assert "train_step" in files["train.py"]["functions"]
     assert files["other.py"]["functions"]["helper"]["values"]["k"]["values"] == ["1", "2"]
+
+
+DISPATCH = '''
+import torch
+
+
+class LoggingLoss:
+    def __call__(self, out):
+        print("loss", float(out.sum()))
+        return out.sum()
+
+
+class QuietLoss:
+    def __call__(self, out):
+        return out.sum()
+
+
+def step(w, x, loss_fn):  # graphsafe: region
+    return loss_fn(w * x)
+
+
+def main():
+    losses = {"log": LoggingLoss, "quiet": QuietLoss}
+    loss_fn = losses[getattr(str, "lower")("LOG")]()
+    for _ in range(3):
+        step(torch.ones(3), torch.ones(3), loss_fn)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_a_call_only_the_run_resolved_joins_the_call_graph(tmp_path, monkeypatch, capsys):
+    """`loss_fn(out)` on an object static inference cannot type: the run saw which `__call__`
+    ran, and `check` with its facts follows it (and only it) into that method's hazards."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    (tmp_path / "train.py").write_text(textwrap.dedent(DISPATCH).lstrip())
+    code, found, _ = check(capsys)
+    assert not [d for d in found if d["code"] in ("GS105", "GS501")]
+    trace(capsys, "--save-facts")
+    facts = json.loads((tmp_path / ".graphsafe" / "facts.json").read_text())
+    assert facts["files"]["train.py"]["functions"]["step"]["calls"] == ["train.py::LoggingLoss.__call__"]
+    code, found, _ = check(capsys)
+    lines = {(d["code"], d["location"]["row"]) for d in found}
+    assert ("GS105", line_of(tmp_path / "train.py", "float(out.sum())")) in lines
+    assert not [d for d in found if "QuietLoss" in " ".join(d.get("chain") or [])]
