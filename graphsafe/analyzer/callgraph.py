@@ -209,18 +209,26 @@ class Project:
         """The units a call may run, for code of class `class_key` on any instance of it."""
         return [key for key, _ in self.callees_on(ref, class_key, None)]
 
-    def callees_on(self, ref: CallRef, class_key: str | None, receiver: str | None
-                   ) -> list[tuple[str, str | None]]:
+    def callees_on(self, ref: CallRef, class_key: str | None, receiver: str | None,
+                   seen_calls: frozenset[str] | None = None) -> list[tuple[str, str | None]]:
         """(unit, receiver) pairs a call may run, for code of class `class_key` running on an
         instance of `receiver` (a subclass of `class_key`; None: any instance of it). Calls on
         `self` keep the receiver, so that a base class's `self.apply()` runs the receiver's
-        override only, not every subclass's; calls on other objects start afresh (None)."""
+        override only, not every subclass's; calls on other objects start afresh (None).
+        `seen_calls`: what a traced run saw this code call (unit keys), which narrows a `self`
+        call's subclass overrides to those it ran."""
         if ref.kind in ("self", "prop", "super") and class_key is not None:
             base = receiver if receiver is not None and self.is_subclass(receiver, class_key) else class_key
             if ref.kind == "super":
                 return [(key, base) for key in self._callees(ref, class_key)]
+            targets = self._callees(ref, base)
+            if seen_calls and ref.kind == "self":
+                # a traced run saw what this code called: of the subclasses' overrides, only the
+                # ones it ran (the class it ran on), not every sibling's
+                others = set(self.overrides(base, ref.target)) - seen_calls
+                targets = [t for t in targets if t not in others]
             return [(key, base if self.is_subclass(base, self.units[key].unit.class_key or "") else None)
-                    for key in self._callees(ref, base)]
+                    for key in targets]
         return [(key, None) for key in self._callees(ref, class_key)]
 
     def is_subclass(self, class_key: str, base_key: str, seen: frozenset = frozenset()) -> bool:
@@ -406,13 +414,17 @@ class Project:
             extra: list[str] = []
             if unit.class_key in injected and key.rpartition(".")[2] in ("forward", "__call__"):
                 extra = injected[unit.class_key]  # module surgery: the injected class runs in this forward
-            observed_calls = self.observed.calls_from(key)  # what a traced run saw it call
-            if observed_calls:
-                extra = [*extra, *(c for c in observed_calls if c in self.units)]
             lines = unit.call_lines or (0,) * len(unit.calls)
+            seen_calls = frozenset(self.observed.calls_from(key)) or None
             found = [(c, line) for ref, line in zip(unit.calls, lines)
-                     for c in self.callees_on(ref, unit.class_key, receiver)]
-            for (callee, callee_receiver), line in found + [((c, None), 0) for c in extra]:
+                     for c in self.callees_on(ref, unit.class_key, receiver, seen_calls)]
+            found += [((c, None), 0) for c in extra]
+            # what a traced run saw it call; a base-class method of the object this code runs on
+            # keeps running on it (its `self` calls go to that object's overrides only)
+            here = receiver or unit.class_key
+            found += [((c, here if here and self.is_subclass(here, self.units[c].unit.class_key or "") else None), 0)
+                      for c in self.observed.calls_from(key) if c in self.units]
+            for (callee, callee_receiver), line in found:
                 if callee not in parent:
                     parent[callee] = key
                     called_at[callee] = line

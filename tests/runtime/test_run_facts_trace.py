@@ -221,3 +221,51 @@ def test_a_call_only_the_run_resolved_joins_the_call_graph(tmp_path, monkeypatch
     lines = {(d["code"], d["location"]["row"]) for d in found}
     assert ("GS105", line_of(tmp_path / "train.py", "float(out.sum())")) in lines
     assert not [d for d in found if "QuietLoss" in " ".join(d.get("chain") or [])]
+
+
+OVERRIDES = '''
+import torch
+
+
+class Augmentation:
+    def forward(self, x):
+        return self.apply(x)
+
+
+class Affine(Augmentation):
+    def apply(self, x):
+        return x * float(x.sum())
+
+
+class Noisy(Augmentation):
+    def apply(self, x):
+        print("noisy")
+        return x
+
+
+def step(aug, x):  # graphsafe: region
+    return aug.forward(x)
+
+
+def main():
+    aug = {"affine": Affine, "noisy": Noisy}[getattr(str, "lower")("AFFINE")]()
+    for _ in range(3):
+        step(aug, torch.ones(3))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_the_run_narrows_a_self_call_to_the_override_it_ran(tmp_path, monkeypatch, capsys):
+    """`self.apply(x)` in a base class reaches every subclass's override statically; the run saw
+    `Affine.apply` only, so with its facts `Noisy.apply`'s print is not reported."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    (tmp_path / "train.py").write_text(textwrap.dedent(OVERRIDES).lstrip())
+    trace(capsys, "--save-facts")
+    code, found, _ = check(capsys)
+    codes = {(d["code"], d["location"]["row"]) for d in found}
+    assert ("GS105", line_of(tmp_path / "train.py", "float(x.sum())")) in codes
+    assert ("GS501", line_of(tmp_path / "train.py", 'print("noisy")')) not in codes
