@@ -590,7 +590,7 @@ def _replaces_a_slot(target: cst.BaseExpression, value: cst.BaseExpression, ctx)
     old value (`self.ema[k] = 0.9 * self.ema[k] + g`: the graph keeps reading the old tensor)."""
     if type(target) is not cst.Subscript or not ctx.kind(value).is_tensor:
         return False
-    if T.is_host_copy(value, ctx.resolve) or _mentions_code(value, ctx.code_for(target)):
+    if T.is_host_copy(value, ctx.resolve) or _reads_slot(value, target, ctx):
         return False
     by_loop = False
     for element in target.slice:
@@ -609,18 +609,16 @@ def _replaces_a_slot(target: cst.BaseExpression, value: cst.BaseExpression, ctx)
     return by_loop or passed
 
 
-def _mentions_code(expr: cst.BaseExpression, code: str) -> bool:
-    stack: list[cst.CSTNode] = [expr]
+def _reads_slot(value: cst.BaseExpression, slot: cst.Subscript, ctx) -> bool:
+    """Does `value` read the slot it is stored in (`self.ema[k] = 0.9 * self.ema[k] + g`)?"""
+    code = ctx.code_for(slot)
+    stack: list[cst.CSTNode] = [value]
     while stack:
         node = stack.pop()
-        if type(node) is cst.Subscript and _code_of(node) == code:
+        if type(node) is cst.Subscript and ctx.code_for(node) == code:
             return True
         stack.extend(children(node))
     return False
-
-
-def _code_of(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
 
 
 def _mentions_tensor(expr: cst.BaseExpression, ctx) -> bool:
