@@ -38,6 +38,19 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
   generators in `generators=`. Every replay draws fresh numbers.
 - NVTX ranges `graphsafe.capture[name b=8]` and `graphsafe.replay[name b=8]` come from the
   `nvtx` package when installed, else from `torch.cuda.nvtx` (`nvtx_ranges=False` turns them off).
+- `batched=[]`: no argument has a batch dimension (a solver step on fixed-shape state, a metric
+  update): one graph, every input shape fixed.
+- `numbers=[2, "temperature"]` (argument positions or keyword names): per-step Python numbers.
+  Each becomes a 0-dim device tensor created at capture and filled with `.fill_()` before every
+  replay, so the step reads this call's value instead of the capture's (GS301). The step then
+  receives a tensor: it may compute with it (`x / temperature`, `group["lr"] = lr`), not use it
+  as a Python number (`range(n)`, `if lr > 0:`), which fails capture with the line. Numbers not
+  named stay baked: a call with another value is an error (GS301), never a silent wrong replay.
+- `train=True` with optimizers whose groups are capturable or fused (Adam, AdamW, ...): a group's
+  Python `lr` is read by the graph from a device tensor refreshed from `group["lr"]` before every
+  replay, so an LR scheduler or the caller's `group["lr"] = x` takes effect; between calls the
+  group holds its Python number as before. Other optimizers' lr is baked: a replay after it
+  changed is an error (GS301).
 - `backend="eager"` runs the same input handling without graphs (fn is called on the static
   buffers): for tests of bucketing and padding on machines without a GPU.
 """
@@ -166,6 +179,7 @@ class _Leaf:
     device: torch.device | None = None
     shape: tuple[int, ...] = ()
     value: Any = None  # non-tensor leaves: the captured value
+    number: bool = False  # a per-step Python number carried into the graph by a 0-dim device tensor
 
 
 @dataclass
@@ -176,6 +190,15 @@ class _Entry:
     output: Any
     output_batched: list[bool] = field(default_factory=list)
     inout: list[int] = field(default_factory=list)  # leaves the step mutates in place
+
+
+@dataclass
+class _GroupLr:
+    """One optimizer param group's lr as the graph reads it."""
+
+    group: dict
+    tensor: torch.Tensor | None  # refreshed before each replay; None: baked (the optimizer reads a number)
+    captured: Any  # the value at capture
 
 
 class _EagerGraph:
@@ -199,7 +222,8 @@ class GraphedCallable:
 
     def __init__(self, fn: Callable, sample_args: Any = None, *, sample_kwargs: dict | None = None,
                  buckets: Iterable[int] | int | None = None, pad: bool | None = None, batch_dim: int = 0,
-                 batched: Iterable[int | str] | None = None, train: bool = False, optimizer: Any = None,
+                 batched: Iterable[int | str] | None = None, numbers: Iterable[int | str] = (),
+                 train: bool = False, optimizer: Any = None,
                  pool: Any = None, warmup: int = 3, clone_outputs: bool = True, pad_value: float | None = 0,
                  generators: Iterable[torch.Generator] = (), nvtx_ranges: bool = True,
                  reset_after_warmup: bool = True, backend: str = "cuda", name: str | None = None) -> None:
@@ -231,6 +255,8 @@ class GraphedCallable:
         self.nvtx_ranges = nvtx_ranges and backend == "cuda"
         self.reset_after_warmup = reset_after_warmup
         self._batched_spec = None if batched is None else tuple(batched)
+        self._number_prefixes = _argument_prefixes(numbers, "numbers")
+        self._group_lrs: list[_GroupLr] = []
         self._bucket_request = buckets
         self.buckets: tuple[int, ...] = ()
         self.pool = pool
@@ -258,7 +284,7 @@ class GraphedCallable:
             found = [o for _, o in resolve_state(None, self.fn, (), {}).optimizers()]
         for opt in found:
             for group in opt.param_groups:
-                if "capturable" in group and not group["capturable"]:
+                if "capturable" in group and not group["capturable"] and not group.get("fused"):
                     raise ValueError(f"graphed: {type(opt).__name__} was built with capturable=False and cannot be "
                                      "stepped inside a CUDA graph (GS701 optimizer-not-capturable): build it with "
                                      "capturable=True")
@@ -301,24 +327,29 @@ class GraphedCallable:
                         raise GraphedInputError(f"graphed: batched inputs disagree on the batch size: {name} has "
                                                 f"{size}, an earlier one {sample_batch}")
                 templates.append(_Leaf(name, True, is_batched, leaf.dtype, leaf.device, tuple(leaf.shape)))
+            elif self._is_number_leaf(name):
+                if not _is_number(leaf):
+                    raise GraphedInputError(f"graphed: {name} is named in numbers= but is {_short(leaf)}, not an int "
+                                            "or a float")
+                templates.append(_Leaf(name, False, value=leaf, number=True))
             else:
                 templates.append(_Leaf(name, False, value=leaf))
         if sample_batch is None:
-            raise GraphedInputError("graphed: no batched tensor input (a tensor with a batch dimension "
-                                    f"{self.batch_dim}); pass batched=[...] to name them")
+            if self._batched_spec == ():
+                sample_batch = 0  # batched=[]: one graph, no batch dimension
+            else:
+                raise GraphedInputError("graphed: no batched tensor input (a tensor with a batch dimension "
+                                        f"{self.batch_dim}); pass batched=[...] to name them, or batched=[] for "
+                                        "a step without one")
         self._leaves, self._spec = templates, spec
         return sample_batch
 
+    def _is_number_leaf(self, name: str) -> bool:
+        return any(name == p or name.startswith(p + "[") for p in self._number_prefixes)
+
     def _batched_roots(self, args, kwargs, leaves, names) -> Callable[[str, torch.Tensor], bool]:
         if self._batched_spec is not None:
-            prefixes = []
-            for item in self._batched_spec:
-                if isinstance(item, int):
-                    prefixes.append(f"args[{item}]")
-                elif isinstance(item, str):
-                    prefixes.append(f"kwargs['{item}']")
-                else:
-                    raise TypeError(f"graphed: batched takes argument positions or keyword names, got {item!r}")
+            prefixes = _argument_prefixes(self._batched_spec, "batched")
 
             def named(name: str, leaf: torch.Tensor) -> bool:
                 if any(name == p or name.startswith(p + "[") for p in prefixes):
@@ -342,15 +373,52 @@ class GraphedCallable:
         from graphsafe.runtime.snapshot import Snapshot
 
         saved = Snapshot(tracked, rng=True, parameters=self.train) if self.reset_after_warmup else None
+        self._group_lrs = self._device_lrs(leaves)
         try:
             for bucket in sorted(self.buckets, reverse=True):  # largest first: smaller ones reuse its memory
                 self.graphs[bucket] = self._capture(bucket, leaves)
             self._find_batched_outputs(leaves)
         finally:
+            for lr in self._group_lrs:  # between calls the group holds its number again
+                if lr.tensor is not None and lr.group.get("lr") is lr.tensor:
+                    lr.group["lr"] = lr.captured
             if saved is not None:
                 if self.backend == "cuda":
                     torch.cuda.synchronize()
                 saved.restore_values()
+
+    def _device_lrs(self, leaves: list[Any]) -> list[_GroupLr]:
+        """Give each capturable/fused group's Python lr a device tensor for the graph to read."""
+        found = []
+        for opt in self.optimizers if self.train else ():
+            for group in opt.param_groups:
+                value = group.get("lr")
+                if not _is_number(value):
+                    continue  # already a tensor: the optimizer reads (and a scheduler fills) it in place
+                if group.get("capturable") or group.get("fused"):
+                    device = next((p.device for p in group["params"]), _first_device(leaves))
+                    tensor = torch.tensor(float(value), dtype=torch.float32, device=device)
+                    group["lr"] = tensor
+                    found.append(_GroupLr(group, tensor, value))
+                else:
+                    found.append(_GroupLr(group, None, value))
+        return found
+
+    def _refresh_lrs(self) -> None:
+        for lr in self._group_lrs:
+            value = lr.group.get("lr")
+            if lr.tensor is None:
+                if isinstance(value, torch.Tensor) or not _same_value(value, lr.captured):
+                    raise GraphedInputError(
+                        f"graphed {self.name}: the optimizer's lr is {_short(value)} but the graphs were captured "
+                        f"with {_short(lr.captured)}, and this optimizer reads it as a Python number (GS301): "
+                        "build it with capturable=True (Adam, AdamW, ...) so graphed can refresh it per replay")
+            elif value is not lr.tensor:
+                with torch.no_grad():
+                    if isinstance(value, torch.Tensor):
+                        lr.tensor.copy_(value)
+                    else:
+                        lr.tensor.fill_(value)
 
     def _tracked(self, args: tuple, kwargs: dict):
         from graphsafe.runtime.snapshot import Tracked, resolve_state
@@ -358,7 +426,10 @@ class GraphedCallable:
         tracked = resolve_state(None, self.fn, args, kwargs)
         return Tracked(tracked.objects + [(f"optimizer{i}", o) for i, o in enumerate(self.optimizers)])
 
-    def _static_for(self, bucket: int, leaf: Any, template: _Leaf) -> Any:
+    def _static_for(self, bucket: int, leaf: Any, template: _Leaf, device: torch.device | None = None) -> Any:
+        if template.number:
+            dtype = torch.int64 if isinstance(leaf, int) else torch.float32
+            return torch.tensor(leaf, dtype=dtype, device=device)
         if not template.is_tensor:
             return leaf
         if not template.batched:
@@ -388,7 +459,8 @@ class GraphedCallable:
         return contextlib.nullcontext() if self.train else torch.no_grad()
 
     def _capture(self, bucket: int, leaves: list[Any]) -> _Entry:
-        statics = [self._static_for(bucket, leaf, t) for leaf, t in zip(leaves, self._leaves)]
+        device = statics_device(leaves) if self.backend == "cuda" else _first_device(leaves)
+        statics = [self._static_for(bucket, leaf, t, device) for leaf, t in zip(leaves, self._leaves)]
         versions = [s._version if isinstance(s, torch.Tensor) else None for s in statics]
         label = f"{self.name} b={bucket}"
         started = time.perf_counter()
@@ -475,6 +547,7 @@ class GraphedCallable:
             with self._grad_mode():
                 return self.fn(*args, **kwargs)
         entry = self.graphs[bucket]
+        self._refresh_lrs()
         self._copy_in(entry, leaves, size)
         with self._range(f"graphsafe.replay[{self.name} b={bucket}]"):
             entry.graph.replay()
@@ -491,6 +564,11 @@ class GraphedCallable:
         same = True
         d = self.batch_dim
         for leaf, t in zip(leaves, self._leaves):
+            if t.number:
+                if not _is_number(leaf) or isinstance(leaf, int) != isinstance(t.value, int):
+                    raise GraphedInputError(f"graphed {self.name}: {t.name} is {_short(leaf)} but was captured as "
+                                            f"{type(t.value).__name__} (numbers= keeps its type)")
+                continue
             if not t.is_tensor:
                 if isinstance(leaf, torch.Tensor) or not _same_value(leaf, t.value):
                     raise GraphedInputError(f"graphed {self.name}: {t.name} is {_short(leaf)} but the graphs were "
@@ -529,6 +607,9 @@ class GraphedCallable:
         d = self.batch_dim
         with torch.no_grad():
             for leaf, static, t in zip(leaves, entry.statics, self._leaves):
+                if t.number:
+                    static.fill_(leaf)
+                    continue
                 if not t.is_tensor or leaf is static:
                     continue
                 if t.batched:
@@ -573,6 +654,27 @@ def statics_device(statics: list[Any]) -> torch.device:
     return torch.device("cuda", torch.cuda.current_device())
 
 
+def _first_device(leaves: list[Any]) -> torch.device:
+    return next((leaf.device for leaf in leaves if isinstance(leaf, torch.Tensor)), torch.device("cpu"))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _argument_prefixes(items: Iterable[int | str], option: str) -> list[str]:
+    """Argument positions / keyword names → the leaf-name prefixes they cover."""
+    prefixes = []
+    for item in items:
+        if isinstance(item, int) and not isinstance(item, bool):
+            prefixes.append(f"args[{item}]")
+        elif isinstance(item, str):
+            prefixes.append(f"kwargs['{item}']")
+        else:
+            raise TypeError(f"graphed: {option} takes argument positions or keyword names, got {item!r}")
+    return prefixes
+
+
 def _as_tuple(args: Any) -> tuple:
     if args is None:
         return ()
@@ -603,7 +705,7 @@ def graphed(fn: Callable | None = None, sample_args: Any = None, **options: Any)
     """A CUDA-graphed version of `fn` (see the module docstring for every option):
 
         graphed(fn, sample_args, *, sample_kwargs=None, buckets=None, pad=None (True unless train),
-                batch_dim=0, batched=None, train=False, optimizer=None, pool=None, warmup=3,
+                batch_dim=0, batched=None, numbers=(), train=False, optimizer=None, pool=None, warmup=3,
                 clone_outputs=True, pad_value=0, generators=(), nvtx_ranges=True,
                 reset_after_warmup=True, backend="cuda", name=None)
 

@@ -154,3 +154,48 @@ def test_a_failed_capture_names_the_rule_and_the_users_line(step, code, line_tex
     assert raised.value.process_usable
     y = torch.ones(4, device="cuda") * 2 + torch.randn(4, device="cuda") * 0  # CUDA and its RNG work again
     assert float(y.sum()) == 8.0
+
+
+def _adamw_step(seed: int, **optimizer_kwargs):
+    torch.manual_seed(seed)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 1)).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2, **optimizer_kwargs)
+
+    def train_step(x, y):
+        opt.zero_grad(set_to_none=True)
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    return model, opt, train_step
+
+
+@pytest.mark.parametrize("kind", [{"capturable": True}, {"fused": True}])
+def test_a_scheduled_lr_changes_every_replay_like_eager(kind):
+    model, opt, train_step = _adamw_step(0, **kind)
+    twin, twin_opt, twin_step = _adamw_step(0, **kind)
+    x, y = torch.randn(64, 16, device="cuda"), torch.randn(64, 1, device="cuda")
+    step = graphed(train_step, (x, y), train=True, optimizer=opt)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=6)
+    twin_sched = torch.optim.lr_scheduler.CosineAnnealingLR(twin_opt, T_max=6)
+    for i in range(6):
+        xi, yi = torch.randn(64, 16, device="cuda"), torch.randn(64, 1, device="cuda")
+        torch.testing.assert_close(step(xi, yi), twin_step(xi, yi))
+        sched.step(), twin_sched.step()
+    torch.testing.assert_close(model[0].weight, twin[0].weight)
+    assert step.stats["replays"] == 6
+
+
+def test_a_number_argument_changes_every_replay_like_eager():
+    weight = torch.randn(32, 32, device="cuda")
+
+    def sample(logits, temperature, step_size):
+        return torch.softmax(logits @ weight / temperature, -1) * step_size
+
+    logits = torch.randn(8, 32, device="cuda")
+    step = graphed(sample, (logits, 1.0, 2), numbers=[1, 2], batched=[])
+    for temperature, size in ((1.0, 2), (0.7, 3), (1.3, 1), (0.1, 5)):
+        fresh = torch.randn(8, 32, device="cuda")
+        torch.testing.assert_close(step(fresh, temperature, size), sample(fresh, temperature, size))
+    assert step.stats["replays"] == 4

@@ -1,0 +1,139 @@
+"""graphed's capture boundary for per-step Python values: `numbers=` carries a changing Python
+number into the graph through a device scalar, `batched=[]` serves fixed-shape steps, and an
+optimizer's Python lr reaches the graph through a device tensor refreshed before each replay.
+Run with backend="eager" (the same input handling, no GPU)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from graphsafe.runtime import graphed
+from graphsafe.runtime.graphed import GraphedInputError
+
+
+def scale(x: torch.Tensor, temperature: float) -> torch.Tensor:
+    return x / temperature
+
+
+def test_a_named_number_reaches_the_step_with_each_calls_value():
+    x = torch.arange(4.0)
+    step = graphed(scale, (x, 2.0), numbers=[1], batched=[], backend="eager")
+    for temperature in (2.0, 4.0, 0.5):
+        assert torch.equal(step(x, temperature), x / temperature)
+
+
+def test_a_named_number_is_a_device_scalar_inside_the_step():
+    seen = []
+
+    def probe(x, t):
+        seen.append(type(t))
+        return x * t
+
+    step = graphed(probe, (torch.ones(2), 3), numbers=[1], batched=[], backend="eager")
+    step(torch.ones(2), 5)
+    assert torch.Tensor in seen and seen[-1] is torch.Tensor
+
+
+def test_a_keyword_number_is_named_by_its_keyword():
+    x = torch.ones(3)
+    step = graphed(scale, (x,), sample_kwargs={"temperature": 2.0}, numbers=["temperature"], batched=[],
+                   backend="eager")
+    assert torch.equal(step(x, temperature=8.0), x / 8.0)
+
+
+def test_an_unnamed_number_that_changes_is_an_error_not_a_wrong_replay():
+    x = torch.ones(3)
+    step = graphed(scale, (x, 2.0), batched=[], backend="eager")
+    with pytest.raises(GraphedInputError, match="GS301"):
+        step(x, 4.0)
+
+
+def test_a_number_keeps_its_type_across_calls():
+    step = graphed(scale, (torch.ones(2), 2.0), numbers=[1], batched=[], backend="eager")
+    with pytest.raises(GraphedInputError, match="captured as float"):
+        step(torch.ones(2), 3)
+
+
+def test_numbers_names_only_numbers():
+    with pytest.raises(GraphedInputError, match="not an int or a float"):
+        graphed(scale, (torch.ones(2), "hot"), numbers=[1], batched=[], backend="eager")
+
+
+def test_batched_empty_serves_a_step_without_a_batch_dimension():
+    state = torch.zeros(())
+
+    def accumulate(value):
+        state.add_(value.sum())
+        return state.clone()
+
+    step = graphed(accumulate, (torch.ones(3),), batched=[], backend="eager", reset_after_warmup=True)
+    assert step.buckets == (0,)
+    assert float(step(torch.full((3,), 2.0))) == 6.0
+
+
+def test_without_a_batched_input_the_error_names_batched_empty():
+    with pytest.raises(GraphedInputError, match=r"batched=\[\]"):
+        graphed(scale, (torch.ones(()), 2.0), backend="eager")
+
+
+def _train_setup(optimizer_kwargs):
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.AdamW(model.parameters(), lr=0.1, **optimizer_kwargs)
+
+    def train_step(x, y):
+        opt.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    return model, opt, train_step
+
+
+def test_a_scheduler_changed_lr_reaches_every_replay_of_a_fused_optimizer():
+    x, y = torch.randn(8, 4), torch.randn(8, 1)
+    model, opt, train_step = _train_setup({"fused": True})
+    twin, twin_opt, twin_step = _train_setup({"fused": True})
+    step = graphed(train_step, (x, y), train=True, optimizer=opt, backend="eager")
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    twin_sched = torch.optim.lr_scheduler.StepLR(twin_opt, step_size=1, gamma=0.5)
+    for _ in range(4):
+        assert torch.equal(step(x, y), twin_step(x, y))
+        sched.step(), twin_sched.step()
+    assert torch.equal(model.weight, twin.weight)
+    assert isinstance(opt.param_groups[0]["lr"], float)  # between calls the group holds its number
+
+
+def test_the_lr_tensor_is_the_groups_during_capture_and_a_number_after():
+    x, y = torch.randn(8, 4), torch.randn(8, 1)
+    model, opt, train_step = _train_setup({"fused": True})
+    seen = []
+
+    def spy(x, y):
+        seen.append(type(opt.param_groups[0]["lr"]))
+        return train_step(x, y)
+
+    step = graphed(spy, (x, y), train=True, optimizer=opt, backend="eager")
+    assert seen and all(kind is torch.Tensor for kind in seen)
+    assert step._group_lrs[0].tensor is not None
+    opt.param_groups[0]["lr"] = 0.01
+    step(x, y)
+    assert float(step._group_lrs[0].tensor) == pytest.approx(0.01)
+
+
+def test_a_changed_lr_an_optimizer_reads_as_a_number_is_an_error():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def train_step(x):
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+
+    step = graphed(train_step, (torch.randn(8, 4),), train=True, optimizer=opt, backend="eager")
+    opt.param_groups[0]["lr"] = 0.05
+    with pytest.raises(GraphedInputError, match="GS301"):
+        step(torch.randn(8, 4))
