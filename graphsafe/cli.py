@@ -66,6 +66,14 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     _fix_options(fix)
     fix.add_argument("--quiet", "-q", action="store_true", help="print no summary")
 
+    graph = sub.add_parser("graph", help="make one region capturable: split its host work out, fix the rest, "
+                                         "say what still blocks capture and how to wire it to graphed()")
+    graph.add_argument("paths", nargs="*", type=str, help="files or directories (default: .)")
+    graph.add_argument("--diff", action="store_true", help="print a unified diff and change nothing")
+    _rule_selection(graph)
+    _file_selection(graph)
+    graph.set_defaults(fixable=[], unfixable=[])
+
     lsp = sub.add_parser("lsp", help="run the language server (LSP over stdio) for editors; needs the `lsp` extra")
     lsp.add_argument("--stdio", action="store_true", help="accepted for editor clients; stdio is the only transport")
     lsp.add_argument("--log-level", choices=("error", "warning", "info", "debug"), default="warning",
@@ -334,7 +342,19 @@ def run_lsp(args) -> int:
     return lsp_main(["--log-level", args.log_level])
 
 
-COMMANDS = {"check": run_check, "fix": run_fix, "lsp": run_lsp, "rule": run_rule, "rules": run_rules}
+def run_graph(args) -> int:
+    from graphsafe.graph_command import GraphError, run_graph as graph
+
+    validate_options(args)
+    paths = paths_to_read(args.paths or ["."], argparse.Namespace(stdin_filename=None))
+    settings = load_cli_settings(args, paths)
+    try:
+        return graph(args, settings, paths)
+    except GraphError as error:
+        raise UsageError(str(error)) from None
+
+
+COMMANDS = {"check": run_check, "fix": run_fix, "graph": run_graph, "lsp": run_lsp, "rule": run_rule, "rules": run_rules}
 
 
 def _print_undecodable_names_as_their_bytes() -> None:

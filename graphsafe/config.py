@@ -22,6 +22,9 @@ class Settings:
     fixable: tuple[str, ...] | None = None  # codes whose fixes are kept (None: every code)
     unfixable: tuple[str, ...] = ()  # codes whose fixes are dropped
     regions: tuple[str, ...] = ()  # fnmatch patterns on `Class.method`, optionally `path::pattern`
+    # only the `regions` patterns are regions (marked blocks and decorators ignored): `graphsafe graph`
+    # fixes the core it split off, not the host wrapper a capture block in the file also reaches
+    pattern_regions_only: bool = False
     exclude: tuple[str, ...] = ()  # added to discovery.DEFAULT_EXCLUDE, unless the next is set
     default_exclude: bool = True  # False after `--exclude` on the command line: it replaces them
     extend_exclude: tuple[str, ...] = ()

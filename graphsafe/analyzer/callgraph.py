@@ -293,7 +293,9 @@ class Project:
         return []
 
     # ---------------------------------------------------------------- regions
-    def regions(self, patterns: tuple[str, ...] = (), root: Path | None = None) -> list[Region]:
+    def regions(self, patterns: tuple[str, ...] = (), root: Path | None = None, marked: bool = True) -> list[Region]:
+        """Region roots: functions and blocks the code marks (unless `marked` is False), then the
+        functions `patterns` name."""
         found: dict[tuple[str, str | None], Region] = {}
 
         def add(region: Region) -> None:
@@ -303,9 +305,9 @@ class Project:
                 found[key] = region
 
         for key, located in self.units.items():
-            for mark in located.unit.marks:
+            for mark in located.unit.marks if marked else ():
                 add(Region(key, located.unit.display, mark.kind, mark.confidence, located.path, mark.line))
-        for facts in self.files:
+        for facts in self.files if marked else ():
             for ref in facts.region_refs:
                 for target in ref.targets:
                     for key in self.callees(target, ref.class_key):

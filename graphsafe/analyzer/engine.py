@@ -265,7 +265,7 @@ def _per_file_ignored(d: Diagnostic, settings: Settings) -> bool:
 
 def diagnose(facts: list[FileFacts], settings: Settings) -> tuple[list[Diagnostic], list[Region]]:
     project = Project(facts)
-    regions = project.regions(settings.regions, settings.root)
+    regions = project.regions(settings.regions, settings.root, marked=not settings.pattern_regions_only)
     reach = project.reach(regions)
     found = project.hit_diagnostics(reach)
     found.extend(e for f in facts for e in f.errors)
@@ -343,7 +343,7 @@ class ProjectCache:
         else:
             self.reused = False
             project = Project([facts, *others])
-            regions = project.regions(settings.regions, settings.root)
+            regions = project.regions(settings.regions, settings.root, marked=not settings.pattern_regions_only)
             step = self._last = _ProjectStep(list(others), settings, shape, project, regions, project.reach(regions))
             found = project.hit_diagnostics(step.reach, facts.path)
         found.extend(facts.errors)

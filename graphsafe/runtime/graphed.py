@@ -28,7 +28,10 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
   A batch larger than the largest bucket is an error. `pad=False`: shapes without their own
   graph run eagerly (counted in `.stats["eager"]`). Training steps never pad.
 - `train=True`: `fn` is a whole step (forward, backward, optimizer step) and may mutate
-  parameters and optimizer state; the optimizer must be capturable. Warm-up steps run on the
+  parameters and optimizer state. An optimizer built with `capturable=False` whose parameters
+  are on the GPU gets `capturable=True` here (its step counts moved to the device, as
+  `load_state_dict` does for a capturable one), so code that builds it once for CPU and GPU
+  needs no change (GS701). Warm-up steps run on the
   sample batch and are then undone (`reset_after_warmup`): parameters, buffers and existing
   optimizer state get their values back, optimizer state created by the warm-up is zeroed
   (a fresh state for Adam/AdamW; for SGD momentum only without dampening).
@@ -285,10 +288,26 @@ class GraphedCallable:
         for opt in found:
             for group in opt.param_groups:
                 if "capturable" in group and not group["capturable"] and not group.get("fused"):
-                    raise ValueError(f"graphed: {type(opt).__name__} was built with capturable=False and cannot be "
-                                     "stepped inside a CUDA graph (GS701 optimizer-not-capturable): build it with "
-                                     "capturable=True")
+                    self._make_capturable(opt, group)
         return found
+
+    def _make_capturable(self, opt: torch.optim.Optimizer, group: dict) -> None:
+        """Turn `capturable` on for a group whose parameters are on the GPU (GS701), as
+        `load_state_dict` does for a capturable optimizer: its step counts move to the device."""
+        params = group["params"]
+        on_gpu = self.backend == "cuda" and params and all(p.is_cuda for p in params)
+        if not on_gpu:
+            if self.backend == "eager":
+                return  # no graph: the group steps as built
+            raise ValueError(f"graphed: {type(opt).__name__} was built with capturable=False and its parameters are "
+                             "not all on the GPU: it cannot be stepped inside a CUDA graph (GS701 "
+                             "optimizer-not-capturable)")
+        group["capturable"] = True
+        for p in params:
+            state = opt.state.get(p, {})
+            step = state.get("step")
+            if isinstance(step, torch.Tensor) and step.device != p.device:
+                state["step"] = step.to(device=p.device, dtype=torch.float32)
 
     # capture ------------------------------------------------------------------------------------
     def _describe(self, args: tuple, kwargs: dict) -> tuple[list[Any], Any]:

@@ -199,3 +199,16 @@ def test_a_number_argument_changes_every_replay_like_eager():
         fresh = torch.randn(8, 32, device="cuda")
         torch.testing.assert_close(step(fresh, temperature, size), sample(fresh, temperature, size))
     assert step.stats["replays"] == 4
+
+
+def test_an_optimizer_built_without_capturable_is_made_capturable_and_matches_eager():
+    model, opt, train_step = _adamw_step(1)  # capturable=False, as code written for the CPU builds it
+    twin, twin_opt, twin_step = _adamw_step(1)
+    x, y = torch.randn(64, 16, device="cuda"), torch.randn(64, 1, device="cuda")
+    twin_step(x, y), train_step(x, y)  # one eager step first: its step count lives on the host
+    step = graphed(train_step, (x, y), train=True, optimizer=opt)
+    assert opt.param_groups[0]["capturable"] is True
+    for _ in range(4):
+        xi, yi = torch.randn(64, 16, device="cuda"), torch.randn(64, 1, device="cuda")
+        torch.testing.assert_close(step(xi, yi), twin_step(xi, yi))
+    torch.testing.assert_close(model[0].weight, twin[0].weight)

@@ -1,0 +1,211 @@
+"""`graphsafe graph PATHS --region REGION`: make one region capturable, in one command.
+
+1. analyse the region (with run-time facts where there are some);
+2. split it at the capture boundary (rewriters/boundary.py): host work stays in the region's
+   function, which now calls `<region>_core`, the tensor work that gets graphed;
+3. apply every fix (unsafe ones included) reachable from the core, and only from it: the
+   wrapper's logging and bookkeeping are kept, not deleted;
+4. write the files (or with `--diff` print the patch and write nothing), then say what still
+   blocks capture, line by line, and how to wire the core to `graphsafe.runtime.graphed`.
+
+All of it happens in a scratch copy of the analysed files first: the user's files are written
+only at the end, each only if it changed, with fix's guarantees (writing.write_fixed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import shutil
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from graphsafe.analyzer.engine import check_paths, discover_files
+from graphsafe.analyzer.grouping import each_use
+from graphsafe.config import Settings
+from graphsafe.model import Diagnostic, RegionKind
+from graphsafe.rewriters.boundary import SplitResult, split_region
+
+EXIT_CLEAN, EXIT_FINDINGS = 0, 1
+NOT_FIXED_HERE = ("GS701",)  # settled at run time by graphed(train=True), see plan()
+
+
+class GraphError(Exception):
+    """A reason the command cannot go on (printed as a usage error)."""
+
+
+@dataclasses.dataclass
+class GraphPlan:
+    region: str
+    region_path: str
+    split: SplitResult
+    core: str  # the pattern of the function that gets graphed
+    changed: dict[str, tuple[bytes, bytes]]  # path -> (original, new)
+    fixes: Counter
+    blocking: list[Diagnostic]
+    wiring: str
+
+
+def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool = True) -> GraphPlan:
+    region_settings = dataclasses.replace(settings, regions=(pattern,), pattern_regions_only=True)
+    project = check_paths(paths, region_settings, use_cache=use_cache)
+    regions = [r for r in project.regions if r.kind is RegionKind.PATTERN]
+    if not regions:
+        raise GraphError(f"no function matches --region {pattern}")
+    if len({(r.path, r.display) for r in regions}) > 1:
+        names = ", ".join(sorted(f"{r.display} ({r.path}:{r.line})" for r in regions)[:6])
+        raise GraphError(f"--region {pattern} names {len(regions)} functions ({names}): name one")
+    region = regions[0]
+    files = discover_files(paths, settings)
+    root = Path(os.path.commonpath([str(_abs(f).parent) for f in files] +
+                                   [str(_abs(region.path).parent)]))
+    with tempfile.TemporaryDirectory(prefix="graphsafe-graph-") as scratch:
+        copies = _copy_tree(files, root, Path(scratch))
+        region_copy = copies[str(_abs(region.path))]
+        text = region_copy.read_text(encoding="utf-8")
+        host_lines: dict[int, set[str]] = {}
+        for d in each_use(project.diagnostics):
+            if _abs(d.path) == _abs(region.path):
+                host_lines.setdefault(d.start.line, set()).add(d.code)
+        split = split_region(text, region.display, host_lines)
+        core = region.display
+        if split.source is not None:
+            region_copy.write_text(split.source, encoding="utf-8")
+            owner = region.display.rpartition(".")[0]
+            core = f"{owner}.{split.core_name}" if owner else split.core_name
+        rel = region_copy.relative_to(scratch).as_posix()
+        # GS701's `capturable=True` is left out: graphed(train=True) turns it on at capture, where the
+        # parameters are on the GPU, so the same code still steps on the CPU
+        core_settings = dataclasses.replace(settings, regions=(f"{rel}::{core}",), pattern_regions_only=True,
+                                            root=Path(scratch), facts_file=_facts_file(settings),
+                                            unfixable=tuple(settings.unfixable) + NOT_FIXED_HERE)
+        from graphsafe.fixer import fix_paths
+
+        scratch_paths = [copies[str(_abs(f))] for f in files]
+        result = fix_paths(scratch_paths, core_settings, unsafe=True, write=True, use_cache=False)
+        errors = [f"{o.path}: {o.error}" for o in result.outcomes if o.error]
+        if errors:
+            raise GraphError("fixing the core failed: " + "; ".join(errors))
+        final = check_paths(scratch_paths, core_settings, use_cache=False)
+        back = {os.path.realpath(copy): original for original, copy in copies.items()}
+        changed = {}
+        for original, copy in copies.items():
+            old, new = Path(original).read_bytes(), copy.read_bytes()
+            if old != new:
+                changed[original] = (old, new)
+        blocking = [dataclasses.replace(d, path=_shown(back.get(os.path.realpath(d.path), d.path)))
+                    for d in final.diagnostics if d.code not in NOT_FIXED_HERE]
+    fixes = Counter(d.code for d in result.applied)
+    return GraphPlan(region.display, region.path, split, core, changed, fixes, blocking,
+                     _wiring(region.display, split))
+
+
+def _abs(path) -> Path:
+    """Absolute and normalised (`..` removed), links kept: the key of a file in the scratch copy."""
+    return Path(os.path.abspath(path))
+
+
+def _facts_file(settings: Settings) -> Path | None:
+    if settings.facts_file is not None:
+        return _abs(settings.facts_file)
+    default = settings.root / ".graphsafe" / "facts.json"
+    return _abs(default) if default.is_file() else None
+
+
+def _copy_tree(files: list[Path], root: Path, scratch: Path) -> dict[str, Path]:
+    copies = {}
+    for f in files:
+        source = _abs(f)
+        target = scratch / source.relative_to(root)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        copies[str(source)] = target
+    return copies
+
+
+def _shown(path: str) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return path
+
+
+def _wiring(region: str, split: SplitResult) -> str:
+    owner, _, name = region.rpartition(".")
+    core = split.core_name or name
+    target = f"obj.{core}" if owner else f"module.{core}"
+    options = []
+    if split.source is not None and (".backward(" in split.source or ".step(" in split.source):
+        options.append("train=True")
+    line = f"{target} = graphed({target}{''.join(', ' + o for o in options)})"
+    who = f"obj: the {owner} whose {name} your loop calls" if owner else "module: the module that defines it"
+    return (f"from graphsafe.runtime import graphed\n{line}   # once, after building it ({who}); "
+            f"keep calling {name}() as before")
+
+
+# --- the command ---------------------------------------------------------------------------------
+
+
+def run_graph(args, settings: Settings, paths: list[Path]) -> int:
+    if len(args.region) != 1:
+        raise GraphError("name the one region to graph: --region Class.method (or path.py::Class.method)")
+    result = plan(paths, settings, args.region[0], use_cache=not args.no_cache)
+    out = sys.stdout
+    if args.diff:
+        for path, (old, new) in sorted(result.changed.items()):
+            out.write(_patch(_shown(path), old, new))
+    else:
+        from graphsafe.writing import write_fixed
+
+        for path, (old, new) in sorted(result.changed.items()):
+            error = write_fixed(Path(path), new, old)
+            if error:
+                sys.stderr.write(f"graphsafe: {_shown(path)}: {error}\n")
+    report = sys.stderr if args.diff else out
+    report.write(summary(result, wrote=not args.diff))
+    return EXIT_FINDINGS if result.blocking else EXIT_CLEAN
+
+
+def _patch(path: str, old: bytes, new: bytes) -> str:
+    a = old.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+    b = new.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+    return "".join(difflib.unified_diff(a, b, f"a/{path}", f"b/{path}"))
+
+
+def summary(result: GraphPlan, wrote: bool) -> str:
+    split = result.split
+    lines = [f"graphsafe graph: {result.region} ({_shown(result.region_path)})"]
+    if split.source is None:
+        lines.append(f"  not split: {split.refusal}")
+    else:
+        moved = []
+        if split.prologue_lines:
+            moved.append(f"before it: line {', '.join(map(str, split.prologue_lines))}")
+        if split.epilogue_lines:
+            moved.append(f"after it: line {', '.join(map(str, split.epilogue_lines))}")
+        lines.append(f"  split: the tensor work is now {result.core}({', '.join(split.core_parameters)}); "
+                     f"{result.region} keeps the host work ({'; '.join(moved)})")
+        if split.kept_host_lines:
+            lines.append(f"  host work left in the core (its results feed the tensor work): line "
+                         f"{', '.join(map(str, split.kept_host_lines))}")
+    if result.fixes:
+        lines.append("  fixes applied in the core's reach: " +
+                     ", ".join(f"{code} ×{n}" for code, n in sorted(result.fixes.items())))
+    verb = "changed" if wrote else "would change"
+    lines.append(f"  files {verb}: {len(result.changed)}")
+    if result.blocking:
+        lines.append(f"  still blocking capture ({len(result.blocking)}): fix these by hand, "
+                     "`graphsafe rule CODE` says how")
+        for d in sorted(result.blocking, key=lambda d: d.sort_key)[:30]:
+            lines.append(f"    {d.path}:{d.start.line}:{d.start.column}: {d.code} {d.message}")
+        if len(result.blocking) > 30:
+            lines.append(f"    ... and {len(result.blocking) - 30} more (graphsafe check --region '{result.core}')")
+    else:
+        lines.append("  nothing static blocks capture any more")
+    lines.append("  wire it:")
+    lines += ["    " + l for l in result.wiring.splitlines()]
+    lines.append("  then prove it on a GPU: graphsafe capture MODULE:FACTORY (replay compared with eager)")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,460 @@
+"""The capture boundary: split a region into a graphable core and a host wrapper around it.
+
+    def train_step(self, x, y, lr):               def train_step(self, x, y, lr):
+        t0 = time.perf_counter()                       t0 = time.perf_counter()
+        for g in self.opt.param_groups:                for g in self.opt.param_groups:
+            g["lr"] = lr                                   g["lr"] = lr
+        loss = self.loss(x, y)              →          _result, loss = self.train_step_core(x, y)
+        loss.backward()                                self.step += 1
+        self.opt.step()                                self.losses.append(loss.item())
+        self.step += 1                                 self.times.append(time.perf_counter() - t0)
+        self.losses.append(loss.item())                return _result
+        self.times.append(time.perf_counter() - t0)
+        return loss.detach()                       def train_step_core(self, x, y):
+                                                       loss = self.loss(x, y)
+                                                       loss.backward()
+                                                       self.opt.step()
+                                                       return loss.detach(), loss
+
+The wrapper keeps the region's name and signature, so callers are unchanged; it runs the host
+work (step counters, appends, logging, timing, `.item()` bookkeeping, param-group writes)
+before and after the core, in Python, on every call. The core holds the tensor work and is
+what gets graphed: `trainer.train_step_core = graphed(trainer.train_step_core, ...)`, after
+which every `train_step` call replays the graph between its host parts. An lr written into
+param groups by the wrapper reaches the graph through `graphed(train=True)`'s device lr.
+
+Which statements move: top-level statements of the region whose every diagnostic is host work
+(HOST_CODES). One moves to the prologue when it commutes with every core statement before it,
+to the epilogue when it commutes with every core statement after it (and the return); else it
+stays in the core, where `check` keeps reporting it. Two statements commute when neither
+writes a name or attribute chain the other reads or writes (`self.opt.step()` writes
+`self.opt`; in-place `x.add_()` and container methods write their receiver).
+
+Not a safe fix, applied only by `graphsafe graph`: a call is assumed to change only the chains
+it names (a call that changes `self.step` through another object is not seen), host work that
+ran before a failing tensor statement now runs after it (an exception in the core skips the
+epilogue), and the core's results are returned to the wrapper as they are at the end of the
+step. `graphsafe capture` proves a split step: the replay is compared with eager, Python
+attributes included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+import libcst as cst
+
+HOST_CODES = frozenset(
+    "GS101 GS102 GS103 GS104 GS105 GS106 GS109 GS201 GS301 GS302 GS501 GS502 GS503 GS504 GS505".split())
+# Methods that change their receiver besides torch's in-place `*_` methods.
+_MUTATORS = frozenset(
+    """append extend insert pop remove clear update setdefault add discard popitem sort reverse step
+    zero_grad load_state_dict register_buffer register_parameter train eval""".split())
+CORE_SUFFIX = "_core"
+
+
+@dataclass
+class SplitResult:
+    """The rewritten source, or why the region was left as it is."""
+
+    source: str | None
+    refusal: str | None = None
+    core_name: str = ""
+    core_parameters: list[str] = field(default_factory=list)
+    prologue_lines: list[int] = field(default_factory=list)
+    epilogue_lines: list[int] = field(default_factory=list)
+    kept_host_lines: list[int] = field(default_factory=list)  # host work that could not move
+
+    @property
+    def moved(self) -> int:
+        return len(self.prologue_lines) + len(self.epilogue_lines)
+
+
+def split_region(source: str, qualname: str, host_lines: dict[int, set[str]]) -> SplitResult:
+    """Split the function `qualname` ("f" or "Class.method") of `source`. `host_lines` maps a line
+    to the rule codes reported on it (the region's own diagnostics)."""
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as error:
+        return SplitResult(None, f"the file does not parse: {error.message}")
+    wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(cst.metadata.PositionProvider)
+    found = _find(module, qualname)
+    if found is None:
+        return SplitResult(None, f"no function {qualname} at the top level of the file or of a class in it")
+    owner, function = found
+    refusal = _refuse(function, owner, module)
+    if refusal:
+        return SplitResult(None, f"{qualname}: {refusal}")
+    body = list(function.body.body)
+    returns = body[-1] if _is_return(body[-1]) else None
+    statements = body[:-1] if returns is not None else body
+    facts = [_Statement(s, positions[s].start.line, positions[s].end.line) for s in statements]
+    for fact in facts:
+        codes = set().union(*(host_lines.get(line, set()) for line in range(fact.first, fact.last + 1)))
+        fact.host = bool(codes) and codes <= HOST_CODES
+    ret = _Statement(returns, 0, 0) if returns is not None else None
+    places = _place(facts, ret)
+    prologue = [f for f, p in zip(facts, places) if p == "prologue"]
+    epilogue = [f for f, p in zip(facts, places) if p == "epilogue"]
+    core = [f for f, p in zip(facts, places) if p == "core"]
+    kept = [f.first for f in core if f.host]
+    if not prologue and not epilogue:
+        return SplitResult(None, f"{qualname}: no host work can move out of it" +
+                           (f" (host work at line {', '.join(map(str, kept))} feeds the tensor work)" if kept else ""))
+    core_name = _fresh(function.name.value + CORE_SUFFIX, owner or module)
+    return _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, kept)
+
+
+# --- where each statement goes --------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _Statement:
+    node: cst.BaseStatement | None
+    first: int
+    last: int
+    host: bool = False
+
+    def __post_init__(self) -> None:
+        self.reads, self.writes = _effects(self.node) if self.node is not None else (set(), set())
+
+
+def _place(facts: list[_Statement], ret: _Statement | None) -> list[str]:
+    """prologue / core / epilogue per statement. The host statements before any core statement
+    form the prologue (they cross nothing); a later host statement goes to the epilogue (after
+    the core, in its original order among host work: logs and timings keep their order) when it
+    commutes with every core statement after it, else it stays in the core (to a fixed point:
+    a host statement kept in the core is crossed by the host statements before it)."""
+    forced: set[int] = set()
+    while True:
+        places: list[str] = []
+        for index, fact in enumerate(facts):
+            if not fact.host or index in forced:
+                places.append("core")
+            elif all(p == "prologue" for p in places):
+                places.append("prologue")
+            else:
+                places.append("epilogue")
+        changed = False
+        for index, fact in enumerate(facts):
+            if places[index] != "epilogue":
+                continue
+            after = [facts[i] for i in range(index + 1, len(facts)) if places[i] == "core"]
+            if not all(_commute(fact, other) for other in after):
+                forced.add(index)
+                changed = True
+        if not changed:
+            return places
+
+
+def _commute(a: _Statement, b: _Statement) -> bool:
+    return not (_overlaps(a.writes, b.reads | b.writes) or _overlaps(b.writes, a.reads))
+
+
+def _overlaps(left: set[str], right: set[str]) -> bool:
+    return any(x == y or x.startswith(y + ".") or y.startswith(x + ".") for x in left for y in right)
+
+
+def _effects(node: cst.CSTNode) -> tuple[set[str], set[str]]:
+    collector = _Effects()
+    node.visit(collector)
+    return collector.reads, collector.writes
+
+
+class _Effects(cst.CSTVisitor):
+    """Names and attribute chains a statement reads and writes (as dotted text)."""
+
+    def __init__(self) -> None:
+        self.reads: set[str] = set()
+        self.writes: set[str] = set()
+
+    def _target(self, node: cst.BaseExpression) -> None:
+        if isinstance(node, (cst.Tuple, cst.List)):
+            for element in node.elements:
+                self._target(element.value)
+        elif isinstance(node, cst.StarredElement):
+            self._target(node.value)
+        elif isinstance(node, cst.Subscript):
+            chain = _chain(node.value)
+            if chain:
+                self.writes.add(chain)
+            node.visit(self)
+        elif (chain := _chain(node)) is not None:
+            self.writes.add(chain)
+        else:
+            node.visit(self)
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        for target in node.targets:
+            self._target(target.target)
+        node.value.visit(self)
+        return False
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> bool:
+        self._target(node.target)
+        node.target.visit(self)
+        node.value.visit(self)
+        return False
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
+        self._target(node.target)
+        if node.value is not None:
+            node.value.visit(self)
+        return False
+
+    def visit_For(self, node: cst.For) -> bool:
+        self._target(node.target)
+        return True
+
+    def visit_AsName(self, node: cst.AsName) -> bool:
+        self._target(node.name)
+        return False
+
+    def visit_Del(self, node: cst.Del) -> bool:
+        self._target(node.target)
+        return False
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> bool:
+        self._target(node.target)
+        node.value.visit(self)
+        return False
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        if isinstance(node.func, cst.Attribute):
+            method = node.func.attr.value
+            receiver = _chain(node.func.value)
+            if receiver and (method in _MUTATORS or (method.endswith("_") and not method.endswith("__"))):
+                self.writes.add(receiver)
+        return True
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        chain = _chain(node)
+        if chain is not None:
+            self.reads.add(chain)
+            return False
+        return True
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        self.reads.add(node.value)
+        return False
+
+
+def _chain(node: cst.BaseExpression) -> str | None:
+    """`self.opt.state` → "self.opt.state"; None for anything but names and attributes of them."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        inner = _chain(node.value)
+        return f"{inner}.{node.attr.value}" if inner else None
+    return None
+
+
+# --- what cannot be split --------------------------------------------------------------------------
+
+
+def _find(module: cst.Module, qualname: str) -> tuple[cst.ClassDef | None, cst.FunctionDef] | None:
+    parts = qualname.split(".")
+    if len(parts) == 1:
+        return next(((None, s) for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == parts[0]),
+                    None)
+    if len(parts) == 2:
+        for cls in module.body:
+            if isinstance(cls, cst.ClassDef) and cls.name.value == parts[0]:
+                for s in cls.body.body:
+                    if isinstance(s, cst.FunctionDef) and s.name.value == parts[1]:
+                        return cls, s
+    return None
+
+
+class _Blockers(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: str | None = None
+        self.returns = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # nested functions are values: their returns and yields are their own
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.returns += 1
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.found = self.found or "it is a generator (yield)"
+
+    def visit_Await(self, node: cst.Await) -> None:
+        self.found = self.found or "it awaits"
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.found = self.found or "it declares a global"
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.found = self.found or "it declares a nonlocal"
+
+
+def _refuse(function: cst.FunctionDef, owner: cst.ClassDef | None, module: cst.Module) -> str | None:
+    if function.asynchronous:
+        return "an async function"
+    if not isinstance(function.body, cst.IndentedBlock):
+        return "its body is on the def line"
+    blockers = _Blockers()
+    for statement in function.body.body:
+        statement.visit(blockers)
+    if blockers.found:
+        return blockers.found
+    body = function.body.body
+    if blockers.returns > (1 if _is_return(body[-1]) else 0):
+        return "it returns from more than one place (only a last `return` can stay)"
+    for decorator in function.decorators:
+        if _decorator_name(decorator) in ("staticmethod", "classmethod", "property"):
+            return f"a @{_decorator_name(decorator)} (split a plain method or function)"
+    if owner is not None and not function.params.params:
+        return "a method without self"
+    return None
+
+
+def _decorator_name(decorator: cst.Decorator) -> str:
+    node = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+    return _chain(node) or ""
+
+
+def _is_return(statement: cst.BaseStatement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Return))
+
+
+def _fresh(name: str, scope: cst.CSTNode) -> str:
+    taken = _names_in(scope)
+    candidate, number = name, 2
+    while candidate in taken:
+        candidate, number = f"{name}{number}", number + 1
+    return candidate
+
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    found: set[str] = set()
+
+    class _All(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+    node.visit(_All())
+    return found
+
+
+# --- writing the wrapper and the core ----------------------------------------------------------------
+
+_GRAD_MODES = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad", "no_grad", "inference_mode"})
+
+
+def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, kept) -> SplitResult:
+    params = function.params
+    first = params.params[0].name.value if owner is not None else None
+    available_after_prologue = _defined(prologue)
+    core_reads = set().union(*(s.reads for s in core)) if core else set()
+    epilogue_reads = set().union(*(s.reads for s in epilogue)) if epilogue else set()
+    epilogue_writes = set().union(*(s.writes for s in epilogue)) if epilogue else set()
+    return_in_core = ret is not None and not _overlaps(epilogue_writes, ret.reads)
+    if return_in_core:
+        core_reads |= ret.reads
+    core_defined = _defined(core)
+    # core parameters: the region's own parameters it reads, then names the prologue defined
+    keep = []
+    for param in params.params:
+        name = param.name.value
+        if name == first or _reads_root(core_reads, name):
+            keep.append(param)
+    passed_in = sorted(n for n in available_after_prologue if _reads_root(core_reads, n)
+                       and n not in {p.name.value for p in params.params})
+    star = params.star_arg if isinstance(params.star_arg, cst.Param) and _reads_root(core_reads, params.star_arg.name.value) else None
+    kwonly = [p for p in params.kwonly_params if _reads_root(core_reads, p.name.value)]
+    star_kwarg = params.star_kwarg if params.star_kwarg and _reads_root(core_reads, params.star_kwarg.name.value) else None
+    # values the wrapper needs back: names the core defines that the epilogue (or the return) reads
+    needed = epilogue_reads | (set() if return_in_core or ret is None else ret.reads)
+    extras = sorted(n for n in core_defined if _reads_root(needed, n))
+    taken = _names_in(function)
+    result_name = _fresh_among("_result", taken)
+
+    core_returns: list[cst.BaseExpression] = []
+    if return_in_core:
+        value = ret.node.body[0].value or cst.Name("None")
+        if extras and isinstance(value, cst.Tuple) and not value.lpar:
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])  # one element: the result
+        core_returns.append(value)
+    core_returns += [cst.Name(n) for n in extras]
+    core_body = [s.node for s in core]
+    if core_returns:
+        value = core_returns[0] if len(core_returns) == 1 else cst.Tuple([cst.Element(v) for v in core_returns],
+                                                                        lpar=[], rpar=[])
+        core_body.append(cst.SimpleStatementLine([cst.Return(value)]))
+    if not core_body:
+        core_body = [cst.SimpleStatementLine([cst.Pass()])]
+
+    new_params = [p.with_changes(comma=cst.MaybeSentinel.DEFAULT) for p in keep]
+    new_params += [cst.Param(cst.Name(n)) for n in passed_in]
+    core_params = params.with_changes(params=new_params, star_arg=star or cst.MaybeSentinel.DEFAULT,
+                                      kwonly_params=kwonly if star or not kwonly else kwonly,
+                                      star_kwarg=star_kwarg, posonly_params=(), posonly_ind=cst.MaybeSentinel.DEFAULT)
+    if kwonly and not star:
+        core_params = core_params.with_changes(star_arg=cst.ParamStar())
+    decorators = [d for d in function.decorators if _decorator_name(d) in _GRAD_MODES]
+    core_function = function.with_changes(name=cst.Name(core_name), params=core_params, decorators=decorators,
+                                          body=function.body.with_changes(body=core_body),
+                                          leading_lines=[cst.EmptyLine(indent=False)] if owner is not None else
+                                          [cst.EmptyLine(indent=False)] * 2, returns=None)
+
+    callee = cst.Attribute(cst.Name(first), cst.Name(core_name)) if first else cst.Name(core_name)
+    args = [cst.Arg(cst.Name(p.name.value)) for p in keep if p.name.value != first]
+    args += [cst.Arg(cst.Name(n)) for n in passed_in]
+    if star:
+        args.append(cst.Arg(cst.Name(star.name.value), star="*"))
+    args += [cst.Arg(cst.Name(p.name.value), keyword=cst.Name(p.name.value)) for p in kwonly]
+    if star_kwarg:
+        args.append(cst.Arg(cst.Name(star_kwarg.name.value), star="**"))
+    call = cst.Call(callee, args)
+    targets = ([cst.Name(result_name)] if return_in_core else []) + [cst.Name(n) for n in extras]
+    if not targets:
+        call_line = cst.SimpleStatementLine([cst.Expr(call)])
+    else:
+        target = targets[0] if len(targets) == 1 else cst.Tuple([cst.Element(t) for t in targets], lpar=[], rpar=[])
+        call_line = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(target)], call)])
+    wrapper_body = [s.node for s in prologue] + [call_line] + [s.node for s in epilogue]
+    if ret is not None:
+        wrapper_body.append(cst.SimpleStatementLine([cst.Return(cst.Name(result_name))]) if return_in_core
+                            else ret.node)
+    new_wrapper = function.with_changes(body=function.body.with_changes(body=wrapper_body))
+
+    if owner is not None:
+        members = []
+        for member in owner.body.body:
+            members += [new_wrapper, core_function] if member is function else [member]
+        new_module = module.deep_replace(owner, owner.with_changes(body=owner.body.with_changes(body=members)))
+    else:
+        members = []
+        for member in module.body:
+            members += [new_wrapper, core_function] if member is function else [member]
+        new_module = module.with_changes(body=members)
+    parameters = [p.name.value for p in keep if p.name.value != first] + passed_in
+    return SplitResult(new_module.code, None, core_name, parameters,
+                       [s.first for s in prologue], [s.first for s in epilogue], kept)
+
+
+def _defined(statements: Iterable[_Statement]) -> set[str]:
+    return {w for s in statements for w in s.writes if "." not in w}
+
+
+def _reads_root(reads: set[str], name: str) -> bool:
+    return any(r == name or r.startswith(name + ".") for r in reads)
+
+
+def _fresh_among(name: str, taken: set[str]) -> str:
+    candidate, number = name, 2
+    while candidate in taken:
+        candidate, number = f"{name}{number}", number + 1
+    return candidate

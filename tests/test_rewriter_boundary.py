@@ -1,0 +1,179 @@
+"""The capture-boundary split (rewriters/boundary.py) and `graphsafe graph`: host work moves
+around a graphable core, callers are unchanged, and the split program computes what the
+original computed, call after call (run here on CPU with torch)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+
+from graphsafe.rewriters.boundary import split_region
+from tests.helpers import run_cli
+
+TRAINER = textwrap.dedent('''\
+    import time
+    import torch
+
+
+    class Trainer:
+        def __init__(self):
+            torch.manual_seed(0)
+            self.model = torch.nn.Linear(4, 1)
+            self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+            self.step = 0
+            self.losses = []
+            self.log = []
+
+        def train_step(self, x, y, lr: float):
+            t0 = time.perf_counter()
+            for group in self.opt.param_groups:
+                group["lr"] = lr
+            loss = torch.nn.functional.mse_loss(self.model(x), y)
+            if loss > 100:
+                self.log.append(("spike", loss.item(), self.step))
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+            self.step += 1
+            self.losses.append(loss.item())
+            self.log.append(f"step {self.step} lr {lr}")
+            return loss.detach(), self.model.weight.sum()
+''')
+# what `graphsafe check --region Trainer.train_step` reports on TRAINER, line → codes
+TRAINER_HOST = {15: {"GS502"}, 17: {"GS301"}, 19: {"GS201"}, 20: {"GS101", "GS503"}, 24: {"GS302"},
+                25: {"GS101", "GS503"}, 26: {"GS503"}}
+
+
+def _run(source: str, calls) -> tuple[list, dict]:
+    namespace: dict = {}
+    exec(compile(source, "<program>", "exec"), namespace)
+    trainer = namespace["Trainer"]()
+    results = [trainer.train_step(*args) for args in calls]
+    state = {k: v for k, v in vars(trainer).items() if k not in ("model", "opt")}
+    state["weight"] = trainer.model.weight.detach().clone()
+    return results, state
+
+
+def _calls(n: int = 5):
+    generator = torch.Generator().manual_seed(1)
+    return [(torch.randn(8, 4, generator=generator), torch.randn(8, 1, generator=generator) * (30 if i == 2 else 1),
+             0.1 / (i + 1)) for i in range(n)]
+
+
+def _same(a, b) -> None:
+    if isinstance(a, torch.Tensor):
+        assert torch.equal(a, b)
+    elif isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b)
+        for x, y in zip(a, b):
+            _same(x, y)
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for key in a:
+            _same(a[key], b[key])
+    else:
+        assert a == b
+
+
+def test_host_work_moves_around_a_core_that_no_longer_takes_the_lr():
+    result = split_region(TRAINER, "Trainer.train_step", TRAINER_HOST)
+    assert result.refusal is None
+    assert result.core_name == "train_step_core"
+    assert result.core_parameters == ["x", "y"]  # the lr reaches the graph through the param group
+    assert result.prologue_lines == [15, 16]
+    assert result.epilogue_lines == [19, 24, 25, 26]
+    assert "def train_step(self, x, y, lr: float):" in result.source  # callers unchanged
+
+
+def test_the_split_program_computes_what_the_original_computed_call_after_call():
+    result = split_region(TRAINER, "Trainer.train_step", TRAINER_HOST)
+    calls = _calls()
+    original, split = _run(TRAINER, calls), _run(result.source, calls)
+    _same(original[0], split[0])
+    _same(original[1], split[1])  # step counter, losses, log (with the spike entry), weights
+
+
+def test_the_core_returns_the_result_and_what_the_host_work_after_it_reads():
+    result = split_region(TRAINER, "Trainer.train_step", TRAINER_HOST)
+    assert "_result, loss = self.train_step_core(x, y)" in result.source
+    assert "return (loss.detach(), self.model.weight.sum()), loss" in result.source
+
+
+def test_host_work_whose_result_feeds_the_tensor_work_stays_in_the_core():
+    source = textwrap.dedent('''\
+        def step(x, scale):
+            y = x * 2
+            n = int(y.sum())
+            z = y[:n]
+            print(z)
+            return z
+    ''')
+    result = split_region(source, "step", {3: {"GS105"}, 5: {"GS104", "GS501"}})
+    assert result.kept_host_lines == [3]
+    assert result.epilogue_lines == [5]
+    assert "n = int(y.sum())" in result.source.split("def step_core")[1]
+
+
+def test_a_return_that_reads_host_state_is_evaluated_in_the_wrapper():
+    source = textwrap.dedent('''\
+        class C:
+            def step(self, x):
+                y = x + 1
+                self.count += 1
+                return y, self.count
+    ''')
+    result = split_region(source, "C.step", {4: {"GS302"}})
+    wrapper = result.source.split("def step_core")[0]
+    assert "y = self.step_core(x)" in wrapper and "return y, self.count" in wrapper
+
+
+def test_host_work_that_the_later_tensor_work_reads_is_not_moved_across_it():
+    source = textwrap.dedent('''\
+        class C:
+            def step(self, x):
+                y = x + 1
+                self.count += 1
+                z = y * self.count
+                return z
+    ''')
+    result = split_region(source, "C.step", {4: {"GS302"}})
+    assert result.source is None and "no host work can move" in result.refusal
+
+
+@pytest.mark.parametrize("body, reason", [
+    ("    if x is None:\n        return x\n    print(x)\n    return x + 1\n", "more than one place"),
+    ("    print(x)\n    yield x\n", "generator"),
+])
+def test_functions_that_cannot_be_split_are_refused_with_a_reason(body, reason):
+    source = "def step(x):\n" + body
+    result = split_region(source, "step", {2: {"GS501"}, 3: {"GS501"}})
+    assert result.source is None and reason in result.refusal
+
+
+def test_graph_command_prints_the_patch_and_the_wiring_and_writes_nothing_with_diff(tmp_path, capsys):
+    program = tmp_path / "train.py"
+    program.write_text(TRAINER + "\n\n# graphsafe: region\n", encoding="utf-8")
+    code, out, err = run_cli(capsys, "graph", str(program), "--region", "Trainer.train_step", "--diff", "--no-cache")
+    assert code in (0, 1), err
+    assert "+    def train_step_core(self, x, y):" in out
+    assert "graphed(obj.train_step_core, train=True)" in err
+    assert program.read_text(encoding="utf-8") == TRAINER + "\n\n# graphsafe: region\n"
+
+
+def test_graph_command_writes_the_split_and_names_what_still_blocks(tmp_path, capsys):
+    program = tmp_path / "train.py"
+    program.write_text(TRAINER, encoding="utf-8")
+    code, out, err = run_cli(capsys, "graph", str(program), "--region", "Trainer.train_step", "--no-cache")
+    text = program.read_text(encoding="utf-8")
+    assert "def train_step_core(self, x, y):" in text
+    assert "split: the tensor work is now Trainer.train_step_core(x, y)" in out
+    compile(text, "train.py", "exec")
+
+
+def test_graph_command_needs_exactly_one_region(tmp_path, capsys):
+    program = tmp_path / "train.py"
+    program.write_text(TRAINER, encoding="utf-8")
+    code, out, err = run_cli(capsys, "graph", str(program), "--region", "Nothing.here", "--no-cache")
+    assert code == 2 and "no function matches" in err
