@@ -100,7 +100,7 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
                     for d in final.diagnostics if d.code not in NOT_FIXED_HERE]
     fixes = Counter(d.code for d in result.applied)
     return GraphPlan(region.display, region.path, split, core, changed, fixes, blocking,
-                     _wiring(region.display, split))
+                     _wiring(region.display, split, blocking))
 
 
 def _abs(path) -> Path:
@@ -133,13 +133,17 @@ def _shown(path: str) -> str:
         return path
 
 
-def _wiring(region: str, split: SplitResult) -> str:
+def _wiring(region: str, split: SplitResult, blocking: list[Diagnostic]) -> str:
     owner, _, name = region.rpartition(".")
     core = split.core_name or name
     target = f"obj.{core}" if owner else f"module.{core}"
     options = []
-    if split.source is not None and (".backward(" in split.source or ".step(" in split.source):
+    if split.source is not None and ".backward(" in split.source:
         options.append("train=True")
+    numbers = [i for i, p in enumerate(split.core_parameters)
+               if any(d.code == "GS301" and d.message.startswith(f"parameter `{p}`") for d in blocking)]
+    if numbers:
+        options.append(f"numbers={numbers}")  # per-step Python numbers: device scalars filled per call
     line = f"{target} = graphed({target}{''.join(', ' + o for o in options)})"
     who = f"obj: the {owner} whose {name} your loop calls" if owner else "module: the module that defines it"
     return (f"from graphsafe.runtime import graphed\n{line}   # once, after building it ({who}); "

@@ -1,0 +1,137 @@
+"""The one path on a corpus program: `graphsafe graph` in a scratch copy, then on a GPU the split
+core wired to `graphed()` and run for several steps with the per-step values changing, against an
+eager twin of the same split program (CPU equivalence of split and original: tests/).
+
+    python bench/graph_path.py --program train_loop --region Trainer.train_step [--steps 6] [--json OUT]
+
+The program's capture.py factory builds the step (`{"step": obj.method, "args": (...)}`); each step
+draws new inputs like the sample's (floats: randn, integers: a shuffle of the sample's values)
+and scales Python floats (an lr, a temperature) by a changing factor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def graph_copy(program: str, region: str, scratch: Path) -> tuple[Path, str]:
+    target = scratch / program
+    shutil.copytree(REPO / "corpus" / program, target)
+    run = subprocess.run([sys.executable, "-m", "graphsafe", "graph", ".", "--region", region, "--no-cache"],
+                         cwd=target, capture_output=True, text=True)
+    return target, run.stdout + run.stderr
+
+
+def _vary(value, i: int, generator):
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        if value.is_floating_point():
+            return torch.randn(value.shape, generator=generator).to(value.device, value.dtype)
+        flat = value.flatten()
+        order = torch.randperm(flat.numel(), generator=generator).to(flat.device)
+        return flat[order].view_as(value)
+    if isinstance(value, float):
+        return value * (1.0 - 0.12 * i)
+    return value
+
+
+def wiring_options(report: str) -> dict:
+    """The options of the `graphed(...)` line `graphsafe graph` printed."""
+    for line in report.splitlines():
+        if "= graphed(" in line and ")   #" in line:
+            inside = line.split("= graphed(", 1)[1].split(")   #", 1)[0]
+            _, _, options = inside.partition(", ")
+            return eval(f"dict({options})") if options else {}
+    return {}
+
+
+def run_gpu(program_dir: Path, steps: int, options: dict) -> dict:
+    import torch
+
+    from graphsafe.runtime import graphed
+
+    sys.path.insert(0, str(program_dir))
+    factory = importlib.import_module("capture").make
+    built, twin = factory("cuda"), factory("cuda")
+    step, twin_step = built["step"], twin["step"]
+    name = step.__name__
+    owner = getattr(step, "__self__", None) or sys.modules[step.__module__]
+    twin_owner = getattr(twin_step, "__self__", None) or owner
+    core_name = f"{name}_core"
+    if not hasattr(owner, core_name):
+        return {"status": "not split"}
+    setattr(owner, core_name, graphed(getattr(owner, core_name), **options))
+    generator = torch.Generator().manual_seed(0)
+    worst, rows = 0.0, []
+    try:
+        for i in range(steps):
+            args = tuple(_vary(a, i, generator) for a in built["args"])
+            out, ref = step(*args), twin_step(*args)
+            flat = [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
+            ref_flat = [t for t in torch.utils._pytree.tree_leaves(ref) if isinstance(t, torch.Tensor)]
+            diff = max((float((a.float() - b.float()).abs().max()) for a, b in zip(flat, ref_flat)), default=0.0)
+            worst = max(worst, diff)
+            rows.append(diff)
+    except Exception as error:  # a capture failure is a result
+        return {"status": "failed", "error": f"{type(error).__name__}: {error}"[:600]}
+    state = {}
+    for key, value in (vars(twin_owner).items() if twin_owner is not owner else ()):
+        mine = getattr(owner, key, None)
+        if isinstance(value, (int, float, str)) or (isinstance(value, list) and len(value) < 1000):
+            state[key] = (repr(value)[:80] == repr(mine)[:80]) if not isinstance(value, list) else len(value) == len(mine)
+    params = [(p, q) for p, q in zip(_params(owner), _params(twin_owner))]
+    param_diff = max((float((p - q).abs().max()) for p, q in params), default=0.0)
+    graph = getattr(owner, core_name)
+    return {"status": "ok", "max_output_diff": worst, "per_step": rows, "max_param_diff": param_diff,
+            "python_state_equal": state, "replays": graph.stats["replays"], "eager_calls": graph.stats["eager"]}
+
+
+def _params(owner):
+    import torch
+
+    for value in vars(owner).values():
+        if isinstance(value, torch.nn.Module):
+            yield from (p.detach() for p in value.parameters())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--program", required=True)
+    parser.add_argument("--region", required=True)
+    parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        program_dir, report = graph_copy(args.program, args.region, Path(scratch))
+        result = {"program": args.program, "region": args.region, "graph_report": report}
+        try:
+            import torch
+
+            result["device"] = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
+            result["torch"] = torch.__version__
+            if torch.cuda.is_available():
+                result["options"] = wiring_options(report)
+                result.update(run_gpu(program_dir, args.steps, result["options"]))
+        except ImportError:
+            result["device"] = "no torch"
+    text = json.dumps(result, indent=1)
+    print(text)
+    if args.json:
+        args.json.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    sys.exit(main())
