@@ -27,8 +27,10 @@ REPO = Path(__file__).resolve().parents[1]
 def graph_copy(program: str, region: str, scratch: Path) -> tuple[Path, str]:
     target = scratch / program
     shutil.copytree(REPO / "corpus" / program, target)
+    paths = [str(REPO)] + [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
     run = subprocess.run([sys.executable, "-m", "graphsafe", "graph", ".", "--region", region, "--no-cache"],
-                         cwd=target, capture_output=True, text=True)
+                         cwd=target, capture_output=True, text=True, env=env)
     return target, run.stdout + run.stderr
 
 
@@ -84,7 +86,10 @@ def run_gpu(program_dir: Path, steps: int, options: dict) -> dict:
             worst = max(worst, diff)
             rows.append(diff)
     except Exception as error:  # a capture failure is a result
-        return {"status": "failed", "error": f"{type(error).__name__}: {error}"[:600]}
+        import traceback
+
+        return {"status": "failed", "error": f"{type(error).__name__}: {error}"[:600],
+                "where": traceback.format_exc(limit=-4)[-1500:]}
     state = {}
     for key, value in (vars(twin_owner).items() if twin_owner is not owner else ()):
         mine = getattr(owner, key, None)

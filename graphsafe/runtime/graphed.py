@@ -41,8 +41,8 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
   generators in `generators=`. Every replay draws fresh numbers.
 - NVTX ranges `graphsafe.capture[name b=8]` and `graphsafe.replay[name b=8]` come from the
   `nvtx` package when installed, else from `torch.cuda.nvtx` (`nvtx_ranges=False` turns them off).
-- `batched=[]`: no argument has a batch dimension (a solver step on fixed-shape state, a metric
-  update): one graph, every input shape fixed.
+- `batched=[]` (or no tensor argument with a batch dimension): one graph, every input shape
+  fixed (a solver step on fixed-shape state, a metric update, a step reading only its object).
 - `numbers=[2, "temperature"]` (argument positions or keyword names): per-step Python numbers.
   Each becomes a 0-dim device tensor created at capture and filled with `.fill_()` before every
   replay, so the step reads this call's value instead of the capture's (GS301). The step then
@@ -287,7 +287,7 @@ class GraphedCallable:
             found = [o for _, o in resolve_state(None, self.fn, (), {}).optimizers()]
         for opt in found:
             for group in opt.param_groups:
-                if "capturable" in group and not group["capturable"] and not group.get("fused"):
+                if "capturable" in group and not group["capturable"]:  # fused ones check it too
                     self._make_capturable(opt, group)
         return found
 
@@ -354,12 +354,10 @@ class GraphedCallable:
             else:
                 templates.append(_Leaf(name, False, value=leaf))
         if sample_batch is None:
-            if self._batched_spec == ():
-                sample_batch = 0  # batched=[]: one graph, no batch dimension
-            else:
-                raise GraphedInputError("graphed: no batched tensor input (a tensor with a batch dimension "
-                                        f"{self.batch_dim}); pass batched=[...] to name them, or batched=[] for "
-                                        "a step without one")
+            if self._batched_spec not in (None, ()):
+                raise GraphedInputError(f"graphed: none of batched={list(self._batched_spec)} is a tensor with a "
+                                        f"batch dimension {self.batch_dim}")
+            sample_batch = 0  # no batch dimension (batched=[] or none found): one graph, every shape fixed
         self._leaves, self._spec = templates, spec
         return sample_batch
 

@@ -107,8 +107,9 @@ def _flatten(name: str, obj: Any, out: list, seen: set[int], depth: int) -> None
             _flatten(f"{name}.{key}", value, out, seen, depth + 1)
 
 
-# objects of these libraries are not the user's step state, even when they carry a __dict__
-_NOT_STATE_MODULES = ("torch", "builtins", "logging", "threading", "queue", "numpy", "typing", "collections",
+# objects of these libraries are not the user's step state, even when they carry a __dict__ (graphsafe's
+# own: a graphed core installed on the step's object must not have its captured graphs "restored" away)
+_NOT_STATE_MODULES = ("graphsafe", "torch", "builtins", "logging", "threading", "queue", "numpy", "typing", "collections",
                       "functools", "abc", "io", "_io", "subprocess", "multiprocessing", "concurrent")
 
 

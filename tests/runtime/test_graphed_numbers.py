@@ -72,9 +72,21 @@ def test_batched_empty_serves_a_step_without_a_batch_dimension():
     assert float(step(torch.full((3,), 2.0))) == 6.0
 
 
-def test_without_a_batched_input_the_error_names_batched_empty():
-    with pytest.raises(GraphedInputError, match=r"batched=\[\]"):
-        graphed(scale, (torch.ones(()), 2.0), backend="eager")
+def test_a_step_without_tensor_arguments_gets_one_fixed_shape_graph():
+    state = torch.ones(3)
+
+    def double():
+        state.mul_(2)
+        return state.sum()
+
+    step = graphed(double, (), backend="eager", reset_after_warmup=True)
+    assert step.buckets == (0,)
+    assert float(step()) == 6.0
+
+
+def test_batched_names_that_are_not_batched_tensors_are_an_error():
+    with pytest.raises(GraphedInputError, match="none of batched"):
+        graphed(scale, (torch.ones(()), 2.0), batched=[1], backend="eager")
 
 
 def _train_setup(optimizer_kwargs):
@@ -137,3 +149,28 @@ def test_a_changed_lr_an_optimizer_reads_as_a_number_is_an_error():
     opt.param_groups[0]["lr"] = 0.05
     with pytest.raises(GraphedInputError, match="GS301"):
         step(torch.randn(8, 4))
+
+
+def test_a_graphed_core_installed_on_its_own_object_keeps_its_graphs():
+    # `graphsafe graph` wires obj.step_core = graphed(obj.step_core): the object graphed snapshots
+    # around warm-up holds the graphed callable itself, which must not be restored to "no graphs"
+    class Counter:
+        def __init__(self):
+            self.total = torch.zeros(())
+            self.calls = 0
+
+        def step(self, x):
+            out = self.step_core(x)
+            self.calls += 1
+            return out
+
+        def step_core(self, x):
+            self.total.add_(x.sum())
+            return self.total.clone()
+
+    counter = Counter()
+    counter.step_core = graphed(counter.step_core, batched=[], backend="eager")
+    first = counter.step(torch.ones(2))
+    second = counter.step(torch.ones(2))
+    assert counter.step_core.graphs and (float(first), float(second)) == (2.0, 4.0)
+    assert counter.calls == 2
