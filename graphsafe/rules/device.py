@@ -14,7 +14,7 @@ import re
 import libcst as cst
 
 from graphsafe.model import Consequence, Principle
-from graphsafe.rules.base import Rule
+from graphsafe.rules.base import Callees, Rule
 from graphsafe.rules.syntax import keyword, literal, positional
 
 GRAPH_CONTEXTS = frozenset({"torch.cuda.graph", "torch.cuda.graphs.graph"})
@@ -69,6 +69,7 @@ class CaptureOnOtherDevice(Rule):
     message = ("`torch.cuda.graph(...)` captures on the current device while this file puts work on `{device}`; capture "
                "inside `with torch.cuda.device(...)` for that GPU: {consequence}")
     words = ("cuda",)
+    calls = Callees(("set_device", "set_default_device", "device", "cuda"))
     valid = (
         "model = self.net.to('cuda:1')\ng = torch.cuda.CUDAGraph()\nwith torch.cuda.device('cuda:1'):\n"
         "    with torch.cuda.graph(g):\n        z = model(x)",
@@ -91,6 +92,8 @@ class CaptureOnOtherDevice(Rule):
         self.captures: list[tuple[cst.Call, object]] = []
 
     def visit_SimpleString(self, node: cst.SimpleString, ctx) -> None:
+        if self.other is not None or "cuda:" not in node.value:  # cheap test first: every string comes here
+            return
         value = literal(node)
         if self.other is None and isinstance(value, str) and _OTHER_GPU.match(value):
             self.other = value

@@ -151,6 +151,12 @@ class UnjoinedSideStream(_StreamRule):
 
     ## Fix safety
     No fix: where the join belongs depends on which later work reads the side stream's results.
+
+    ## Precise semantics
+    A join is, after the block in the same function: `x.wait_stream(side)`; or an event
+    recorded inside the block (`e.record()`) or on the side stream after it (`e.record(side)`,
+    `e = side.record_event()`) and then waited (`x.wait_event(e)`, `e.wait()`). An event
+    recorded on another stream does not join `side`. Module-level code is not judged.
     """
 
     code = "GS902"
