@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from graphsafe.rules import (branch, config, gpu_only, lengths, megatron, memory, optimizer, rng, scalars, static_inputs,
-                             streams, sync)
+from graphsafe.rules import (branch, config, device, distributed, gpu_only, lazy_init, lengths, megatron, memory,
+                             optimizer, rng, scalars, static_inputs, streams, sync)
 from graphsafe.rules.base import Rule
 from graphsafe.rules.internal_error import InternalError
 from graphsafe.rules.parse_error import ParseError
 from graphsafe.rules.unused_noqa import UnusedNoqa
 
 # Families by code: GS0 input, GS1 sync-free, GS2 data-dependent control flow, GS3 Python
-# scalars, GS4 static memory, GS5 GPU-only, GS6 RNG, GS7 configuration, GS8 Megatron/TE, GS9 streams
-# and collectives.
+# scalars, GS4 static memory, GS5 GPU-only, GS6 RNG, GS7 configuration (GS710-GS712: lazy initialisation
+# reached first during capture), GS8 Megatron/TE, GS9 streams, collectives, devices and their set-up.
 ALL_RULES: tuple[type[Rule], ...] = (
     ParseError, UnusedNoqa, InternalError, *sync.RULES, *branch.RULES, *scalars.RULES, *static_inputs.RULES, *memory.RULES, *lengths.RULES, *gpu_only.RULES, *rng.RULES, *optimizer.RULES, *config.RULES,
-    *megatron.RULES, *streams.RULES,
+    *lazy_init.RULES, *megatron.RULES, *streams.RULES, *device.RULES, *distributed.RULES,
 )
 BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
 BY_NAME: dict[str, type[Rule]] = {rule.name: rule for rule in ALL_RULES}

@@ -14,6 +14,7 @@ import libcst as cst
 from graphsafe.analyzer.nodes import children, descendants
 from graphsafe.model import Consequence, Principle
 from graphsafe.rules.base import Callees, Rule
+from graphsafe.rules.syntax import keyword, literal
 
 # torch.distributed's collectives and point-to-point calls, by the names its modules export.
 _DISTRIBUTED = frozenset(
@@ -150,6 +151,12 @@ class UnjoinedSideStream(_StreamRule):
 
     ## Fix safety
     No fix: where the join belongs depends on which later work reads the side stream's results.
+
+    ## Precise semantics
+    A join is, after the block in the same function: `x.wait_stream(side)`; or an event
+    recorded inside the block (`e.record()`) or on the side stream after it (`e.record(side)`,
+    `e = side.record_event()`) and then waited (`x.wait_event(e)`, `e.wait()`). An event
+    recorded on another stream does not join `side`. Module-level code is not judged.
     """
 
     code = "GS902"
@@ -178,9 +185,148 @@ class UnjoinedSideStream(_StreamRule):
                 ctx.report(self, call, stream=stream)
 
 
+class AsyncCollectiveNotWaited(_StreamRule):
+    """## What it does
+    Flags a collective called with `async_op=True` inside a captured region whose handle is not
+    waited inside the region: dropped, never waited, waited only after the `torch.cuda.graph`
+    block, or returned from the region's root to be waited by its caller.
+
+    ## Why is this bad?
+    An async collective runs on NCCL's own stream; `work.wait()` is what joins that stream back
+    into the stream that issued it. Inside a capture the wait must happen before the capture
+    ends: NCCL's stream is then a fork of the capture that was never joined, and `capture_end`
+    fails ("capturing stream has unjoined work", cudaErrorStreamCaptureUnjoined). A wait after
+    the capture ends waits on work that will not run again: replays never wait for the
+    collective.
+
+    ## Example
+    ```python
+    with torch.cuda.graph(g):
+        work = dist.all_reduce(grad, async_op=True)
+        out = model(x)
+    work.wait()
+    ```
+
+    ## Use instead
+    ```python
+    with torch.cuda.graph(g):
+        work = dist.all_reduce(grad, async_op=True)
+        out = model(x)
+        work.wait()
+    ```
+
+    ## Fix safety
+    No fix: where the wait belongs depends on what later reads the collective's output.
+
+    ## Precise semantics
+    The collective is one GS901 knows, with `async_op=True` written literally. Its handle is
+    judged in the function (or the `torch.cuda.graph` block) that issues it: a `handle.wait()`
+    later in that block or function keeps it silent. A handle stored in an attribute, a
+    container or passed to a call is not judged (its wait may be anywhere); a returned handle is
+    flagged only where the function is itself the region's root.
+    """
+
+    code = "GS903"
+    name = "async-collective-not-waited"
+    summary = "an `async_op=True` collective whose handle is not waited inside the captured region"
+    message = "`{what}(..., async_op=True)` {how}: NCCL's stream is not joined back before the capture ends: {consequence}"
+    valid = (
+        "work = torch.distributed.all_reduce(x, async_op=True)\ny = x * 2\nwork.wait()",
+        "torch.distributed.all_reduce(x)",
+        "work = torch.distributed.all_reduce(x, async_op=True)\nself.pending.append(work)",
+        "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    work = torch.distributed.all_reduce(x, async_op=True)\n"
+        "    work.wait()",
+    )
+    invalid = (
+        "torch.distributed.all_reduce(x, async_op=True)",
+        "work = torch.distributed.all_gather_into_tensor(y, x, async_op=True)\nz = y * 2",
+        "g = torch.cuda.CUDAGraph()\nwith torch.cuda.graph(g):\n    work = torch.distributed.all_reduce(x, async_op=True)\n"
+        "work.wait()",
+        "work = torch.distributed.reduce_scatter_tensor(y, x, async_op=True)\nreturn y, work",
+    )
+    calls = Callees(_DISTRIBUTED, keywords=("async_op",))
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        name = collective_name(ctx.resolve(node.func))
+        arg = keyword(node, "async_op")
+        if name is None or arg is None or literal(arg.value) is not True:
+            return
+        what = _shown(ctx.resolve(node.func))
+        statement = ctx.statement
+        body = statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
+        small = body[0] if len(body) == 1 else None
+        if isinstance(small, cst.Expr) and small.value is node:
+            ctx.report(self, node, what=what, how="drops its handle, so it is never waited")
+            return
+        if not (isinstance(small, cst.Assign) and small.value is node and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)):
+            return  # a handle kept in a structure: its wait is not visible here
+        handle = small.targets[0].target.value
+        scope = ctx.function_node or ctx.scope.units[0].node
+        block = _capture_block(ctx, scope)
+        verdict = _handle_fate(scope, statement, handle, block)
+        if verdict == "waited":
+            return
+        if verdict == "waited-after":
+            ctx.report(self, node, what=what, how=f"is waited (`{handle}.wait()`) only after the capture block ends")
+        elif verdict == "returned":
+            ctx.report(self, node, root_only=True, what=what,
+                       how=f"returns its handle `{handle}` to the caller, which waits outside the region")
+        elif verdict == "never":
+            ctx.report(self, node, what=what, how=f"keeps its handle `{handle}` but never waits on it")
+
+
+def _capture_block(ctx, scope: cst.CSTNode) -> cst.With | None:
+    """The innermost `torch.cuda.graph` block being walked, if any (its unit holds the
+    block's `with` item)."""
+    for unit in reversed(ctx.scope.units):
+        if not unit.is_function and unit.marks:
+            for node in descendants(scope):
+                if isinstance(node, cst.With) and any(unit.node in (item, item.item) for item in node.items):
+                    return node
+            return None
+    return None
+
+
+def _handle_fate(scope: cst.CSTNode, statement: cst.CSTNode, handle: str, block: cst.With | None) -> str:
+    """What happens to `handle` after `statement`: "waited" (inside `block`, or anywhere after
+    when there is no block), "waited-after" (only after `block`), "returned", "escapes" (stored
+    or passed on: not judged) or "never"."""
+    inside = {id(n) for n in descendants(block)} if block is not None else None
+    returned = set()
+    waits = set()
+    after = False
+    fate = "never"
+    waited_after = False
+    for node in _in_order(scope, skip=statement):
+        if node is statement:
+            after = True
+            continue
+        if not after:
+            continue
+        if isinstance(node, (cst.Return, cst.Yield)) and node.value is not None:
+            returned.update(id(n) for n in descendants(node.value))
+        if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                and isinstance(node.func.value, cst.Name) and node.func.value.value == handle):
+            waits.add(id(node.func.value))
+            if node.func.attr.value == "wait":
+                if inside is None or id(node) in inside:
+                    return "waited"
+                waited_after = True
+        elif isinstance(node, cst.Name) and node.value == handle and id(node) not in waits:
+            if id(node) in returned:
+                fate = "returned"
+            elif fate == "never":
+                fate = "escapes"
+    if waited_after:
+        return "waited-after"
+    return fate
+
+
 def _joined_after(function: cst.CSTNode | None, block: cst.With, stream: str, ctx) -> bool:
     """Does code after `block` wait on `stream` (`x.wait_stream(stream)`), or on an event
-    recorded inside the block (`x.wait_event(e)`, `e.wait()` after `e.record()` in it)?"""
+    recorded on it: inside the block (`e.record()`), or after it on that stream (`e.record(stream)`,
+    `e = stream.record_event()`), then waited (`x.wait_event(e)`, `e.wait()`)?"""
     if function is None:
         return True  # module-level code: not judged
     recorded = {ctx.code_for(c.func.value) for c in descendants(block.body)
@@ -190,6 +336,8 @@ def _joined_after(function: cst.CSTNode | None, block: cst.With, stream: str, ct
         if node is block:
             after = True
             continue
+        if after:
+            recorded |= _events_recorded_on(node, stream, ctx)
         if not after or not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
             continue
         method = node.func.attr.value
@@ -201,6 +349,18 @@ def _joined_after(function: cst.CSTNode | None, block: cst.With, stream: str, ct
         if method == "wait" and ctx.code_for(node.func.value) in recorded:
             return True
     return False
+
+
+def _events_recorded_on(node: cst.CSTNode, stream: str, ctx) -> set[str]:
+    """`e.record(stream)` → {"e"}; `e = stream.record_event()` → {"e"}; else nothing."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "record":
+        if node.args and ctx.code_for(node.args[0].value) == stream:
+            return {ctx.code_for(node.func.value)}
+    if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.value, cst.Call):
+        func = node.value.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "record_event" and ctx.code_for(func.value) == stream:
+            return {ctx.code_for(node.targets[0].target)}
+    return set()
 
 
 def _in_order(node: cst.CSTNode, skip: cst.CSTNode | None = None):
@@ -221,4 +381,4 @@ def _shown(resolved: str) -> str:
     return resolved
 
 
-RULES = (CollectiveInRegion, UnjoinedSideStream)
+RULES = (CollectiveInRegion, UnjoinedSideStream, AsyncCollectiveNotWaited)

@@ -7,7 +7,8 @@ Flow (one call, on the user's own objects, which are put back bit-for-bit at the
 
 1. snapshot the mutated state (params, grads, buffers, optimizer state, tensors, RNG states);
 2. warm up on a side stream (`warmup` steps; 11 when a DDP module is involved);
-3. capture: `torch.cuda.graph` around the whole step (mode "graph", optimizer included),
+3. capture, with Python's cyclic GC collected first and paused meanwhile (`collector_paused`):
+   `torch.cuda.graph` around the whole step (mode "graph", optimizer included),
    `torch.cuda.make_graphed_callables` (mode "graphed_callables": forward+backward only), or
    `torch.compile(mode="reduce-overhead")` (mode "compile", for comparison);
 4. from the post-capture state, replay `replays` steps, then restore that state and run the same
@@ -688,7 +689,8 @@ def _run_trial(report: CaptureReport, runner: _Runner, tracked: Tracked, tol: To
             runner.warmup()
             phase = runner.phase
             started = time.perf_counter()
-            runner.capture()
+            with collector_paused():
+                runner.capture()
             backend.sync()
             capture_s = time.perf_counter() - started
             phase = "replay"
@@ -705,6 +707,22 @@ def _run_trial(report: CaptureReport, runner: _Runner, tracked: Tracked, tol: To
         report.status = "error" if phase == "warmup" else "failed"
         _drop_tracebacks(error)  # their frames hold the failed graph: free it before recovering
         return phase != "warmup"
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Collect, then keep Python's cyclic GC off while capturing. A collection during capture can
+    finalize another CUDAGraph or a Triton kernel whose destructor makes CUDA calls, which
+    invalidates the capture (pytorch/pytorch#161037; torch >= 2.9 no longer collects before
+    capture itself). The collector's previous state is restored."""
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def recover_after_failed_capture(device: torch.device, generators: Iterable[torch.Generator] = (),

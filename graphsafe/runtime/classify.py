@@ -16,6 +16,17 @@ What torch raises (measured on an H100/H200, torch 2.11, see DESIGN.md):
   capture unless the CPU tensor is pinned" (a RuntimeError, raised at the copy).
 - a non-capturable Adam/AdamW/...: "Attempting CUDA graph capture of step() for an instance of
   AdamW but param_groups' capturable is False."
+
+Streams, collectives and lazy initialisation (issue 23; texts as the public reports quote them):
+- 904 prints as "capturing stream has unjoined work" (GS902; GS903 when the line waits on a handle);
+  905 "dependency created on uncaptured work in another stream" likewise;
+- a collective under capture: ProcessGroupNCCL's "NCCL error in: ..., unhandled cuda error"
+  (DistBackendError), or a 900 with torch.distributed frames under the user's line (GS901;
+  torch.distributed._symmetric_memory frames: GS712);
+- Triton's autotuner (triton/runtime/autotuner.py) under a 900/901: GS710;
+- during capture only: "CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`" (GS711),
+  "Expected all tensors to be on the same device" or "The CUDA Graph is empty" (GS904), and out of
+  memory, which is memory pressure (no rule code, its own sentence).
 """
 
 from __future__ import annotations
@@ -58,6 +69,13 @@ RULE_NAMES: dict[str, str] = {
     "GS701": "optimizer-not-capturable",
     "GS702": "autocast-cache-enabled",
     "GS703": "grad-scaler-in-region",
+    "GS710": "autotune-first-run-in-capture",
+    "GS711": "capture-without-warmup",
+    "GS712": "symmetric-memory-in-region",
+    "GS901": "collective-in-region",
+    "GS902": "unjoined-side-stream",
+    "GS903": "async-collective-not-waited",
+    "GS904": "capture-on-other-device",
 }
 
 # What the code means at capture time, and what to do instead (one sentence each).
@@ -119,6 +137,27 @@ _WHY: dict[str, tuple[str, str]] = {
               "use `torch.autocast(..., cache_enabled=False)` around captured code"),
     "GS703": ("`GradScaler.step()` reads `found_inf` on the host",
               "unscale and skip on the device, or keep the scaler's step outside the graph"),
+    "GS710": ("a Triton autotuned kernel ran its first launch during capture: the autotuner benchmarks its configs "
+              "and synchronizes",
+              "launch the kernel once eagerly with the capture's shapes before capturing"),
+    "GS711": ("a library set itself up on first use during capture (cuBLAS handle or workspace, cuDNN algorithm "
+              "search): the step was not warmed up",
+              "run the step eagerly a few times on a side stream before capturing"),
+    "GS712": ("symmetric memory was allocated or rendezvoused for the first time during capture (a handle exchange "
+              "and a stream sync)",
+              "allocate and rendezvous the buffer once before capture and reuse it in the step"),
+    "GS901": ("a collective ran during capture on a process group not prepared for it (NCCL sets up communicators "
+              "and buffers on first use; host-waiting collectives cannot be captured)",
+              "warm the group up with eager steps on a side stream before capture and capture every rank alike, "
+              "or move the collective after `replay()`"),
+    "GS902": ("work forked onto another stream during capture was not joined back into the capturing stream",
+              "make the side stream wait on the capturing stream before its work and the capturing stream wait on "
+              "it after (`torch.cuda.current_stream().wait_stream(side)`)"),
+    "GS903": ("the capturing stream waited on collective work that is not part of the capture (an async handle "
+              "started before capture, or waited after it)",
+              "start and `wait()` async collectives inside the same captured region"),
+    "GS904": ("the capture ran on one GPU while the step's tensors live on another: their work is not captured",
+              "capture inside `with torch.cuda.device(<the tensors' device>):`"),
 }
 
 # CUDA stream-capture errors: number, name, the runtime's message (what torch shows).
@@ -137,14 +176,22 @@ CUDA_CAPTURE_ERRORS: dict[int, tuple[str, str]] = {
                                                 "thread"),
 }
 
+# cudaGetErrorString's wording, which torch prints ("CUDA error: capturing stream has unjoined work"),
+# where it differs from the table above.
+_CUDA_ERROR_ALIASES: dict[str, int] = {
+    "capturing stream has unjoined work": 904,
+    "operation not permitted when stream is capturing": 900,
+}
+
 _STREAM_CAUSES: dict[int, tuple[str | None, str]] = {
     902: (None, "work on two separately captured streams was joined: capture one sequence at a time"),
     903: (None, "the capture ended on a stream that did not begin it (a stream switch inside the step without "
                 "switching back)"),
-    904: (None, "the step forked work onto another stream and did not join it back before capture ended: make "
-                "the capturing stream wait for it (`torch.cuda.current_stream().wait_stream(side)`)"),
-    905: (None, "the step made the capturing stream wait on work that is not part of the capture (an event "
-                "recorded before capture, or another stream's uncaptured work)"),
+    904: ("GS902", "the step forked work onto another stream (a side stream, or NCCL's for an async collective) and "
+                   "did not join it back before capture ended: make the capturing stream wait for it "
+                   "(`torch.cuda.current_stream().wait_stream(side)`, or `work.wait()` inside the capture)"),
+    905: ("GS902", "the step made the capturing stream wait on work that is not part of the capture (an event "
+                   "recorded before capture, or a side stream that did not first wait on the capturing stream)"),
     906: ("GS106", "an operation on the legacy default stream would synchronize with the capturing stream "
                    "(a library call or copy that uses stream 0): run it on the current stream, or outside the step"),
     907: ("GS106", "an event recorded during capture was queried or synchronized (`Event.query()`, "
@@ -273,6 +320,8 @@ class LibraryFilter:
         path = os.path.realpath(filename)
         if path.startswith(self._roots) or f"{os.sep}torch{os.sep}" in path and "-packages" in path:
             return True
+        if f"{os.sep}triton{os.sep}" in path and "-packages" in path:  # Triton's launcher and autotuner
+            return True
         parts = path.split(os.sep)
         return path.startswith(self._stdlib) and "site-packages" not in parts and "dist-packages" not in parts
 
@@ -335,7 +384,7 @@ def _display(path: str) -> str:
 
 # --- classification -----------------------------------------------------------------------------
 
-_CUDA_ERROR_TEXT = {text: number for number, (_, text) in CUDA_CAPTURE_ERRORS.items()}
+_CUDA_ERROR_TEXT = {**{text: number for number, (_, text) in CUDA_CAPTURE_ERRORS.items()}, **_CUDA_ERROR_ALIASES}
 _PINNED = "Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the CPU tensor is pinned"
 _CAPTURABLE = re.compile(r"Attempting CUDA graph capture of step\(\) for an instance of (\w+) but param_groups' "
                          r"capturable is False")
@@ -349,10 +398,22 @@ _DEFAULT_STREAM = "CUDA graphs must be captured on a non-default stream"
 # inside a manual capture it tries to replay one (measured on an H200, torch 2.11).
 _NESTED_CUDAGRAPHS = "Cannot prepare for replay during capturing stage"
 _OOM = re.compile(r"out of memory", re.IGNORECASE)
+# NCCL failing inside a collective (ProcessGroupNCCL's "NCCL error in: ..., unhandled cuda error").
+_NCCL = re.compile(r"\bNCCL error\b|ncclUnhandledCudaError|DistBackendError")
+# A library creating its handle on first use: inside capture that means no warm-up ran.
+_LAZY_LIBRARY = re.compile(r"CUBLAS_STATUS_NOT_INITIALIZED|cublas(Lt)?Create\(|CUDNN_STATUS_NOT_INITIALIZED|cudnnCreate\(")
+# Tensors of two devices meeting in one op, or torch's warning that the capture recorded nothing:
+# during capture both mean the capture ran on another device than the step's tensors.
+_DEVICE_MISMATCH = re.compile(r"Expected all tensors to be on the same device|The CUDA Graph is empty")
+# Triton's autotuner benchmarking a kernel's configs (it synchronizes), by frame path.
+_AUTOTUNER_FRAMES = ("triton/runtime/autotuner.py", "triton/testing.py")
 
 # Source-line patterns that name the op of a sync inside capture, most specific first.
 _SYNC_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("GS110", re.compile(r"clip_grad_norm_?\(.*error_if_nonfinite\s*=\s*True")),
+    ("GS712", re.compile(r"\brendezvous\(|\bsymm_mem\.empty\(")),
+    ("GS901", re.compile(r"\b(all_reduce|all_gather\w*|reduce_scatter\w*|all_to_all\w*|broadcast|barrier|"
+                         r"batch_isend_irecv|allreduce\w*|allgather\w*)\(")),
     ("GS101", re.compile(r"\.item\(\s*\)")),
     ("GS102", re.compile(r"\.tolist\(\s*\)")),
     ("GS103", re.compile(r"\.cpu\(\s*\)|\.numpy\(\s*\)|\.to\(\s*['\"]cpu|device\s*=\s*['\"]cpu")),
@@ -373,6 +434,8 @@ _NONE_TEST = re.compile(r"\b(if|elif|while|and|or)\s+(not\s+)?[\w.]+\s+is\s+(not
 # torch frames that name the op better than the user's line: (path suffix, function or "*") -> code.
 _TORCH_ORIGINS: tuple[tuple[str, str, str], ...] = (
     ("nn/utils/clip_grad.py", "*", "GS110"),
+    ("distributed/_symmetric_memory/", "*", "GS712"),
+    ("distributed/", "*", "GS901"),
     ("amp/grad_scaler.py", "*", "GS703"),
     ("utils/checkpoint.py", "*", "GS603"),
     ("cuda/memory.py", "*", "GS405"),
@@ -504,6 +567,24 @@ def classify(record: FailureRecord, is_library: Callable[[str], bool] | None = N
     elif any(_DEFAULT_STREAM in m for m in messages):
         code, error_class = None, "capture on the default stream"
         detail = "capture must run on a side stream (`torch.cuda.graph` picks one; do not pass the default stream)"
+    elif any(_OOM.search(m) for m in messages) and phase == "capture":
+        code, error_class = None, "out of memory during capture (memory pressure)"
+        detail = ("memory pressure, not an unsafe op: the device ran out of memory while this graph's private pool "
+                  "was filled (memory cached for eager steps and other graphs' pools cannot be reused by it); free "
+                  "memory before capturing, share one pool between graphs captured in sequence (`pool=`), or "
+                  "capture a smaller step")
+    elif any(_NCCL.search(m) or "DistBackendError" in e.type for m, e in zip(messages, chain)):
+        code, error_class = "GS901", "NCCL error during capture"
+        detail = _sentence("GS901")
+    elif any(_LAZY_LIBRARY.search(m) for m in messages) and phase == "capture":
+        code, error_class = "GS711", "library initialised during capture"
+        detail = _sentence("GS711")
+    elif any(_DEVICE_MISMATCH.search(m) for m in messages) and phase == "capture":
+        code, error_class = "GS904", "capture on another device"
+        detail = _sentence("GS904")
+    elif root_number in (900, 901) and _autotuner_ran(chain):
+        code, error_class = "GS710", _chain_label(numbers)
+        detail = _sentence("GS710")
     elif root_number in (900, 901):
         error_class = _chain_label(numbers)
         if root_number == 901:  # no root cause recorded: something earlier invalidated the capture
@@ -524,7 +605,9 @@ def classify(record: FailureRecord, is_library: Callable[[str], bool] | None = N
         code, detail = _STREAM_CAUSES[root_number]
         if code == "GS106" and torch_code == "GS106":
             detail = _sentence("GS106")
-    elif any(_OOM.search(m) for m in messages):
+        elif root_number in (904, 905) and _waits_on_collective(source, origin):
+            code, detail = "GS903", _sentence("GS903")
+    elif any(_OOM.search(m) for m in messages):  # outside capture (warm-up, replay)
         code, error_class = None, "out of memory"
         detail = "the device ran out of memory while the graph's pool was being filled: capture a smaller step"
     elif "torch._dynamo" in top.type or "torch._inductor" in top.type or "BackendCompilerFailed" in top.type:
@@ -553,6 +636,20 @@ def classify(record: FailureRecord, is_library: Callable[[str], bool] | None = N
         phase=phase,
         frames=user_frames,
     )
+
+
+def _autotuner_ran(chain: tuple[ErrorRecord, ...]) -> bool:
+    """Triton's autotuner is on the stack of an error in the chain (it benchmarks, and syncs)."""
+    return any(f.file.replace("\\", "/").endswith(_AUTOTUNER_FRAMES) for e in chain for f in e.frames)
+
+
+def _waits_on_collective(source: str, origin: ErrorRecord | None) -> bool:
+    """The failing line waits on a collective's handle (`work.wait()`), or torch.distributed's
+    `wait` is under it."""
+    if re.search(r"\.wait\(\s*\)", source):
+        return True
+    return origin is not None and any("/distributed/" in f.file.replace("\\", "/") and f.function.endswith("wait")
+                                      for f in origin.frames)
 
 
 def classify_exception(error: BaseException, phase: str = "capture",

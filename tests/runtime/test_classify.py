@@ -157,7 +157,7 @@ def test_non_capturable_optimizer():
     assert (failure.line, failure.source) == (51, "opt.step()")
 
 
-@pytest.mark.parametrize("number, code", [(904, None), (906, "GS106"), (907, "GS106"), (905, None)])
+@pytest.mark.parametrize("number, code", [(904, "GS902"), (906, "GS106"), (907, "GS106"), (905, "GS902")])
 def test_other_stream_capture_errors(number, code):
     from graphsafe.runtime.classify import CUDA_CAPTURE_ERRORS
 
@@ -169,6 +169,79 @@ def test_other_stream_capture_errors(number, code):
     assert failure.error_class == f"{name} ({number})"
     assert failure.cuda_error == number
     assert failure.cause
+
+
+def test_unjoined_work_as_torch_prints_it_is_an_unjoined_side_stream():
+    """torch shows cudaGetErrorString's words for 904, not the table's long form."""
+    record = FailureRecord.of(("AcceleratorError", "CUDA error: capturing stream has unjoined work\nSearch for "
+                               "`cudaErrorStreamCaptureUnjoined' in ...", CAPTURE_FRAMES))
+    failure = classify(record, LibraryFilter())
+    assert (failure.code, failure.cuda_error) == ("GS902", 904)
+    assert "wait_stream(side)" in failure.cause
+
+
+def test_an_uncaptured_dependency_at_a_handle_wait_is_an_async_collective_waited_across_the_capture():
+    text = "CUDA error: dependency created on uncaptured work in another stream"
+    inner = Frame(f"{TORCH}/distributed/distributed_c10d.py", 4100, "Work.wait", "return self._work.wait()")
+    record = FailureRecord.of(("AcceleratorError", E901, CAPTURE_FRAMES),
+                              ("AcceleratorError", text, user_frames(14, "work.wait()", "capture", inner)))
+    failure = classify(record, LibraryFilter())
+    assert (failure.code, failure.cuda_error, failure.line) == ("GS903", 905, 14)
+
+
+NCCL = ("NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3690, unhandled cuda error (run "
+        "with NCCL_DEBUG=INFO for details), NCCL version 2.27.3\nncclUnhandledCudaError: Call to CUDA function "
+        "failed.\nLast error:\nCuda failure 'operation not permitted when stream is capturing'")
+
+
+def test_an_nccl_error_under_capture_is_a_collective_at_the_users_call():
+    inner = Frame(f"{TORCH}/distributed/distributed_c10d.py", 2800, "all_reduce", "work = group.allreduce([tensor], opts)")
+    record = FailureRecord.of(("AcceleratorError", E901, CAPTURE_FRAMES),
+                              ("torch.distributed.DistBackendError", NCCL, user_frames(9, "dist.all_reduce(x)", "step",
+                                                                                       inner)))
+    failure = classify(record, LibraryFilter())
+    assert (failure.code, failure.name) == ("GS901", "collective-in-region")
+    assert failure.error_class == "NCCL error during capture"
+    assert (failure.line, failure.source) == (9, "dist.all_reduce(x)")
+
+
+def test_a_900_under_torch_distributed_is_a_collective_and_under_symmetric_memory_a_rendezvous():
+    c10d = Frame(f"{TORCH}/distributed/distributed_c10d.py", 2800, "broadcast", "work = group.broadcast([t], opts)")
+    symm = Frame(f"{TORCH}/distributed/_symmetric_memory/__init__.py", 1700, "rendezvous", "return _rdv(t, g)")
+    assert classify(sync_record(5, "sync_params(x)", c10d), LibraryFilter()).code == "GS901"
+    assert classify(sync_record(5, "h = make_handle(buf)", symm), LibraryFilter()).code == "GS712"
+
+
+def test_the_autotuner_under_the_users_launch_names_autotune_and_keeps_the_users_line():
+    triton = "/opt/torch/.venv/lib/python3.12/site-packages/triton"
+    inner = (Frame(f"{triton}/runtime/jit.py", 330, "JITFunction.run", "return self.run(*args)"),
+             Frame(f"{triton}/runtime/autotuner.py", 240, "Autotuner.run", "timings = {c: self._bench(c) ...}"),
+             Frame(f"{triton}/testing.py", 120, "do_bench_cudagraph", "torch.cuda.synchronize()"),
+             Frame(f"{TORCH}/cuda/__init__.py", 1000, "synchronize", "return torch._C._cuda_synchronize()"))
+    failure = classify(sync_record(21, "add_kernel[grid](x, y, out, n)", *inner), LibraryFilter())
+    assert (failure.code, failure.line, failure.file) == ("GS710", 21, USER)
+
+
+@pytest.mark.parametrize("message, code", [
+    ("CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`", "GS711"),
+    ("Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cuda:0!", "GS904"),
+])
+def test_first_use_and_device_errors_name_a_rule_only_during_capture(message, code):
+    record = FailureRecord.of(("RuntimeError", message, user_frames(6, "y = model(x)")))
+    assert classify(record, LibraryFilter(), phase="capture").code == code
+    assert classify(record, LibraryFilter(), phase="warmup").code is None  # an eager bug, not a capture rule
+
+
+def test_out_of_memory_during_capture_is_memory_pressure_with_its_own_sentence():
+    oom = ("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.06 GiB "
+           "is free.")
+    record = FailureRecord.of(("AcceleratorError", E901, CAPTURE_FRAMES),
+                              ("torch.OutOfMemoryError", oom, user_frames(11, "logits = model(static_x)")))
+    failure = classify(record, LibraryFilter(), phase="capture")
+    assert failure.code is None and failure.error_class == "out of memory during capture (memory pressure)"
+    assert "pool" in failure.cause and failure.line == 11
+    eager = FailureRecord.of(("torch.OutOfMemoryError", oom, user_frames(11, "logits = model(static_x)")))
+    assert classify(eager, LibraryFilter(), phase="warmup").error_class == "out of memory"
 
 
 def test_event_query_in_capture():
