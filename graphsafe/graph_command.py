@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -67,10 +68,14 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         region_copy = copies[str(_abs(region.path))]
         text = region_copy.read_text(encoding="utf-8")
         host_lines: dict[int, set[str]] = {}
+        per_step: dict[int, set[str]] = {}
         for d in each_use(project.diagnostics):
             if _abs(d.path) == _abs(region.path):
                 host_lines.setdefault(d.start.line, set()).add(d.code)
-        split = split_region(text, region.display, host_lines)
+                number = per_step_number(d)
+                if number:
+                    per_step.setdefault(d.start.line, set()).add(number)
+        split = split_region(text, region.display, host_lines, per_step)
         core = region.display
         if split.source is not None:
             region_copy.write_text(split.source, encoding="utf-8")
@@ -96,11 +101,40 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
             old, new = Path(original).read_bytes(), copy.read_bytes()
             if old != new:
                 changed[original] = (old, new)
-        blocking = [dataclasses.replace(d, path=_shown(back.get(os.path.realpath(d.path), d.path)))
-                    for d in final.diagnostics if d.code not in NOT_FIXED_HERE]
+        carried = {split.core_parameters[i] for i in split.numbers}
+        region_lines = region_copy.read_text(encoding="utf-8").splitlines()
+        blocking = []
+        for d in final.diagnostics:
+            original = back.get(os.path.realpath(d.path), d.path)
+            in_region_file = _abs(original) == _abs(region.path)
+            if d.code in NOT_FIXED_HERE or (in_region_file and _settled_by_numbers(d, carried, region_lines)):
+                continue
+            blocking.append(dataclasses.replace(d, path=_shown(original)))
     fixes = Counter(d.code for d in result.applied)
     return GraphPlan(region.display, region.path, split, core, changed, fixes, blocking,
                      _wiring(region.display, split, blocking))
+
+
+_PER_STEP = re.compile(r"^(?:parameter `(\w+)`|attribute `(self\.\w+)`)")
+
+
+def per_step_number(d: Diagnostic) -> str | None:
+    """The per-step number a GS301 names: a parameter `t` or an attribute `self.cur_len`."""
+    if d.code != "GS301":
+        return None
+    found = _PER_STEP.match(d.message)
+    return (found.group(1) or found.group(2)) if found else None
+
+
+def _settled_by_numbers(d: Diagnostic, carried: set[str], lines: list[str]) -> bool:
+    """A hazard of a per-step number the core now takes as a device scalar (graphed numbers=):
+    its GS301, and the GS402 of `torch.as_tensor(n ...)` (no host data once n is on the device)."""
+    if per_step_number(d) in carried:
+        return True
+    if d.code == "GS402" and 0 < d.start.line <= len(lines):
+        text = lines[d.start.line - 1][d.start.column:].lstrip()  # columns count from 0
+        return any(re.match(rf"torch\.as_tensor\(\(?{re.escape(n)}\b", text) for n in carried)
+    return False
 
 
 def _abs(path) -> Path:
@@ -140,8 +174,8 @@ def _wiring(region: str, split: SplitResult, blocking: list[Diagnostic]) -> str:
     options = []
     if split.source is not None and ".backward(" in split.source:
         options.append("train=True")
-    numbers = [i for i, p in enumerate(split.core_parameters)
-               if any(d.code == "GS301" and d.message.startswith(f"parameter `{p}`") for d in blocking)]
+    numbers = list(split.numbers) or [i for i, p in enumerate(split.core_parameters)
+                                      if any(per_step_number(d) == p for d in blocking)]
     if numbers:
         options.append(f"numbers={numbers}")  # per-step Python numbers: device scalars filled per call
     line = f"{target} = graphed({target}{''.join(', ' + o for o in options)})"
@@ -192,6 +226,11 @@ def summary(result: GraphPlan, wrote: bool) -> str:
             moved.append(f"after it: line {', '.join(map(str, split.epilogue_lines))}")
         lines.append(f"  split: the tensor work is now {result.core}({', '.join(split.core_parameters)}); "
                      f"{result.region} keeps the host work ({'; '.join(moved)})")
+        if split.numbers:
+            carried = ", ".join(split.core_parameters[i] for i in split.numbers)
+            lines.append(f"  per-step numbers now core parameters, carried by device scalars (numbers=): {carried}"
+                         + (f"; {split.number_indexes} index(es) by them read as one-element index tensors"
+                            if split.number_indexes else ""))
         if split.kept_host_lines:
             lines.append(f"  host work left in the core (its results feed the tensor work): line "
                          f"{', '.join(map(str, split.kept_host_lines))}")

@@ -177,3 +177,67 @@ def test_graph_command_needs_exactly_one_region(tmp_path, capsys):
     program.write_text(TRAINER, encoding="utf-8")
     code, out, err = run_cli(capsys, "graph", str(program), "--region", "Nothing.here", "--no-cache")
     assert code == 2 and "no function matches" in err
+
+
+DECODER = textwrap.dedent('''\
+    import torch
+
+
+    class Decoder:
+        def __init__(self):
+            torch.manual_seed(0)
+            self.table = torch.randn(3, 12, 5)
+            self.pos = 4
+            self.trace = []
+
+        def step(self, x):
+            row = self.table[:, self.pos - 1] * x
+            self.trace.append(self.pos)
+            self.pos += 1
+            return row.sum(-1)
+''')
+
+
+def test_a_per_step_attribute_becomes_a_core_parameter_carried_by_numbers():
+    result = split_region(DECODER, "Decoder.step", {12: {"GS301"}, 13: {"GS503"}, 14: {"GS302"}},
+                          per_step={12: {"self.pos"}})
+    assert result.core_parameters == ["x", "pos"] and result.numbers == [1]
+    assert "self.step_core(x, self.pos)" in result.source
+    assert "self.table[:, torch.as_tensor(pos - 1).reshape(1)].squeeze(1) * x" in result.source
+    assert result.number_indexes == 1
+
+
+def test_the_attribute_split_computes_what_the_original_computed_with_numbers_or_device_scalars():
+    result = split_region(DECODER, "Decoder.step", {12: {"GS301"}, 13: {"GS503"}, 14: {"GS302"}},
+                          per_step={12: {"self.pos"}})
+    originals, splits = {}, {}
+    exec(compile(DECODER, "<original>", "exec"), originals)
+    exec(compile(result.source, "<split>", "exec"), splits)
+    a, b = originals["Decoder"](), splits["Decoder"]()
+    core = b.step_core
+    b.step_core = lambda x, pos: core(x, torch.tensor(pos))  # as graphed(numbers=[1]) passes it
+    for i in range(6):
+        x = torch.full((5,), float(i))
+        assert torch.equal(a.step(x), b.step(x))
+    assert (a.pos, a.trace) == (b.pos, b.trace)
+
+
+@pytest.mark.parametrize("shape, dim", [((4, 7), 1), ((3, 5, 2), 1), ((6,), 0), ((2, 3, 4), 2)])
+def test_a_one_element_index_tensor_reads_what_the_integer_index_read(shape, dim):
+    x = torch.arange(float(torch.tensor(shape).prod())).reshape(shape)
+    lead = (slice(None),) * dim
+    for n in range(-shape[dim], shape[dim]):
+        for carried in (n, torch.tensor(n)):
+            assert torch.equal(x[lead + (n,)], x[lead + (torch.as_tensor(carried).reshape(1),)].squeeze(dim))
+    with pytest.raises(IndexError):
+        x[lead + (torch.as_tensor(shape[dim]).reshape(1),)]
+
+
+def test_graph_command_carries_a_per_step_attribute_and_counts_its_hazards_settled(tmp_path, capsys):
+    program = tmp_path / "decode.py"
+    program.write_text(DECODER, encoding="utf-8")
+    code, out, err = run_cli(capsys, "graph", str(program), "--region", "Decoder.step", "--no-cache")
+    assert "per-step numbers now core parameters, carried by device scalars (numbers=): pos" in out
+    assert "graphed(obj.step_core, numbers=[1])" in out
+    assert "nothing static blocks capture any more" in out, out
+    assert code == 0

@@ -65,15 +65,19 @@ class SplitResult:
     prologue_lines: list[int] = field(default_factory=list)
     epilogue_lines: list[int] = field(default_factory=list)
     kept_host_lines: list[int] = field(default_factory=list)  # host work that could not move
+    numbers: list[int] = field(default_factory=list)  # core parameters that are per-step numbers (graphed numbers=)
+    number_indexes: int = 0  # `x[:, n]` reads by such a number rewritten as `index_select`
 
     @property
     def moved(self) -> int:
         return len(self.prologue_lines) + len(self.epilogue_lines)
 
 
-def split_region(source: str, qualname: str, host_lines: dict[int, set[str]]) -> SplitResult:
+def split_region(source: str, qualname: str, host_lines: dict[int, set[str]],
+                 per_step: dict[int, set[str]] | None = None) -> SplitResult:
     """Split the function `qualname` ("f" or "Class.method") of `source`. `host_lines` maps a line
-    to the rule codes reported on it (the region's own diagnostics)."""
+    to the rule codes reported on it (the region's own diagnostics); `per_step` maps a line to
+    the per-step Python numbers GS301 reports read there (`self.cur_len`, a parameter `t`)."""
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
@@ -94,6 +98,8 @@ def split_region(source: str, qualname: str, host_lines: dict[int, set[str]]) ->
     for fact in facts:
         codes = set().union(*(host_lines.get(line, set()) for line in range(fact.first, fact.last + 1)))
         fact.host = bool(codes) and codes <= HOST_CODES
+        if codes == {"GS301"} and not _stores_into_subscript(fact.node):
+            fact.host = False  # tensor work reading a per-step number: the core carries the number
     ret = _Statement(returns, 0, 0) if returns is not None else None
     places = _place(facts, ret)
     prologue = [f for f, p in zip(facts, places) if p == "prologue"]
@@ -104,7 +110,19 @@ def split_region(source: str, qualname: str, host_lines: dict[int, set[str]]) ->
         return SplitResult(None, f"{qualname}: no host work can move out of it" +
                            (f" (host work at line {', '.join(map(str, kept))} feeds the tensor work)" if kept else ""))
     core_name = _fresh(function.name.value + CORE_SUFFIX, owner or module)
-    return _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, kept)
+    numbers = _per_step_in(core, ret, per_step or {})
+    return _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, kept, numbers)
+
+
+def _per_step_in(core: list[_Statement], ret: _Statement | None, per_step: dict[int, set[str]]) -> set[str]:
+    """The per-step numbers GS301 reports on the core's own lines that the core reads and never writes."""
+    names = set()
+    for s in core:
+        for line in range(s.first, s.last + 1):
+            names |= per_step.get(line, set())
+    writes = set().union(*(s.writes for s in core)) if core else set()
+    reads = set().union(*(s.reads for s in core)) if core else set()
+    return {n for n in names if n in reads and not _overlaps({n}, writes)}
 
 
 # --- where each statement goes --------------------------------------------------------------------
@@ -147,6 +165,20 @@ def _place(facts: list[_Statement], ret: _Statement | None) -> list[str]:
                 changed = True
         if not changed:
             return places
+
+
+def _stores_into_subscript(node: cst.CSTNode) -> bool:
+    """`group["lr"] = lr`, `self.tokens[:, i] = tok` (anywhere in the statement): a write the
+    wrapper can do on the host around the graph."""
+    found = []
+
+    class _Stores(cst.CSTVisitor):
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            if isinstance(target.target, cst.Subscript):
+                found.append(target)
+
+    node.visit(_Stores())
+    return bool(found)
 
 
 def _commute(a: _Statement, b: _Statement) -> bool:
@@ -329,6 +361,22 @@ def _is_return(statement: cst.BaseStatement) -> bool:
             and isinstance(statement.body[0], cst.Return))
 
 
+def _local_names(node: cst.CSTNode) -> set[str]:
+    """Every name but attribute names (`self.cur_len` does not take `cur_len`)."""
+    found: set[str] = set()
+
+    class _Locals(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            found.add(name.value)
+
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            attribute.value.visit(self)
+            return False
+
+    node.visit(_Locals())
+    return found
+
+
 def _fresh(name: str, scope: cst.CSTNode) -> str:
     taken = _names_in(scope)
     candidate, number = name, 2
@@ -353,9 +401,23 @@ def _names_in(node: cst.CSTNode) -> set[str]:
 _GRAD_MODES = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad", "no_grad", "inference_mode"})
 
 
-def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, kept) -> SplitResult:
+def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, kept, numbers) -> SplitResult:
     params = function.params
     first = params.params[0].name.value if owner is not None else None
+    taken_names = _local_names(function)
+    attributes = {}  # "self.cur_len" -> the core parameter that carries it
+    for chain in sorted(n for n in numbers if "." in n):
+        root, _, attr = chain.partition(".")
+        if root == first and "." not in attr:
+            attributes[chain] = _fresh_among(attr, taken_names | set(attributes.values()))
+    number_names = {n for n in numbers if "." not in n} | set(attributes.values())
+    indexes = 0
+    if attributes or number_names:
+        rewriter = _NumbersRead(attributes, number_names, _torch_name(module))
+        core = [_Statement(s.node.visit(rewriter), s.first, s.last) for s in core]
+        if ret is not None:
+            ret = _Statement(ret.node.visit(rewriter), ret.first, ret.last)
+        indexes = rewriter.indexes
     available_after_prologue = _defined(prologue)
     core_reads = set().union(*(s.reads for s in core)) if core else set()
     epilogue_reads = set().union(*(s.reads for s in epilogue)) if epilogue else set()
@@ -398,6 +460,7 @@ def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, 
 
     new_params = [p.with_changes(comma=cst.MaybeSentinel.DEFAULT) for p in keep]
     new_params += [cst.Param(cst.Name(n)) for n in passed_in]
+    new_params += [cst.Param(cst.Name(n)) for n in attributes.values()]
     core_params = params.with_changes(params=new_params, star_arg=star or cst.MaybeSentinel.DEFAULT,
                                       kwonly_params=kwonly if star or not kwonly else kwonly,
                                       star_kwarg=star_kwarg, posonly_params=(), posonly_ind=cst.MaybeSentinel.DEFAULT)
@@ -412,6 +475,7 @@ def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, 
     callee = cst.Attribute(cst.Name(first), cst.Name(core_name)) if first else cst.Name(core_name)
     args = [cst.Arg(cst.Name(p.name.value)) for p in keep if p.name.value != first]
     args += [cst.Arg(cst.Name(n)) for n in passed_in]
+    args += [cst.Arg(cst.parse_expression(chain)) for chain in attributes]
     if star:
         args.append(cst.Arg(cst.Name(star.name.value), star="*"))
     args += [cst.Arg(cst.Name(p.name.value), keyword=cst.Name(p.name.value)) for p in kwonly]
@@ -440,9 +504,69 @@ def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, 
         for member in module.body:
             members += [new_wrapper, core_function] if member is function else [member]
         new_module = module.with_changes(body=members)
-    parameters = [p.name.value for p in keep if p.name.value != first] + passed_in
+    parameters = [p.name.value for p in keep if p.name.value != first] + passed_in + list(attributes.values())
+    positional = not star and not kwonly  # graphed names numbers by position among the call's arguments
+    number_positions = [i for i, p in enumerate(parameters) if p in number_names] if positional else []
     return SplitResult(new_module.code, None, core_name, parameters,
-                       [s.first for s in prologue], [s.first for s in epilogue], kept)
+                       [s.first for s in prologue], [s.first for s in epilogue], kept, number_positions, indexes)
+
+
+class _NumbersRead(cst.CSTTransformer):
+    """In the core: `self.cur_len` → the parameter carrying it, and a read `x[:, n]` indexed by a
+    per-step number → `x[:, torch.as_tensor(n).reshape(1)].squeeze(1)`: an integer index reads a
+    0-dim device tensor on the host (capture fails), a one-element index tensor is read on the
+    device, and `as_tensor` leaves a device tensor where it is (a Python int, when the core runs
+    eagerly, becomes a CPU index as before). Same elements, negative indices included; a copy
+    where the integer index gave a view (unsafe: an in-place change of the result no longer
+    reaches `x`). Only reads whose other indices are slices: assignment targets and slices
+    bounded by the number (a shape that changes per step) stay, and capture reports them."""
+
+    def __init__(self, attributes: dict[str, str], numbers: set[str], torch_name: str | None) -> None:
+        self.attributes, self.numbers, self.torch = attributes, numbers, torch_name
+        self.targets = 0
+        self.indexes = 0
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.targets += 1
+
+    def leave_AssignTarget(self, original: cst.AssignTarget, updated: cst.AssignTarget) -> cst.AssignTarget:
+        self.targets -= 1
+        return updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        name = self.attributes.get(_chain(original) or "")
+        return cst.Name(name) if name else updated
+
+    def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.BaseExpression:
+        if self.targets or self.torch is None:
+            return updated
+        elements = list(updated.slice)
+        indexed = [i for i, e in enumerate(elements) if not isinstance(e.slice, cst.Slice)]
+        if len(indexed) != 1:
+            return updated
+        position = indexed[0]
+        value = elements[position].slice.value
+        if isinstance(value, cst.Ellipsis) or not any(_reads_root(_effects(value)[0], n) for n in self.numbers):
+            return updated
+        as_index = cst.Call(cst.Attribute(cst.Call(cst.Attribute(cst.Name(self.torch), cst.Name("as_tensor")),
+                                                   [cst.Arg(value.with_changes(lpar=[], rpar=[]))]),
+                                          cst.Name("reshape")), [cst.Arg(cst.Integer("1"))])
+        elements[position] = elements[position].with_changes(slice=cst.Index(as_index))
+        self.indexes += 1
+        return cst.Call(cst.Attribute(updated.with_changes(slice=elements), cst.Name("squeeze")),
+                        [cst.Arg(cst.Integer(str(position)))])
+
+
+def _torch_name(module: cst.Module) -> str | None:
+    """The name `import torch` binds at the top level (None: no such import)."""
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Import):
+                    for alias in small.names:
+                        if _chain(alias.name) == "torch":
+                            return alias.asname.name.value if alias.asname else "torch"
+    return None
 
 
 def _defined(statements: Iterable[_Statement]) -> set[str]:
