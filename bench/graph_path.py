@@ -98,8 +98,27 @@ def run_gpu(program_dir: Path, steps: int, options: dict) -> dict:
     params = [(p, q) for p, q in zip(_params(owner), _params(twin_owner))]
     param_diff = max((float((p - q).abs().max()) for p, q in params), default=0.0)
     graph = getattr(owner, core_name)
-    return {"status": "ok", "max_output_diff": worst, "per_step": rows, "max_param_diff": param_diff,
+    timing = {"graphed_ms": _median_ms(step, built["args"]), "eager_ms": _median_ms(twin_step, built["args"])}
+    timing["speedup"] = timing["eager_ms"] / timing["graphed_ms"]
+    return {"status": "ok", **timing, "max_output_diff": worst, "per_step": rows, "max_param_diff": param_diff,
             "python_state_equal": state, "replays": graph.stats["replays"], "eager_calls": graph.stats["eager"]}
+
+
+def _median_ms(fn, args, samples: int = 15) -> float:
+    """Median wall time of one call (host work included), the GPU synchronised after each."""
+    import statistics
+    import time
+
+    import torch
+
+    times = []
+    for _ in range(samples):
+        torch.cuda.synchronize()
+        started = time.perf_counter()
+        fn(*args)
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - started) * 1e3)
+    return statistics.median(times)
 
 
 def _params(owner):
