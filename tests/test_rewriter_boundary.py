@@ -241,3 +241,22 @@ def test_graph_command_carries_a_per_step_attribute_and_counts_its_hazards_settl
     assert "graphed(obj.step_core, numbers=[1])" in out
     assert "nothing static blocks capture any more" in out, out
     assert code == 0
+
+
+def test_host_data_before_the_tensor_work_becomes_a_core_input_and_a_host_return_stays_outside():
+    source = textwrap.dedent('''\
+        import torch
+
+
+        class Agent:
+            def act(self, obs_list):
+                obs = torch.as_tensor(obs_list, dtype=torch.float32)
+                logits = self.net(obs)
+                action = logits.argmax(-1)
+                return action.cpu()
+    ''')
+    result = split_region(source, "Agent.act", {6: {"GS402"}, 9: {"GS103"}})
+    wrapper, core = result.source.split("def act_core")
+    assert "obs = torch.as_tensor(obs_list" in wrapper and "action = self.act_core(obs)" in wrapper
+    assert "return action.cpu()" in wrapper and "return action" in core
+    assert result.core_parameters == ["obs"]

@@ -24,7 +24,10 @@ which every `train_step` call replays the graph between its host parts. An lr wr
 param groups by the wrapper reaches the graph through `graphed(train=True)`'s device lr.
 
 Which statements move: top-level statements of the region whose every diagnostic is host work
-(HOST_CODES). One moves to the prologue when it commutes with every core statement before it,
+(HOST_CODES; a GS301 only when it stores into a subscript, `group["lr"] = lr`, else the core
+takes the number as a parameter; a GS402 tensor built from host data before any tensor work
+becomes a core input that graphed copies into its static buffer). A return with host work
+(`return action.cpu()`) is evaluated by the wrapper from the core's results. One moves to the prologue when it commutes with every core statement before it,
 to the epilogue when it commutes with every core statement after it (and the return); else it
 stays in the core, where `check` keeps reporting it. Two statements commute when neither
 writes a name or attribute chain the other reads or writes (`self.opt.step()` writes
@@ -46,7 +49,7 @@ from typing import Iterable
 import libcst as cst
 
 HOST_CODES = frozenset(
-    "GS101 GS102 GS103 GS104 GS105 GS106 GS109 GS201 GS301 GS302 GS501 GS502 GS503 GS504 GS505".split())
+    "GS101 GS102 GS103 GS104 GS105 GS106 GS109 GS201 GS301 GS302 GS402 GS501 GS502 GS503 GS504 GS505".split())
 # Methods that change their receiver besides torch's in-place `*_` methods.
 _MUTATORS = frozenset(
     """append extend insert pop remove clear update setdefault add discard popitem sort reverse step
@@ -100,7 +103,11 @@ def split_region(source: str, qualname: str, host_lines: dict[int, set[str]],
         fact.host = bool(codes) and codes <= HOST_CODES
         if codes == {"GS301"} and not _stores_into_subscript(fact.node):
             fact.host = False  # tensor work reading a per-step number: the core carries the number
-    ret = _Statement(returns, 0, 0) if returns is not None else None
+    ret = None
+    if returns is not None:
+        ret = _Statement(returns, positions[returns].start.line, positions[returns].end.line)
+        codes = set().union(*(host_lines.get(line, set()) for line in range(ret.first, ret.last + 1)))
+        ret.host = bool(codes) and codes <= HOST_CODES  # `return action.cpu()`: evaluated by the wrapper
     places = _place(facts, ret)
     prologue = [f for f, p in zip(facts, places) if p == "prologue"]
     epilogue = [f for f, p in zip(facts, places) if p == "epilogue"]
@@ -422,7 +429,7 @@ def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, 
     core_reads = set().union(*(s.reads for s in core)) if core else set()
     epilogue_reads = set().union(*(s.reads for s in epilogue)) if epilogue else set()
     epilogue_writes = set().union(*(s.writes for s in epilogue)) if epilogue else set()
-    return_in_core = ret is not None and not _overlaps(epilogue_writes, ret.reads)
+    return_in_core = ret is not None and not ret.host and not _overlaps(epilogue_writes, ret.reads)
     if return_in_core:
         core_reads |= ret.reads
     core_defined = _defined(core)
