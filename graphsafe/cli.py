@@ -70,6 +70,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
                                          "say what still blocks capture and how to wire it to graphed()")
     graph.add_argument("paths", nargs="*", type=str, help="files or directories (default: .)")
     graph.add_argument("--diff", action="store_true", help="print a unified diff and change nothing")
+    graph.add_argument("--json", action="store_true", help="the summary as JSON (stderr with --diff)")
     _rule_selection(graph)
     _file_selection(graph)
     graph.set_defaults(fixable=[], unfixable=[])

@@ -167,21 +167,40 @@ def _shown(path: str) -> str:
         return path
 
 
+def wiring_options(split: SplitResult, blocking: list[Diagnostic]) -> dict:
+    """The `graphed(...)` options the core needs: train=True when it runs a backward, numbers= for
+    its per-step number parameters."""
+    options: dict = {}
+    if split.source is not None and ".backward(" in split.source:
+        options["train"] = True
+    numbers = list(split.numbers) or [i for i, p in enumerate(split.core_parameters)
+                                      if any(per_step_number(d) == p for d in blocking)]
+    if numbers:
+        options["numbers"] = numbers  # per-step Python numbers: device scalars filled per call
+    return options
+
+
 def _wiring(region: str, split: SplitResult, blocking: list[Diagnostic]) -> str:
     owner, _, name = region.rpartition(".")
     core = split.core_name or name
     target = f"obj.{core}" if owner else f"module.{core}"
-    options = []
-    if split.source is not None and ".backward(" in split.source:
-        options.append("train=True")
-    numbers = list(split.numbers) or [i for i, p in enumerate(split.core_parameters)
-                                      if any(per_step_number(d) == p for d in blocking)]
-    if numbers:
-        options.append(f"numbers={numbers}")  # per-step Python numbers: device scalars filled per call
-    line = f"{target} = graphed({target}{''.join(', ' + o for o in options)})"
+    options = wiring_options(split, blocking)
+    line = f"{target} = graphed({target}{''.join(f', {k}={v!r}' for k, v in options.items())})"
     who = f"obj: the {owner} whose {name} your loop calls" if owner else "module: the module that defines it"
     return (f"from graphsafe.runtime import graphed\n{line}   # once, after building it ({who}); "
             f"keep calling {name}() as before")
+
+
+def as_json(result: GraphPlan) -> dict:
+    split = result.split
+    return {"region": result.region, "path": _shown(result.region_path), "core": result.core,
+            "split": split.source is not None, "refusal": split.refusal,
+            "core_parameters": split.core_parameters, "prologue_lines": split.prologue_lines,
+            "epilogue_lines": split.epilogue_lines, "kept_host_lines": split.kept_host_lines,
+            "options": wiring_options(split, result.blocking), "fixes": dict(result.fixes),
+            "changed": sorted(_shown(p) for p in result.changed),
+            "blocking": [{"path": d.path, "line": d.start.line, "code": d.code, "message": d.message}
+                         for d in sorted(result.blocking, key=lambda d: d.sort_key)]}
 
 
 # --- the command ---------------------------------------------------------------------------------
@@ -203,7 +222,12 @@ def run_graph(args, settings: Settings, paths: list[Path]) -> int:
             if error:
                 sys.stderr.write(f"graphsafe: {_shown(path)}: {error}\n")
     report = sys.stderr if args.diff else out
-    report.write(summary(result, wrote=not args.diff))
+    if getattr(args, "json", False):
+        import json
+
+        report.write(json.dumps(as_json(result), indent=1) + "\n")
+    else:
+        report.write(summary(result, wrote=not args.diff))
     return EXIT_FINDINGS if result.blocking else EXIT_CLEAN
 
 

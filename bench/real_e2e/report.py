@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 # A fixed variant's eager numbers count as the original's when they differ by at most this much
 # (GPU kernels with atomics need not be bitwise reproducible).
@@ -151,12 +152,62 @@ def gpu_summary(rows: list[dict]) -> str:
             f"on those ({_fmt(comp_same, 2, 'x')} on graphsafe's {len(correct)})")
 
 
+# --- the one path: `graphsafe graph`, the core wired to graphed() ------------------------------------
+
+
+def graph_path_status(row: dict) -> tuple[bool, str]:
+    """(a correct graph?, what happened) for the graph variant."""
+    summary, run = row.get("graph") or {}, row.get("gpu_graph") or {}
+    if summary.get("error"):
+        return False, "graph: " + summary["error"][:80]
+    if not run:
+        return False, "not run"
+    if run.get("error") and not run.get("failure"):
+        return False, "error: " + run["error"][:100]
+    failure = run.get("failure")
+    if failure:
+        where = f" at {package_path(failure.get('path') or '')}:{failure.get('line')}" if failure.get("line") else ""
+        return False, f"failed: {failure.get('code') or '?'}{where}"
+    if run.get("match") and run.get("replays"):
+        return True, "correct graph"
+    if run.get("match"):
+        return False, "ran eagerly (no replay)"
+    return False, "replay ≠ eager: " + "; ".join(run.get("mismatches", [])[:1])[:100]
+
+
+def graph_path_table(rows: list[dict]) -> str:
+    head = ("| step | split | core | options | still blocking (static) | graph = orig (eager) | result | graph ms "
+            "| eager ms | speedup |\n|---|---|---|---|---|---|---|---:|---:|---:|\n")
+    lines = []
+    for row in rows:
+        summary, run = row.get("graph") or {}, row.get("gpu_graph") or {}
+        blocking = summary.get("blocking") or []
+        codes = Counter(b["code"] for b in blocking)
+        graph_ms, eager_ms = run.get("graph_ms"), run.get("eager_ms")
+        lines.append("| " + " | ".join([
+            row["step"], "yes" if summary.get("split") else (summary.get("refusal") or "—")[:60],
+            summary.get("core", "—"), ", ".join(f"{k}={v}" for k, v in (summary.get("options") or {}).items()) or "—",
+            (f"{len(blocking)} (" + ", ".join(f"{c}×{n}" for c, n in sorted(codes.items())) + ")") if blocking else "0",
+            agreement(run.get("vs_orig")), graph_path_status(row)[1], _fmt(graph_ms), _fmt(eager_ms),
+            _fmt(eager_ms / graph_ms if graph_ms and eager_ms else None, 2, "x"),
+        ]) + " |")
+    return head + "\n".join(lines) + "\n"
+
+
+def graph_path_summary(rows: list[dict]) -> str:
+    correct = [row for row in rows if graph_path_status(row)[0]]
+    ratios = [row["gpu_graph"]["eager_ms"] / row["gpu_graph"]["graph_ms"] for row in correct
+              if row["gpu_graph"].get("graph_ms")]
+    return (f"the one path (graphsafe graph → graphed(), no hand edit): a correct graph for {len(correct)}/{len(rows)} "
+            f"steps, geomean speedup over eager {_fmt(geomean(ratios), 2, 'x')} on those")
+
+
 # --- CPU: the eager numbers of the original and of the rewritten package ---------------------------
 
 
 def cpu_table(rows: list[dict]) -> str:
-    head = ("| step | kind | package | diagnostics | fixes safe/unsafe | deterministic | fixed = orig | unsafe = orig |\n"
-            "|---|---|---|---|---:|---|---|---|\n")
+    head = ("| step | kind | package | diagnostics | fixes safe/unsafe | deterministic | fixed = orig | unsafe = orig "
+            "| graph = orig |\n|---|---|---|---|---:|---|---|---|---|\n")
     lines = []
     for row in rows:
         eager = row.get("cpu") or {}
@@ -166,6 +217,7 @@ def cpu_table(rows: list[dict]) -> str:
         lines.append("| " + " | ".join([
             row["step"], row["kind"], f"{row['package']} {row.get('version', '')}", codes_cell(row), fixes_cell(row),
             determinism, _cpu_variant(eager.get("fixed")), _cpu_variant(eager.get("unsafe")),
+            _cpu_variant(eager.get("graph")),
         ]) + " |")
     return head + "\n".join(lines) + "\n"
 

@@ -122,10 +122,15 @@ def run_cpu(info: StepInfo, roots: dict[str, Path], paths: list[str], result: di
     reference = step_dir / "orig.pt"
     out = {"orig": run_worker(request_for("eager", info, roots["orig"], paths, args, trace_out=str(reference)),
                               args.trial_timeout_s)}
-    for variant in ("fixed", "unsafe"):
+    for variant in ("fixed", "unsafe", "graph"):
+        if variant == "graph" and "error" in result.get("graph", {"error": ""}):
+            out[variant] = {"error": "graphsafe graph did not run"}
+            continue
+        changed = (result["graph"].get("changed_files") if variant == "graph"
+                   else result["static"].get("changed_files", {}).get(variant))
         if "error" in out["orig"]:
             out[variant] = {"error": "the original did not run"}
-        elif not result["static"].get("changed_files", {}).get(variant):
+        elif not changed:
             out[variant] = {"vs_orig": {"identical_source": True, "exact": True, "max_abs": 0.0}}
         elif reference.is_file():
             out[variant] = run_worker(request_for("eager", info, roots[variant], paths, args,
@@ -148,6 +153,12 @@ def run_gpu(info: StepInfo, roots: dict[str, Path], paths: list[str], result: di
         result["gpu_" + variant] = run_worker(
             request_for("gpu_fixed", info, roots[variant], paths, args, reference=str(reference)),
             args.trial_timeout_s)
+    graph = result.get("graph", {})
+    if "error" not in graph and graph:
+        result["gpu_graph"] = run_worker(
+            request_for("gpu_graph", info, roots["graph"], paths, args, reference=str(reference),
+                        graph={"path": graph["path"], "core": graph["core"], "options": graph["options"]}),
+            args.trial_timeout_s)
 
 
 def run_step(info: StepInfo, args: argparse.Namespace, deadline: float) -> dict:
@@ -161,6 +172,7 @@ def run_step(info: StepInfo, args: argparse.Namespace, deadline: float) -> dict:
         result["error"] = str(error)
         return result
     result["static"] = static.check_and_fix(info.region, roots).to_json()
+    result["graph"] = static.graph_variant(info.region, roots)
     if args.device == "cpu":
         result["cpu"] = run_cpu(info, roots, paths, result, args, step_dir)
     else:
@@ -290,7 +302,9 @@ def render(rows: list[dict], args: argparse.Namespace, command: str) -> str:
     return (f"# real steps end to end: GPU\n\ndevice: {first.get('device', 'unknown')}; torch "
             f"{first.get('torch', 'unknown')}; {args.n_steps} steps compared with the inputs changing every step; "
             f"times: median of {args.repeats} samples x {args.inner} calls (CUDA events)\n\n"
-            f"command: `{command}`\n\n{report.gpu_table(rows)}\n{report.gpu_summary(rows)}\n")
+            f"command: `{command}`\n\n{report.gpu_table(rows)}\n{report.gpu_summary(rows)}\n\n"
+            f"## the one path: graphsafe graph → graphed()\n\n{report.graph_path_table(rows)}\n"
+            f"{report.graph_path_summary(rows)}\n")
 
 
 if __name__ == "__main__":

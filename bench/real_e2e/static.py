@@ -4,6 +4,8 @@
     scratch/<step>/orig/     the package's source tree as shipped (checked, never rewritten)
     scratch/<step>/fixed/    the same after `graphsafe fix --region REGION`
     scratch/<step>/unsafe/   the same after `graphsafe fix --region REGION --unsafe-fixes`
+    scratch/<step>/graph/    the same after `graphsafe graph --region REGION` (the one path: split,
+                             fixes in the core's reach, the wiring for graphed())
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-VARIANTS = ("orig", "fixed", "unsafe")
+VARIANTS = ("orig", "fixed", "unsafe", "graph")
 FIX_OPTIONS = {"fixed": (), "unsafe": ("--unsafe-fixes",)}
 
 
@@ -93,6 +95,23 @@ def check_and_fix(region: str, roots: dict[str, Path], timeout: float = 300.0) -
         result.fixed[variant] = int(counted.group(1)) if counted else None
         result.changed_files[variant] = changed_files(roots["orig"], roots[variant])
     return result
+
+
+def graph_variant(region: str, roots: dict[str, Path], timeout: float = 300.0) -> dict:
+    """`graphsafe graph --region REGION --json` on graph/: its summary (core, wiring options, what
+    still blocks) and the files it changed; {"error": ...} when it could not run."""
+    try:
+        done = _graphsafe(["graph", ".", "--region", region, "--json"], roots["graph"], timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"graphsafe graph did not finish in {timeout:g} s"}
+    if done.returncode not in (0, 1):
+        return {"error": f"graphsafe graph exited {done.returncode}: {_last_line(done.stderr)}"}
+    try:
+        summary = json.loads(done.stdout)
+    except ValueError as error:
+        return {"error": f"graphsafe graph printed no JSON ({error})"}
+    summary["changed_files"] = changed_files(roots["orig"], roots["graph"])
+    return summary
 
 
 def changed_files(a: Path, b: Path) -> list[str]:

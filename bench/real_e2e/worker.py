@@ -379,7 +379,129 @@ def replay_with_changing_inputs(module, request: dict) -> dict:
     return result
 
 
-MODES = {"eager": run_eager, "gpu_orig": run_gpu_orig, "gpu_fixed": run_gpu_fixed}
+# --- GPU: the one path — `graphsafe graph`'s core wired to graphed(), the step run as the user runs it ---
+
+
+def wire_core(request: dict):
+    """Install graphed() on the core `graphsafe graph` named (every instance of its class, or the
+    module's function), with the options it printed; returns what was installed."""
+    from graphsafe.runtime.graphed import graph_method
+
+    graph = request["graph"]
+    module_name = graph["path"][:-3].replace("/", ".")
+    if module_name.endswith(".__init__"):
+        module_name = module_name[: -len(".__init__")]
+    module = importlib.import_module(module_name)
+    owner_name, _, core = graph["core"].rpartition(".")
+    owner = module
+    for part in owner_name.split(".") if owner_name else ():
+        owner = getattr(owner, part)
+    return graph_method(owner, core, **graph["options"])
+
+
+def run_gpu_graph(request: dict) -> dict:
+    """The graph variant's step, built twice: one with its core graphed (the wiring `graphsafe
+    graph` printed), one eager twin; `steps` calls with inputs(i) changing, compared call by call
+    (outputs, state, RNG), then timed. The eager trace of the variant is compared with orig's too."""
+    import statistics
+
+    import torch
+
+    from graphsafe.runtime.capture_report import Tolerance
+    from graphsafe.runtime.classify import classify_exception
+    from graphsafe.runtime.graphed import GraphedMethod
+    from graphsafe.runtime.snapshot import clone_tree
+
+    module = load_step(request)
+    device, seed, steps = request["device"], request["seed"], request["steps"]
+    trace = eager_trace(module, device, seed, steps)
+    check_imported_from(module, request["paths"][0])
+    result: dict[str, Any] = {"torch": torch.__version__, "mismatches": []}
+    if request.get("reference") and os.path.isfile(request["reference"]):
+        result["vs_orig"] = compare_traces(torch.load(request["reference"]), trace)
+    tolerance = Tolerance.parse(request.get("tolerance"))
+    backend = _backend(device)
+    phase = "wiring"
+    try:
+        installed = wire_core(request)
+        a = module.build(device, seed)
+        b = module.build(device, seed)
+        if isinstance(installed, GraphedMethod):
+            for instance in _instances_of(b, installed):
+                installed.eager(instance)
+        phase = "capture"
+        for i in range(steps):
+            inputs, twin_inputs = a.inputs(i), b.inputs(i)
+            run_b = (lambda: clone_tree(b.step(*twin_inputs))) if isinstance(installed, GraphedMethod) else None
+            if run_b is None:  # a module function: one graphed object serves both; the twin runs the eager trace
+                out_a = clone_tree(a.step(*inputs))
+                result["mismatches"] += [f"step {i}: {d}" for d in
+                                         compare_traces([trace[i]], [dict(flat(out_a, "output"),
+                                                                          **flat(a.state(), "state"))])["differing"]]
+                continue
+            out_a, out_b, rng_a, rng_b = twin_step(lambda: clone_tree(a.step(*inputs)), run_b, backend.device)
+            backend.sync()
+            phase = "replay"
+            result["mismatches"] += step_comparisons(i, out_a, out_b, a, b, rng_a, rng_b, tolerance)
+        result["match"] = not result["mismatches"]
+        graphs = [g for g in _graphed_objects(installed)]
+        result["replays"] = sum(g.stats["replays"] for g in graphs)
+        result["eager_calls"] = sum(g.stats["eager"] for g in graphs)
+        phase = "timing"
+        args = a.inputs(0)
+        result["graph_ms"] = statistics.median(backend.time_ms(lambda: a.step(*args), request["repeats"],
+                                                                request["inner"]))
+        twin_args = b.inputs(0)
+        result["eager_ms"] = statistics.median(backend.time_ms(lambda: b.step(*twin_args), request["repeats"],
+                                                                request["inner"]))
+    except Exception as error:
+        result.update(match=False, failure=classify_exception(error, phase).to_json(),
+                      error=f"{type(error).__name__}: {error}"[:400])
+    result["mismatches"] = result["mismatches"][:8]
+    return result
+
+
+def _instances_of(built, installed) -> list:
+    """Objects reachable from a build (its step's closure and state) that the graphed method's class
+    owns: the eager twin's copies are left ungraphed."""
+    owner = installed.function.__qualname__.rpartition(".")[0]
+    found = []
+    seen, stack = set(), [built.step, built.state, built.inputs]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or len(seen) > 20000:
+            continue
+        seen.add(id(obj))
+        if type(obj).__qualname__ == owner or any(k.__qualname__ == owner for k in type(obj).__mro__):
+            found.append(obj)
+        if hasattr(obj, "__dict__") and not isinstance(obj, type):
+            stack.extend(v for v in vars(obj).values() if not isinstance(v, (int, float, str, bytes)))
+        elif isinstance(obj, (list, tuple, set)):
+            stack.extend(obj)
+        elif isinstance(obj, dict):
+            stack.extend(obj.values())
+        if callable(obj) and getattr(obj, "__closure__", None):
+            stack.extend(c.cell_contents for c in obj.__closure__ if _has(c))
+    return found
+
+
+def _has(cell) -> bool:
+    try:
+        cell.cell_contents
+        return True
+    except ValueError:
+        return False
+
+
+def _graphed_objects(installed) -> list:
+    from graphsafe.runtime.graphed import GraphedMethod
+
+    if isinstance(installed, GraphedMethod):
+        return [graphed for _, graphed in installed._graphed.values()]
+    return [installed]
+
+
+MODES = {"eager": run_eager, "gpu_orig": run_gpu_orig, "gpu_fixed": run_gpu_fixed, "gpu_graph": run_gpu_graph}
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

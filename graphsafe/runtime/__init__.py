@@ -15,6 +15,7 @@ _EXPORTS = {
     "trial_capture": "graphsafe.runtime.capture",
     "CaptureReport": "graphsafe.runtime.capture",
     "graphed": "graphsafe.runtime.graphed",
+    "graph_method": "graphsafe.runtime.graphed",
     "GraphedInputError": "graphsafe.runtime.graphed",
     "GraphedCaptureError": "graphsafe.runtime.graphed",
 }

@@ -74,7 +74,7 @@ import torch.utils._pytree as pytree
 from graphsafe.runtime.capture import recover_after_failed_capture
 from graphsafe.runtime.classify import CaptureFailure, classify_exception, exit_summary
 
-__all__ = ["graphed", "GraphedCallable", "GraphedInputError", "GraphedCaptureError", "choose_bucket", "normalize_buckets", "pad_batch",
+__all__ = ["graphed", "graph_method", "GraphedMethod", "GraphedCallable", "GraphedInputError", "GraphedCaptureError", "choose_bucket", "normalize_buckets", "pad_batch",
            "unpad_batch"]
 
 
@@ -732,6 +732,48 @@ def graphed(fn: Callable | None = None, sample_args: Any = None, **options: Any)
     if fn is None:
         return lambda function: GraphedCallable(function, sample_args, **options)
     return GraphedCallable(fn, sample_args, **options)
+
+
+class GraphedMethod:
+    """`graph_method(Class, "step_core", **options)` puts this on the class: each instance gets its
+    own `graphed(instance.step_core, **options)` on first use (every object built later is graphed
+    too: the wiring for code that builds its objects where you cannot reach them). `eager(obj)`
+    leaves one instance ungraphed (an eager twin to compare with)."""
+
+    def __init__(self, function: Callable, options: dict) -> None:
+        self.function, self.options = function, options
+        self._graphed: dict[int, tuple[Any, GraphedCallable]] = {}  # id(obj) -> (obj, its graphed method)
+        self._eager: set[int] = set()
+        functools.update_wrapper(self, function, updated=())
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        bound = self.function.__get__(obj, owner)
+        if id(obj) in self._eager:
+            return bound
+        held = self._graphed.get(id(obj))
+        if held is None or held[0] is not obj:
+            held = (obj, GraphedCallable(bound, **self.options))
+            self._graphed[id(obj)] = held
+        return held[1]
+
+    def eager(self, obj: Any) -> None:
+        self._eager.add(id(obj))
+
+
+def graph_method(owner: Any, name: str, **options: Any) -> Any:
+    """Graph `owner.name` for every call: a class's method (per instance, see GraphedMethod) or a
+    module's function; returns what was installed."""
+    current = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name)
+    if current is None:
+        raise AttributeError(f"graph_method: {getattr(owner, '__name__', owner)} has no {name}")
+    if isinstance(owner, type):
+        installed: Any = GraphedMethod(current, options)
+    else:
+        installed = GraphedCallable(current, **options)
+    setattr(owner, name, installed)
+    return installed
 
 
 class _CallableModule(types.ModuleType):

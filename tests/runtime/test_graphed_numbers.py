@@ -174,3 +174,25 @@ def test_a_graphed_core_installed_on_its_own_object_keeps_its_graphs():
     second = counter.step(torch.ones(2))
     assert counter.step_core.graphs and (float(first), float(second)) == (2.0, 4.0)
     assert counter.calls == 2
+
+
+def test_graph_method_graphs_every_instance_of_a_class_and_leaves_an_eager_twin():
+    from graphsafe.runtime.graphed import GraphedCallable, graph_method
+
+    class Scaler:
+        def __init__(self, k):
+            self.k = torch.tensor(float(k))
+
+        def step(self, x):
+            return self.step_core(x)
+
+        def step_core(self, x):
+            return x * self.k
+
+    installed = graph_method(Scaler, "step_core", batched=[], backend="eager")
+    a, b, twin = Scaler(2), Scaler(3), Scaler(2)
+    installed.eager(twin)
+    assert isinstance(a.step_core, GraphedCallable) and a.step_core is a.step_core
+    assert a.step_core is not b.step_core and not isinstance(twin.step_core, GraphedCallable)
+    x = torch.arange(3.0)
+    assert torch.equal(a.step(x), twin.step(x)) and torch.equal(b.step(x), x * 3)
