@@ -166,7 +166,8 @@ def graph_path_status(row: dict) -> tuple[bool, str]:
         return False, "error: " + run["error"][:100]
     failure = run.get("failure")
     if failure:
-        where = f" at {package_path(failure.get('path') or '')}:{failure.get('line')}" if failure.get("line") else ""
+        where = (f" at {package_path(failure.get('file') or failure.get('path') or '')}:{failure.get('line')}"
+                 if failure.get("line") else "")
         return False, f"failed: {failure.get('code') or '?'}{where}"
     if run.get("match") and run.get("replays"):
         return True, "correct graph"

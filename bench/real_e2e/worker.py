@@ -454,9 +454,9 @@ def run_gpu_graph(request: dict) -> dict:
         twin_args = b.inputs(0)
         result["eager_ms"] = statistics.median(backend.time_ms(lambda: b.step(*twin_args), request["repeats"],
                                                                 request["inner"]))
-    except Exception as error:
-        result.update(match=False, failure=classify_exception(error, phase).to_json(),
-                      error=f"{type(error).__name__}: {error}"[:400])
+    except Exception as error:  # graphed() classified its own capture failure: keep its rule and line
+        failure = getattr(error, "failure", None) or classify_exception(error, phase)
+        result.update(match=False, failure=failure.to_json(), error=f"{type(error).__name__}: {error}"[:400])
     result["mismatches"] = result["mismatches"][:8]
     return result
 
