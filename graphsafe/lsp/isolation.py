@@ -21,11 +21,13 @@ calls inside `limits.isolated(runner)`) run in a child, under the worker caps:
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from typing import Callable
 
 from graphsafe.analyzer import limits, workers
 
 _POLL_S = 0.05  # how often a waiting worker looks at its cancel event
+MAX_CHILDREN = 4  # each holds its buffer's syntax tree: ~80 bytes a character, above ~60 MB of its own
 _parser = None  # in a child: its buffer's incremental parser
 
 
@@ -117,7 +119,6 @@ class _Flight:
         self._sent = threading.Event()
         self._error: BaseException | None = None
         self._ended = False
-        self._outcome = None
         if request is None:  # idle: a child waiting for its next request
             return
         threading.Thread(target=self._send, name="graphsafe-isolate", daemon=True).start()
@@ -175,15 +176,22 @@ class _Flight:
 
 
 class IsolatedBuffers:
-    """The children of the server's isolated buffers, by URI (the worker adds; anyone ends)."""
+    """The children of the server's isolated buffers, by URI (the worker adds; anyone ends); at
+    most MAX_CHILDREN, the least recently analysed buffer's child ending first (its next analysis
+    starts a fresh one)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._by_uri: dict[str, BufferProcess] = {}
+        self._by_uri: OrderedDict[str, BufferProcess] = OrderedDict()
 
     def runner(self, uri: str) -> BufferProcess:
         with self._lock:
-            return self._by_uri.setdefault(uri, BufferProcess())
+            runner = self._by_uri.setdefault(uri, BufferProcess())
+            self._by_uri.move_to_end(uri)
+            oldest = self._by_uri.popitem(last=False)[1] if len(self._by_uri) > MAX_CHILDREN else None
+        if oldest is not None:
+            oldest.end()
+        return runner
 
     def end(self, uri: str) -> None:
         with self._lock:

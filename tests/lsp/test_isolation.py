@@ -130,19 +130,26 @@ def _published(server, uri: str) -> list[dict]:
             if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri]
 
 
+SMALL = "import torch\n\n\ndef step(x: torch.Tensor):  # graphsafe: region\n    return x.item()\n" + "# -\n" * 15
+
+
 @pytest.mark.slow
 def test_a_small_buffers_diagnostics_come_within_a_second_while_a_big_one_is_parsed(raw_server):
     server = raw_server
+    small = server.open("small.py", SMALL)  # 20 lines
     big = (server.root / "big.py").as_uri()
     server.notify("textDocument/didOpen", {"textDocument": {"uri": big, "languageId": "python", "version": 1,
                                                             "text": _big_buffer()}})
     time.sleep(0.5)  # the big buffer's analysis has started (debounce 0.15 s)
     asked = time.monotonic()
-    small = server.open("small.py", "import torch\n\n\ndef step(x: torch.Tensor):  # graphsafe: region\n"
-                                    "    return x.item()\n" + "\n# padding\n" * 9)
+    edited = SMALL.replace("x.item()", "x.item() + x.tolist()[0]")
+    server.notify("textDocument/didChange", {"textDocument": {"uri": small, "version": 2},
+                                             "contentChanges": [{"text": edited}]})
+    published = server.wait_for(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                                and m["params"]["uri"] == small and m["params"].get("version") == 2,
+                                "the edited small buffer's diagnostics")
     waited = time.monotonic() - asked
-    [published] = _published(server, small)
-    assert [d["code"] for d in published["diagnostics"]] == ["GS101"]
+    assert [d["code"] for d in published["params"]["diagnostics"]] == ["GS101", "GS102"]  # .item() and .tolist()
     assert waited < 1.0, f"the small buffer waited {waited:.2f} s"
     assert _published(server, big) == []  # still being parsed in its child
     server.wait_for(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == big,
@@ -170,3 +177,17 @@ def test_no_child_outlives_the_server(raw_server, ending):
         server.process.kill()
     server.process.wait(30)
     assert _wait_gone(children) == set()
+
+
+def test_at_most_max_children_live_the_least_recently_analysed_ending_first(tmp_path, monkeypatch):
+    from graphsafe.lsp.isolation import MAX_CHILDREN
+
+    monkeypatch.setattr(limits, "ISOLATE_MIN_CHARS", 0)
+    state = WorkspaceState([tmp_path])
+    _analyse(state, tmp_path, "b0.py", "x = 1\n")
+    [oldest] = state.isolated.pids()
+    for i in range(1, MAX_CHILDREN + 1):
+        _analyse(state, tmp_path, f"b{i}.py", "x = 1\n")
+    alive = state.isolated.pids()
+    state.isolated.end_all()
+    assert len(alive) == MAX_CHILDREN and oldest not in alive and not _alive(oldest)
