@@ -35,6 +35,18 @@ def _refuse_conflicts(args) -> None:
 
 
 def run_check(args) -> int:
+    """Texts that are big or deeply nested are analysed in a forked child under the worker
+    caps (memory, CPU), also where the engine analyses in this process (one job, few files, stdin)."""
+    from graphsafe.analyzer import limits
+    from graphsafe.analyzer.workers import can_fork, run_isolated
+
+    if not can_fork():
+        return _run_check(args)
+    with limits.isolated(run_isolated, when=limits.needs_isolation):
+        return _run_check(args)
+
+
+def _run_check(args) -> int:
     validate_options(args)
     _refuse_conflicts(args)
     style = Style(use_color(args.color, sys.stdout))

@@ -123,3 +123,55 @@ def test_a_cancelled_analysis_stops_with_cancelled_past_every_function_guard():
     assert time.monotonic() - started < 0.45  # the set, a 0.1 s poll, the delivery
     # outside the block, analyses run to their end again
     assert check_source("x = 1\n", "small.py").diagnostics == []
+
+
+# -- big and deeply nested texts in a child process (limits.isolated) ----------------------------
+
+HOG_LINE = "x = " + "f(lambda: " * 199 + "1" + ")" * 199 + "\n"  # libcst: ~200 MB a line, uncapped
+
+
+def test_only_big_or_deeply_nested_texts_are_isolated():
+    twenty_lines = REGION.format(expr="a + 1") * 3
+    corpus_file = (Path(__file__).parent.parent / "corpus/dreamer_update/agent.py").read_text()
+    assert not limits.needs_isolation(twenty_lines) and not limits.needs_isolation(corpus_file)
+    assert limits.needs_isolation(HOG_LINE * 20)  # 44 KB, 3.9 GB in libcst
+    assert limits.needs_isolation("x = 1\n" * (limits.ISOLATE_MIN_CHARS // 6 + 1))
+
+
+def test_an_isolated_analysis_gives_the_in_process_diagnostics():
+    from graphsafe.analyzer.workers import run_isolated
+    from graphsafe.config import Settings
+
+    path = Path(__file__).parent.parent / "corpus/dreamer_update/agent.py"
+    text, settings = path.read_text(), Settings(regions=("*",))
+    here = check_source(text, str(path), settings).diagnostics
+    with limits.isolated(run_isolated):  # every analysis, whatever its size
+        isolated = check_source(text, str(path), settings).diagnostics
+    assert len(here) > 10 and isolated == here
+
+
+def _memory_gs000(output: str) -> bool:
+    return "GS000 memory limit exceeded (64 MiB); file skipped" in output
+
+
+def test_check_of_one_file_in_process_stops_a_pathological_file_at_the_memory_cap(tmp_path, capsys, monkeypatch):
+    from tests.helpers import run_cli
+
+    monkeypatch.setattr(limits, "MEMORY_LIMIT_BYTES", 64 << 20)
+    (tmp_path / "hog.py").write_text(HOG_LINE * 20)
+    code, out, _ = run_cli(capsys, "check", "--no-cache", "--jobs", "1", "--output-format", "concise",
+                           str(tmp_path / "hog.py"))
+    assert code == 1 and _memory_gs000(out)
+
+
+def test_check_of_stdin_stops_a_pathological_buffer_at_the_memory_cap(capsys, monkeypatch):
+    import io
+    import sys
+    from types import SimpleNamespace
+
+    from tests.helpers import run_cli
+
+    monkeypatch.setattr(limits, "MEMORY_LIMIT_BYTES", 64 << 20)
+    monkeypatch.setattr(sys, "stdin", SimpleNamespace(buffer=io.BytesIO((HOG_LINE * 20).encode())))
+    code, out, _ = run_cli(capsys, "check", "--output-format", "concise", "--stdin-filename", "hog.py", "-")
+    assert code == 1 and _memory_gs000(out)

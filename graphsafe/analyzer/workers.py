@@ -123,6 +123,11 @@ def _wait(pid: int) -> tuple[int, float]:
 def death_reason(status: int, cpu_seconds: float) -> str:
     """Why a worker ended before answering, as the GS000 message of its file."""
     signum = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+    return reason_for(signum, os.WEXITSTATUS(status) if signum is None else 0, cpu_seconds)
+
+
+def reason_for(signum: int | None, exit_code: int, cpu_seconds: float = 0.0) -> str:
+    """death_reason from the signal that ended a worker (None: it exited with `exit_code`)."""
     if signum == signal.SIGXCPU or cpu_seconds >= limits.CPU_LIMIT_S:
         return limits.cpu_limit_message()
     if signum == signal.SIGABRT:  # libcst's allocator gives up under the address-space cap
@@ -131,7 +136,53 @@ def death_reason(status: int, cpu_seconds: float) -> str:
         return "the analysis was killed (by the system: out of memory?); file skipped"
     if signum is not None:
         return f"the analysis crashed ({signal.Signals(signum).name}: nesting too deep for libcst's parser?); file skipped"
-    return f"the analysis ended unexpectedly (exit code {os.WEXITSTATUS(status)}); file skipped"
+    return f"the analysis ended unexpectedly (exit code {exit_code}); file skipped"
+
+
+# -- one analysis in a child process (limits.isolated) --------------------------------------------
+
+
+class AnalysisDied(Exception):
+    """The child process of an isolated analysis ended before answering (a crash in native code)."""
+
+
+def run_isolated(function: Callable, args: tuple, stack: int, cpu_limit_s: float):
+    """A runner for limits.isolated in a process without other threads (the CLI): `function(*args)`
+    under run_limited in one forked worker with the worker caps; returns what it returns and
+    raises what it raises, as run_limited would here; a death under the memory or CPU cap raises
+    MemoryError or CpuTimeExceeded, so that the file's GS000 says it as the pool's does."""
+    [(_, answer)] = run_jobs(outcome_of, [(function, args, stack, cpu_limit_s)], 1)
+    if isinstance(answer, WorkerDied):
+        raise death_as_exception(answer.reason)
+    return unwrap(answer)
+
+
+def outcome_of(function: Callable, args: tuple, stack: int, cpu_limit_s: float) -> tuple[bool, object]:
+    """(True, run_limited's value) or (False, what it raised), in a form a pipe can carry."""
+    try:
+        return True, limits.run_limited(function, *args, stack=stack, cpu_limit_s=cpu_limit_s)
+    except BaseException as error:  # handed to the parent, which raises it as run_limited would
+        try:
+            pickle.dumps(error)
+        except Exception:
+            error = RuntimeError(f"{type(error).__name__}: {error}")
+        return False, error
+
+
+def unwrap(outcome: tuple[bool, object]):
+    ok, value = outcome
+    if ok:
+        return value
+    raise value
+
+
+def death_as_exception(reason: str) -> BaseException:
+    """The exception run_limited would have raised for a child that ended for `reason`."""
+    if reason == limits.memory_limit_message():
+        return MemoryError()
+    if reason == limits.cpu_limit_message():
+        return limits.CpuTimeExceeded()
+    return AnalysisDied(reason.removesuffix("; file skipped"))
 
 
 def _serve(connection, function: Callable) -> None:
@@ -141,7 +192,7 @@ def _serve(connection, function: Callable) -> None:
 
     gc.enable()  # forked while the parent's collector was paused (engine.lasting_objects)
     resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
-    _quiet_stderr()
+    quiet_stderr()
     while True:
         try:
             message = connection.recv()
@@ -162,7 +213,7 @@ def _serve(connection, function: Callable) -> None:
         connection.send(result)
 
 
-def _quiet_stderr() -> None:
+def quiet_stderr() -> None:
     """libcst prints "memory allocation of N bytes failed" and a backtrace as it aborts, and
     faulthandler (pytest's, a user's) a traceback on a crash; the parent reports the file instead."""
     import faulthandler

@@ -9,6 +9,7 @@ A thin layer over the engine, one job per module:
 - `index`    facts of every workspace file, computed off the editor's critical path;
 - `workspace` the state one worker thread owns: projects, indexed facts, open buffers, results;
 - `worker`   that single worker thread, handing results back to the event loop;
+- `isolation` a child process per big or deeply nested buffer, so libcst's native parse holds neither;
 - `framing`  message frames from stdin, resynchronised after a malformed one;
 - `protocol` pygls' protocol answering every request once (bad params, after shutdown, bad frames);
 - `server`   pygls wiring, debouncing, publishing, `main()`.

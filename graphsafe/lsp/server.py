@@ -140,12 +140,18 @@ class GraphsafeServer(LanguageServer):
 
     def shutdown(self) -> None:
         self.stopping.set()
+        self.end_children()
         if self.index_job is not None:
             self.index_job.stop()
         if self._stop_event is not None:
             self._stop_event.set()
         if self.worker is not None:
             self.worker.stop()
+
+    def end_children(self) -> None:
+        """Kill the child processes of isolated buffers (thread-safe: the worker may be waiting on one)."""
+        if self.state is not None:
+            self.state.isolated.end_all()
 
     def report_server_error(self, error: Exception, source) -> None:
         self.log_client(f"graphsafe: {getattr(source, '__name__', source)}: {error}", types.MessageType.Error)
@@ -454,6 +460,7 @@ def build_server() -> GraphsafeServer:
         for timer in server.timers.values():
             timer.cancel()
         server.timers.clear()
+        server.end_children()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     @guard(server, None)
@@ -587,6 +594,7 @@ def build_server() -> GraphsafeServer:
     @server.feature(types.EXIT)
     def on_exit(params: None) -> None:
         server.stopping.set()
+        server.end_children()
         if server.worker is not None:
             server.worker.stop()
 

@@ -13,7 +13,8 @@ the analysis stops with Cancelled within about 0.1 s, once native code such as l
 returns) and waits again in its place among the keyed jobs: behind the newcomer, unless the
 newcomer is a newer job for its own key, which replaces it. Its awaiter sees only the result of
 the run that completes. Jobs submitted with `idle=True` (a head start on the next edit) are
-cancelled the same way and dropped.
+cancelled the same way and dropped. A job that was only waiting for a child process (a big
+buffer's analysis, lsp/isolation.py: limits.Paused) lost nothing and gives way without limit.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
 
-from graphsafe.analyzer.limits import Cancelled, cancellable
+from graphsafe.analyzer.limits import Cancelled, Paused, cancellable
 
 log = logging.getLogger("graphsafe.lsp")
 # Times a buffer's analysis gives way to other buffers' before it runs to its end regardless:
@@ -112,9 +113,10 @@ class Worker:
             self._running = job
             return job
 
-    def _cancelled(self, job: _Job) -> tuple[bool, Any]:
+    def _cancelled(self, job: _Job, lost_work: bool) -> tuple[bool, Any]:
         """A cancelled job: (True, what its future gets) when it is finished with, else
-        (False, None) once it waits again among the keyed jobs, in the place its submission gave it."""
+        (False, None) once it waits again among the keyed jobs, in the place its submission gave it;
+        a restart counts against MAX_RESTARTS only when the job `lost_work`."""
         with self._ready:
             self._running = None
             if job.idle or job.key is None:
@@ -122,7 +124,7 @@ class Worker:
             if job.key in self._latest:  # a newer job for its key replaced it
                 return True, job.superseded
             job.cancel = threading.Event()
-            job.restarts += 1
+            job.restarts += lost_work
             waiting = sorted([*self._latest.values(), job], key=lambda j: j.order)
             self._latest = {j.key: j for j in waiting}
             return False, None
@@ -133,8 +135,8 @@ class Worker:
             try:
                 with cancellable(job.cancel):
                     value = job.fn(*job.args)
-            except Cancelled:
-                finished, value = self._cancelled(job)
+            except Cancelled as stop:
+                finished, value = self._cancelled(job, lost_work=not isinstance(stop, Paused))
             except BaseException as exc:  # delivered to the awaiting handler, which logs it
                 error = exc
             with self._ready:

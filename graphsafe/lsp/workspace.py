@@ -9,6 +9,10 @@ which costs milliseconds, and is reused while an edit changes only the buffer's 
 buffers of its project are re-diagnosed from their stored facts (no re-parse), because a
 region or a callee in one file changes what another file reports.
 
+Big and deeply nested buffers (limits.needs_isolation) are analysed in a child process of their
+own (isolation.py), which keeps their syntax tree instead: libcst's whole-file parse of such a
+buffer would hold the worker for seconds, and could take gigabytes, in this process.
+
 Every method here runs on the worker thread (see worker.py), so nothing needs a lock; the
 event loop only reads `documents` entries, which are replaced whole.
 """
@@ -19,6 +23,7 @@ import fnmatch
 import gc
 import logging
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -32,6 +37,7 @@ from graphsafe.analyzer.facts import FileFacts
 from graphsafe.analyzer.incremental import IncrementalParser
 from graphsafe.config import Settings
 from graphsafe.lsp import convert, index
+from graphsafe.lsp.isolation import IsolatedBuffers, parse_in_child
 from graphsafe.lsp.settings import resolve
 from graphsafe.model import Diagnostic, Position
 from graphsafe.rules.parse_error import ParseError
@@ -117,6 +123,7 @@ class WorkspaceState:
         self.documents: dict[str, Analysed] = {}  # uri → last analysis of an open buffer
         self.parsers: dict[str, IncrementalParser] = {}  # uri → its syntax tree, updated per edit
         self.steps: dict[str, ProjectCache] = {}  # uri → its last project step, reused while its calls stay
+        self.isolated = IsolatedBuffers()  # the children of big and deeply nested buffers
         self.errors: list[str] = []  # configuration errors not yet shown
         for folder in folders:
             self.add_folder(folder)
@@ -234,13 +241,20 @@ class WorkspaceState:
         project = self.project_for(path)
         previous = self.documents.get(uri)
         naming = project.naming_of(path)
-        if len(text) <= INCREMENTAL_MAX_CHARS:
-            parse = self.parsers.setdefault(uri, IncrementalParser()).parse
-        else:  # a tree kept per buffer costs ~80 bytes per character
+        isolation = nullcontext()
+        if limits.needs_isolation(text):  # analysed in the buffer's child, which keeps its tree
             self.parsers.pop(uri, None)
-            parse = None
-        result = check_source(text, path, project.settings, self._facts(project, skip=path), naming=naming,
-                              parse=parse, cache=self.steps.setdefault(uri, ProjectCache()))
+            parse, isolation = parse_in_child, limits.isolated(self.isolated.runner(uri))
+        else:
+            self.isolated.end(uri)
+            if len(text) <= INCREMENTAL_MAX_CHARS:
+                parse = self.parsers.setdefault(uri, IncrementalParser()).parse
+            else:  # a tree kept per buffer costs ~80 bytes per character
+                self.parsers.pop(uri, None)
+                parse = None
+        with isolation:
+            result = check_source(text, path, project.settings, self._facts(project, skip=path), naming=naming,
+                                  parse=parse, cache=self.steps.setdefault(uri, ProjectCache()))
         facts = result.facts[0]
         document = Analysed(uri, path, version, text, tuple(convert.split_lines(text)), facts, tuple(result.diagnostics),
                             naming)
@@ -257,6 +271,7 @@ class WorkspaceState:
         previous = self.documents.pop(uri, None)
         self.parsers.pop(uri, None)
         self.steps.pop(uri, None)
+        self.isolated.end(uri)
         detail = (f"buffer too large for live analysis: {size} bytes > {limit}; "
                   f"run `graphsafe check {os.path.basename(path)}` (or raise the maxLiveBytes server option)")
         notice = Diagnostic(ParseError.code, detail, path, Position(1, 0), Position(1, 0))
@@ -314,6 +329,7 @@ class WorkspaceState:
         document = self.documents.pop(uri, None)
         self.parsers.pop(uri, None)
         self.steps.pop(uri, None)
+        self.isolated.end(uri)
         if document is None:
             return None
         project = self.project_for(path)

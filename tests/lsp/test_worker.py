@@ -184,3 +184,36 @@ def test_an_analysis_gives_way_at_most_max_restarts_times_then_runs_to_its_end()
     asyncio.run(scenario())
     # cancelled and run again MAX_RESTARTS times, then to its end before the last small buffer
     assert ran == ["big"] + [name for i in range(MAX_RESTARTS) for name in (f"s{i}", "big")] + [f"s{MAX_RESTARTS}"]
+
+
+class _Waiter(_Spinner):
+    """A big buffer's analysis waiting for its child process: gives way with limits.Paused (nothing lost)."""
+
+    def __call__(self) -> str:
+        self.ran.append(self.name)
+        self.started.set()
+        while not self.release.wait(0.01):
+            if limits.cancel_requested():
+                raise limits.Paused()
+        return f"{self.name} done"
+
+
+def test_an_analysis_waiting_for_its_child_gives_way_every_time_without_counting_restarts():
+    ran: list[str] = []
+
+    async def scenario():
+        worker = Worker(asyncio.get_running_loop())
+        big = _Waiter("big", ran)
+        long = worker.submit_latest("big.py", "superseded", big)
+        for i in range(MAX_RESTARTS + 2):
+            assert await asyncio.to_thread(big.started.wait, 5)
+            big.started.clear()
+            small = worker.submit_latest(f"s{i}.py", "superseded", lambda i=i: ran.append(f"s{i}") or "ok")
+            assert await asyncio.wait_for(small, 5) == "ok"  # past MAX_RESTARTS too
+        assert await asyncio.to_thread(big.started.wait, 5)
+        big.release.set()
+        assert await asyncio.wait_for(long, 5) == "big done"
+        worker.stop()
+
+    asyncio.run(scenario())
+    assert ran == ["big"] + [name for i in range(MAX_RESTARTS + 2) for name in (f"s{i}", "big")]
