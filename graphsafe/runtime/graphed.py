@@ -381,6 +381,7 @@ class GraphedCallable:
         return lambda name, leaf: size is not None and leaf.dim() > self.batch_dim and leaf.shape[self.batch_dim] == size
 
     def _capture_all(self, args: tuple, kwargs: dict) -> None:
+        self._refuse_autograd_through(args, kwargs)
         sample_batch = self._template(args, kwargs)
         self.buckets = normalize_buckets(self._bucket_request, sample_batch)
         if self.backend == "cuda" and self.pool is None:
@@ -403,6 +404,18 @@ class GraphedCallable:
                 if self.backend == "cuda":
                     torch.cuda.synchronize()
                 saved.restore_values()
+
+    def _refuse_autograd_through(self, args: tuple, kwargs: dict) -> None:
+        """train=False captures under no_grad: a call on inputs that require grad (the middle of a
+        training step: a loss whose result a backward outside needs) would lose its autograd graph
+        silently. Parameters that require grad are fine: inference on a trainable model."""
+        if self.train or not torch.is_grad_enabled():
+            return
+        if any(isinstance(leaf, torch.Tensor) and leaf.requires_grad for leaf in pytree.tree_leaves((args, kwargs))):
+            raise GraphedInputError(
+                f"graphed {self.name}: called with autograd on and inputs that require grad, but "
+                "train=False captures without autograd (a backward after it would fail or miss this step): "
+                "graph the whole training step with train=True, or call it under torch.no_grad()")
 
     def _device_lrs(self, leaves: list[Any]) -> list[_GroupLr]:
         """Give each capturable/fused group's Python lr a device tensor for the graph to read."""

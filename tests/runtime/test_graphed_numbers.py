@@ -196,3 +196,12 @@ def test_graph_method_graphs_every_instance_of_a_class_and_leaves_an_eager_twin(
     assert a.step_core is not b.step_core and not isinstance(twin.step_core, GraphedCallable)
     x = torch.arange(3.0)
     assert torch.equal(a.step(x), twin.step(x)) and torch.equal(b.step(x), x * 3)
+
+
+def test_a_forward_graphed_without_train_refuses_inputs_a_backward_would_need():
+    model = torch.nn.Linear(3, 2)
+    features = torch.ones(4, 3, requires_grad=True)  # the middle of a training step
+    with pytest.raises(GraphedInputError, match="train=True"):
+        graphed(model.forward, (features,), backend="eager")
+    step = graphed(model.forward, (torch.ones(4, 3),), backend="eager")  # inference on a trainable model: fine
+    assert step(torch.ones(4, 3)).shape == (4, 2)
