@@ -193,6 +193,7 @@ class _Entry:
     output: Any
     output_batched: list[bool] = field(default_factory=list)
     inout: list[int] = field(default_factory=list)  # leaves the step mutates in place
+    flat_output: Any = None  # (leaves, spec) of `output`, computed on the first call
 
 
 @dataclass
@@ -269,6 +270,7 @@ class GraphedCallable:
         self.stats = {"replays": 0, "eager": 0, "padded": 0}
         self._leaves: list[_Leaf] = []
         self._spec = None
+        self._flat_key: tuple | None = None  # (positional count, keyword names) of a flat captured call
         functools.update_wrapper(self, fn, updated=())
         if sample_args is not None or sample_kwargs is not None:
             self._capture_all(_as_tuple(sample_args), dict(sample_kwargs or {}))
@@ -359,6 +361,8 @@ class GraphedCallable:
                                         f"batch dimension {self.batch_dim}")
             sample_batch = 0  # no batch dimension (batched=[] or none found): one graph, every shape fixed
         self._leaves, self._spec = templates, spec
+        shallow = _shallow(args, kwargs)
+        self._flat_key = shallow[0] if shallow is not None and len(shallow[1]) == len(leaves) else None
         return sample_batch
 
     def _is_number_leaf(self, name: str) -> bool:
@@ -565,8 +569,8 @@ class GraphedCallable:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not self.graphs:
             self._capture_all(args, kwargs)
-        leaves, spec = pytree.tree_flatten((args, kwargs))
-        if spec != self._spec:
+        leaves, spec = self._flatten_call(args, kwargs)
+        if spec is not None and spec != self._spec:
             raise GraphedInputError(f"graphed {self.name}: the arguments' structure differs from the captured one "
                                     f"({len(leaves)} leaves vs {len(self._leaves)}); pass the same arguments in the "
                                     "same form")
@@ -587,6 +591,15 @@ class GraphedCallable:
         self._copy_back(entry, leaves, size)
         return self._outputs(entry, size)
 
+    def _flatten_call(self, args: tuple, kwargs: dict) -> tuple[list[Any], Any]:
+        """The call's leaves; its structure too (None: the captured call's structure, checked
+        cheaply for arguments that are tensors, numbers, or lists/tuples/dicts of them)."""
+        if self._flat_key is not None:
+            shallow = _shallow(args, kwargs)
+            if shallow is not None and shallow[0] == self._flat_key:
+                return shallow[1], None
+        return pytree.tree_flatten((args, kwargs))
+
     def _check(self, leaves: list[Any]) -> tuple[int, bool]:
         """The call's batch size, and whether every other dimension matches (False: eager with
         pad=False; an error with pad=True)."""
@@ -594,6 +607,17 @@ class GraphedCallable:
         same = True
         d = self.batch_dim
         for leaf, t in zip(leaves, self._leaves):
+            if t.is_tensor and isinstance(leaf, torch.Tensor) and leaf.shape == t.shape and leaf.dtype is t.dtype \
+                    and leaf.device == t.device:  # the common call: exactly the captured sample's layout
+                if t.batched:
+                    rows = t.shape[d]
+                    if size is None:
+                        size = rows
+                    elif rows != size:
+                        raise GraphedInputError(f"graphed {self.name}: batched inputs disagree on the batch size "
+                                                f"({t.name} has {rows} rows, an earlier one {size}); if {t.name} has "
+                                                "no batch dimension, name the batched arguments: batched=[0, ...]")
+                continue
             if t.number:
                 if not _is_number(leaf) or isinstance(leaf, int) != isinstance(t.value, int):
                     raise GraphedInputError(f"graphed {self.name}: {t.name} is {_short(leaf)} but was captured as "
@@ -643,6 +667,9 @@ class GraphedCallable:
                 if not t.is_tensor or leaf is static:
                     continue
                 if t.batched:
+                    if size == entry.bucket:
+                        static.copy_(leaf)
+                        continue
                     static.narrow(d, 0, size).copy_(leaf)
                     if size < entry.bucket and self.pad_value is not None:
                         static.narrow(d, size, entry.bucket - size).fill_(self.pad_value)
@@ -660,7 +687,9 @@ class GraphedCallable:
                 leaf.copy_(static.narrow(self.batch_dim, 0, size) if t.batched else static)
 
     def _outputs(self, entry: _Entry, size: int) -> Any:
-        flat, spec = pytree.tree_flatten(entry.output)
+        if entry.flat_output is None:  # the static outputs never change identity: flatten them once
+            entry.flat_output = pytree.tree_flatten(entry.output)
+        flat, spec = entry.flat_output
         out = []
         for value, batched in zip(flat, entry.output_batched or [False] * len(flat)):
             if isinstance(value, torch.Tensor):
@@ -682,6 +711,39 @@ def statics_device(statics: list[Any]) -> torch.device:
         if isinstance(leaf, torch.Tensor) and leaf.is_cuda:
             return leaf.device
     return torch.device("cuda", torch.cuda.current_device())
+
+
+_FLAT_LEAF_TYPES = frozenset({int, float, bool, str, type(None), torch.dtype, torch.device})
+
+
+def _is_leaf(value: Any) -> bool:
+    return type(value) in _FLAT_LEAF_TYPES or isinstance(value, torch.Tensor)
+
+
+def _shallow(args: tuple, kwargs: dict) -> tuple[tuple, list[Any]] | None:
+    """(structure key, leaves in pytree's order) for arguments that are leaves or plain
+    lists/tuples/dicts of leaves; None for anything deeper (pytree then walks it)."""
+    key: list[Any] = [len(args), tuple(kwargs)]
+    leaves: list[Any] = []
+    for value in (*args, *kwargs.values()):
+        kind = type(value)
+        if kind in _FLAT_LEAF_TYPES or isinstance(value, torch.Tensor):
+            key.append(None)
+            leaves.append(value)
+        elif kind is dict:
+            items = value.values()
+            if not all(_is_leaf(v) for v in items):
+                return None
+            key.append(tuple(value))
+            leaves.extend(items)
+        elif kind is list or kind is tuple:
+            if not all(_is_leaf(v) for v in value):
+                return None
+            key.append((kind, len(value)))
+            leaves.extend(value)
+        else:
+            return None
+    return tuple(key), leaves
 
 
 def _first_device(leaves: list[Any]) -> torch.device:

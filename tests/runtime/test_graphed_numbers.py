@@ -205,3 +205,18 @@ def test_a_forward_graphed_without_train_refuses_inputs_a_backward_would_need():
         graphed(model.forward, (features,), backend="eager")
     step = graphed(model.forward, (torch.ones(4, 3),), backend="eager")  # inference on a trainable model: fine
     assert step(torch.ones(4, 3)).shape == (4, 2)
+
+
+def test_calls_with_containers_of_tensors_take_the_captured_structure_or_are_refused():
+    def read(x, cache, pair):
+        return x + cache["k"] + pair[1]
+
+    x, cache, pair = torch.ones(4, 2), {"k": torch.ones(4, 2), "v": torch.zeros(4, 2)}, (torch.ones(4, 2), torch.ones(4, 2))
+    step = graphed(read, (x, cache, pair), backend="eager")
+    fresh = {"k": torch.full((4, 2), 3.0), "v": torch.zeros(4, 2)}
+    assert torch.equal(step(x, fresh, pair), read(x, fresh, pair))  # the flat fast path
+    nested = {"k": torch.ones(4, 2), "v": [torch.zeros(4, 2)]}
+    with pytest.raises(GraphedInputError, match="structure differs"):
+        step(x, nested, pair)  # deeper than the captured call: pytree's walk, then the structure check
+    with pytest.raises(GraphedInputError, match="structure differs"):
+        step(x, {"v": torch.zeros(4, 2), "k": torch.ones(4, 2)}, pair)  # same keys, another order
