@@ -143,7 +143,7 @@ def test_host_work_that_the_later_tensor_work_reads_is_not_moved_across_it():
 
 
 @pytest.mark.parametrize("body, reason", [
-    ("    if x is None:\n        return x\n    print(x)\n    return x + 1\n", "more than one place"),
+    ("    print(x)\n    if x is None:\n        return x\n    return x + 1\n", "returns from the middle"),
     ("    print(x)\n    yield x\n", "generator"),
 ])
 def test_functions_that_cannot_be_split_are_refused_with_a_reason(body, reason):
@@ -260,3 +260,46 @@ def test_host_data_before_the_tensor_work_becomes_a_core_input_and_a_host_return
     assert "obs = torch.as_tensor(obs_list" in wrapper and "action = self.act_core(obs)" in wrapper
     assert "return action.cpu()" in wrapper and "return action" in core
     assert result.core_parameters == ["obs"]
+
+
+GUARDED = textwrap.dedent('''\
+    import torch
+
+
+    class Step:
+        def __init__(self):
+            self.calls = 0
+            self.history = []
+
+        def run(self, x, scale):
+            if x is None:
+                return None
+            y = x * scale
+            self.calls += 1
+            self.history.append(self.calls)
+            if isinstance(scale, tuple):
+                return y.sum(), y
+            else:
+                return y.sum()
+''')
+
+
+def test_guard_clauses_stay_in_the_wrapper_and_a_final_if_returns_through_the_core():
+    result = split_region(GUARDED, "Step.run", {13: {"GS302"}, 14: {"GS503"}})
+    assert result.refusal is None, result.refusal
+    wrapper, core = result.source.split("def run_core")
+    assert "if x is None:\n            return None" in wrapper
+    assert "return _result" in wrapper and "return y.sum()" in core
+    originals, splits = {}, {}
+    exec(compile(GUARDED, "<original>", "exec"), originals)
+    exec(compile(result.source, "<split>", "exec"), splits)
+    a, b = originals["Step"](), splits["Step"]()
+    for x, scale in ((torch.ones(3), 2.0), (None, 1.0), (torch.arange(3.0), 0.5)):
+        assert repr(a.run(x, scale)) == repr(b.run(x, scale))
+    assert (a.calls, a.history) == (b.calls, b.history)
+
+
+def test_a_return_in_the_middle_is_still_refused():
+    source = "def step(x):\n    y = x + 1\n    if y.sum() > 0:\n        return y\n    print(y)\n    return -y\n"
+    result = split_region(source, "step", {3: {"GS201"}, 5: {"GS501"}})
+    assert result.source is None and "returns from the middle" in result.refusal

@@ -95,14 +95,17 @@ def split_region(source: str, qualname: str, host_lines: dict[int, set[str]],
     if refusal:
         return SplitResult(None, f"{qualname}: {refusal}")
     body = list(function.body.body)
-    returns = body[-1] if _is_return(body[-1]) else None
+    returns = body[-1] if _is_final(body[-1]) else None
     statements = body[:-1] if returns is not None else body
+    guards = {id(g) for g in _guards(statements)}
     facts = [_Statement(s, positions[s].start.line, positions[s].end.line) for s in statements]
     for fact in facts:
         codes = set().union(*(host_lines.get(line, set()) for line in range(fact.first, fact.last + 1)))
         fact.host = bool(codes) and codes <= HOST_CODES
         if codes == {"GS301"} and not _stores_into_subscript(fact.node):
             fact.host = False  # tensor work reading a per-step number: the core carries the number
+        if id(fact.node) in guards:
+            fact.host = fact.guard = True  # a guard clause runs before any tensor work: the wrapper's
     ret = None
     if returns is not None:
         ret = _Statement(returns, positions[returns].start.line, positions[returns].end.line)
@@ -141,6 +144,7 @@ class _Statement:
     first: int
     last: int
     host: bool = False
+    guard: bool = False
 
     def __post_init__(self) -> None:
         self.reads, self.writes = _effects(self.node) if self.node is not None else (set(), set())
@@ -348,8 +352,11 @@ def _refuse(function: cst.FunctionDef, owner: cst.ClassDef | None, module: cst.M
     if blockers.found:
         return blockers.found
     body = function.body.body
-    if blockers.returns > (1 if _is_return(body[-1]) else 0):
-        return "it returns from more than one place (only a last `return` can stay)"
+    allowed = _returns_in(body[-1]) if _is_final(body[-1]) else 0
+    allowed += sum(_returns_in(s) for s in _guards(body[:-1]))
+    if blockers.returns > allowed:
+        return ("it returns from the middle (a last `return` or `if/else` that returns on every branch, "
+                "and guard clauses before any other work, can stay)")
     for decorator in function.decorators:
         if _decorator_name(decorator) in ("staticmethod", "classmethod", "property"):
             return f"a @{_decorator_name(decorator)} (split a plain method or function)"
@@ -361,6 +368,39 @@ def _refuse(function: cst.FunctionDef, owner: cst.ClassDef | None, module: cst.M
 def _decorator_name(decorator: cst.Decorator) -> str:
     node = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
     return _chain(node) or ""
+
+
+def _returns_in(node: cst.CSTNode) -> int:
+    blockers = _Blockers()
+    node.visit(blockers)
+    return blockers.returns
+
+
+def _is_final(statement: cst.BaseStatement) -> bool:
+    """A last statement that ends the function on every path: `return x`, or an `if` whose every
+    branch (an `else` included) ends in such a statement."""
+    if _is_return(statement):
+        return True
+    if isinstance(statement, cst.If) and isinstance(statement.body, cst.IndentedBlock):
+        if not statement.body.body or not _is_final(statement.body.body[-1]):
+            return False
+        orelse = statement.orelse
+        if isinstance(orelse, cst.If):
+            return _is_final(orelse)
+        return (isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock)
+                and bool(orelse.body.body) and _is_final(orelse.body.body[-1]))
+    return False
+
+
+def _guards(statements) -> list[cst.BaseStatement]:
+    """Leading statements that may return (guard clauses: `if x is None: return x`), before the
+    first statement without a return."""
+    found = []
+    for statement in statements:
+        if not _returns_in(statement):
+            break
+        found.append(statement)
+    return found
 
 
 def _is_return(statement: cst.BaseStatement) -> bool:
@@ -451,14 +491,17 @@ def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, 
     result_name = _fresh_among("_result", taken)
 
     core_returns: list[cst.BaseExpression] = []
-    if return_in_core:
+    final_if = ret is not None and not _is_return(ret.node)
+    if return_in_core and not final_if:
         value = ret.node.body[0].value or cst.Name("None")
         if extras and isinstance(value, cst.Tuple) and not value.lpar:
             value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])  # one element: the result
         core_returns.append(value)
     core_returns += [cst.Name(n) for n in extras]
     core_body = [s.node for s in core]
-    if core_returns:
+    if return_in_core and final_if:  # each branch returns its result and the values the wrapper needs
+        core_body.append(ret.node.visit(_WithExtras(extras)))
+    elif core_returns:
         value = core_returns[0] if len(core_returns) == 1 else cst.Tuple([cst.Element(v) for v in core_returns],
                                                                         lpar=[], rpar=[])
         core_body.append(cst.SimpleStatementLine([cst.Return(value)]))
@@ -516,6 +559,28 @@ def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, 
     number_positions = [i for i, p in enumerate(parameters) if p in number_names] if positional else []
     return SplitResult(new_module.code, None, core_name, parameters,
                        [s.first for s in prologue], [s.first for s in epilogue], kept, number_positions, indexes)
+
+
+class _WithExtras(cst.CSTTransformer):
+    """`return x` → `return (x), a, b` in the statement (not in nested functions)."""
+
+    def __init__(self, extras: list[str]) -> None:
+        self.extras = extras
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def leave_Return(self, original: cst.Return, updated: cst.Return) -> cst.Return:
+        if not self.extras:
+            return updated
+        value = updated.value or cst.Name("None")
+        if isinstance(value, cst.Tuple) and not value.lpar:
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return updated.with_changes(value=cst.Tuple([cst.Element(value)] + [cst.Element(cst.Name(n)) for n in self.extras],
+                                                    lpar=[], rpar=[]))
 
 
 class _NumbersRead(cst.CSTTransformer):
