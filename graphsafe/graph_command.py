@@ -48,6 +48,7 @@ class GraphPlan:
     fixes: Counter
     blocking: list[Diagnostic]
     wiring: str
+    wire: dict  # where graphed() goes: {"module", "owner" (a class, or "" for the module), "name"}
 
 
 def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool = True) -> GraphPlan:
@@ -75,11 +76,12 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
                 number = per_step_number(d)
                 if number:
                     per_step.setdefault(d.start.line, set()).add(number)
-        split = split_region(text, region.display, host_lines, per_step)
-        core = region.display
+        defined = _defined_as(project, region)  # `Base.forward` for a pattern naming `Sub.forward`
+        split = split_region(text, defined, host_lines, per_step)
+        core = defined
         if split.source is not None:
             region_copy.write_text(split.source, encoding="utf-8")
-            owner = region.display.rpartition(".")[0]
+            owner = defined.rpartition(".")[0]
             core = f"{owner}.{split.core_name}" if owner else split.core_name
         rel = region_copy.relative_to(scratch).as_posix()
         # GS701's `capturable=True` is left out: graphed(train=True) turns it on at capture, where the
@@ -112,10 +114,36 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
             blocking.append(dataclasses.replace(d, path=_shown(original)))
     fixes = Counter(d.code for d in result.applied)
     return GraphPlan(region.display, region.path, split, core, changed, fixes, blocking,
-                     _wiring(region.display, split, blocking))
+                     _wiring(region.display, split, blocking), _wire_target(project, region, core))
 
 
 _PER_STEP = re.compile(r"^(?:parameter `(\w+)`|attribute `(self\.\w+)`)")
+
+
+def _defined_as(project, region) -> str:
+    """The region's function as its file defines it: a pattern may name it through a subclass
+    that inherits it (`RandomAffine.forward` runs `_AugmentationBase.forward`)."""
+    if region.receiver is None:
+        return region.display
+    for facts in project.facts:
+        for unit in facts.units:
+            if unit.key == region.function:
+                return unit.display
+    return region.display
+
+
+def _wire_target(project, region, core: str) -> dict:
+    """The module and class (or module function) whose `core` graphed() replaces: the class the
+    region names (a subclass that inherits the method gets its own graphed core)."""
+    owner_key = region.receiver
+    owner_display, _, name = core.rpartition(".")
+    for facts in project.facts:
+        for info in facts.classes:
+            if owner_key is not None and info.key == owner_key:
+                return {"module": facts.module, "owner": info.key[len(facts.module) + 1:], "name": name}
+        if owner_key is None and _abs(facts.path) == _abs(region.path):
+            return {"module": facts.module, "owner": owner_display, "name": name}
+    return {"module": None, "owner": owner_display, "name": name}
 
 
 def per_step_number(d: Diagnostic) -> str | None:
@@ -193,7 +221,7 @@ def _wiring(region: str, split: SplitResult, blocking: list[Diagnostic]) -> str:
 
 def as_json(result: GraphPlan) -> dict:
     split = result.split
-    return {"region": result.region, "path": _shown(result.region_path), "core": result.core,
+    return {"region": result.region, "path": _shown(result.region_path), "core": result.core, "wire": result.wire,
             "split": split.source is not None, "refusal": split.refusal,
             "core_parameters": split.core_parameters, "prologue_lines": split.prologue_lines,
             "epilogue_lines": split.epilogue_lines, "kept_host_lines": split.kept_host_lines,

@@ -303,3 +303,40 @@ def test_a_return_in_the_middle_is_still_refused():
     source = "def step(x):\n    y = x + 1\n    if y.sum() > 0:\n        return y\n    print(y)\n    return -y\n"
     result = split_region(source, "step", {3: {"GS201"}, 5: {"GS501"}})
     assert result.source is None and "returns from the middle" in result.refusal
+
+
+def test_graph_splits_an_inherited_method_where_it_is_defined_and_wires_the_named_class(tmp_path, capsys):
+    import json
+
+    (tmp_path / "base.py").write_text(textwrap.dedent('''\
+        import torch
+
+
+        class Base(torch.nn.Module):
+            def step(self, x):
+                y = x * 2
+                self.calls += 1
+                return y
+    '''), encoding="utf-8")
+    (tmp_path / "sub.py").write_text("from base import Base\n\n\nclass Sub(Base):\n    calls = 0\n",
+                                     encoding="utf-8")
+    code, out, err = run_cli(capsys, "graph", str(tmp_path), "--region", "Sub.step", "--no-cache", "--json")
+    summary = json.loads(out)
+    assert summary["core"] == "Base.step_core"
+    assert summary["wire"] == {"module": "sub", "owner": "Sub", "name": "step_core"}
+    assert "def step_core(self, x):" in (tmp_path / "base.py").read_text(encoding="utf-8")
+
+
+def test_graph_method_on_a_subclass_graphs_only_its_instances():
+    from graphsafe.runtime.graphed import GraphedCallable, graph_method
+
+    class Base:
+        def step_core(self, x):
+            return x + 1
+
+    class Sub(Base):
+        pass
+
+    graph_method(Sub, "step_core", batched=[], backend="eager")
+    assert isinstance(Sub().step_core, GraphedCallable) and not isinstance(Base().step_core, GraphedCallable)
+    assert torch.equal(Sub().step_core(torch.zeros(2)), torch.ones(2))

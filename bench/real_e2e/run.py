@@ -157,7 +157,8 @@ def run_gpu(info: StepInfo, roots: dict[str, Path], paths: list[str], result: di
     if "error" not in graph and graph:
         result["gpu_graph"] = run_worker(
             request_for("gpu_graph", info, roots["graph"], paths, args, reference=str(reference),
-                        graph={"path": graph["path"], "core": graph["core"], "options": graph["options"]}),
+                        graph={"path": graph["path"], "core": graph["core"], "options": graph["options"],
+                               "wire": graph.get("wire")}),
             args.trial_timeout_s)
 
 

@@ -388,6 +388,12 @@ def wire_core(request: dict):
     from graphsafe.runtime.graphed import graph_method
 
     graph = request["graph"]
+    wire = graph.get("wire") or {}
+    if wire.get("module"):
+        owner = importlib.import_module(wire["module"])
+        for part in wire["owner"].split(".") if wire["owner"] else ():
+            owner = getattr(owner, part)
+        return graph_method(owner, wire["name"], **graph["options"])
     module_name = graph["path"][:-3].replace("/", ".")
     if module_name.endswith(".__init__"):
         module_name = module_name[: -len(".__init__")]

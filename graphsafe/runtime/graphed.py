@@ -840,7 +840,8 @@ class GraphedMethod:
 def graph_method(owner: Any, name: str, **options: Any) -> Any:
     """Graph `owner.name` for every call: a class's method (per instance, see GraphedMethod) or a
     module's function; returns what was installed."""
-    current = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name)
+    current = (owner.__dict__.get(name) or getattr(owner, name, None)) if isinstance(owner, type) \
+        else getattr(owner, name, None)  # a class's inherited method: this class gets its own graphed one
     if current is None:
         raise AttributeError(f"graph_method: {getattr(owner, '__name__', owner)} has no {name}")
     if isinstance(owner, type):
