@@ -79,7 +79,10 @@ def run_gpu(program_dir: Path, steps: int, options: dict) -> dict:
     try:
         for i in range(steps):
             args = tuple(_vary(a, i, generator) for a in built["args"])
-            out, ref = step(*args), twin_step(*args)
+            before = _rng_states()
+            out = step(*args)
+            _set_rng_states(before)  # the twin draws the numbers the graphed call drew
+            ref = twin_step(*args)
             flat = [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
             ref_flat = [t for t in torch.utils._pytree.tree_leaves(ref) if isinstance(t, torch.Tensor)]
             diff = max((float((a.float() - b.float()).abs().max()) for a, b in zip(flat, ref_flat)), default=0.0)
@@ -105,6 +108,24 @@ def run_gpu(program_dir: Path, steps: int, options: dict) -> dict:
         timing = {"timing": f"not timed: {type(error).__name__}: {error}"[:200]}
     return {"status": "ok", **timing, "max_output_diff": worst, "per_step": rows, "max_param_diff": param_diff,
             "python_state_equal": state, "replays": graph.stats["replays"], "eager_calls": graph.stats["eager"]}
+
+
+def _rng_states():
+    import random
+
+    import torch
+
+    return random.getstate(), torch.get_rng_state(), torch.cuda.get_rng_state()
+
+
+def _set_rng_states(states) -> None:
+    import random
+
+    import torch
+
+    random.setstate(states[0])
+    torch.set_rng_state(states[1])
+    torch.cuda.set_rng_state(states[2])
 
 
 def _median_ms(fn, args, samples: int = 15) -> float:
