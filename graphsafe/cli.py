@@ -247,8 +247,8 @@ def run_fix(args) -> int:
             write_bytes(diff_bytes(outcome) if outcome.error is None else b"")
         else:
             write_bytes(fixed)
-        if outcome.error:
-            sys.stderr.write(f"graphsafe: {filename}: {outcome.error}\n")
+        for message in outcome.messages():
+            sys.stderr.write(f"graphsafe: {filename}: {message}\n")
         would_change = args.diff and outcome.fixed != outcome.original  # as `--diff` on paths: 1 when it would fix
         return EXIT_FINDINGS if outcome.remaining or outcome.error or would_change else EXIT_CLEAN
     paths = paths_to_read(raw_paths, args)
@@ -259,8 +259,8 @@ def run_fix(args) -> int:
         return EXIT_FINDINGS if print_diffs(result, args.quiet) else EXIT_CLEAN
     fixed = len(result.applied)
     for outcome in result.outcomes:
-        if outcome.error:
-            sys.stderr.write(f"graphsafe: {outcome.path}: {outcome.error}\n")
+        for message in outcome.messages():
+            sys.stderr.write(f"graphsafe: {outcome.path}: {message}\n")
     if not args.quiet:
         text = format_text(result.remaining)
         if result.remaining:
@@ -276,9 +276,9 @@ def print_diffs(result, quiet: bool) -> int:
     from graphsafe.fixer import diff_bytes
 
     for outcome in result.outcomes:
-        if outcome.error:
-            sys.stderr.write(f"graphsafe: {outcome.path}: {outcome.error}\n")
-        elif outcome.fixed != outcome.original:
+        for message in outcome.messages():
+            sys.stderr.write(f"graphsafe: {outcome.path}: {message}\n")
+        if outcome.error is None and outcome.fixed != outcome.original:
             write_bytes(diff_bytes(outcome))
     fixed = len(result.applied)
     if not quiet:

@@ -104,8 +104,8 @@ def _check_paths(args, raw_paths: list[str], paths: list[Path], settings, style:
         if args.diff:  # ruff: `check --diff` prints the patch only
             return EXIT_FINDINGS if print_diffs(fixing, args.quiet) else EXIT_CLEAN
         for outcome in fixing.outcomes:
-            if outcome.error:
-                sys.stderr.write(f"graphsafe: {outcome.path}: {outcome.error}\n")
+            for message in outcome.messages():
+                sys.stderr.write(f"graphsafe: {outcome.path}: {message}\n")
         applied, diagnostics = fixing.applied, fixing.remaining
     if args.show_regions and output_format(args) in ("full", "concise"):
         _print_regions(result)
@@ -178,8 +178,8 @@ def _check_stdin(args, style: Style) -> int:
             outcome, fixed = fix_buffer(source, filename, settings, args.unsafe_fixes)
         except (UnicodeDecodeError, SyntaxError) as error:
             raise UsageError(f"stdin is not valid source text: {error}") from None
-        if outcome.error:
-            sys.stderr.write(f"graphsafe: {filename}: {outcome.error}\n")
+        for message in outcome.messages():
+            sys.stderr.write(f"graphsafe: {filename}: {message}\n")
         if args.diff:
             patch = diff_bytes(outcome) if outcome.error is None else b""
             write_bytes(patch)

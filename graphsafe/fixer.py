@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graphsafe.analyzer import run_facts
 from graphsafe.analyzer.discovery import ModuleNaming, module_names
 from graphsafe.analyzer.engine import CheckResult, check_paths, check_source, filter_diagnostics
 from graphsafe.analyzer.facts import FileFacts
@@ -39,11 +40,23 @@ class FileOutcome:
     applied: list[Diagnostic] = field(default_factory=list)
     remaining: list[Diagnostic] = field(default_factory=list)
     error: str | None = None  # why the fixed text was not written
+    facts_invalidated: list[str] = field(default_factory=list)  # functions edited whose run-time facts now fail their hash
     encoding: SourceEncoding = field(default_factory=SourceEncoding)  # the file's, for writes and patches
 
     @property
     def changed(self) -> bool:
         return self.fixed != self.original and self.error is None
+
+    def messages(self) -> list[str]:
+        """What `fix` says about the file besides its diagnostics: why it was not written, or the
+        functions whose run-time facts the fix leaves out of date."""
+        if self.error is not None:
+            return [self.error]
+        if self.facts_invalidated and self.changed:
+            names = ", ".join(self.facts_invalidated)
+            return [f"the fix edits {names}: the run-time facts recorded for {'it' if len(self.facts_invalidated) == 1 else 'them'} "
+                    "no longer apply; re-run `graphsafe trace --save-facts`"]
+        return []
 
 
 @dataclass
@@ -64,7 +77,9 @@ def fix_text(text: str, path: str, settings: Settings, others: list[FileFacts], 
     outcome = FileOutcome(path, text, text)
     current = text
     for _ in range(MAX_ROUNDS):
-        diagnostics = check_source(current, path, settings, others, naming).diagnostics
+        # with the run-time facts of the text before these fixes: a function the fix edits no
+        # longer matches its recorded hash, and losing its facts would make the re-check pass
+        diagnostics = check_source(current, path, settings, others, naming, facts_text=text).diagnostics
         todo = [d for d in each_use(diagnostics) if applicable(d, unsafe)]
         if not todo:
             outcome.remaining = diagnostics
@@ -90,6 +105,9 @@ def fix_text(text: str, path: str, settings: Settings, others: list[FileFacts], 
         outcome.error = "re-analysis still reports fixable hazards; file left unchanged"
         return outcome
     outcome.fixed = current
+    run = run_facts.for_settings(settings)
+    if run is not None and current != text:
+        outcome.facts_invalidated = run.invalidated(path, text, current)
     return outcome
 
 

@@ -352,7 +352,8 @@ class ProjectCache:
 
 
 def check_source(source: str, filename: str, settings: Settings | None = None, others: list[FileFacts] = (),
-                 naming: ModuleNaming | None = None, parse=None, cache: ProjectCache | None = None) -> CheckResult:
+                 naming: ModuleNaming | None = None, parse=None, cache: ProjectCache | None = None,
+                 facts_text: str | None = None) -> CheckResult:
     """Analyse one in-memory buffer as if it were `filename` (stdin mode, editors).
 
     `others` are facts of the rest of the project (e.g. an editor's workspace index), so
@@ -360,12 +361,16 @@ def check_source(source: str, filename: str, settings: Settings | None = None, o
     in that project (see discovery.module_names). An editor keeps state per buffer between
     edits: `parse` replaces libcst.parse_module (analyzer/incremental.py) and `cache` reuses
     the project step; both give exactly the result of a run without them.
+    `facts_text`: the text whose functions' run-time facts apply (default `source`): `fix`
+    re-checks its edits with the facts of the text it started from.
     """
     with no_cyclic_gc():
-        return _check_source(source, filename, settings or Settings(), others, naming, parse, cache)
+        return _check_source(source, filename, settings or Settings(), others, naming, parse, cache,
+                             source if facts_text is None else facts_text)
 
 
-def _check_source(source: str, filename: str, settings: Settings, others, naming, parse, cache) -> CheckResult:
+def _check_source(source: str, filename: str, settings: Settings, others, naming, parse, cache,
+                  facts_text: str) -> CheckResult:
     started = time.perf_counter()
     if naming is None:
         module, is_package = module_name(Path(filename))
@@ -373,7 +378,7 @@ def _check_source(source: str, filename: str, settings: Settings, others, naming
     parsing = {"parse": parse} if parse is not None else {}
     facts = analyze_text(filename, naming.module, naming.is_package, source, CHECK_RULES, naming.renames, **parsing)
     others = [f for f in others if f.path != filename]
-    facts = run_facts.attach([facts], run_facts.for_settings(settings), lambda _: source)[0]
+    facts = run_facts.attach([facts], run_facts.for_settings(settings), lambda _: facts_text)[0]
     if facts.wanted or facts.observed:  # calls into other files whose returned kinds decide a diagnostic: walk again
         facts = returns.refine(
             [facts, *others],

@@ -161,6 +161,16 @@ class RunFacts:
     def has_file(self, path: str) -> bool:
         return bool(self._functions_of(path))
 
+    def invalidated(self, path: str, before: str, after: str) -> list[str]:
+        """Qualified names of `path`'s functions whose facts held for the text `before` and do not
+        for `after` (an edit, e.g. `fix`'s, changed them since the run)."""
+        functions = self._functions_of(path)
+        if not functions:
+            return []
+        old, new = function_hashes(before), function_hashes(after)
+        return sorted(name for name, entry in functions.items()
+                      if entry.get("source_hash") in old.get(name, ()) and entry.get("source_hash") not in new.get(name, ()))
+
 
 _loaded: dict[tuple, RunFacts | None] = {}  # (path, mtime, size) → what it held (a warning once)
 

@@ -60,29 +60,34 @@ def with_path(facts: FileFacts, path: str) -> FileFacts:
     return replace(facts, path=path, errors=tuple(replace(e, path=path) for e in facts.errors))
 
 
-def read_facts(path: str, naming: ModuleNaming) -> FileFacts:
-    """One file from disk (changed outside the editor, or closed unsaved), named as in its project."""
+def read_facts(path: str, naming: ModuleNaming, settings: Settings | None = None) -> FileFacts:
+    """One file from disk (changed outside the editor, or closed unsaved), named as in its project,
+    with the run-time facts of its unchanged functions (the settings' facts file)."""
     content = read_source(Path(path))  # regular files only, size-capped: a FIFO must not block the server
     if isinstance(content, str):
         return error_facts(path, naming.module, content)
-    return analyze_bytes(path, naming.module, naming.is_package, content, CHECK_RULES, naming.renames)
+    facts = analyze_bytes(path, naming.module, naming.is_package, content, CHECK_RULES, naming.renames)
+    observed = run_facts.for_settings(settings) if settings is not None else None
+    return run_facts.attach([facts], observed, lambda _: content.decode("utf-8", "surrogateescape"))[0]
 
 
-def _collect(paths: list[str], root: str, cache_dir: str | None, jobs: int, freeze: bool) -> list[FileFacts]:
+def _collect(paths: list[str], root: str, cache_dir: str | None, jobs: int, freeze: bool,
+             facts_file: str | None = None) -> list[FileFacts]:
     """`freeze`: only in the short-lived helper process; in the server's own process the index
-    is frozen after a full collection (Workspace.merge_index), so no cyclic garbage is kept."""
+    is frozen after a full collection (Workspace.merge_index), so no cyclic garbage is kept.
+    `facts_file`: the editor's `factsFile`; None: <root>/.graphsafe/facts.json, if any."""
     cache = FactsCache(Path(cache_dir)) if cache_dir else None
-    observed = run_facts.for_settings(Settings(root=Path(root)))  # <root>/.graphsafe/facts.json, if any
+    observed = run_facts.for_settings(Settings(root=Path(root), facts_file=Path(facts_file) if facts_file else None))
     facts, _ = collect_facts([Path(p) for p in paths], Path(root), jobs=jobs, cache=cache, freeze=freeze,
                              observed=observed)
     return [with_path(f, p) for f, p in zip(facts, paths)]
 
 
-def _helper(connection, paths: list[str], root: str, cache_dir: str | None, jobs: int) -> None:
+def _helper(connection, paths: list[str], root: str, cache_dir: str | None, jobs: int, facts_file: str | None) -> None:
     os.dup2(2, 1)  # never the protocol's stdout
     sys.stdout = sys.stderr
     try:
-        connection.send(("ok", _collect(paths, root, cache_dir, jobs, freeze=True)))
+        connection.send(("ok", _collect(paths, root, cache_dir, jobs, freeze=True, facts_file=facts_file)))
     except BaseException as error:  # reported by the server, never a silent hang
         connection.send(("error", f"{type(error).__name__}: {error}"))
     finally:
@@ -92,9 +97,11 @@ def _helper(connection, paths: list[str], root: str, cache_dir: str | None, jobs
 class IndexJob:
     """Facts of a folder's files, in this thread (small folders) or in a helper process."""
 
-    def __init__(self, files: list[Path], root: Path, cache_dir: Path | None, jobs: int | None = None) -> None:
+    def __init__(self, files: list[Path], root: Path, cache_dir: Path | None, jobs: int | None = None,
+                 facts_file: Path | None = None) -> None:
         self.paths = [str(p) for p in files]
         self.root = str(root)
+        self.facts_file = str(facts_file) if facts_file is not None else None
         self.cache = str(cache_dir) if cache_dir else None
         self.jobs = jobs if jobs is not None else max(1, (os.cpu_count() or 1) - 1)
         self._process = None
@@ -104,13 +111,15 @@ class IndexJob:
     def run(self, stop: threading.Event) -> dict[str, FileFacts] | None:
         """The facts by absolute path; None when stopped."""
         if len(self.paths) < PROCESS_MIN_FILES or self.jobs <= 1:
-            return dict(zip(self.paths, _collect(self.paths, self.root, self.cache, 1, freeze=False)))
+            return dict(zip(self.paths, _collect(self.paths, self.root, self.cache, 1, freeze=False,
+                                                 facts_file=self.facts_file)))
         context = multiprocessing.get_context("spawn")
         receiver, sender = context.Pipe(duplex=False)
         with self._lock:
             if self._stopped:
                 return None
-            self._process = context.Process(target=_helper, args=(sender, self.paths, self.root, self.cache, self.jobs),
+            self._process = context.Process(target=_helper, args=(sender, self.paths, self.root, self.cache, self.jobs,
+                                                                          self.facts_file),
                                             name="graphsafe-index")
             self._process.start()
         sender.close()

@@ -35,7 +35,7 @@ from graphsafe.analyzer.parsing import other_language
 from graphsafe.lsp import actions, convert, hover, index
 from graphsafe.lsp.framing import FrameReader
 from graphsafe.lsp.protocol import GraphsafeProtocol
-from graphsafe.lsp.settings import is_config
+from graphsafe.lsp.settings import FACTS_FILE, facts_file_option, is_config
 from graphsafe.lsp.worker import Worker
 from graphsafe.lsp.workspace import Publication, WorkspaceState
 
@@ -307,7 +307,8 @@ class GraphsafeServer(LanguageServer):
                 files = index.workspace_files(project.root, project.settings)
                 naming = index.namings(files)
                 cache = project.cache_dir() if self.use_cache else None
-                self.index_job = index.IndexJob(files, project.settings.root, cache)
+                self.index_job = index.IndexJob(files, project.settings.root, cache,
+                                                facts_file=project.settings.facts_file)
                 facts = self.index_job.run(self.stopping)
             except Exception as error:
                 log.exception("indexing %s failed", project.root)
@@ -433,11 +434,14 @@ def build_server() -> GraphsafeServer:
         max_live_bytes = _option(options, "maxLiveBytes", "max_live_bytes")
         if isinstance(max_live_bytes, int) and not isinstance(max_live_bytes, bool) and max_live_bytes >= 0:
             server.max_live_bytes = max_live_bytes
+        facts_file, facts_error = facts_file_option(_option(options, FACTS_FILE))
         try:
-            state = WorkspaceState(_folders(params))
+            state = WorkspaceState(_folders(params), facts_file)
         except Exception:  # an unreadable folder: carry on with open buffers only
             log.exception("cannot set up the workspace folders")
-            state = WorkspaceState([])
+            state = WorkspaceState([], facts_file)
+        if facts_error:
+            state.errors.append(facts_error)
         state.encoding = convert.encoding_name(server.workspace.position_encoding)
         server.state = state  # from here on, only the worker thread touches it
         server.worker = Worker(asyncio.get_running_loop())
@@ -526,6 +530,27 @@ def build_server() -> GraphsafeServer:
                 server.publish(await server.run(WorkspaceState.disk_changed, changed, deleted))
 
         await guard_async(server, refresh, None)()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
+        # the `graphsafe` section of the editor's settings: {"graphsafe": {"factsFile": "..."}}
+        section = _option(params.settings, "graphsafe")
+        if server.state is None or not isinstance(section, dict) or FACTS_FILE not in section:
+            return
+        facts_file, error = facts_file_option(section[FACTS_FILE])
+
+        async def change() -> None:
+            if error:
+                server.show_error(error)
+            publications = await server.run(WorkspaceState.set_facts_file, facts_file)
+            if publications is None:  # the same file as before
+                return
+            server.publish(publications)
+            await server.show_config_errors()
+            if server.use_index:
+                await server.start_index()
+
+        await guard_async(server, change, None)()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     async def did_change_folders(params: types.DidChangeWorkspaceFoldersParams) -> None:

@@ -116,8 +116,9 @@ def included(path: Path, project: Project) -> bool:
 
 
 class WorkspaceState:
-    def __init__(self, folders: list[Path]) -> None:
+    def __init__(self, folders: list[Path], facts_file: str | None = None) -> None:
         self.encoding = convert.UTF16
+        self.facts_file = facts_file  # the editor's `factsFile` setting (lsp/settings.py); None: the default
         self.projects: list[Project] = []
         self.stray: dict[str, Project] = {}
         self.documents: dict[str, Analysed] = {}  # uri → last analysis of an open buffer
@@ -132,7 +133,7 @@ class WorkspaceState:
 
     def add_folder(self, folder: Path) -> Project:
         folder = Path(os.path.abspath(folder))
-        resolved = resolve(folder)
+        resolved = resolve(folder, facts_file=self.facts_file)
         if resolved.error:
             self.errors.append(resolved.error)
         project = Project(folder, resolved.settings)
@@ -151,20 +152,34 @@ class WorkspaceState:
         directory = os.path.dirname(path) if os.path.isabs(path) else os.getcwd()
         project = self.stray.get(directory)
         if project is None:
-            resolved = resolve(Path(directory))
+            resolved = resolve(Path(directory), facts_file=self.facts_file)
             if resolved.error:
                 self.errors.append(resolved.error)
             project = Project(Path(directory), resolved.settings, ready=True, folder=False)
             self.stray[directory] = project
         return project
 
+    def set_facts_file(self, facts_file: str | None) -> list[Publication] | None:
+        """The editor's `factsFile` setting: when it changed, settings again and open buffers
+        analysed again; None when it is the one in force."""
+        if facts_file == self.facts_file:
+            return None
+        self.facts_file = facts_file
+        return self.reload_settings()
+
     def reload_settings(self) -> list[Publication]:
         """Re-read every project's configuration (a pyproject.toml changed); errors go to `errors`."""
         rebuild = []
+        publications: list[Publication] = []
         for project in [*self.projects, *self.stray.values()]:
-            resolved = resolve(project.root, fallback=project.settings)
+            resolved = resolve(project.root, fallback=project.settings, facts_file=self.facts_file)
             if resolved.error:
                 self.errors.append(resolved.error)
+            if resolved.settings.facts_file != project.settings.facts_file:
+                # other run-time facts: the buffers' walks depend on them, not only their diagnosis
+                project.settings = resolved.settings
+                for document in [d for d in self.documents.values() if self.project_for(d.path) is project]:
+                    publications.extend(self.analyse(document.uri, document.path, document.version, document.text))
             if resolved.settings != project.settings:
                 excluded = (project.settings.exclude, project.settings.extend_exclude, project.settings.respect_gitignore)
                 project.settings = resolved.settings
@@ -173,7 +188,7 @@ class WorkspaceState:
                     rebuild.append(project)
         for project in rebuild:
             project.indexed = {p: f for p, f in project.indexed.items() if included(Path(p), project)}
-        return self.rediagnose(None)
+        return _latest(publications + self.rediagnose(None))
 
     # -- the index ---------------------------------------------------------------------------
 
@@ -208,7 +223,7 @@ class WorkspaceState:
             if any(d.path == path for d in self.documents.values()):
                 continue  # an open buffer overrides the disk; its own analysis covers it
             naming = project.naming_of(path) or ModuleNaming(*module_name(Path(path)))
-            project.indexed[path] = index.read_facts(path, naming)
+            project.indexed[path] = index.read_facts(path, naming, project.settings)
             touched.add(id(project))
         publications: list[Publication] = []
         for project in self.projects:
@@ -347,3 +362,8 @@ class WorkspaceState:
     def take_errors(self) -> list[str]:
         errors, self.errors = self.errors, []
         return errors
+
+
+def _latest(publications: list[Publication]) -> list[Publication]:
+    """One publication per buffer: its last."""
+    return list({p.uri: p for p in publications}.values())
