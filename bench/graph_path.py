@@ -99,7 +99,10 @@ def run_gpu(program_dir: Path, steps: int, options: dict) -> dict:
         if isinstance(value, (int, float, str)) or (isinstance(value, list) and len(value) < 1000):
             state[key] = (repr(value)[:80] == repr(mine)[:80]) if not isinstance(value, list) else len(value) == len(mine)
     params = [(p, q) for p, q in zip(_params(owner), _params(twin_owner))]
-    param_diff = max((float((p - q).abs().max()) for p, q in params), default=0.0)
+    param_diff = max((float((p.float() - q.float()).abs().max()) for p, q in params), default=0.0)
+    module_numbers = {name: value == _module_numbers(twin_owner).get(name)
+                      for name, value in _module_numbers(owner).items()}
+    state["module numbers"] = all(module_numbers.values()) if module_numbers else True
     graph = getattr(owner, core_name)
     try:
         timing = {"graphed_ms": _median_ms(step, built["args"]), "eager_ms": _median_ms(twin_step, built["args"])}
@@ -146,11 +149,26 @@ def _median_ms(fn, args, samples: int = 15) -> float:
 
 
 def _params(owner):
+    """Parameters and buffers of the owner's modules (a running mean is state a replay must keep)."""
     import torch
 
     for value in vars(owner).values():
         if isinstance(value, torch.nn.Module):
-            yield from (p.detach() for p in value.parameters())
+            yield from (t.detach() for t in value.state_dict().values() if isinstance(t, torch.Tensor))
+
+
+def _module_numbers(owner) -> dict:
+    """Python numbers held by the owner's modules and their children (a running count)."""
+    import torch
+
+    found = {}
+    for key, value in vars(owner).items():
+        if isinstance(value, torch.nn.Module):
+            for name, module in value.named_modules():
+                for attr, number in vars(module).items():
+                    if isinstance(number, (int, float)) and not isinstance(number, bool) and not attr.startswith("_"):
+                        found[f"{key}.{name}.{attr}"] = number
+    return found
 
 
 def main() -> int:
