@@ -100,9 +100,12 @@ def run_gpu(program_dir: Path, steps: int, options: dict) -> dict:
             state[key] = (repr(value)[:80] == repr(mine)[:80]) if not isinstance(value, list) else len(value) == len(mine)
     params = [(p, q) for p, q in zip(_params(owner), _params(twin_owner))]
     param_diff = max((float((p.float() - q.float()).abs().max()) for p, q in params), default=0.0)
-    module_numbers = {name: value == _module_numbers(twin_owner).get(name)
-                      for name, value in _module_numbers(owner).items()}
-    state["module numbers"] = all(module_numbers.values()) if module_numbers else True
+    twin_numbers = _module_numbers(twin_owner)
+    differing = {name: (value, twin_numbers.get(name)) for name, value in _module_numbers(owner).items()
+                 if value != twin_numbers.get(name)}
+    state["module numbers"] = not differing
+    if differing:
+        state["module numbers differing (graphed, eager)"] = {k: repr(v)[:60] for k, v in list(differing.items())[:6]}
     graph = getattr(owner, core_name)
     try:
         timing = {"graphed_ms": _median_ms(step, built["args"]), "eager_ms": _median_ms(twin_step, built["args"])}
