@@ -15,7 +15,6 @@ A call the user bound before tracing (`from torch.distributed import all_reduce`
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable
@@ -344,10 +343,6 @@ class StepWatch:
         original = getattr(tuner_class, "run", None)
         if original is None:
             return
-        triton = sys.modules.get("triton")
-        triton_file = getattr(triton, "__file__", None)
-        triton_dir = os.path.realpath(os.path.dirname(triton_file)) + os.sep if triton_file else None
-
         def run(tuner, *args, **kwargs):
             cache = getattr(tuner, "cache", None)
             before = len(cache) if isinstance(cache, dict) else None
@@ -358,7 +353,7 @@ class StepWatch:
                 tuned = id(tuner) not in self._tuned
                 self._tuned.add(id(tuner))
             if tuned:
-                self.tracer.record_at(AUTOTUNE_FIRST_RUN, self.tracer.user_site(skip=triton_dir),
+                self.tracer.record_at(AUTOTUNE_FIRST_RUN, self.tracer.user_site(),
                                       f"{_kernel_name(tuner)}: Autotuner.run benchmarked its configs", "triton")
             return result
 

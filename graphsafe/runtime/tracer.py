@@ -45,7 +45,7 @@ _MISSING = object()
 
 
 class _CodeFilter:
-    """Tells library frames (torch, graphsafe, the stdlib) from user frames; cached per file."""
+    """Tells library frames (torch, graphsafe, Triton, the stdlib) from user frames; cached per file."""
 
     def __init__(self) -> None:
         self._torch_root = _dir_prefix(torch.__file__)
@@ -72,6 +72,11 @@ class _CodeFilter:
             return filename != "<stdin>"
         path = os.path.realpath(filename)
         if path.startswith(self._library_roots):
+            return True
+        # Triton's launcher and autotuner: what they do (benchmark, synchronize) is the launch's, a
+        # user line. Looked up here: Triton is often imported after the tracer starts.
+        triton_file = getattr(sys.modules.get("triton"), "__file__", None)
+        if triton_file and path.startswith(_dir_prefix(triton_file)):
             return True
         # site-packages often lives under the stdlib directory: it is not the stdlib.
         parts = path.split(os.sep)
@@ -143,16 +148,10 @@ class Tracer:
         return self.recorder.record(code, frame.f_code.co_filename, frame.f_lineno, lambda: self._site(frame),
                                     detail=detail, source=source)
 
-    def user_site(self, skip: str | None = None) -> Site | None:
-        """The first user frame of the current stack as a Site, built now (the frame moves on);
-        frames under the directory `skip` count as library too (Triton's launcher)."""
-        frame = sys._getframe(1)
-        while frame is not None and frame is not self._stop:
-            filename = frame.f_code.co_filename
-            if not self._filter.is_library(filename) and not (skip and os.path.realpath(filename).startswith(skip)):
-                return self._site(frame)
-            frame = frame.f_back
-        return None
+    def user_site(self) -> Site | None:
+        """The first user frame of the current stack as a Site, built now (the frame moves on)."""
+        frame, _ = self._user_frame(sys._getframe(1))
+        return None if frame is None else self._site(frame)
 
     def record_at(self, code: str, site: Site | None, detail: str | None, source: str) -> tuple:
         """Record a hit at a site taken earlier (`user_site`): what a step left open is reported
