@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
-from graphsafe.runtime.codes import RULES
+from graphsafe.runtime.codes import RULES, RuntimeRule
 
 MAX_DETAILS = 5  # distinct details kept per finding (ops, argument names); the rest are counted
 
@@ -121,7 +121,8 @@ class Recorder:
     """Aggregates hits per (code, file, line). `describe` builds the Site only for a new key, so
     a hazard hit on every step costs a dict lookup, not a stack walk."""
 
-    def __init__(self) -> None:
+    def __init__(self, rules: Mapping[str, RuntimeRule] | None = None) -> None:
+        self._rules = {**RULES, **rules} if rules else RULES  # codes.RULES and the tracer's own (trace_streams)
         self._entries: dict[Key, _Entry] = {}
         self._by_line: dict[tuple[str, int], Key] = {}
 
@@ -157,7 +158,7 @@ class Recorder:
     def findings(self) -> list[Finding]:
         out = []
         for entry in self._entries.values():
-            rule = RULES[entry.code]
+            rule = self._rules[entry.code]
             details = list(entry.details)
             if entry.extra_details:
                 details.append(f"+{entry.extra_details} more")

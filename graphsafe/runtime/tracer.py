@@ -32,7 +32,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import graphsafe
-from graphsafe.runtime import codes
+from graphsafe.runtime import codes, trace_streams
 from graphsafe.runtime.trace_report import Finding, Recorder, Site, StackFrame, TraceReport
 
 __all__ = ["trace", "StepTracer", "Tracer", "TraceReport", "Finding", "InputWatcher", "definition_site"]
@@ -45,7 +45,7 @@ _MISSING = object()
 
 
 class _CodeFilter:
-    """Tells library frames (torch, graphsafe, the stdlib) from user frames; cached per file."""
+    """Tells library frames (torch, graphsafe, Triton, the stdlib) from user frames; cached per file."""
 
     def __init__(self) -> None:
         self._torch_root = _dir_prefix(torch.__file__)
@@ -72,6 +72,11 @@ class _CodeFilter:
             return filename != "<stdin>"
         path = os.path.realpath(filename)
         if path.startswith(self._library_roots):
+            return True
+        # Triton's launcher and autotuner: what they do (benchmark, synchronize) is the launch's, a
+        # user line. Looked up here: Triton is often imported after the tracer starts.
+        triton_file = getattr(sys.modules.get("triton"), "__file__", None)
+        if triton_file and path.startswith(_dir_prefix(triton_file)):
             return True
         # site-packages often lives under the stdlib directory: it is not the stdlib.
         parts = path.split(os.sep)
@@ -113,7 +118,7 @@ class Tracer:
     wrappers and the sync-debug hook in place around a step, and take them all away again."""
 
     def __init__(self, simulate: bool | None = None) -> None:
-        self.recorder = Recorder()
+        self.recorder = Recorder(trace_streams.RULES)
         # On a CPU-only machine every tensor stands for a device tensor: report would-be syncs.
         self.simulate = (not torch.cuda.is_available()) if simulate is None else simulate
         self.claims = 0  # >0 while a function-level hazard runs: its aten ops are the same hit
@@ -127,6 +132,7 @@ class Tracer:
         self._undo: list[Callable[[], None]] = []
         self.function_handlers = self._build_function_handlers()
         self.dispatch_checks: dict[Any, Callable | None] = {}  # aten overload -> its check, or None
+        self.watch = trace_streams.StepWatch(self)  # streams, collectives, lazy initialisation
         _import_mode_machinery()
 
     # -- recording
@@ -141,6 +147,18 @@ class Tracer:
                                         source=source)
         return self.recorder.record(code, frame.f_code.co_filename, frame.f_lineno, lambda: self._site(frame),
                                     detail=detail, source=source)
+
+    def user_site(self) -> Site | None:
+        """The first user frame of the current stack as a Site, built now (the frame moves on)."""
+        frame, _ = self._user_frame(sys._getframe(1))
+        return None if frame is None else self._site(frame)
+
+    def record_at(self, code: str, site: Site | None, detail: str | None, source: str) -> tuple:
+        """Record a hit at a site taken earlier (`user_site`): what a step left open is reported
+        where it began."""
+        if site is None:
+            site = Site("<unknown>", 0, 1, "?")
+        return self.recorder.record(code, site.filename, site.line, lambda: site, detail=detail, source=source)
 
     def _user_frame(self, frame: FrameType | None) -> tuple[FrameType | None, str | None]:
         found, origin = self._walk(frame)
@@ -239,6 +257,7 @@ class Tracer:
             self._enter(_FunctionMode(self))
             self._enter(_DispatchMode(self))
             self._wrap_explicit_syncs()
+            self.watch.install()
             if torch.cuda.is_available():
                 self._start_sync_debug()
         except BaseException:
@@ -248,6 +267,11 @@ class Tracer:
     def deactivate(self) -> None:
         """Undo everything `activate` did, newest first; safe to call twice."""
         errors = []
+        if self._undo:
+            try:
+                self.watch.finish()  # what the step left open: side streams, async handles
+            except Exception as error:  # still undo everything below
+                errors.append(error)
         while self._undo:
             undo = self._undo.pop()
             try:
@@ -268,15 +292,20 @@ class Tracer:
         mode.__enter__()
         self._undo.append(lambda: mode.__exit__(None, None, None))
 
+    def patch(self, owner: Any, attr: str, replacement: Any) -> None:
+        """Set `owner.attr` for this step; `deactivate` restores it (or removes an inherited one)."""
+        original = getattr(owner, attr)
+        own = attr in getattr(owner, "__dict__", {})
+        setattr(owner, attr, replacement)
+        self._undo.append(_restorer(owner, attr, original, own))
+
     def _wrap_explicit_syncs(self) -> None:
         for owner_path, attr in codes.EXPLICIT_SYNCS:
             owner = _resolve(owner_path)
             original = getattr(owner, attr, None)
             if owner is None or original is None:
                 continue
-            own = attr in getattr(owner, "__dict__", {})
-            setattr(owner, attr, _explicit_sync_wrapper(self, original, f"{owner_path}.{attr}"))
-            self._undo.append(_restorer(owner, attr, original, own))
+            self.patch(owner, attr, _explicit_sync_wrapper(self, original, f"{owner_path}.{attr}"))
 
     def _start_sync_debug(self) -> None:
         previous = torch.cuda.get_sync_debug_mode()
@@ -389,6 +418,8 @@ class Tracer:
             return self._to_copy
         if name == "aten::copy_":
             return self._copy
+        if name in trace_streams.CONVOLUTIONS:
+            return self.watch.convolution
         if any(argument.name == "generator" for argument in schema.arguments):
             return self._generator
         return None
@@ -568,6 +599,7 @@ class InputWatcher:
     def __init__(self, site: Site) -> None:
         self.site = site
         self.calls = 0
+        self.check_devices = torch.cuda.is_available()  # GS904: tensors on a CUDA device not current
         self._previous: dict[str, tuple] | None = None
         self._described: set[tuple[str, str]] = set()  # (code, path): the first change names it
 
@@ -578,6 +610,9 @@ class InputWatcher:
         if owner is not None:
             _observe_safely(_observe_owner, owner[0], owner[1], current)
         self.calls += 1
+        if self.check_devices:
+            devices = [(path, fact[3]) for path, fact in current.items() if fact[0] == "tensor"]
+            trace_streams.record_other_devices(recorder, self.site, devices)
         if self._previous is not None:
             self._compare(recorder, self._previous, current)
         self._previous = current
@@ -792,6 +827,9 @@ class StepTracer:
             self.watcher.observe(self.tracer.recorder, named, owner)
             self.steps += 1
             self.result = run_traced(self.tracer, self.fn, args, kwargs)
+            if self.watcher.check_devices:
+                outputs = trace_streams.tensor_devices("output", self.result)
+                trace_streams.record_other_devices(self.tracer.recorder, self.watcher.site, outputs)
             return self.result
         finally:
             self.seconds += time.perf_counter() - start
