@@ -131,7 +131,7 @@ def fix_paths(paths: list[Path], settings: Settings, *, unsafe: bool = False, wr
             remaining.extend(diagnostics)
             continue
         file_path = Path(path)
-        read = _read_text(file_path)
+        read = read_text(file_path)
         if isinstance(read, str):
             outcomes.append(FileOutcome(path, "", "", remaining=diagnostics, error=f"cannot read: {read}"))
             remaining.extend(diagnostics)
@@ -150,7 +150,7 @@ def fix_paths(paths: list[Path], settings: Settings, *, unsafe: bool = False, wr
     return FixResult(outcomes, sorted(kept, key=lambda d: d.sort_key), project)
 
 
-def _read_text(path: Path) -> tuple[bytes, str] | str:
+def read_text(path: Path) -> tuple[bytes, str] | str:
     """(the file's bytes, its text without a BOM), or why it cannot be read."""
     content = read_source(path)
     if isinstance(content, str):

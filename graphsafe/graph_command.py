@@ -27,8 +27,10 @@ from pathlib import Path
 from graphsafe.analyzer.engine import check_paths, discover_files
 from graphsafe.analyzer.grouping import each_use
 from graphsafe.config import Settings
+from graphsafe.fixer import fix_paths, read_text
 from graphsafe.model import Diagnostic, RegionKind
 from graphsafe.rewriters.boundary import SplitResult, split_region
+from graphsafe.writing import SourceEncoding
 
 EXIT_CLEAN, EXIT_FINDINGS = 0, 1
 NOT_FIXED_HERE = ("GS701",)  # settled at run time by graphed(train=True), see plan()
@@ -67,7 +69,10 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
     with tempfile.TemporaryDirectory(prefix="graphsafe-graph-") as scratch:
         copies = _copy_tree(files, root, Path(scratch))
         region_copy = copies[str(_abs(region.path))]
-        text = region_copy.read_text(encoding="utf-8")
+        read = read_text(region_copy)  # the file's own encoding and line endings, kept when written back
+        if isinstance(read, str):
+            raise GraphError(f"{_shown(region.path)}: cannot read: {read}")
+        original_bytes, text = read
         host_lines: dict[int, set[str]] = {}
         per_step: dict[int, set[str]] = {}
         for d in each_use(project.diagnostics):
@@ -80,7 +85,10 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         split = split_region(text, defined, host_lines, per_step)
         core = defined
         if split.source is not None:
-            region_copy.write_text(split.source, encoding="utf-8")
+            try:
+                region_copy.write_bytes(SourceEncoding.of(original_bytes).encode(split.source))
+            except UnicodeEncodeError as error:
+                raise GraphError(f"{_shown(region.path)}: the split cannot be encoded like the file: {error}")
             owner = defined.rpartition(".")[0]
             core = f"{owner}.{split.core_name}" if owner else split.core_name
         rel = region_copy.relative_to(scratch).as_posix()
@@ -89,7 +97,6 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         core_settings = dataclasses.replace(settings, regions=(f"{rel}::{core}",), pattern_regions_only=True,
                                             root=Path(scratch), facts_file=_facts_file(settings),
                                             unfixable=tuple(settings.unfixable) + NOT_FIXED_HERE)
-        from graphsafe.fixer import fix_paths
 
         scratch_paths = [copies[str(_abs(f))] for f in files]
         result = fix_paths(scratch_paths, core_settings, unsafe=True, write=True, use_cache=False)
@@ -104,7 +111,8 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
             if old != new:
                 changed[original] = (old, new)
         carried = {split.core_parameters[i] for i in split.numbers}
-        region_lines = region_copy.read_text(encoding="utf-8").splitlines()
+        after = read_text(region_copy)  # as fixed: the final check's lines
+        region_lines = after[1].splitlines() if not isinstance(after, str) else []
         blocking = []
         for d in final.diagnostics:
             original = back.get(os.path.realpath(d.path), d.path)

@@ -340,3 +340,14 @@ def test_graph_method_on_a_subclass_graphs_only_its_instances():
     graph_method(Sub, "step_core", batched=[], backend="eager")
     assert isinstance(Sub().step_core, GraphedCallable) and not isinstance(Base().step_core, GraphedCallable)
     assert torch.equal(Sub().step_core(torch.zeros(2)), torch.ones(2))
+
+
+def test_graph_keeps_the_files_line_endings_and_encoding(tmp_path, capsys):
+    program = tmp_path / "train.py"
+    original = ("# -*- coding: latin-1 -*-\n# caf\xe9\n" + TRAINER).replace("\n", "\r\n")
+    program.write_bytes(original.encode("latin-1"))
+    code, out, err = run_cli(capsys, "graph", str(program), "--region", "Trainer.train_step", "--no-cache")
+    data = program.read_bytes()
+    assert b"def train_step_core(self, x, y):\r\n" in data
+    assert b"\n" not in data.replace(b"\r\n", b"")  # every line ends as before
+    assert "caf\xe9".encode("latin-1") in data
