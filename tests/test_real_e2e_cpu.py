@@ -17,8 +17,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = Path(os.environ.get("GS_REAL_CACHE", Path.home() / ".cache/graphsafe-real"))
-# Steps whose package and EXTRA install on this CPU venv (Python 3.11, torch CPU), within ~2 min.
-CPU_STEPS = ["torchdiffeq_rk4", "torchdiffeq_dopri5", "ignite_train", "ignite_confusion"]
+# Every step whose package and EXTRA install on this CPU venv (Python 3.11, torch CPU); speechbrain,
+# encodec, kornia and open_clip need torchaudio/torchvision builds that torch 2.13's CPU index lacks.
+CPU_STEPS = ["torchdiffeq_rk4", "torchdiffeq_dopri5", "ignite_train", "ignite_confusion", "ignite_accuracy",
+             "torchdiffeq_odeint", "torchsde_euler", "pyro_svi", "gpytorch_svgp", "rwkv_decode", "sb3_dqn"]
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +28,7 @@ def rows(tmp_path_factory) -> dict:
     out = tmp_path_factory.mktemp("real_e2e")
     done = subprocess.run([sys.executable, "bench/real_e2e/run.py", "--device", "cpu", "--steps", ",".join(CPU_STEPS),
                            "--wheels", str(CACHE / "wheels"), "--out", str(out), "--n-steps", "4"],
-                          cwd=REPO, capture_output=True, text=True, timeout=900)
+                          cwd=REPO, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, f"run.py exited {done.returncode}:\n{done.stderr[-3000:]}"
     return {row["step"]: row for row in json.loads((out / "results.json").read_text())["rows"]}
 
@@ -44,3 +46,15 @@ def test_safely_fixed_package_computes_the_originals_numbers_step_by_step(rows, 
     fixed = row["cpu"]["fixed"]
     assert "error" not in fixed, f"{step} (fixed): {fixed['error']}\n{fixed.get('traceback') or fixed.get('output_tail')}"
     assert fixed["vs_orig"]["exact"], f"{step}: the fixed package computes other numbers: {fixed['vs_orig']['differing']}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("step", CPU_STEPS)
+def test_the_package_after_graphsafe_graph_computes_the_originals_numbers_step_by_step(rows, step):
+    row = rows[step]
+    assert "error" not in row, row.get("error")
+    summary = row["graph"]
+    assert "error" not in summary, f"{step}: graphsafe graph: {summary['error']}"
+    graph = row["cpu"]["graph"]
+    assert "error" not in graph, f"{step} (graph): {graph['error']}\n{graph.get('traceback') or graph.get('output_tail')}"
+    assert graph["vs_orig"]["exact"], f"{step}: the split package computes other numbers: {graph['vs_orig']['differing']}"
