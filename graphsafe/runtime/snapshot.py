@@ -113,6 +113,13 @@ _NOT_STATE_MODULES = ("graphsafe", "torch", "builtins", "logging", "threading", 
                       "functools", "abc", "io", "_io", "subprocess", "multiprocessing", "concurrent")
 
 
+def _rebound_to_a_tensor(current: Any, saved: Any) -> bool:
+    """An attribute the step rebound to a tensor (`self.stat = x.mean().detach()`). A value restore
+    after a capture keeps that binding: the tensor is the graph's, and every replay refreshes it
+    (putting back the number it held would leave it stale for good)."""
+    return isinstance(current, torch.Tensor) and current is not saved
+
+
 def is_plain_object(obj: Any) -> bool:
     """An instance of a user class (not a function, class or module, nor a library object)."""
     if isinstance(obj, (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType,
@@ -260,7 +267,8 @@ class Snapshot:
     `restore_values()` only copies values back into the tensors as they are now, keeping every
     slot and every object created meanwhile (a captured graph reads their addresses): new
     optimizer-state tensors and new gradients are zeroed instead of dropped (a fresh state for
-    Adam/AdamW and for SGD momentum without dampening).
+    Adam/AdamW and for SGD momentum without dampening). Python numbers go back; an attribute the
+    step rebound to a tensor keeps it (the graph's output: replays refresh it).
     """
 
     def __init__(self, tracked: Tracked, rng: bool = True, parameters: bool = True) -> None:
@@ -288,6 +296,8 @@ class Snapshot:
             restore()
 
     def restore_values(self) -> None:
+        """Values back as they were (tensors in place, numbers and containers of user objects);
+        attributes the step rebound to tensors keep their new tensors (see _rebound_to_a_tensor)."""
         for restore in self._value_restores:
             restore()
 
@@ -330,11 +340,14 @@ class Snapshot:
         contents = {k: (list(v) if isinstance(v, list) else dict(v)) for k, v in slots.items()
                     if isinstance(v, (list, dict))}
 
-        def restore() -> None:
+        def restore(keep_tensors: bool = False) -> None:
             current = vars(obj)
             for key in [k for k in current if k not in slots]:
-                del current[key]
+                if not (keep_tensors and isinstance(current[key], torch.Tensor)):
+                    del current[key]
             for key, value in slots.items():
+                if keep_tensors and _rebound_to_a_tensor(current.get(key), value):
+                    continue
                 current[key] = value  # the same object in the slot again (a rebinding undone)
                 if key in contents:  # appended to / updated in place: its old contents
                     if isinstance(value, list):
@@ -343,7 +356,8 @@ class Snapshot:
                         value.clear()
                         value.update(contents[key])
 
-        self._both(restore)
+        self._restores.append(restore)
+        self._value_restores.append(lambda: restore(keep_tensors=True))
 
     def _module(self, module: torch.nn.Module, seen: dict[int, torch.Tensor]) -> None:
         parameters = dict(module._parameters)
@@ -357,15 +371,17 @@ class Snapshot:
             module._buffers.update(buffers)
             restore_plain()
 
-        def restore_plain() -> None:
+        def restore_plain(keep_tensors: bool = False) -> None:
             for key in [k for k, v in vars(module).items() if isinstance(v, _PLAIN) and not k.startswith("_")]:
                 if key not in plain:
                     delattr(module, key)
             for key, value in plain.items():
+                if keep_tensors and _rebound_to_a_tensor(vars(module).get(key), value):
+                    continue
                 object.__setattr__(module, key, value)
 
         self._restores.append(restore_slots)
-        self._value_restores.append(restore_plain)
+        self._value_restores.append(lambda: restore_plain(keep_tensors=True))
         tensors = list(buffers.values()) + (list(parameters.values()) if self._parameters else [])
         for tensor in tensors:
             if tensor is not None:

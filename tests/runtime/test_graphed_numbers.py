@@ -220,3 +220,29 @@ def test_calls_with_containers_of_tensors_take_the_captured_structure_or_are_ref
         step(x, nested, pair)  # deeper than the captured call: pytree's walk, then the structure check
     with pytest.raises(GraphedInputError, match="structure differs"):
         step(x, {"v": torch.zeros(4, 2), "k": torch.ones(4, 2)}, pair)  # same keys, another order
+
+
+def test_a_value_restore_keeps_an_attribute_the_step_rebound_to_a_tensor():
+    # graphed() undoes its warm-up with restore_values(); an attribute the captured step rebound to a
+    # tensor (a dashboard statistic) must keep the graph's tensor, which every replay refreshes
+    from graphsafe.runtime.snapshot import Snapshot, Tracked
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stat = 0.0
+            self.count = 0
+
+    class Owner:
+        def __init__(self):
+            self.block = Block()
+            self.last = 0.0
+
+    owner = Owner()
+    saved = Snapshot(Tracked([("owner", owner), ("block", owner.block)]), rng=False)
+    owner.block.stat, owner.block.count, owner.last = torch.ones(()), 4, torch.zeros(())
+    saved.restore_values()
+    assert isinstance(owner.block.stat, torch.Tensor) and isinstance(owner.last, torch.Tensor)
+    assert owner.block.count == 0  # numbers the warm-up advanced go back
+    saved.restore()
+    assert owner.block.stat == 0.0 and owner.last == 0.0  # the full restore puts everything back
