@@ -102,7 +102,7 @@ def run_gpu(program_dir: Path, steps: int, options: dict) -> dict:
     param_diff = max((float((p.float() - q.float()).abs().max()) for p, q in params), default=0.0)
     twin_numbers = _module_numbers(twin_owner)
     differing = {name: (value, twin_numbers.get(name)) for name, value in _module_numbers(owner).items()
-                 if value != twin_numbers.get(name)}
+                 if not _same(value, twin_numbers.get(name))}
     state["module numbers"] = not differing
     if differing:
         state["module numbers differing (graphed, eager)"] = {k: repr(v)[:60] for k, v in list(differing.items())[:6]}
@@ -161,7 +161,8 @@ def _params(owner):
 
 
 def _module_numbers(owner) -> dict:
-    """Python numbers held by the owner's modules and their children (a running count)."""
+    """Python numbers and plain tensor attributes (not parameters or buffers) held by the owner's
+    modules and their children: a running count, a dashboard statistic."""
     import torch
 
     found = {}
@@ -169,9 +170,20 @@ def _module_numbers(owner) -> dict:
         if isinstance(value, torch.nn.Module):
             for name, module in value.named_modules():
                 for attr, number in vars(module).items():
-                    if isinstance(number, (int, float)) and not isinstance(number, bool) and not attr.startswith("_"):
+                    if attr.startswith("_") or isinstance(number, bool):
+                        continue
+                    if isinstance(number, (int, float, torch.Tensor)):  # numbers and plain tensor attributes
                         found[f"{key}.{name}.{attr}"] = number
     return found
+
+
+def _same(a, b) -> bool:
+    import torch
+
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape
+                and bool(torch.allclose(a.float(), b.float(), rtol=1e-4, atol=1e-6)))
+    return a == b
 
 
 def main() -> int:
