@@ -600,6 +600,14 @@ class GraphedCallable:
                 return shallow[1], None
         return pytree.tree_flatten((args, kwargs))
 
+    def _agreed_batch(self, t: _Leaf, rows: int, size: int | None) -> int:
+        """The call's batch size so far, with this batched input's `rows`: they must agree."""
+        if size is not None and rows != size:
+            raise GraphedInputError(f"graphed {self.name}: batched inputs disagree on the batch size "
+                                    f"({t.name} has {rows} rows, an earlier one {size}); if {t.name} has "
+                                    "no batch dimension, name the batched arguments: batched=[0, ...]")
+        return rows
+
     def _check(self, leaves: list[Any]) -> tuple[int, bool]:
         """The call's batch size, and whether every other dimension matches (False: eager with
         pad=False; an error with pad=True)."""
@@ -610,13 +618,7 @@ class GraphedCallable:
             if t.is_tensor and isinstance(leaf, torch.Tensor) and leaf.shape == t.shape and leaf.dtype is t.dtype \
                     and leaf.device == t.device:  # the common call: exactly the captured sample's layout
                 if t.batched:
-                    rows = t.shape[d]
-                    if size is None:
-                        size = rows
-                    elif rows != size:
-                        raise GraphedInputError(f"graphed {self.name}: batched inputs disagree on the batch size "
-                                                f"({t.name} has {rows} rows, an earlier one {size}); if {t.name} has "
-                                                "no batch dimension, name the batched arguments: batched=[0, ...]")
+                    size = self._agreed_batch(t, t.shape[d], size)
                 continue
             if t.number:
                 if not _is_number(leaf) or isinstance(leaf, int) != isinstance(t.value, int):
@@ -639,13 +641,7 @@ class GraphedCallable:
                 raise GraphedInputError(f"graphed {self.name}: {t.name} has {leaf.dim()} dimensions "
                                         f"{tuple(leaf.shape)}, captured {len(t.shape)} {t.shape}")
             if t.batched:
-                rows = leaf.shape[d]
-                if size is None:
-                    size = rows
-                elif rows != size:
-                    raise GraphedInputError(f"graphed {self.name}: batched inputs disagree on the batch size "
-                                            f"({t.name} has {rows} rows, an earlier one {size}); if {t.name} has "
-                                            "no batch dimension, name the batched arguments: batched=[0, ...]")
+                size = self._agreed_batch(t, leaf.shape[d], size)
                 other = leaf.shape[:d] + leaf.shape[d + 1:]
                 expected = t.shape[:d] + t.shape[d + 1:]
             else:
