@@ -21,8 +21,8 @@ _DISTRIBUTED = frozenset(
     """all_reduce all_gather all_gather_into_tensor _all_gather_base reduce_scatter reduce_scatter_tensor
     _reduce_scatter_base broadcast reduce all_to_all all_to_all_single gather scatter barrier monitored_barrier
     send recv isend irecv batch_isend_irecv all_gather_object broadcast_object_list gather_object
-    scatter_object_list all_reduce_coalesced all_gather_coalesced""".split()
-)
+    scatter_object_list all_reduce_coalesced all_gather_coalesced all_gather_single reduce_scatter_single""".split()
+)  # the last two: torch 2.13
 _MODULES = ("torch.distributed.", "torch.distributed.nn.", "torch.distributed.nn.functional.",
             "torch.distributed._functional_collectives.")
 # Horovod's torch API (a common alternative to torch.distributed in training scripts).
@@ -36,6 +36,9 @@ _HOST_WAITING = frozenset(
     """barrier monitored_barrier all_gather_object broadcast_object_list gather_object scatter_object_list
     send recv synchronize join broadcast_object allgather_object""".split()
 )
+
+
+DISTRIBUTED_CALLS = _DISTRIBUTED  # the tracer wraps the same names (runtime/trace_streams.py)
 
 
 def collective_name(resolved: str | None) -> str | None:

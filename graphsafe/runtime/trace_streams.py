@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import torch
 
+from graphsafe.rules.streams import DISTRIBUTED_CALLS
 from graphsafe.runtime.classify import RULE_NAMES
 from graphsafe.runtime.codes import RuntimeRule
 from graphsafe.runtime.trace_report import Recorder, Site
@@ -56,15 +57,8 @@ _MESSAGES = {
 # The tracer's messages for these codes; names are the static rules' (classify.RULE_NAMES).
 RULES: dict[str, RuntimeRule] = {code: RuntimeRule(code, RULE_NAMES[code], text) for code, text in _MESSAGES.items()}
 
-# torch.distributed's collectives and point-to-point calls: the static rule GS901's list
-# (graphsafe/rules/streams.py; tests/runtime/test_trace_streams.py checks it is included) and the
-# names torch 2.13 added (`all_gather_single`, `reduce_scatter_single`).
-COLLECTIVES = tuple(sorted(
-    """all_reduce all_gather all_gather_into_tensor _all_gather_base reduce_scatter reduce_scatter_tensor
-    _reduce_scatter_base broadcast reduce all_to_all all_to_all_single gather scatter barrier monitored_barrier
-    send recv isend irecv batch_isend_irecv all_gather_object broadcast_object_list gather_object
-    scatter_object_list all_reduce_coalesced all_gather_coalesced all_gather_single reduce_scatter_single""".split()
-))
+# torch.distributed's collectives and point-to-point calls: the static rule GS901's own list.
+COLLECTIVES = tuple(sorted(DISTRIBUTED_CALLS))
 
 # aten ops whose first run with a shape makes cuDNN benchmark algorithms when cudnn.benchmark is on.
 CONVOLUTIONS = frozenset({"aten::convolution", "aten::convolution_backward", "aten::_convolution"})

@@ -266,11 +266,12 @@ def test_without_a_process_group_collectives_are_not_wrapped():
     assert seen == [True]
 
 
-def test_the_tracer_knows_the_collectives_the_static_rule_knows_and_torch_2_13s_new_names():
-    from graphsafe.rules.streams import _DISTRIBUTED
+def test_the_tracer_and_the_static_rule_know_the_same_collectives_torch_2_13s_new_names_included():
+    from graphsafe.rules.streams import DISTRIBUTED_CALLS, collective_name
 
-    assert set(COLLECTIVES) - set(_DISTRIBUTED) == {"all_gather_single", "reduce_scatter_single"}
-    assert set(_DISTRIBUTED) <= set(COLLECTIVES)
+    assert set(COLLECTIVES) == set(DISTRIBUTED_CALLS)
+    assert {"all_gather_single", "reduce_scatter_single"} <= set(COLLECTIVES)
+    assert collective_name("torch.distributed.all_gather_single") == "all_gather_single"  # GS901 statically too
 
 
 # --- devices ------------------------------------------------------------------------------------
