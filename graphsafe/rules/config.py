@@ -23,6 +23,7 @@ from graphsafe.rules.base import Callees, Rule
 from graphsafe.rules.syntax import keyword as _keyword
 from graphsafe.rules.syntax import literal as _literal
 from graphsafe.rules.syntax import positional as _positional
+from graphsafe.rules.syntax import environment_writes
 
 GRAPH_CONTEXTS = frozenset({"torch.cuda.graph", "torch.cuda.graphs.graph"})
 TORCH_GRAPHED_CALLABLES = frozenset({"torch.cuda.make_graphed_callables", "torch.cuda.graphs.make_graphed_callables"})
@@ -699,21 +700,15 @@ class NcclAsyncErrorHandling(_DdpFileRule):
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         if not self._relevant(ctx):
             return
-        for target in node.targets:
-            tgt = target.target
-            if isinstance(tgt, cst.Subscript) and ctx.resolve(tgt.value) == "os.environ" and len(tgt.slice) == 1:
-                index = tgt.slice[0].slice
-                if isinstance(index, cst.Index):
-                    self._note(node, index.value, node.value, ctx)
+        for key, value in environment_writes(node, ctx):
+            self._note(node, key, value, ctx)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if not self._relevant(ctx):
             return
         self._note_call(node, ctx)
-        name = ctx.resolve(node.func)
-        args = _positional(node)
-        if name in ("os.environ.setdefault", "os.putenv") and len(args) == 2:
-            self._note(node, args[0].value, args[1].value, ctx)
+        for key, value in environment_writes(node, ctx):
+            self._note(node, key, value, ctx)
 
     def _note(self, node: cst.CSTNode, key: cst.BaseExpression, value: cst.BaseExpression, ctx) -> None:
         variable = _literal(key)

@@ -14,7 +14,7 @@ from graphsafe.model import Consequence, Principle
 from graphsafe.rules.base import Rule
 from graphsafe.rules.config import _is_capture_call
 from graphsafe.rules.streams import collective_name
-from graphsafe.rules.syntax import keyword, literal, positional
+from graphsafe.rules.syntax import environment_writes, keyword, literal
 
 FSDP2 = frozenset({"torch.distributed.fsdp.fully_shard", "torch.distributed._composable.fsdp.fully_shard",
                    "torch.distributed._composable.fsdp.fully_shard.fully_shard",
@@ -188,21 +188,16 @@ class NcclGraphRegisterExpandableSegments(_FileRule):
         self.settings: list[tuple[cst.CSTNode, str, object]] = []
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
-        for target in node.targets:
-            tgt = target.target
-            if isinstance(tgt, cst.Subscript) and ctx.resolve(tgt.value) == "os.environ" and len(tgt.slice) == 1:
-                index = tgt.slice[0].slice
-                if isinstance(index, cst.Index):
-                    self._note(node, index.value, node.value, ctx)
+        for key, value in environment_writes(node, ctx):
+            self._note(node, key, value, ctx)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         self._note_capture(node, ctx)
         name = ctx.resolve(node.func)
         if name in _PROCESS_GROUP or collective_name(name) is not None:
             self.distributed = True
-        args = positional(node)
-        if name in ("os.environ.setdefault", "os.putenv") and len(args) == 2:
-            self._note(node, args[0].value, args[1].value, ctx)
+        for key, value in environment_writes(node, ctx):
+            self._note(node, key, value, ctx)
 
     def _note(self, node: cst.CSTNode, key: cst.BaseExpression, value: cst.BaseExpression, ctx) -> None:
         variable, setting = literal(key), literal(value)

@@ -39,3 +39,22 @@ def literal(expr: cst.BaseExpression) -> object:
     if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
         return {"True": True, "False": False, "None": None}[expr.value]
     return ...
+
+
+def environment_writes(node: cst.CSTNode, ctx) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(name, value) expressions an environment setting writes: `os.environ["X"] = v`,
+    `os.environ.setdefault("X", v)`, `os.putenv("X", v)`; [] for anything else."""
+    if isinstance(node, cst.Assign):
+        found = []
+        for target in node.targets:
+            tgt = target.target
+            if isinstance(tgt, cst.Subscript) and ctx.resolve(tgt.value) == "os.environ" and len(tgt.slice) == 1:
+                index = tgt.slice[0].slice
+                if isinstance(index, cst.Index):
+                    found.append((index.value, node.value))
+        return found
+    if isinstance(node, cst.Call) and ctx.resolve(node.func) in ("os.environ.setdefault", "os.putenv"):
+        args = positional(node)
+        if len(args) == 2:
+            return [(args[0].value, args[1].value)]
+    return []
