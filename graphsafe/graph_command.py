@@ -30,6 +30,7 @@ from graphsafe.config import Settings
 from graphsafe.fixer import fix_paths, read_text
 from graphsafe.model import Diagnostic, RegionKind
 from graphsafe.rewriters.boundary import SplitResult, split_region
+from graphsafe.rewriters.callee_state import Sources, fed_parameters, rewrite_callee_state, settled_by_carried
 from graphsafe.writing import SourceEncoding
 
 EXIT_CLEAN, EXIT_FINDINGS = 0, 1
@@ -51,6 +52,8 @@ class GraphPlan:
     blocking: list[Diagnostic]
     wiring: str
     wire: dict  # where graphed() goes: {"module", "owner" (a class, or "" for the module), "name"}
+    callee_changes: list[str] = dataclasses.field(default_factory=list)  # callee state rewritten
+    callee_refusals: list[str] = dataclasses.field(default_factory=list)  # and what could not be, with the line
 
 
 def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool = True) -> GraphPlan:
@@ -104,25 +107,37 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         if errors:
             raise GraphError("fixing the core failed: " + "; ".join(errors))
         final = check_paths(scratch_paths, core_settings, use_cache=False)
+        # the callees' counters and number tensors (rewriters/callee_state.py), then checked again
+        sources = Sources(scratch_paths)
+        fed = fed_parameters(final.diagnostics, split.core_parameters, sources) if split.source is not None else []
+        split = dataclasses.replace(split, numbers=sorted(set(split.numbers) | set(fed)))
+        carried = {split.core_parameters[i] for i in split.numbers}
+        callee = rewrite_callee_state(final.diagnostics, carried, (str(region_copy.resolve()),
+                                                                   core.rpartition(".")[0]), sources)
+        if callee.changed:
+            final = check_paths(scratch_paths, core_settings, use_cache=False)
         back = {os.path.realpath(copy): original for original, copy in copies.items()}
+        callee_notes = ([_scratch_shown(c, back) for c in callee.changed],
+                        [_scratch_shown(r, back) for r in callee.refused])
         changed = {}
         for original, copy in copies.items():
             old, new = Path(original).read_bytes(), copy.read_bytes()
             if old != new:
                 changed[original] = (old, new)
-        carried = {split.core_parameters[i] for i in split.numbers}
         after = read_text(region_copy)  # as fixed: the final check's lines
         region_lines = after[1].splitlines() if not isinstance(after, str) else []
         blocking = []
         for d in final.diagnostics:
             original = back.get(os.path.realpath(d.path), d.path)
             in_region_file = _abs(original) == _abs(region.path)
-            if d.code in NOT_FIXED_HERE or (in_region_file and _settled_by_numbers(d, carried, region_lines)):
+            if d.code in NOT_FIXED_HERE or (in_region_file and _settled_by_numbers(d, carried, region_lines)) \
+                    or settled_by_carried(d, carried, sources) or callee.settles(d):
                 continue
             blocking.append(dataclasses.replace(d, path=_shown(original)))
     fixes = Counter(d.code for d in result.applied)
     return GraphPlan(region.display, region.path, split, core, changed, fixes, blocking,
-                     _wiring(region.display, split, blocking), _wire_target(project, region, core))
+                     _wiring(region.display, split, blocking), _wire_target(project, region, core),
+                     *callee_notes)
 
 
 _PER_STEP = re.compile(r"^(?:parameter `(\w+)`|attribute `(self\.\w+)`)")
@@ -171,6 +186,12 @@ def _settled_by_numbers(d: Diagnostic, carried: set[str], lines: list[str]) -> b
         text = lines[d.start.line - 1][d.start.column:].lstrip()  # columns count from 0
         return any(re.match(rf"torch\.as_tensor\(\(?{re.escape(n)}\b", text) for n in carried)
     return False
+
+
+def _scratch_shown(line: str, back: dict[str, str]) -> str:
+    """A callee note about a scratch file, with the user's path instead."""
+    path, _, rest = line.partition(":")
+    return f"{_shown(back.get(os.path.realpath(path), path))}:{rest}"
 
 
 def _abs(path) -> Path:
@@ -234,6 +255,7 @@ def as_json(result: GraphPlan) -> dict:
             "core_parameters": split.core_parameters, "prologue_lines": split.prologue_lines,
             "epilogue_lines": split.epilogue_lines, "kept_host_lines": split.kept_host_lines,
             "options": wiring_options(split, result.blocking), "fixes": dict(result.fixes),
+            "callee_changes": result.callee_changes, "callee_refusals": result.callee_refusals,
             "changed": sorted(_shown(p) for p in result.changed),
             "blocking": [{"path": d.path, "line": d.start.line, "code": d.code, "message": d.message}
                          for d in sorted(result.blocking, key=lambda d: d.sort_key)]}
@@ -294,6 +316,10 @@ def summary(result: GraphPlan, wrote: bool) -> str:
         if split.kept_host_lines:
             lines.append(f"  host work left in the core (its results feed the tensor work): line "
                          f"{', '.join(map(str, split.kept_host_lines))}")
+    for change in result.callee_changes:
+        lines.append(f"  callee state: {change}")
+    for refusal in result.callee_refusals:
+        lines.append(f"  callee state not rewritten: {refusal}")
     if result.fixes:
         lines.append("  fixes applied in the core's reach: " +
                      ", ".join(f"{code} ×{n}" for code, n in sorted(result.fixes.items())))

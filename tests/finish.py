@@ -25,6 +25,9 @@ from tests import golden_fix
 from tests.golden import CORPUS
 
 FINISH = "finish.diff"
+# Programs that reach a capturable step through `graphsafe graph` alone, with no hand edit (their
+# finish.diff is gone): the region `graph` splits (bench/graph_path.py --region, on a GPU).
+GRAPHED = {"beam_search": "BeamSearch.beam_step", "rl_policy": "Agent.act"}
 # Files of a program that are not part of its code (snapshots, goldens, the finish diff itself).
 NOT_CODE = ("__pycache__", "*.pyc", "*.txt", "*.diff")
 
@@ -52,6 +55,20 @@ def finished_copy(program: Path, root: Path) -> Path:
             raise AssertionError(f"{program.name}/{FINISH} does not apply on top of `fix --unsafe-fixes` "
                                  f"(re-record it): {error}") from None
     return target
+
+
+def graphed_copy(program: Path, root: Path):
+    """root/corpus/<name> after `graphsafe graph . --region GRAPHED[name]`, and graph's plan (what
+    it split, rewrote and still lists as blocking capture)."""
+    from graphsafe.config import Settings
+    from graphsafe.graph_command import plan
+
+    target = root / "corpus" / program.name
+    shutil.copytree(program, target, ignore=shutil.ignore_patterns(*NOT_CODE))
+    result = plan([target], Settings(root=target), GRAPHED[program.name], use_cache=False)
+    for path, (_old, new) in result.changed.items():
+        Path(path).write_bytes(new)
+    return target, result
 
 
 class PatchError(Exception):

@@ -1,7 +1,9 @@
-"""Hand-finished corpus programs (tests/finish.py): after `fix --unsafe-fixes` and the hand edits
-of `finish.diff`, a program
+"""Finished corpus programs (tests/finish.py): after `graphsafe graph --region R` alone (the
+programs of finish.GRAPHED, no finish.diff), or after `fix --unsafe-fixes` and the hand edits of
+`finish.diff` (the others), a program
 
-  - has no diagnostic left (every hazard `check` reported is gone, none is silenced by noqa);
+  - has no diagnostic left (every hazard `check` reported is gone, none is silenced by noqa; for
+    `graph`: nothing it lists as blocking the capture of the split core);
   - computes the original program's numbers on CPU (run(), rel 1e-6 / abs 1e-9, like unsafe fixes),
     except outputs listed below with the reason. GS701's `capturable=True` is CUDA-only (Adam-family
     optimizers refuse it for CPU parameters), so a finished program makes it conditional on the
@@ -69,6 +71,42 @@ def test_finished_factory_runs_through_a_simulated_trial(program, tmp_path):
     # the finished step keeps no Python state between calls: the simulated replays match eager
     assert report.status == "ok", report.to_text()
     assert report.comparisons, "no state was tracked"
+
+
+@pytest.mark.parametrize("name", sorted(finish.GRAPHED))
+def test_graph_alone_leaves_a_capturable_core_with_the_original_results(name, tmp_path):
+    program = finish.CORPUS / name
+    assert not (program / finish.FINISH).exists(), "graph reaches it alone: its hand edits are gone"
+    graphed, result = finish.graphed_copy(program, tmp_path)
+    assert result.split.source is not None, result.split.refusal
+    assert [f"{d.path}:{d.start.line} {d.code} {d.message}" for d in result.blocking] == []
+    assert result.callee_refusals == []
+    assert golden_fix.different_numbers(program_runner.corpus_result(program), golden_fix.run_program(graphed),
+                                        rel=1e-6, abs_=1e-9) == [], "the graphed program computes other numbers"
+
+
+@pytest.mark.parametrize("name", sorted(finish.GRAPHED))
+def test_graphed_factory_still_builds_and_steps(name, tmp_path):
+    """capture.py's factory (what bench/graph_path.py wires on a GPU) builds the split program's
+    step, which runs on CPU call after call, through its core."""
+    import importlib.util
+    import sys
+
+    graphed, result = finish.graphed_copy(finish.CORPUS / name, tmp_path)
+    sys.path.insert(0, str(graphed))
+    try:
+        spec = importlib.util.spec_from_file_location(f"capture_{name}", graphed / "capture.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        built = module.make("cpu")
+        owner = built["step"].__self__
+        assert hasattr(owner, result.core.rpartition(".")[2])
+        for _ in range(3):
+            built["step"](*built["args"])
+    finally:
+        sys.path.remove(str(graphed))
+        for loaded in [m for m, v in sys.modules.items() if str(graphed) in str(getattr(v, "__file__", "") or "")]:
+            del sys.modules[loaded]
 
 
 def test_patch_round_trip_and_exact_context(tmp_path):
