@@ -198,8 +198,3 @@ def test_an_optimizer_state_step_kept_as_a_tensor_is_device_work():
     source = OPTIMIZER.format(start="torch.zeros(())")
     assert lines_of(source, "GS302") == []
     assert 19 not in lines_of(source, "GS301")
-
-
-def test_a_recomputation_the_region_runs_is_host_state_updated_only_at_capture():
-    # `self.step_size = math.exp(...)` in `_update`, reached from the region: GS302 like `+= 1`
-    assert lines_of(ADAPTED, "GS302") == [13, 18]

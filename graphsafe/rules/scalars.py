@@ -761,8 +761,7 @@ class PythonCounterInRegion(Rule):
             if not isinstance(tgt, cst.Attribute):
                 continue
             source = ctx.scalar_source(node.value)  # `total = self.count + n; self.count = total`
-            if (_mentions(node.value, tgt) or (source is not None and source.label == f"attribute `self.{tgt.attr.value}`")
-                    or _recomputed_here(tgt, ctx)):
+            if _mentions(node.value, tgt) or (source is not None and source.label == f"attribute `self.{tgt.attr.value}`"):
                 self._check(tgt, ctx, node.value)
 
     def _check(self, target: cst.BaseExpression, ctx, value: cst.BaseExpression) -> None:
@@ -791,15 +790,6 @@ class PythonCounterInRegion(Rule):
         # where GS301's report depends on the callers (a parameter), this one stands in when it does not hold
         condition = (NOT, *source.condition) if source is not None else None
         ctx.report(self, target, condition=condition, target=shown, what="an optimizer setting", effect="changes it")
-
-
-def _recomputed_here(target: cst.Attribute, ctx) -> bool:
-    """`self.step_size = math.exp(log_step)` in the step-like method that per_step.py found
-    recomputing it every step: host state the region changes only while capturing."""
-    if not ctx.is_self(target.value) or not ctx.class_key:
-        return False
-    write = ctx.step_writes.get(ctx.class_key, {}).get(target.attr.value)
-    return write is not None and write.how == "recomputed" and write.method == ctx.function_name
 
 
 def _reads_tensor_on_host(expr: cst.BaseExpression, ctx) -> bool:
