@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import run_facts, tensorness as T
+from graphsafe.analyzer import per_step, run_facts, tensorness as T
 from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
 from graphsafe.analyzer.names import ImportTable, bound_names, dotted
 from graphsafe.analyzer.nodes import children, node_types
@@ -219,6 +219,7 @@ class FileWalker:
         self.classes: dict[str, ClassInfo] = {}
         self.class_attr_kinds: dict[str, dict[str, T.Kind]] = {}
         self.varying_attrs: dict[str, set[str]] = {}  # class key → number attributes changed per step
+        self.step_writes: dict[str, dict[str, per_step.StepWrite]] = {}  # class key → attr → where a step changes it
         self.module_defs: dict[str, str] = {}
         self.class_tables: dict[str, tuple[str, ...]] = {}  # module-level tables of classes (`SOLVERS`)
         # (class key, attribute) → classes the class stores there (`self.buffer_class = ReplayBuffer`)
@@ -513,7 +514,9 @@ class FileWalker:
             attr = expr.attr.value
             if self.is_self(expr.value) and scope.class_key:
                 if attr in self.varying_attrs.get(scope.class_key, ()):
-                    return ScalarSource(f"attribute `self.{attr}`")
+                    write = self.step_writes.get(scope.class_key, {}).get(attr)
+                    where = f" ({write.describe(scope.class_key.rpartition('.')[2])})" if write else ""
+                    return ScalarSource(f"attribute `self.{attr}`{where}")
                 if (attr in self.number_attrs.get(scope.class_key, ())  # set per step elsewhere?
                         or f"{run_facts.OBSERVED_ATTR}{scope.class_key}:{attr}" in self.external):  # or seen to
                     return ScalarSource(f"attribute `self.{attr}`", (scope.class_key, attr))
@@ -544,7 +547,13 @@ class FileWalker:
             return None
         if tp is cst.BinaryOperation:
             return self._surest_source((expr.left, expr.right))
-        if tp is cst.Subscript and scope.class_key in self.varying_entries:
+        if tp is cst.Subscript:
+            # `group["lr"]` of an optimizer's param groups, `state["step"]` its step advances
+            label = per_step.scheduled_entry(expr, self.function_node) or per_step.advanced_entry(expr, self.function_node)
+            if label is not None:
+                return ScalarSource(label)
+            if scope.class_key not in self.varying_entries:
+                return None
             entry = _self_entry(expr, scope.self_name)
             if entry is not None and entry in self.varying_entries[scope.class_key]:
                 return ScalarSource(f"entry `self.{entry[0]}[{entry[1]!r}]`")
@@ -1562,6 +1571,11 @@ class FileWalker:
                         isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in stmt.decorators):
                     self.properties.add(f"{key}.{stmt.name.value}")
             varying, numbers, entries = _varying_number_attrs(node, number_functions, number_methods)
+            # what the class's step-like methods advance or recompute (per_step.py), for the label
+            self.step_writes[key] = {attr: write for attr, write in per_step.step_written_attrs(
+                node, lambda v, params, me: _is_number_expression(v, params, number_functions, number_methods, me)
+            ).items() if attr not in varying}
+            varying |= self.step_writes[key].keys()
             self.varying_attrs[key] = varying
             if entries:
                 self.varying_entries[key] = entries
@@ -1947,7 +1961,9 @@ class FileWalker:
                 inner.pending[param.name.value] = f"{ARG_PID}{key}:{param.name.value}"
             if _declares_number(param) and not T.SIZE_NAME.match(param.name.value):
                 inner.number_params.add(param.name.value)
-            elif param.annotation is None and param.default is None and not T.SIZE_NAME.match(param.name.value):
+            elif (param.annotation is None and param.default is None) or _declares_number(param):
+                # a number named like a size (`step_size`, `num_steps`) is a setting unless a caller
+                # passes it a per-step value (`verlet(z, self.step_size)`): per_step.py's sources
                 inner.open_params.add(param.name.value)
             if param.default is not None:
                 self.scope = outer
