@@ -91,37 +91,37 @@ def split_region(source: str, qualname: str, host_lines: dict[int, set[str]],
     if found is None:
         return SplitResult(None, f"no function {qualname} at the top level of the file or of a class in it")
     owner, function = found
-    refusal = _refuse(function, owner, module)
+    refusal = _refuse(function, owner, positions)
     if refusal:
         return SplitResult(None, f"{qualname}: {refusal}")
-    body = list(function.body.body)
+    body, rewrap = _peel_grad_mode(function)
     returns = body[-1] if _is_final(body[-1]) else None
     statements = body[:-1] if returns is not None else body
-    guards = {id(g) for g in _guards(statements)}
     facts = [_Statement(s, positions[s].start.line, positions[s].end.line) for s in statements]
     for fact in facts:
         codes = set().union(*(host_lines.get(line, set()) for line in range(fact.first, fact.last + 1)))
         fact.host = bool(codes) and codes <= HOST_CODES
         if codes == {"GS301"} and not _stores_into_subscript(fact.node):
             fact.host = False  # tensor work reading a per-step number: the core carries the number
-        if id(fact.node) in guards:
-            fact.host = fact.guard = True  # a guard clause runs before any tensor work: the wrapper's
+    _mark_exits(facts)
     ret = None
     if returns is not None:
         ret = _Statement(returns, positions[returns].start.line, positions[returns].end.line)
         codes = set().union(*(host_lines.get(line, set()) for line in range(ret.first, ret.last + 1)))
         ret.host = bool(codes) and codes <= HOST_CODES  # `return action.cpu()`: evaluated by the wrapper
     places = _place(facts, ret)
+    exits = [f for f in facts if f.exit]
     prologue = [f for f, p in zip(facts, places) if p == "prologue"]
     epilogue = [f for f, p in zip(facts, places) if p == "epilogue"]
     core = [f for f, p in zip(facts, places) if p == "core"]
     kept = [f.first for f in core if f.host]
-    if not prologue and not epilogue:
+    if not prologue and not epilogue and not (ret is not None and ret.host):
         return SplitResult(None, f"{qualname}: no host work can move out of it" +
                            (f" (host work at line {', '.join(map(str, kept))} feeds the tensor work)" if kept else ""))
     core_name = _fresh(function.name.value + CORE_SUFFIX, owner or module)
     numbers = _per_step_in(core, ret, per_step or {})
-    return _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, kept, numbers)
+    return _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, kept, numbers,
+                    bool(exits), rewrap)
 
 
 def _per_step_in(core: list[_Statement], ret: _Statement | None, per_step: dict[int, set[str]]) -> set[str]:
@@ -145,6 +145,7 @@ class _Statement:
     last: int
     host: bool = False
     guard: bool = False
+    exit: bool = False  # returns from the middle of the step: the core tells the wrapper it did
 
     def __post_init__(self) -> None:
         self.reads, self.writes = _effects(self.node) if self.node is not None else (set(), set())
@@ -157,6 +158,7 @@ def _place(facts: list[_Statement], ret: _Statement | None) -> list[str]:
     commutes with every core statement after it, else it stays in the core (to a fixed point:
     a host statement kept in the core is crossed by the host statements before it)."""
     forced: set[int] = set()
+    last_exit = max((i for i, f in enumerate(facts) if f.exit), default=-1)
     while True:
         places: list[str] = []
         for index, fact in enumerate(facts):
@@ -171,7 +173,8 @@ def _place(facts: list[_Statement], ret: _Statement | None) -> list[str]:
             if places[index] != "epilogue":
                 continue
             after = [facts[i] for i in range(index + 1, len(facts)) if places[i] == "core"]
-            if not all(_commute(fact, other) for other in after):
+            if index < last_exit or not all(_commute(fact, other) for other in after):
+                # before an early exit: the wrapper would run it only when the core did not return
                 forced.add(index)
                 changed = True
         if not changed:
@@ -312,9 +315,18 @@ def _find(module: cst.Module, qualname: str) -> tuple[cst.ClassDef | None, cst.F
 
 
 class _Blockers(cst.CSTVisitor):
-    def __init__(self) -> None:
+    """The first construct that keeps a function whole, with its line: `yield`, `await`,
+    `global`, `nonlocal` (returns are counted: the split routes them, see _mark_exits)."""
+
+    def __init__(self, positions=None) -> None:
         self.found: str | None = None
         self.returns = 0
+        self.positions = positions
+
+    def _block(self, node: cst.CSTNode, what: str) -> None:
+        if self.found is None:
+            line = self.positions[node].start.line if self.positions is not None and node in self.positions else None
+            self.found = what + (f" at line {line}" if line else "")
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False  # nested functions are values: their returns and yields are their own
@@ -329,40 +341,82 @@ class _Blockers(cst.CSTVisitor):
         self.returns += 1
 
     def visit_Yield(self, node: cst.Yield) -> None:
-        self.found = self.found or "it is a generator (yield)"
+        self._block(node, "it is a generator: a yield")
 
     def visit_Await(self, node: cst.Await) -> None:
-        self.found = self.found or "it awaits"
+        self._block(node, "it awaits")
 
     def visit_Global(self, node: cst.Global) -> None:
-        self.found = self.found or "it declares a global"
+        self._block(node, "it declares a global")
 
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.found = self.found or "it declares a nonlocal"
+        self._block(node, "it declares a nonlocal")
 
 
-def _refuse(function: cst.FunctionDef, owner: cst.ClassDef | None, module: cst.Module) -> str | None:
+def _refuse(function: cst.FunctionDef, owner: cst.CSTNode | None, positions) -> str | None:
+    line = positions[function].start.line if function in positions else "?"
     if function.asynchronous:
-        return "an async function"
+        return f"an async function (line {line}): its awaits cannot be graphed"
     if not isinstance(function.body, cst.IndentedBlock):
-        return "its body is on the def line"
-    blockers = _Blockers()
+        return f"its body is on the def line (line {line})"
+    blockers = _Blockers(positions)
     for statement in function.body.body:
         statement.visit(blockers)
     if blockers.found:
-        return blockers.found
-    body = function.body.body
-    allowed = _returns_in(body[-1]) if _is_final(body[-1]) else 0
-    allowed += sum(_returns_in(s) for s in _guards(body[:-1]))
-    if blockers.returns > allowed:
-        return ("it returns from the middle (a last `return` or `if/else` that returns on every branch, "
-                "and guard clauses before any other work, can stay)")
+        return blockers.found + ": a graph replays straight-line device work, the wrapper cannot resume it"
     for decorator in function.decorators:
         if _decorator_name(decorator) in ("staticmethod", "classmethod", "property"):
-            return f"a @{_decorator_name(decorator)} (split a plain method or function)"
-    if owner is not None and not function.params.params:
-        return "a method without self"
+            return f"a @{_decorator_name(decorator)} (line {line}; split a plain method or function)"
+    if isinstance(owner, cst.ClassDef) and not function.params.params:
+        return f"a method without self (line {line})"
     return None
+
+
+def _mark_exits(facts: list[_Statement]) -> None:
+    """Statements that may return before the end. Leading ones, after nothing but host work,
+    are guard clauses (`if x is None: return x`): the wrapper's, before the core. Later ones are
+    early exits: they stay in the core, which then returns `(exited, result, ...)` and the
+    wrapper returns at once when it exited (the host work after them runs only when it did not)."""
+    leading = True
+    for fact in facts:
+        returns = _returns_in(fact.node)
+        if leading and returns:
+            fact.host = fact.guard = True  # a guard clause runs before any tensor work
+            continue
+        if returns:
+            fact.host, fact.exit = False, True
+        leading = leading and fact.host
+
+
+_GRAD_MODE_CALLS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad", "no_grad",
+                              "inference_mode", "enable_grad", "torch.autograd.no_grad"})
+
+
+def _peel_grad_mode(function: cst.FunctionDef):
+    """(the statements to split, how to put a body back): a body that is one `with
+    torch.no_grad():` block (after a docstring) is split inside it, and the wrapper and the core
+    each keep the block around their part, so both run in the grad mode the step ran in."""
+    body = list(function.body.body)
+    docstring = body[:1] if body and _is_docstring(body[0]) else []
+    rest = body[len(docstring):]
+    if (len(rest) == 1 and isinstance(rest[0], cst.With) and isinstance(rest[0].body, cst.IndentedBlock)
+            and rest[0].body.body and not rest[0].asynchronous
+            and all(item.asname is None and isinstance(item.item, cst.Call)
+                    and _chain(item.item.func) in _GRAD_MODE_CALLS for item in rest[0].items)):
+        block = rest[0]
+
+        def rewrap(statements: list[cst.BaseStatement], keep_docstring: bool = True) -> list[cst.BaseStatement]:
+            wrapped = block.with_changes(body=block.body.with_changes(body=statements), leading_lines=())
+            return (docstring if keep_docstring else []) + [wrapped]
+
+        return list(block.body.body), rewrap
+    return body, lambda statements, keep_docstring=True: statements
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 
 
 def _decorator_name(decorator: cst.Decorator) -> str:
@@ -390,17 +444,6 @@ def _is_final(statement: cst.BaseStatement) -> bool:
         return (isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock)
                 and bool(orelse.body.body) and _is_final(orelse.body.body[-1]))
     return False
-
-
-def _guards(statements) -> list[cst.BaseStatement]:
-    """Leading statements that may return (guard clauses: `if x is None: return x`), before the
-    first statement without a return."""
-    found = []
-    for statement in statements:
-        if not _returns_in(statement):
-            break
-        found.append(statement)
-    return found
 
 
 def _is_return(statement: cst.BaseStatement) -> bool:
@@ -448,7 +491,8 @@ def _names_in(node: cst.CSTNode) -> set[str]:
 _GRAD_MODES = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad", "no_grad", "inference_mode"})
 
 
-def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, kept, numbers) -> SplitResult:
+def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, kept, numbers, exits=False,
+             rewrap=lambda statements, keep_docstring=True: statements) -> SplitResult:
     params = function.params
     first = params.params[0].name.value if owner is not None else None
     taken_names = _local_names(function)
@@ -461,7 +505,7 @@ def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, 
     indexes = 0
     if attributes or number_names:
         rewriter = _NumbersRead(attributes, number_names, _torch_name(module))
-        core = [_Statement(s.node.visit(rewriter), s.first, s.last) for s in core]
+        core = [_Statement(s.node.visit(rewriter), s.first, s.last, exit=s.exit) for s in core]
         if ret is not None:
             ret = _Statement(ret.node.visit(rewriter), ret.first, ret.last)
         indexes = rewriter.indexes
@@ -490,17 +534,24 @@ def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, 
     taken = _names_in(function)
     result_name = _fresh_among("_result", taken)
 
-    core_returns: list[cst.BaseExpression] = []
+    exited_name = _fresh_among("_exited", taken | {result_name})
+    # with early exits the core returns (exited, result, *extras) on every path: the wrapper
+    # returns the result at once when the core exited early, else runs the host work after it
+    head = [cst.Name("False")] if exits else []
+    core_returns: list[cst.BaseExpression] = list(head)
     final_if = ret is not None and not _is_return(ret.node)
     if return_in_core and not final_if:
         value = ret.node.body[0].value or cst.Name("None")
-        if extras and isinstance(value, cst.Tuple) and not value.lpar:
+        if (extras or exits) and isinstance(value, cst.Tuple) and not value.lpar:
             value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])  # one element: the result
         core_returns.append(value)
+    elif exits:
+        core_returns.append(cst.Name("None"))  # the core did not exit: the wrapper computes the result
     core_returns += [cst.Name(n) for n in extras]
-    core_body = [s.node for s in core]
+    core_body = [s.node.visit(_WithExtras([cst.Name("True")], [cst.Name("None")] * len(extras))) if s.exit
+                 else s.node for s in core]
     if return_in_core and final_if:  # each branch returns its result and the values the wrapper needs
-        core_body.append(ret.node.visit(_WithExtras(extras)))
+        core_body.append(ret.node.visit(_WithExtras(head, [cst.Name(n) for n in extras])))
     elif core_returns:
         value = core_returns[0] if len(core_returns) == 1 else cst.Tuple([cst.Element(v) for v in core_returns],
                                                                         lpar=[], rpar=[])
@@ -518,7 +569,7 @@ def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, 
         core_params = core_params.with_changes(star_arg=cst.ParamStar())
     decorators = [d for d in function.decorators if _decorator_name(d) in _GRAD_MODES]
     core_function = function.with_changes(name=cst.Name(core_name), params=core_params, decorators=decorators,
-                                          body=function.body.with_changes(body=core_body),
+                                          body=function.body.with_changes(body=rewrap(core_body, False)),
                                           leading_lines=[cst.EmptyLine(indent=False)] if owner is not None else
                                           [cst.EmptyLine(indent=False)] * 2, returns=None)
 
@@ -532,17 +583,21 @@ def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, 
     if star_kwarg:
         args.append(cst.Arg(cst.Name(star_kwarg.name.value), star="**"))
     call = cst.Call(callee, args)
-    targets = ([cst.Name(result_name)] if return_in_core else []) + [cst.Name(n) for n in extras]
+    targets = ([cst.Name(exited_name), cst.Name(result_name)] if exits else
+               [cst.Name(result_name)] if return_in_core else []) + [cst.Name(n) for n in extras]
     if not targets:
         call_line = cst.SimpleStatementLine([cst.Expr(call)])
     else:
         target = targets[0] if len(targets) == 1 else cst.Tuple([cst.Element(t) for t in targets], lpar=[], rpar=[])
         call_line = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(target)], call)])
-    wrapper_body = [s.node for s in prologue] + [call_line] + [s.node for s in epilogue]
+    wrapper_body = [s.node for s in prologue] + [call_line]
+    if exits:
+        wrapper_body.append(cst.parse_statement(f"if {exited_name}:\n    return {result_name}\n"))
+    wrapper_body += [s.node for s in epilogue]
     if ret is not None:
         wrapper_body.append(cst.SimpleStatementLine([cst.Return(cst.Name(result_name))]) if return_in_core
                             else ret.node)
-    new_wrapper = function.with_changes(body=function.body.with_changes(body=wrapper_body))
+    new_wrapper = function.with_changes(body=function.body.with_changes(body=rewrap(wrapper_body)))
 
     if owner is not None:
         members = []
@@ -562,10 +617,10 @@ def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, 
 
 
 class _WithExtras(cst.CSTTransformer):
-    """`return x` → `return (x), a, b` in the statement (not in nested functions)."""
+    """`return x` → `return head..., (x), extras...` in the statement (not in nested functions)."""
 
-    def __init__(self, extras: list[str]) -> None:
-        self.extras = extras
+    def __init__(self, head: list[cst.BaseExpression], extras: list[cst.BaseExpression]) -> None:
+        self.head, self.extras = head, extras
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -573,14 +628,18 @@ class _WithExtras(cst.CSTTransformer):
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
     def leave_Return(self, original: cst.Return, updated: cst.Return) -> cst.Return:
-        if not self.extras:
+        if not self.extras and not self.head:
             return updated
         value = updated.value or cst.Name("None")
         if isinstance(value, cst.Tuple) and not value.lpar:
             value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        return updated.with_changes(value=cst.Tuple([cst.Element(value)] + [cst.Element(cst.Name(n)) for n in self.extras],
-                                                    lpar=[], rpar=[]))
+        elements = [*self.head, value, *self.extras]
+        return updated.with_changes(value=cst.Tuple([cst.Element(e) for e in elements], lpar=[], rpar=[]),
+                                    whitespace_after_return=cst.SimpleWhitespace(" "))
 
 
 class _NumbersRead(cst.CSTTransformer):
