@@ -29,7 +29,7 @@ from graphsafe.analyzer.grouping import each_use
 from graphsafe.config import Settings
 from graphsafe.fixer import fix_paths, read_text
 from graphsafe.model import Diagnostic, RegionKind
-from graphsafe.rewriters.boundary import SplitResult, split_region
+from graphsafe.rewriters.boundary import SplitResult, convert_fixed_values, split_region
 from graphsafe.rewriters.callee_state import Sources, fed_parameters, rewrite_callee_state, settled_by_carried
 from graphsafe.writing import SourceEncoding
 
@@ -78,14 +78,17 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         original_bytes, text = read
         host_lines: dict[int, set[str]] = {}
         per_step: dict[int, set[str]] = {}
+        reached: dict[int, set[str]] = {}  # a line of the region → hazards in what its calls reach
         for d in each_use(project.diagnostics):
             if _abs(d.path) == _abs(region.path):
                 host_lines.setdefault(d.start.line, set()).add(d.code)
                 number = per_step_number(d)
                 if number:
                     per_step.setdefault(d.start.line, set()).add(number)
+            if len(d.chain) > 1 and d.call_sites and _abs(d.call_sites[0].path) == _abs(region.path):
+                reached.setdefault(d.call_sites[0].line, set()).add(d.code)
         defined = _defined_as(project, region)  # `Base.forward` for a pattern naming `Sub.forward`
-        split = split_region(text, defined, host_lines, per_step)
+        split = split_region(text, defined, host_lines, per_step, reached)
         core = defined
         if split.source is not None:
             try:
@@ -106,6 +109,7 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         errors = [f"{o.path}: {o.error}" for o in result.outcomes if o.error]
         if errors:
             raise GraphError("fixing the core failed: " + "; ".join(errors))
+        converted = _convert_for_the_wrapper(split, defined, region_copy, result.applied)
         final = check_paths(scratch_paths, core_settings, use_cache=False)
         # the callees' counters and number tensors (rewriters/callee_state.py), then checked again
         sources = Sources(scratch_paths)
@@ -135,9 +139,29 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
                 continue
             blocking.append(dataclasses.replace(d, path=_shown(original)))
     fixes = Counter(d.code for d in result.applied)
+    wire = _wire_target(project, region, core)
+    if split.closure:  # the core hangs on the closure the factory returns: graphed where it is held
+        wire = {"module": wire["module"], "owner": "", "closure": defined, "name": split.core_name}
+    if converted:
+        split = dataclasses.replace(split, converted=converted)
     return GraphPlan(region.display, region.path, split, core, changed, fixes, blocking,
-                     _wiring(region.display, split, blocking), _wire_target(project, region, core),
-                     *callee_notes)
+                     _wiring(region.display, split, blocking), wire, *callee_notes)
+
+
+def _convert_for_the_wrapper(split: SplitResult, defined: str, region_copy: Path, applied) -> list[str]:
+    """GS101 fixes in the core keep values tensors; the ones the core hands to the wrapper's host
+    work are converted back there, after the core (rewriters/boundary.convert_fixed_values)."""
+    lines = {d.start.line for d in applied if d.code == "GS101" and _abs(d.path) == _abs(region_copy)}
+    if split.source is None or not lines:
+        return []
+    read = read_text(region_copy)
+    if isinstance(read, str):
+        return []
+    raw, text = read
+    new_text, names = convert_fixed_values(text, defined, split.core_name, lines)
+    if names:
+        region_copy.write_bytes(SourceEncoding.of(raw).encode(new_text))
+    return names
 
 
 _PER_STEP = re.compile(r"^(?:parameter `(\w+)`|attribute `(self\.\w+)`)")
@@ -240,10 +264,11 @@ def wiring_options(split: SplitResult, blocking: list[Diagnostic]) -> dict:
 def _wiring(region: str, split: SplitResult, blocking: list[Diagnostic]) -> str:
     owner, _, name = region.rpartition(".")
     core = split.core_name or name
-    target = f"obj.{core}" if owner else f"module.{core}"
+    target = f"fn.{core}" if split.closure else f"obj.{core}" if owner else f"module.{core}"
     options = wiring_options(split, blocking)
     line = f"{target} = graphed({target}{''.join(f', {k}={v!r}' for k, v in options.items())})"
-    who = f"obj: the {owner} whose {name} your loop calls" if owner else "module: the module that defines it"
+    who = (f"fn: the {name} function {owner}() returns" if split.closure else
+           f"obj: the {owner} whose {name} your loop calls" if owner else "module: the module that defines it")
     return (f"from graphsafe.runtime import graphed\n{line}   # once, after building it ({who}); "
             f"keep calling {name}() as before")
 
@@ -254,6 +279,7 @@ def as_json(result: GraphPlan) -> dict:
             "split": split.source is not None, "refusal": split.refusal,
             "core_parameters": split.core_parameters, "prologue_lines": split.prologue_lines,
             "epilogue_lines": split.epilogue_lines, "kept_host_lines": split.kept_host_lines,
+            "host_return": split.host_return, "converted": split.converted,
             "options": wiring_options(split, result.blocking), "fixes": dict(result.fixes),
             "callee_changes": result.callee_changes, "callee_refusals": result.callee_refusals,
             "changed": sorted(_shown(p) for p in result.changed),
@@ -306,8 +332,16 @@ def summary(result: GraphPlan, wrote: bool) -> str:
             moved.append(f"before it: line {', '.join(map(str, split.prologue_lines))}")
         if split.epilogue_lines:
             moved.append(f"after it: line {', '.join(map(str, split.epilogue_lines))}")
-        lines.append(f"  split: the tensor work is now {result.core}({', '.join(split.core_parameters)}); "
-                     f"{result.region} keeps the host work ({'; '.join(moved)})")
+        if moved:
+            lines.append(f"  split: the tensor work is now {result.core}({', '.join(split.core_parameters)}); "
+                         f"{result.region} keeps the host work ({'; '.join(moved)})")
+        else:
+            lines.append(f"  split: {result.region} now calls {result.core}({', '.join(split.core_parameters)}), "
+                         "what gets graphed" + ("; its return is evaluated around it" if split.host_return else
+                                                " (nothing to move: callers that imported it reach the graph)"))
+        if split.converted:
+            lines.append(f"  values a fix made tensors, converted back after the core for the host work: "
+                         f"{', '.join(split.converted)}")
         if split.numbers:
             carried = ", ".join(split.core_parameters[i] for i in split.numbers)
             lines.append(f"  per-step numbers now core parameters, carried by device scalars (numbers=): {carried}"

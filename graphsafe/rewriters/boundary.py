@@ -70,6 +70,9 @@ class SplitResult:
     kept_host_lines: list[int] = field(default_factory=list)  # host work that could not move
     numbers: list[int] = field(default_factory=list)  # core parameters that are per-step numbers (graphed numbers=)
     number_indexes: int = 0  # `x[:, n]` reads by such a number rewritten as `index_select`
+    closure: str = ""  # a factory's nested function: the core is this closure's attribute (`update.update_core`)
+    host_return: bool = False  # the return is evaluated by the wrapper, on the core's results
+    converted: list[str] = field(default_factory=list)  # values converted back for the wrapper (graph's fixes)
 
     @property
     def moved(self) -> int:
@@ -77,10 +80,13 @@ class SplitResult:
 
 
 def split_region(source: str, qualname: str, host_lines: dict[int, set[str]],
-                 per_step: dict[int, set[str]] | None = None) -> SplitResult:
-    """Split the function `qualname` ("f" or "Class.method") of `source`. `host_lines` maps a line
-    to the rule codes reported on it (the region's own diagnostics); `per_step` maps a line to
-    the per-step Python numbers GS301 reports read there (`self.cur_len`, a parameter `t`)."""
+                 per_step: dict[int, set[str]] | None = None,
+                 reached: dict[int, set[str]] | None = None) -> SplitResult:
+    """Split the function `qualname` ("f", "Class.method" or "factory.closure") of `source`.
+    `host_lines` maps a line to the rule codes reported on it (the region's own diagnostics);
+    `per_step` maps a line to the per-step Python numbers GS301 reports read there
+    (`self.cur_len`, a parameter `t`); `reached` maps a line to the codes of hazards in the
+    functions its calls reach (`return torch_item(loss)`: a GS101 in torch_item)."""
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
@@ -89,7 +95,7 @@ def split_region(source: str, qualname: str, host_lines: dict[int, set[str]],
     positions = wrapper.resolve(cst.metadata.PositionProvider)
     found = _find(module, qualname)
     if found is None:
-        return SplitResult(None, f"no function {qualname} at the top level of the file or of a class in it")
+        return SplitResult(None, f"no function {qualname} at the top level of the file, of a class or of a function in it")
     owner, function = found
     refusal = _refuse(function, owner, positions)
     if refusal:
@@ -109,15 +115,25 @@ def split_region(source: str, qualname: str, host_lines: dict[int, set[str]],
         ret = _Statement(returns, positions[returns].start.line, positions[returns].end.line)
         codes = set().union(*(host_lines.get(line, set()) for line in range(ret.first, ret.last + 1)))
         ret.host = bool(codes) and codes <= HOST_CODES  # `return action.cpu()`: evaluated by the wrapper
+        ret.host = ret.host or _returns_through_hook(returns, function, owner)
+        # a return whose calls reach host work only: the wrapper calls them on the core's results
+        via = set().union(*((reached or {}).get(line, set()) for line in range(ret.first, ret.last + 1)))
+        ret.host = ret.host or (bool(via) and via <= HOST_CODES and not codes - HOST_CODES)
     places = _place(facts, ret)
     exits = [f for f in facts if f.exit]
     prologue = [f for f, p in zip(facts, places) if p == "prologue"]
     epilogue = [f for f, p in zip(facts, places) if p == "epilogue"]
     core = [f for f, p in zip(facts, places) if p == "core"]
     kept = [f.first for f in core if f.host]
-    if not prologue and not epilogue and not (ret is not None and ret.host):
+    moves = prologue or epilogue or (ret is not None and ret.host)
+    if not core and (ret is None or ret.host):
+        return SplitResult(None, f"{qualname}: every statement is host work: nothing is left to graph")
+    if not moves and isinstance(owner, cst.ClassDef):
         return SplitResult(None, f"{qualname}: no host work can move out of it" +
                            (f" (host work at line {', '.join(map(str, kept))} feeds the tensor work)" if kept else ""))
+    # a module function or a closure with nothing to move still gets a core: graphed() replaces
+    # the core's name, which callers that imported the function itself (`from pkg import f`)
+    # reach through the wrapper; replacing `f` would graph nothing they call
     core_name = _fresh(function.name.value + CORE_SUFFIX, owner or module)
     numbers = _per_step_in(core, ret, per_step or {})
     return _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, kept, numbers,
@@ -179,6 +195,21 @@ def _place(facts: list[_Statement], ret: _Statement | None) -> list[str]:
                 changed = True
         if not changed:
             return places
+
+
+def _returns_through_hook(statement: cst.BaseStatement, function: cst.FunctionDef, owner) -> bool:
+    """`return output_transform(x, y, y_pred, loss)`: a last return through a callable the caller
+    passed in (a parameter of the region, or of the factory that defines it). What it does is the
+    caller's choice, not the step's (ignite's default is `loss.item()`): the wrapper calls it on
+    the core's results, which computes the same value and keeps unknown host work out of the graph."""
+    if not _is_return(statement):
+        return False
+    value = statement.body[0].value
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+        return False
+    scopes = [function] + ([owner] if isinstance(owner, cst.FunctionDef) else [])
+    names = {p.name.value for scope in scopes for p in (*scope.params.params, *scope.params.kwonly_params)}
+    return value.func.value in names
 
 
 def _stores_into_subscript(node: cst.CSTNode) -> bool:
@@ -305,12 +336,13 @@ def _find(module: cst.Module, qualname: str) -> tuple[cst.ClassDef | None, cst.F
     if len(parts) == 1:
         return next(((None, s) for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == parts[0]),
                     None)
-    if len(parts) == 2:
-        for cls in module.body:
-            if isinstance(cls, cst.ClassDef) and cls.name.value == parts[0]:
-                for s in cls.body.body:
+    if len(parts) == 2:  # a method, or a function a factory defines and returns (a closure)
+        for outer in module.body:
+            if isinstance(outer, (cst.ClassDef, cst.FunctionDef)) and outer.name.value == parts[0] \
+                    and isinstance(outer.body, cst.IndentedBlock):
+                for s in outer.body.body:
                     if isinstance(s, cst.FunctionDef) and s.name.value == parts[1]:
-                        return cls, s
+                        return outer, s
     return None
 
 
@@ -494,7 +526,8 @@ _GRAD_MODES = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_
 def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, kept, numbers, exits=False,
              rewrap=lambda statements, keep_docstring=True: statements) -> SplitResult:
     params = function.params
-    first = params.params[0].name.value if owner is not None else None
+    method = isinstance(owner, cst.ClassDef)
+    first = params.params[0].name.value if method else None
     taken_names = _local_names(function)
     attributes = {}  # "self.cur_len" -> the core parameter that carries it
     for chain in sorted(n for n in numbers if "." in n):
@@ -573,13 +606,17 @@ def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, 
                                           leading_lines=[cst.EmptyLine(indent=False)] if owner is not None else
                                           [cst.EmptyLine(indent=False)] * 2, returns=None)
 
-    callee = cst.Attribute(cst.Name(first), cst.Name(core_name)) if first else cst.Name(core_name)
+    # a closure's core is an attribute of the closure (`update.update_core`), set where the factory
+    # builds both: whoever holds the closure the factory returned can graph its core
+    holder = first if method else function.name.value if owner is not None else None
+    callee = cst.Attribute(cst.Name(holder), cst.Name(core_name)) if holder else cst.Name(core_name)
     args = [cst.Arg(cst.Name(p.name.value)) for p in keep if p.name.value != first]
     args += [cst.Arg(cst.Name(n)) for n in passed_in]
     args += [cst.Arg(cst.parse_expression(chain)) for chain in attributes]
     if star:
         args.append(cst.Arg(cst.Name(star.name.value), star="*"))
-    args += [cst.Arg(cst.Name(p.name.value), keyword=cst.Name(p.name.value)) for p in kwonly]
+    tight = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+    args += [cst.Arg(cst.Name(p.name.value), keyword=cst.Name(p.name.value), equal=tight) for p in kwonly]
     if star_kwarg:
         args.append(cst.Arg(cst.Name(star_kwarg.name.value), star="**"))
     call = cst.Call(callee, args)
@@ -603,6 +640,8 @@ def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, 
         members = []
         for member in owner.body.body:
             members += [new_wrapper, core_function] if member is function else [member]
+            if member is function and not method:
+                members.append(cst.parse_statement(f"{holder}.{core_name} = {core_name}\n"))
         new_module = module.deep_replace(owner, owner.with_changes(body=owner.body.with_changes(body=members)))
     else:
         members = []
@@ -613,7 +652,8 @@ def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, 
     positional = not star and not kwonly  # graphed names numbers by position among the call's arguments
     number_positions = [i for i, p in enumerate(parameters) if p in number_names] if positional else []
     return SplitResult(new_module.code, None, core_name, parameters,
-                       [s.first for s in prologue], [s.first for s in epilogue], kept, number_positions, indexes)
+                       [s.first for s in prologue], [s.first for s in epilogue], kept, number_positions, indexes,
+                       holder if owner is not None and not method else "", ret is not None and ret.host)
 
 
 class _WithExtras(cst.CSTTransformer):
@@ -713,3 +753,76 @@ def _fresh_among(name: str, taken: set[str]) -> str:
     while candidate in taken:
         candidate, number = f"{name}{number}", number + 1
     return candidate
+
+
+# --- values a fix in the core made tensors, read by the wrapper's host work ---------------------------
+
+
+def convert_fixed_values(source: str, qualname: str, core_name: str, fixed_lines: set[int]) -> tuple[str, list[str]]:
+    """After a fix in the core turned a Python number into a tensor (GS101: `losses.append(
+    loss.item())` → `losses.append(loss.detach())`), a value the core hands back to the wrapper
+    may now hold tensors where the wrapper's host work expects numbers (`np.mean(losses)` fails
+    on CUDA tensors). The wrapper converts it back right after the core call — `losses =
+    [v.item() for v in losses]`, `total = total.item()` — so the host work reads what it read
+    before and the graph keeps the step free of syncs. (source, the names converted)."""
+    module = cst.parse_module(source)
+    positions = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(cst.metadata.PositionProvider)
+    found = _find(module, qualname)
+    outer = found[0] if found else None
+    core = _find(module, f"{outer.name.value}.{core_name}" if outer is not None else core_name)
+    if found is None or core is None:
+        return source, []
+    wrapper = found[1]
+    made: dict[str, str] = {}  # name → "list" (its appended elements became tensors) or "value"
+
+    class _Fixed(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is core[1]
+
+        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+            if positions[node].start.line not in fixed_lines:
+                return False
+            for small in node.body:
+                if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
+                        and isinstance(small.value.func, cst.Attribute) and small.value.func.attr.value == "append" \
+                        and isinstance(small.value.func.value, cst.Name):
+                    made.setdefault(small.value.func.value.value, "list")
+                elif isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                    for target in targets:
+                        if isinstance(target, cst.Name):
+                            made.setdefault(target.value, "value")
+            return False
+
+    core[1].visit(_Fixed())
+    call_index, returned = _core_call(wrapper, core_name)
+    names = [n for n in returned if n in made]
+    if call_index is None or not names:
+        return source, []
+    body, _ = _peel_grad_mode(wrapper)
+    conversions = [cst.parse_statement(f"{n} = [v.item() for v in {n}]\n" if made[n] == "list" else
+                                       f"{n} = {n}.item()\n") for n in names]
+    new_body = body[:call_index + 1] + conversions + body[call_index + 1:]
+    statements = list(wrapper.body.body)
+    if len(body) != len(statements) or any(a is not b for a, b in zip(body, statements)):  # inside a with block
+        block = next(s for s in statements if isinstance(s, cst.With))
+        new_block = block.with_changes(body=block.body.with_changes(body=new_body))
+        new_body = [new_block if s is block else s for s in statements]
+    new_wrapper = wrapper.with_changes(body=wrapper.body.with_changes(body=new_body))
+    return module.deep_replace(wrapper, new_wrapper).code, names
+
+
+def _core_call(wrapper: cst.FunctionDef, core_name: str) -> tuple[int | None, list[str]]:
+    """The index of the wrapper's statement that calls the core, and the names it binds."""
+    body, _ = _peel_grad_mode(wrapper)
+    for index, statement in enumerate(body):
+        if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+                and isinstance(statement.body[0], cst.Assign):
+            assign = statement.body[0]
+            call = assign.value
+            if isinstance(call, cst.Call) and isinstance(call.func, (cst.Attribute, cst.Name)) \
+                    and (call.func.attr.value if isinstance(call.func, cst.Attribute) else call.func.value) == core_name:
+                target = assign.targets[0].target
+                elements = target.elements if isinstance(target, cst.Tuple) else [cst.Element(target)]
+                return index, [e.value.value for e in elements if isinstance(e.value, cst.Name)]
+    return None, []
