@@ -14,6 +14,7 @@ only at the end, each only if it changed, with fix's guarantees (writing.write_f
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import difflib
 import os
@@ -123,6 +124,10 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         back = {os.path.realpath(copy): original for original, copy in copies.items()}
         callee_notes = ([_scratch_shown(c, back) for c in callee.changed],
                         [_scratch_shown(r, back) for r in callee.refused])
+        backward = backward_in_reach(final)
+        if backward:
+            split = dataclasses.replace(split, backward_in=_shown(back.get(os.path.realpath(backward[0]), backward[0]))
+                                        + f":{backward[1]}")
         changed = {}
         for original, copy in copies.items():
             old, new = Path(original).read_bytes(), copy.read_bytes()
@@ -248,11 +253,60 @@ def _shown(path: str) -> str:
         return path
 
 
+def backward_in_reach(result) -> tuple[str, int] | None:
+    """(path, line) of a `.backward(` call in a function the core region reaches (a callee that
+    computes the loss and its gradients), or None."""
+    from graphsafe.analyzer.callgraph import Project
+
+    project = Project(result.facts)
+    reach = project.reach([r for r in result.regions if r.kind is RegionKind.PATTERN])
+    functions: dict[str, dict] = {}  # path → display name → ast node
+    for key in reach.order:
+        located = project.units.get(key)
+        if located is None or not located.unit.is_function:
+            continue
+        if located.path not in functions:
+            functions[located.path] = _functions_by_name(located.path)
+        node = functions[located.path].get(located.unit.display)
+        for call in _walk(node) if node is not None else ():
+            if isinstance(call, ast.Call) and getattr(call.func, "attr", getattr(call.func, "id", None)) == "backward":
+                return located.path, call.lineno
+    return None
+
+
+def _functions_by_name(path: str) -> dict:
+    """`f`, `Class.method`, `factory.inner` → its ast node, for one file ({} when unreadable)."""
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return {}
+    found: dict = {}
+    stack = [(node, "") for node in tree.body]
+    while stack:
+        node, prefix = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            name = prefix + node.name
+            if not isinstance(node, ast.ClassDef):
+                found.setdefault(name, node)
+            stack += [(child, name + ".") for child in node.body]
+    return found
+
+
+def _walk(function):
+    """The nodes of a function's own body (not of the functions and classes it defines)."""
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
 def wiring_options(split: SplitResult, blocking: list[Diagnostic]) -> dict:
-    """The `graphed(...)` options the core needs: train=True when it runs a backward, numbers= for
-    its per-step number parameters."""
+    """The `graphed(...)` options the core needs: train=True when it runs a backward (its own or a
+    callee's), numbers= for its per-step number parameters."""
     options: dict = {}
-    if split.source is not None and ".backward(" in split.source:
+    if ".backward(" in (split.source or "") or split.backward_in:
         options["train"] = True
     numbers = list(split.numbers) or [i for i, p in enumerate(split.core_parameters)
                                       if any(per_step_number(d) == p for d in blocking)]
@@ -279,7 +333,7 @@ def as_json(result: GraphPlan) -> dict:
             "split": split.source is not None, "refusal": split.refusal,
             "core_parameters": split.core_parameters, "prologue_lines": split.prologue_lines,
             "epilogue_lines": split.epilogue_lines, "kept_host_lines": split.kept_host_lines,
-            "host_return": split.host_return, "converted": split.converted,
+            "host_return": split.host_return, "converted": split.converted, "backward_in": split.backward_in,
             "options": wiring_options(split, result.blocking), "fixes": dict(result.fixes),
             "callee_changes": result.callee_changes, "callee_refusals": result.callee_refusals,
             "changed": sorted(_shown(p) for p in result.changed),

@@ -211,3 +211,59 @@ def test_nothing_is_converted_when_no_fixed_line_feeds_the_wrapper():
     result = split_region(DQN, "DQN.train", {16: {"GS302"}, 17: {"GS503"}})
     converted, names = convert_fixed_values(result.source, "DQN.train", "train_core", {1})
     assert names == [] and converted == result.source
+
+
+LOSSES = textwrap.dedent('''\
+    def loss_and_grads(model, x):
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        return loss
+''')
+TRAINER_WITH_HELPER = textwrap.dedent('''\
+    import torch
+    from losses import loss_and_grads
+
+
+    class Trainer:
+        def __init__(self):
+            self.model = torch.nn.Linear(3, 1)
+            self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+            self.steps = 0
+
+        def step(self, x):
+            loss = loss_and_grads(self.model, x)
+            self.opt.step()
+            self.opt.zero_grad()
+            self.steps += 1
+            return loss.detach()
+''')
+
+
+def test_graph_wires_train_true_when_a_callee_in_another_file_runs_the_backward(tmp_path, capsys):
+    (tmp_path / "losses.py").write_text(LOSSES, encoding="utf-8")
+    (tmp_path / "trainer.py").write_text(TRAINER_WITH_HELPER, encoding="utf-8")
+    code, out, err = run_cli(capsys, "graph", str(tmp_path), "--region", "Trainer.step", "--no-cache", "--json")
+    summary = json.loads(out)
+    assert summary["split"] and ".backward(" not in (tmp_path / "trainer.py").read_text(encoding="utf-8")
+    assert summary["options"] == {"train": True}
+    assert summary["backward_in"].endswith("losses.py:3")
+
+
+def test_the_real_step_worker_graphs_the_closures_of_one_build_and_not_its_twins():
+    from bench.real_e2e.step_api import Built
+    from bench.real_e2e.worker import wire_closures
+    from graphsafe.runtime.graphed import GraphedCallable
+
+    result = split_region(FACTORY, "make_step.update", {})
+    (a, _), (b, _) = _build(result.source), _build(result.source)
+
+    def built(update):
+        return Built(step=lambda x: update({"iteration": 1}, x), inputs=lambda i: (torch.ones(2, 3),),
+                     state=lambda: {})
+
+    request = {"graph": {"wire": {"closure": "make_step.update", "name": "update_core"},
+                         "options": {"train": True, "backend": "eager", "batched": []}}}
+    installed = wire_closures(built(a), request)
+    assert len(installed) == 1 and isinstance(a.update_core, GraphedCallable)
+    assert not isinstance(b.update_core, GraphedCallable)
+    assert isinstance(a({"iteration": 1}, torch.ones(2, 3)), float) and installed[0].stats["replays"] == 1

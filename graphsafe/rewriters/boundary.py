@@ -73,6 +73,7 @@ class SplitResult:
     closure: str = ""  # a factory's nested function: the core is this closure's attribute (`update.update_core`)
     host_return: bool = False  # the return is evaluated by the wrapper, on the core's results
     converted: list[str] = field(default_factory=list)  # values converted back for the wrapper (graph's fixes)
+    backward_in: str = ""  # "path:line" of a backward a callee of the core runs (graph: train=True)
 
     @property
     def moved(self) -> int:
