@@ -267,3 +267,14 @@ def test_the_real_step_worker_graphs_the_closures_of_one_build_and_not_its_twins
     assert len(installed) == 1 and isinstance(a.update_core, GraphedCallable)
     assert not isinstance(b.update_core, GraphedCallable)
     assert isinstance(a({"iteration": 1}, torch.ones(2, 3)), float) and installed[0].stats["replays"] == 1
+
+
+def test_the_docstring_stays_with_the_wrapper_and_a_conversion_lands_after_it():
+    source = DQN.replace("def train(self, xs):\n", 'def train(self, xs):\n        """One update."""\n')
+    result = split_region(source, "DQN.train", {17: {"GS302"}, 18: {"GS503"}})
+    wrapper, core = result.source.split("def train_core")
+    assert '"""One update."""\n        losses, total = self.train_core(xs)' in wrapper and '"""' not in core
+    lines = {n + 1 for n, text in enumerate(result.source.splitlines()) if "losses.append(loss.detach())" in text}
+    converted, names = convert_fixed_values(result.source, "DQN.train", "train_core", lines)
+    assert names == ["losses"] and '"""One update."""\n        losses, total = self.train_core(xs)\n' \
+        '        losses = [v.item() for v in losses]\n' in converted

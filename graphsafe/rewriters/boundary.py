@@ -426,9 +426,10 @@ _GRAD_MODE_CALLS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.en
 
 
 def _peel_grad_mode(function: cst.FunctionDef):
-    """(the statements to split, how to put a body back): a body that is one `with
-    torch.no_grad():` block (after a docstring) is split inside it, and the wrapper and the core
-    each keep the block around their part, so both run in the grad mode the step ran in."""
+    """(the statements to split, how to put a body back): the docstring goes back into the
+    wrapper only; a body that is one `with torch.no_grad():` block (after a docstring) is split
+    inside it, and the wrapper and the core each keep the block around their part, so both run
+    in the grad mode the step ran in."""
     body = list(function.body.body)
     docstring = body[:1] if body and _is_docstring(body[0]) else []
     rest = body[len(docstring):]
@@ -443,7 +444,8 @@ def _peel_grad_mode(function: cst.FunctionDef):
             return (docstring if keep_docstring else []) + [wrapped]
 
         return list(block.body.body), rewrap
-    return body, lambda statements, keep_docstring=True: statements
+    # the docstring stays with the wrapper, the function callers call (help(), documentation)
+    return rest, lambda statements, keep_docstring=True: (docstring if keep_docstring else []) + statements
 
 
 def _is_docstring(statement: cst.BaseStatement) -> bool:
@@ -800,15 +802,10 @@ def convert_fixed_values(source: str, qualname: str, core_name: str, fixed_lines
     names = [n for n in returned if n in made]
     if call_index is None or not names:
         return source, []
-    body, _ = _peel_grad_mode(wrapper)
+    body, rewrap = _peel_grad_mode(wrapper)
     conversions = [cst.parse_statement(f"{n} = [v.item() for v in {n}]\n" if made[n] == "list" else
                                        f"{n} = {n}.item()\n") for n in names]
-    new_body = body[:call_index + 1] + conversions + body[call_index + 1:]
-    statements = list(wrapper.body.body)
-    if len(body) != len(statements) or any(a is not b for a, b in zip(body, statements)):  # inside a with block
-        block = next(s for s in statements if isinstance(s, cst.With))
-        new_block = block.with_changes(body=block.body.with_changes(body=new_body))
-        new_body = [new_block if s is block else s for s in statements]
+    new_body = rewrap(body[:call_index + 1] + conversions + body[call_index + 1:])
     new_wrapper = wrapper.with_changes(body=wrapper.body.with_changes(body=new_body))
     return module.deep_replace(wrapper, new_wrapper).code, names
 
