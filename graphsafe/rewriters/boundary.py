@@ -33,6 +33,17 @@ stays in the core, where `check` keeps reporting it. Two statements commute when
 writes a name or attribute chain the other reads or writes (`self.opt.step()` writes
 `self.opt`; in-place `x.add_()` and container methods write their receiver).
 
+Shapes of regions: a return in the middle of the step stays in the core, which then returns
+`(exited, result, *values)` on every path and the wrapper returns at once when it exited (host
+work before such a return stays in the core); guard clauses (returns after nothing but host
+work) stay in the wrapper; a body in one `with torch.no_grad():` is split inside it, both parts
+keep the block. A factory's closure (`supervised_training_step.update`) gets its core next to
+it, as an attribute of the closure (`update.update_core = update_core`), so whoever holds the
+closure can graph the core; a module function always gets a core, even with nothing to move,
+since callers that imported the function (`from pkg import f`) reach a graph only through it.
+A last return through a hook the caller passed in (`output_transform(x, loss)`) or through a
+call that reaches host work only (`torch_item(loss)`) is evaluated by the wrapper.
+
 Not a safe fix, applied only by `graphsafe graph`: a call is assumed to change only the chains
 it names (a call that changes `self.step` through another object is not seen), host work that
 ran before a failing tensor statement now runs after it (an exception in the core skips the
@@ -210,6 +221,8 @@ def _returns_through_hook(statement: cst.BaseStatement, function: cst.FunctionDe
         return False
     scopes = [function] + ([owner] if isinstance(owner, cst.FunctionDef) else [])
     names = {p.name.value for scope in scopes for p in (*scope.params.params, *scope.params.kwonly_params)}
+    if isinstance(owner, cst.ClassDef) and function.params.params:
+        names.discard(function.params.params[0].name.value)  # `return self(x)` is the object's own work
     return value.func.value in names
 
 
