@@ -107,16 +107,21 @@ def test_the_result_of_max_of_tensors_is_a_tensor():
     assert [line for line, _ in found] == [3, 4]
 
 
-def test_a_number_or_tensor_check_returns_a_bool_tensor_for_a_tensor_and_not_for_a_number(tmp_path):
+def test_a_number_or_tensor_check_with_overload_stubs_returns_a_bool_tensor_for_a_tensor_only(tmp_path):
     from tests.helpers import project_diagnostics
 
     found = project_diagnostics(tmp_path, {
         "pkg/__init__.py": "",
         "pkg/util.py": """
             import numbers
+            from typing import overload
             import torch
 
 
+            @overload
+            def any_nan(x: numbers.Number) -> bool: ...
+            @overload
+            def any_nan(x: torch.Tensor) -> torch.Tensor: ...
             def any_nan(x):
                 if isinstance(x, numbers.Number):
                     return x != x
@@ -138,3 +143,14 @@ def test_a_number_or_tensor_check_returns_a_bool_tensor_for_a_tensor_and_not_for
     branches = [d for d in found if d.code == "GS201"]
     assert [d.start.line for d in branches] == [8]
     assert "`any_nan(...)` returns a tensor" in branches[0].message
+
+
+def test_a_parameter_asserted_to_be_a_tensor_is_one_though_isinstance_tests_it():
+    found = branch_messages("""
+        def check(t):  # graphsafe: region
+            assert isinstance(t, torch.Tensor), "t must be a tensor"
+            diff = t[1:] > t[:-1]
+            assert diff.all() or (~diff).all()
+        """)
+    assert {line for line, _ in found} == {5}  # each operand of the `or`
+    assert "`t` is a tensor: `assert isinstance(t, torch.Tensor)" in found[0][1]

@@ -6,7 +6,8 @@ where the function itself uses it as one: it calls a method only tensors have on
 function that takes only tensors there (`torch.isfinite(dt)`) or to a torch loss
 (`F.mse_loss(values, zs)`: a local may be a number turned into a tensor by that very call). Methods
 numpy arrays and other array types share (`.any()`, `.sum()`, `.max()`) do not count. A name
-the function tests with `isinstance(name, ...)` takes other types too and is left unknown.
+the function tests with `isinstance(name, ...)` takes other types too and is left unknown, unless
+it asserts that it is a tensor (`assert isinstance(t, torch.Tensor)`: a use as one too).
 
 The reason is kept with the kind (`Kind.why`), so a report can say why the value is a tensor:
 "`delta` is a tensor: `(-delta).exp()` uses it as one".
@@ -31,10 +32,14 @@ USE_METHODS = T.PARAM_TENSOR_METHODS | frozenset(
 _USE_CALL = re.compile(r"\.(?:" + "|".join(sorted(USE_METHODS, key=len, reverse=True)) + r")\(")
 
 
+_ASSERTED = re.compile(r"assert\s+isinstance\(\s*(\w+)\s*,")
+
+
 def receivers(source: str) -> frozenset[str]:
     """Names some call in `source` may treat as tensors: a cheap text pre-filter (a name before
-    `.exp(`, or one `tensorness.tensor_method_receivers` finds)."""
+    `.exp(`, one asserted to be an instance, or one `tensorness.tensor_method_receivers` finds)."""
     found = set(T.tensor_method_receivers(source))
+    found.update(_ASSERTED.findall(source))
     for match in _USE_CALL.finditer(source):
         end = start = match.start()
         while start and (source[start - 1].isalnum() or source[start - 1] == "_"):
@@ -70,6 +75,11 @@ def used_as_tensors(body: cst.CSTNode, names: set[str], resolve: Callable, metho
         tp = type(node)
         if tp is cst.FunctionDef or tp is cst.ClassDef or tp is cst.Lambda:
             continue
+        if tp is cst.Assert:
+            asserted = _asserted_tensor(node.test, resolve)
+            if asserted in names:
+                used.setdefault(asserted, node)  # `assert isinstance(t, torch.Tensor)`: not a test of other types
+                continue
         stack.extend(children(node))
         if tp is not cst.Call:
             continue
@@ -184,3 +194,24 @@ def given_only_numbers(call: cst.Call, kind_of: Callable) -> bool:
     tensor path; given numbers, it takes the other one."""
     positional = [a.value for a in call.args if a.keyword is None and not a.star]
     return bool(positional) and len(positional) == len(call.args) and all(kind_of(v).not_tensor for v in positional)
+
+
+def is_overload_stub(node: cst.FunctionDef, resolve: Callable) -> bool:
+    """`@typing.overload def f(x: Tensor) -> Tensor: ...`: a signature for type checkers, not code;
+    the project's summary of `f` (what it returns to callers) is the implementation's."""
+    return any(resolve(d.decorator) in ("typing.overload", "typing_extensions.overload") for d in node.decorators)
+
+
+def _asserted_tensor(test: cst.BaseExpression, resolve: Callable) -> str | None:
+    """`x` for `assert isinstance(x, torch.Tensor)`."""
+    if (type(test) is not cst.Call or type(test.func) is not cst.Name or test.func.value != "isinstance"
+            or len(test.args) != 2 or type(test.args[0].value) is not cst.Name):
+        return None
+    return test.args[0].value.value if resolve(test.args[1].value) in T.TENSOR_CLASSES else None
+
+
+def with_reason(kind: T.Kind, value: cst.BaseExpression, kind_of: Callable) -> T.Kind:
+    """`kind` (a tensor a name is bound to) carrying the reason a tensor in `value` has, if any,
+    so a report on the name can still print it."""
+    reason = reason_in(value, kind_of)
+    return T.Kind(kind.tag, kind.refs, why=reason) if reason else kind

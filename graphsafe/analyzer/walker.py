@@ -1437,6 +1437,8 @@ class FileWalker:
         if isinstance(target, cst.Name):
             if kind.tag == "unknown" and target.value in self._use_receivers:
                 kind = self._kind_from_use(target.value, kind)
+            elif kind.is_tensor and not kind.why and value is not None:
+                kind = tensor_use.with_reason(kind, value, self._kind)  # `diff = t[1:] > t[:-1]`: why `t` is
             if kind == T.UNKNOWN and pid is None and value is not None and (self._pending or scope.pending):
                 pid = self._depends_on(value)
             if pid is not None and kind == T.UNKNOWN:
@@ -1918,6 +1920,8 @@ class FileWalker:
     def _visit_function(self, node: cst.FunctionDef) -> None:
         outer = self.scope
         assert outer is not None
+        if tensor_use.is_overload_stub(node, self.resolve):
+            return  # `@overload def f(x: Tensor) -> Tensor: ...`: the def below it is the function
         qual = f"{outer.qual}{node.name.value}"
         key = f"{self.module}.{qual}"
         if outer.is_function:
