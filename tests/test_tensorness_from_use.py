@@ -154,3 +154,14 @@ def test_a_parameter_asserted_to_be_a_tensor_is_one_though_isinstance_tests_it()
         """)
     assert {line for line, _ in found} == {5}  # each operand of the `or`
     assert "`t` is a tensor: `assert isinstance(t, torch.Tensor)" in found[0][1]
+
+
+def test_the_result_of_a_tensor_only_math_method_on_an_unknown_value_is_a_tensor():
+    found = branch_messages("""
+        def step(y0, norm):  # graphsafe: region
+            d0 = norm(y0).abs()
+            if d0 < 1e-5:
+                pass
+        """)
+    assert [line for line, _ in found] == [4]
+    assert "`norm(y0).abs()` is a tensor: `.abs()` is a tensor method" in found[0][1]

@@ -29,6 +29,11 @@ USE_METHODS = T.PARAM_TENSOR_METHODS | frozenset(
     """abs abs_ exp exp_ sqrt rsqrt log1p expm1 log2 log10 clamp clamp_ dim numel ndimension nelement
     pow pow_ reciprocal sign neg sigmoid_ tanh_ isinf isnan isfinite""".split()
 )
+# Of those, the ones that give a tensor: `norm(d).abs()` is one, whatever `norm` returns.
+RESULT_METHODS = frozenset(
+    "abs abs_ exp exp_ sqrt rsqrt log1p expm1 log2 log10 clamp clamp_ pow pow_ reciprocal sign neg".split()
+)
+
 _USE_CALL = re.compile(r"\.(?:" + "|".join(sorted(USE_METHODS, key=len, reverse=True)) + r")\(")
 
 
@@ -215,3 +220,11 @@ def with_reason(kind: T.Kind, value: cst.BaseExpression, kind_of: Callable) -> T
     so a report on the name can still print it."""
     reason = reason_in(value, kind_of)
     return T.Kind(kind.tag, kind.refs, why=reason) if reason else kind
+
+
+def method_result(call: cst.Call, code: str) -> T.Kind:
+    """The kind of `<unknown>.abs()` (a method in RESULT_METHODS), with that reason."""
+    code = " ".join(code.split())
+    if len(code) > 60:
+        code = code[:57] + "..."
+    return T.Kind(T.TENSOR.tag, why=f"`{code}` is a tensor: `.{call.func.attr.value}()` is a tensor method")

@@ -1255,6 +1255,8 @@ class FileWalker:
                     return T.BOOL_TENSOR
                 if method in T.TENSOR_ONLY_METHODS:
                     return T.TENSOR
+                if method in tensor_use.RESULT_METHODS:  # `norm(d).abs()`: no numpy array has `.abs()`
+                    return tensor_use.method_result(call, self.code_for(call))
             if isinstance(func.value, cst.Name) and func.value.value == scope.self_name and scope.class_key:
                 kind = self._self_attr_kind(scope.class_key, method)
                 if kind is not None and kind.tag in ("object", "modules"):
