@@ -49,14 +49,15 @@ def test_a_parameter_a_torch_loss_reads_is_a_tensor_above_that_call():
 
 
 def test_a_parameter_only_a_project_loss_reads_stays_unknown():
-    # `my_loss` may take numbers or numpy arrays: nothing says `zs` is a tensor
-    source = STEP.format(check="if (zs.abs() > 1).any():\n            raise ValueError(zs)",
+    # `my_loss` may take numbers or numpy arrays, and `.any()` is theirs too: nothing says `zs`
+    # is a tensor (`.abs()` would: tests/test_tensorness_from_use.py)
+    source = STEP.format(check="if (zs > 1).any():\n            raise ValueError(zs)",
                          loss="my_loss(values, zs)")
     assert found(source, "GS201") == []
 
 
 def test_a_parameter_tested_with_isinstance_stays_unknown():
-    source = STEP.format(check="if isinstance(zs, float) or (zs.abs() > 1).any():\n            raise ValueError(zs)",
+    source = STEP.format(check="if isinstance(zs, float) or (zs > 1).any():\n            raise ValueError(zs)",
                          loss="F.mse_loss(values, zs)")
     assert found(source, "GS201") == []
 
