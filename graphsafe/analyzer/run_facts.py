@@ -184,6 +184,19 @@ def facts_path(settings) -> Path | None:
     return default if default.is_file() else None
 
 
+def file_stamp(settings) -> tuple | None:
+    """What tells that the facts file the settings name was written since it was last read
+    (`trace --save-facts` run again): its path, mtime and size; None without one."""
+    path = facts_path(settings)
+    if path is None:
+        return None
+    try:
+        stat = path.stat()
+    except OSError:
+        return (str(path), None, None)
+    return (str(path), stat.st_mtime_ns, stat.st_size)
+
+
 def for_settings(settings, warn: Callable[[str], None] | None = None) -> RunFacts | None:
     """The facts the settings name, loaded once per version of the file; None without one (a
     bad file is said once on stderr, and the analysis runs as without it)."""
