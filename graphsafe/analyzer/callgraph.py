@@ -449,12 +449,13 @@ class Project:
             if path is not None and located.path != path:
                 continue
             unit = units[key] if units is not None and located.path == path else located.unit
-            if not unit.hits:
+            hits = unit.hits + self.observed.branch_hits(key, unit.hits)  # branches only a traced run saw
+            if not hits:
                 continue
             chain = self._chain(key, parent)
             sites = self._chain_sites(key, parent, reach.called_at)
             is_root = parent[key] is None
-            for hit in unit.hits:
+            for hit in hits:
                 if hit.root_only and not is_root:
                     continue
                 if hit.condition is not None and not self.condition_holds(hit.condition, key, roots):

@@ -36,6 +36,8 @@ import libcst as cst
 VERSION = 1
 DEFAULT_PATH = Path(".graphsafe") / "facts.json"  # under the project root
 CALL_PREFIX = "->"  # an Observed whose name is `->relpath::qualname`: a call the run made
+BRANCH_PREFIX = "branch@"  # an Observed whose name is `branch@line:column`: a branch on a tensor the run took
+BRANCH_CODE = "GS201"  # tensor-branch (rules/branch.py)
 KINDS = ("tensor", "number", "bool", "none", "other", "mixed")
 # marker keys a re-walk is given beside the pending ids' kinds (see analyzer/returns.py): the
 # walker looks up only ids it made, so these never answer a kind question
@@ -129,7 +131,11 @@ class RunFacts:
         functions = self._functions_of(path)
         if not functions:
             return ()
-        hashes = function_hashes(text)
+        defs = def_hashes(text)
+        hashes: dict[str, set[str]] = {}
+        for (qualname, _), digest in defs.items():
+            hashes.setdefault(qualname, set()).add(digest)
+        lines = text.splitlines()
         found = []
         for qualname, entry in functions.items():
             if entry.get("source_hash") not in hashes.get(qualname, ()):
@@ -141,6 +147,7 @@ class RunFacts:
             for callee in entry.get("calls", ()):
                 if isinstance(callee, str) and "::" in callee:  # `pkg/loss.py::SigLipLoss.forward`
                     found.append(Observed(key, CALL_PREFIX + callee, "call"))
+            found.extend(_branches(key, qualname, entry, defs, lines))
         return tuple(found)
 
     def _functions_of(self, path: str) -> dict:
@@ -172,6 +179,29 @@ class RunFacts:
                       if entry.get("source_hash") in old.get(name, ()) and entry.get("source_hash") not in new.get(name, ()))
 
 
+def _branches(key: str, qualname: str, entry: dict, defs: dict, lines: list[str]) -> list[Observed]:
+    """The branches on tensors the run took in one unchanged function, each at its line in the
+    text as it is now: the function may have moved (its source hash is the same), so a branch
+    keeps its distance from the function's first line."""
+    now = [first for (name, first), digest in defs.items() if name == qualname and digest == entry["source_hash"]]
+    then = entry.get("line")
+    if len(now) != 1 or not isinstance(then, int):
+        return []
+    found = []
+    for branch in entry.get("branches", ()):
+        if not isinstance(branch, dict) or branch.get("code") != BRANCH_CODE or not isinstance(branch.get("line"), int):
+            continue
+        line = branch["line"]
+        if not 0 < line - then + now[0] <= len(lines):
+            continue
+        line += now[0] - then
+        text = lines[line - 1]
+        column = len(text) - len(text.lstrip())
+        details = tuple(str(d) for d in branch.get("details", ()) if isinstance(d, str))[:1]
+        found.append(Observed(key, f"{BRANCH_PREFIX}{line}:{column}:{len(text.rstrip())}", "branch", values=details))
+    return found
+
+
 _loaded: dict[tuple, RunFacts | None] = {}  # (path, mtime, size) → what it held (a warning once)
 
 
@@ -182,6 +212,19 @@ def facts_path(settings) -> Path | None:
         return Path(explicit)
     default = Path(settings.root) / DEFAULT_PATH
     return default if default.is_file() else None
+
+
+def file_stamp(settings) -> tuple | None:
+    """What tells that the facts file the settings name was written since it was last read
+    (`trace --save-facts` run again): its path, mtime and size; None without one."""
+    path = facts_path(settings)
+    if path is None:
+        return None
+    try:
+        stat = path.stat()
+    except OSError:
+        return (str(path), None, None)
+    return (str(path), stat.st_mtime_ns, stat.st_size)
 
 
 def for_settings(settings, warn: Callable[[str], None] | None = None) -> RunFacts | None:
@@ -276,6 +319,7 @@ class ObservedIndex:
         self.attrs: dict[tuple[str, str], Observed] = {}
         self._calls: dict[str, list[str]] = {}  # caller unit key → callees as `relpath::qualname`
         self._calls_resolved: dict[str, list[str]] = {}
+        self._branches: dict[str, list[Observed]] = {}  # unit key → branches on tensors the run took
         files = list(files)
         self._modules = [(Path(f.path).resolve().as_posix(), f.module) for f in files]
         class_of = {}
@@ -287,6 +331,8 @@ class ObservedIndex:
             for value in observed:
                 if value.kind == "call":
                     self._calls.setdefault(value.function, []).append(value.name[len(CALL_PREFIX):])
+                elif value.kind == "branch":
+                    self._branches.setdefault(value.function, []).append(value)
                 elif value.name.startswith("self.") and "[" not in value.name:
                     class_key = class_of.get(value.function)
                     if class_key is not None and value.changed:
@@ -295,7 +341,30 @@ class ObservedIndex:
                     self.params[(value.function, value.name)] = value
 
     def __bool__(self) -> bool:
-        return bool(self.params or self.attrs or self._calls)
+        return bool(self.params or self.attrs or self._calls or self._branches)
+
+    def branch_hits(self, function: str, hits: tuple) -> tuple:
+        """GS201 hits for the branches on tensors the run took in `function` where its walk found
+        none on that line: what the test was (an unannotated parameter's attribute, a value a
+        callable parameter returned, a torch call validating its arguments) static inference
+        left Unknown, and the run saw."""
+        observed = self._branches.get(function)
+        if not observed:
+            return ()
+        from graphsafe.model import Hit, Position
+
+        reported = {hit.start.line for hit in hits if hit.code == BRANCH_CODE}
+        found = []
+        for value in observed:
+            line, column, end = (int(part) for part in value.name[len(BRANCH_PREFIX):].split(":"))
+            if line in reported:
+                continue
+            reported.add(line)
+            seen = f" ({value.values[0]})" if value.values else ""
+            found.append(Hit(BRANCH_CODE, "a branch on a tensor value (on this line, or inside a call it makes) needs "
+                             "it on the host and records one branch: capture fails (observed at run time: a branch "
+                             f"on a tensor here{seen})", Position(line, column), Position(line, end)))
+        return tuple(found)
 
     def calls_from(self, function: str) -> list[str]:
         """Unit keys the run saw `function` call (through `self.layers[i](x)`, a loss passed in,

@@ -31,6 +31,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from graphsafe import __version__
+from graphsafe.analyzer import run_facts
 from graphsafe.analyzer.parsing import other_language
 from graphsafe.lsp import actions, convert, hover, index
 from graphsafe.lsp.framing import FrameReader
@@ -250,30 +251,45 @@ class GraphsafeServer(LanguageServer):
         return size if size > self.max_live_bytes else None
 
     def _analyse_current(self, state: WorkspaceState, uri: str, path: str, version, text: str):
-        """Worker side: (publications, configuration errors met on the way)."""
+        """Worker side: (publications, configuration errors met on the way, whether the index must
+        be built again: the run-time facts file changed)."""
         if self.current_version(uri) != version:
-            return [], []  # typed over while queued: skip straight to the newer version
+            return [], [], False  # typed over while queued: skip straight to the newer version
+        # the facts file is looked at whenever diagnostics are computed (an editor that does not
+        # watch files still sees a new `trace --save-facts` run at the next edit)
+        refreshed, reindex = state.refresh_run_facts(skip=uri)
         if (size := self.too_large(text)) is not None:
-            return state.too_large(uri, path, version, text, size, self.max_live_bytes), []
+            return refreshed + state.too_large(uri, path, version, text, size, self.max_live_bytes), [], reindex
         started = time.perf_counter()
-        result = state.analyse(uri, path, version, text), state.take_errors()  # cancellable: see worker.py
+        publications = state.analyse(uri, path, version, text)  # cancellable: see worker.py
         self.analysis_seconds[uri] = time.perf_counter() - started
-        return result
+        return refreshed + publications, state.take_errors(), reindex
 
     async def analyse_now(self, uri: str) -> None:
         document = self.open_document(uri)
         if document is None or self.state is None or not self.is_analyzed(uri):
             return
         # Keyed by buffer: the latest edit is analysed first, and once (see worker.py).
-        publications, errors = await self.worker.submit_latest(
-            uri, ([], []), self._analyse_current, self.state, uri, self.path_of(uri), document.version, document.source
+        publications, errors, reindex = await self.worker.submit_latest(
+            uri, ([], [], False), self._analyse_current, self.state, uri, self.path_of(uri), document.version,
+            document.source
         )
         self.publish(publications)
+        if reindex and self.use_index:
+            await self.start_index()
         if publications:  # analysed: use the pause before the next edit (not awaited; never raises;
             # dropped when another buffer's analysis comes)
             self.worker.submit(WorkspaceState.prepare, self.state, uri, idle=True)
         for message in errors:  # a stray file's pyproject.toml, read for the first time
             self.show_error(message)
+
+    async def refresh_run_facts(self) -> None:
+        """The facts file may have been written (a watched-file event): open buffers and the
+        index follow what it now says."""
+        publications, reindex = await self.run(WorkspaceState.refresh_run_facts)
+        self.publish(publications)
+        if reindex and self.use_index:
+            await self.start_index()
 
     async def show_config_errors(self) -> None:
         for message in await self.run(WorkspaceState.take_errors):
@@ -340,6 +356,9 @@ class GraphsafeServer(LanguageServer):
         options = types.DidChangeWatchedFilesRegistrationOptions(watchers=[
             types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
             types.FileSystemWatcher(glob_pattern="**/*.py"),
+            types.FileSystemWatcher(glob_pattern=f"**/{run_facts.DEFAULT_PATH.as_posix()}"),  # trace --save-facts
+            *([types.FileSystemWatcher(glob_pattern=f"**/{Path(self.state.facts_file).name}")]
+              if self.state is not None and self.state.facts_file else []),  # the editor's factsFile
         ])
         registration = types.Registration(id="graphsafe-watched-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                                           register_options=options)
@@ -515,19 +534,23 @@ def build_server() -> GraphsafeServer:
     async def did_change_watched_files(params: types.DidChangeWatchedFilesParams) -> None:
         if server.state is None:
             return
-        changed, deleted, config = [], [], False
+        changed, deleted, config, other = [], [], False, False
         for event in params.changes:
             path = server.path_of(event.uri)
             if is_config(path):
                 config = True
             elif path.endswith(".py"):
                 (deleted if event.type == types.FileChangeType.Deleted else changed).append(path)
+            else:
+                other = True  # a run-time facts file, perhaps: refresh_run_facts compares its stamp
 
         async def refresh() -> None:
             if config:
                 await server.reload_config()
             if changed or deleted:
                 server.publish(await server.run(WorkspaceState.disk_changed, changed, deleted))
+            if other:
+                await server.refresh_run_facts()
 
         await guard_async(server, refresh, None)()
 

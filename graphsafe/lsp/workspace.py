@@ -31,7 +31,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from graphsafe.analyzer.discovery import DEFAULT_EXCLUDE, ModuleNaming, module_name
-from graphsafe.analyzer import limits
+from graphsafe.analyzer import limits, run_facts
 from graphsafe.analyzer.engine import ProjectCache, check_source, diagnose, shape_of
 from graphsafe.analyzer.facts import FileFacts
 from graphsafe.analyzer.incremental import IncrementalParser
@@ -58,6 +58,7 @@ class Project:
     files: list[Path] = field(default_factory=list)  # what the index was built from
     naming: dict[str, ModuleNaming] = field(default_factory=dict)  # module names among `files`
     others_naming: dict[str, ModuleNaming] = field(default_factory=dict)  # buffers outside `files`
+    facts_stamp: tuple | None = None  # the run-time facts file as last read (run_facts.file_stamp)
 
     def contains(self, path: str) -> bool:
         return path == str(self.root) or path.startswith(str(self.root).rstrip(os.sep) + os.sep)
@@ -136,7 +137,7 @@ class WorkspaceState:
         resolved = resolve(folder, facts_file=self.facts_file)
         if resolved.error:
             self.errors.append(resolved.error)
-        project = Project(folder, resolved.settings)
+        project = Project(folder, resolved.settings, facts_stamp=run_facts.file_stamp(resolved.settings))
         self.projects.append(project)
         self.projects.sort(key=lambda p: len(str(p.root)), reverse=True)  # innermost folder first
         return project
@@ -155,7 +156,8 @@ class WorkspaceState:
             resolved = resolve(Path(directory), facts_file=self.facts_file)
             if resolved.error:
                 self.errors.append(resolved.error)
-            project = Project(Path(directory), resolved.settings, ready=True, folder=False)
+            project = Project(Path(directory), resolved.settings, ready=True, folder=False,
+                              facts_stamp=run_facts.file_stamp(resolved.settings))
             self.stray[directory] = project
         return project
 
@@ -178,6 +180,7 @@ class WorkspaceState:
             if resolved.settings.facts_file != project.settings.facts_file:
                 # other run-time facts: the buffers' walks depend on them, not only their diagnosis
                 project.settings = resolved.settings
+                project.facts_stamp = run_facts.file_stamp(project.settings)
                 for document in [d for d in self.documents.values() if self.project_for(d.path) is project]:
                     publications.extend(self.analyse(document.uri, document.path, document.version, document.text))
             if resolved.settings != project.settings:
@@ -189,6 +192,23 @@ class WorkspaceState:
         for project in rebuild:
             project.indexed = {p: f for p, f in project.indexed.items() if included(Path(p), project)}
         return _latest(publications + self.rediagnose(None))
+
+    def refresh_run_facts(self, skip: str | None = None) -> tuple[list[Publication], bool]:
+        """A project's run-time facts file written (or removed) since it was read (`graphsafe trace
+        --save-facts` ran again): its open buffers analysed again with what it now says, except
+        `skip` (about to be analysed anyway). (publications, whether a workspace folder's index
+        must be built again: its files' facts hold the old run's.)"""
+        publications: list[Publication] = []
+        reindex = False
+        for project in [*self.projects, *self.stray.values()]:
+            stamp = run_facts.file_stamp(project.settings)
+            if stamp == project.facts_stamp:
+                continue
+            project.facts_stamp = stamp
+            reindex = reindex or project.folder
+            for document in [d for d in self.documents.values() if d.uri != skip and self.project_for(d.path) is project]:
+                publications.extend(self.analyse(document.uri, document.path, document.version, document.text))
+        return _latest(publications), reindex
 
     # -- the index ---------------------------------------------------------------------------
 

@@ -89,7 +89,7 @@ _WHY: dict[str, tuple[str, str]] = {
               "read results after the step, from the graph's static output"),
     "GS104": ("printing or formatting a tensor copies it to the host and waits for the GPU",
               "log after the step, from a cloned output"),
-    "GS105": ("a tensor used as a Python number (`int()`, `float()`, an index, a size or range bound) is read "
+    "GS105": ("a tensor used as a Python value (`bool()`, `int()`, `float()`, an index, a size or range bound) is read "
               "on the host",
               "keep it a tensor (`torch.where`, masks, `index_select`), or compute the bound outside the step"),
     "GS106": ("a host/device synchronization (`synchronize()`, stream or event `query()`/`synchronize()`)",
@@ -423,7 +423,8 @@ _SYNC_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
                          r"|\bbincount\(|\bwhere\(\s*[^,()]+(\([^()]*\))?\s*\)|\bone_hot\(\s*[^,()]+\)")),
     ("GS104", re.compile(r"\bprint\(|\b[rRbB]?[fF][rRbB]?['\"]|\.format\(|\bstr\(|\brepr\(|%\s*\(|"
                          r"\blog(ger|ging)?\.(info|debug|warning|warn|error|exception|critical|log)\(")),
-    ("GS201", re.compile(r"^\s*(if|elif|while|assert)\b|\bif\b.+\belse\b|\bbool\(|\band\b|\bor\b|\bnot\b")),
+    ("GS105", re.compile(r"\bbool\(")),  # an explicit `bool(t)`, also inside `if`: as the static rules name it
+    ("GS201", re.compile(r"^\s*(if|elif|while|assert)\b|\bif\b.+\belse\b|\band\b|\bor\b|\bnot\b")),
     ("GS105", re.compile(r"\bfloat\(|\bint\(|\bround\(|\brange\(|\blen\(|\bcomplex\(")),
     ("GS108", re.compile(r"\[[^\]]*(mask|[<>]=?|==|!=|~)[^\]]*\]")),
 )

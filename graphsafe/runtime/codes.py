@@ -22,8 +22,8 @@ _RULES = [
     RuntimeRule("GS102", "tolist-sync", "`.tolist()` copies a tensor to the host and waits for the device"),
     RuntimeRule("GS103", "host-copy", "copy to the host (`.cpu()`, `.numpy()`, `.to('cpu')`) waits for the device"),
     RuntimeRule("GS104", "tensor-format", "printing or formatting a tensor copies it to the host and waits for the device"),
-    RuntimeRule("GS105", "tensor-to-python", "a tensor used as a Python number (int(), float(), an index or slice bound) "
-                "is read on the host: a device sync"),
+    RuntimeRule("GS105", "tensor-to-python", "a tensor used as a Python value (bool(), int(), float(), an index or "
+                "slice bound) is read on the host: a device sync"),
     RuntimeRule("GS106", "explicit-sync", "explicit synchronization: capture fails"),
     RuntimeRule("GS107", "dynamic-shape-op", "the output shape depends on the data: the host waits to learn it"),
     RuntimeRule("GS108", "bool-mask-index", "boolean-mask indexing needs the mask's count on the host: a device sync"),
@@ -63,7 +63,7 @@ FUNCTION_SYNCS: dict[str, str] = {
     "Tensor.__int__": "GS105",
     "Tensor.__index__": "GS105",
     "Tensor.__complex__": "GS105",
-    "Tensor.__bool__": "GS201",
+    "Tensor.__bool__": "GS201",  # a branch (`if t:`); an explicit `bool(t)` is EXPLICIT_BOOL (tracer.py)
     "Tensor.is_nonzero": "GS201",
     "torch.is_nonzero": "GS201",
     "Tensor.equal": "GS109",
@@ -143,3 +143,6 @@ UNREGISTERED_GENERATOR = "GS601"
 HOST_COPY = "GS103"
 BOOL_MASK_INDEX = "GS108"
 DYNAMIC_SHAPE_OP = "GS107"
+# `bool(t)` written out reads the tensor as a Python value, as `int(t)`/`float(t)` do: the static
+# rules' GS105 (tensor-to-python); `if t:`/`not t`/`t and u` stay GS201 (tensor-branch).
+EXPLICIT_BOOL = "GS105"

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import functools
 import itertools
+import linecache
 import numbers
 import os
+import re
 import sys
 import sysconfig
 import threading
@@ -103,6 +105,23 @@ def _column(frame: FrameType) -> int:
     if position is None or position[2] is None or position[0] != frame.f_lineno:
         return 1
     return position[2] + 1
+
+
+def _calls_bool(frame: FrameType) -> bool:
+    """Is the frame running a `bool(...)` call written in its source (rather than testing a
+    value's truth: `if t:`, `not t`, `t and u`)? Read from the source span of the instruction
+    it is executing (3.11+ positions; columns are UTF-8 byte offsets)."""
+    try:
+        position = next(itertools.islice(frame.f_code.co_positions(), frame.f_lasti // 2, None), None)
+    except (AttributeError, ValueError):
+        return False
+    if position is None or position[0] is None or position[2] is None:
+        return False
+    line = linecache.getline(frame.f_code.co_filename, position[0]).encode("utf-8", "surrogateescape")
+    return _BOOL_CALL.match(line[position[2]:].decode("utf-8", "replace")) is not None
+
+
+_BOOL_CALL = re.compile(r"(?:builtins\.)?bool\s*\(")
 
 
 def _function_name(frame: FrameType) -> str:
@@ -334,6 +353,9 @@ class Tracer:
             func = _resolve_function(name)
             if func is not None:
                 handlers[func] = functools.partial(self._host_read, code, name)
+        truth = _resolve_function("Tensor.__bool__")
+        if truth is not None:
+            handlers[truth] = self._truth_read
         for name in codes.HOST_DATA_FACTORIES:
             func = _resolve_function(name)
             if func is not None:
@@ -354,6 +376,15 @@ class Tracer:
         if not (args and self.is_device_like(args[0])):
             return func(*args, **kwargs)
         return self.run_claimed(code, name, "torch-function", func, args, kwargs)
+
+    def _truth_read(self, func, args, kwargs):
+        """`Tensor.__bool__`: named as the static rules name the construct the user wrote: GS105
+        for an explicit `bool(t)`, GS201 for a branch on the tensor (`if t:`, `not t`, `t and u`)."""
+        if not (args and self.is_device_like(args[0])):
+            return func(*args, **kwargs)
+        frame, _ = self._user_frame(sys._getframe(1))
+        code = codes.EXPLICIT_BOOL if frame is not None and _calls_bool(frame) else codes.FUNCTION_SYNCS["Tensor.__bool__"]
+        return self.run_claimed(code, "Tensor.__bool__", "torch-function", func, args, kwargs)
 
     def _host_data_factory(self, name: str, func, args, kwargs):
         device = kwargs.get("device")
