@@ -101,7 +101,7 @@ def test_script_regions_by_decorator_and_comment(tmp_path, capsys):
         f"train.py:{line_with(script, 'loss.item()')}:19: GS101 `.item()` copies a tensor value to the host and "
         "waits for the device — Tensor.item (3 hits)",
         f"train.py:{line_with(script, 'if y.mean()')}:8: GS201 a Python branch on a tensor value (`if`/`while`/"
-        "`and`/`not`/`bool()`): a device sync, and replay always takes the branch taken at capture — "
+        "`and`/`not`): a device sync, and replay always takes the branch taken at capture — "
         "Tensor.__bool__ (3 hits)",
     ]
     assert "Found 3 hazards in 6 traced calls of train_step, eval_step" in out
