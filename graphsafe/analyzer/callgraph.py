@@ -723,6 +723,11 @@ class Project:
                     key = self.resolve_symbol(value[len("@global:"):])
                     if key in self.classes:
                         classes[key] = None
+                    elif key in self.units and self.units[key].unit.returns[:1] != ("tuple",):
+                        # `loss = create_loss(args)` passed on: the classes the factory returns
+                        made = self.units[key].unit.returns
+                        if len(made) == 1 and made[0].startswith("O:"):
+                            classes.update(dict.fromkeys(self.resolve_symbol(c) or c for c in made[0][2:].split("|")))
         return tuple(classes)
 
     def call_sites(self) -> dict[str, list[tuple[tuple[str, str], ...]]]:

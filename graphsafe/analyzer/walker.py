@@ -230,6 +230,8 @@ class FileWalker:
         # class key → {attribute: pid}: `new:` for `self.attn = impl_cls()` (class_values.py),
         # `arg:` for `self.layers = nn.ModuleList(layers)` (what the callers pass)
         self.made_from_params: dict[str, dict[str, str]] = {}
+        # (class key, attribute) → every project or torch class an assignment puts there
+        self.attr_objects: dict[tuple[str, str], dict[str, None]] = {}
         self._prepass_def: cst.FunctionDef | None = None  # the method the class pre-pass reads
         self._class_value_memo: dict[int, dict[str, tuple[str, ...]]] = {}  # id(def) → class_values()
         self.loop_names: list[set[str]] = []  # names bound by the enclosing `for` loops
@@ -1576,7 +1578,10 @@ class FileWalker:
             attrs = self._class_attr_kinds(node, key, imports)
             self.class_attr_kinds[key] = attrs
             attr_classes = tuple(
-                (name, kind.refs) for name, kind in attrs.items() if kind.tag in ("object", "modules") and kind.refs
+                (name, kind.refs if kind.tag in ("object", "modules") and kind.refs
+                 else tuple(self.attr_objects.get((key, name), ())))  # merged with something unknown
+                for name, kind in attrs.items()
+                if kind.tag in ("object", "modules") and kind.refs or (key, name) in self.attr_objects
             ) + tuple(  # `transformer.h`: one step of an attribute path for other files (containers.py)
                 (f"{name}.{entry}", kind.refs) for (owner, name), entries in self.module_entries.items() if owner == key
                 for entry, kind in entries.items() if kind.tag in ("object", "modules") and kind.refs)
@@ -1884,8 +1889,14 @@ class FileWalker:
         key = (id(kinds), name)
         if self._empty_dicts.get(key, None) is None:
             return  # not bound to `{}`, or something else was stored
-        if self._kind(value).is_tensor:
+        kind = self._kind(value)
+        had = kinds.get(name, T.SCALAR)
+        if kind.is_tensor and had.tag != "modules":
             kinds[name] = T.TENSOR_DICT
+        elif kind.tag == "object" and kind.refs and had != T.TENSOR_DICT:
+            # `self.schemes[k] = WelfordCovariance()`: a dict of those objects, whose methods
+            # its values run (`for k, s in self.schemes.items(): s.update(z)`)
+            kinds[name] = T.module_set(*dict.fromkeys((*had.refs, *kind.refs)))
         else:
             self._empty_dicts[key] = None
             kinds[name] = T.SCALAR
@@ -1898,6 +1909,10 @@ class FileWalker:
         used as one, as `Tensor | None` annotations are."""
         none_only = self._none_only_attrs
         key = (id(kinds), name)
+        if kind.tag in ("object", "modules") and kind.refs and self.scope is not None and self.scope.class_key:
+            # for the call graph: an object a class keeps, even where another assignment of the
+            # attribute is unknown here (`self.buffer = load_from_pkl(path)`)
+            self.attr_objects.setdefault((self.scope.class_key, name), {}).update(dict.fromkeys(kind.refs))
         if key in self._declared_dicts:
             return
         is_none = _is_none_literal(value)
@@ -2596,6 +2611,9 @@ class FileWalker:
                 # `self.model.crf.viterbi_decode(x)`: a method of a submodule of a submodule, each
                 # class in another file; the call graph follows the path through attr_classes
                 return self._attr_path_refs(base, method)
+        if (type(func) is cst.Subscript and type(func.value) is cst.Name and func.value.value in self.class_tables
+                and func.value.value not in scope.env):
+            return [CallRef("global", c) for c in self.class_tables[func.value.value]]  # `SOLVERS[method](...)`
         if type(func) is cst.Subscript:  # `self.layers[i](x)`, `self.heads[name](x)`, `self.blocks[:k](x)`
             kind = self._kind(func)
             if kind.tag in ("object", "modules") and kind.refs:
