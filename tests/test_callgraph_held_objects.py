@@ -146,3 +146,33 @@ def test_a_dict_filled_with_objects_by_item_stores_reaches_their_methods(tmp_pat
                     scheme.update(z)
         """}, regions=("Adapter.update",))
     assert ("stats.py", 11, "GS101") in located(found)
+
+
+def test_an_attribute_set_to_none_first_and_an_object_later_reaches_its_methods(tmp_path):
+    found = project_diagnostics(tmp_path, {"ema.py": """
+        import torch
+
+
+        class ModelEMA:
+            def __init__(self):
+                self.updates = 0
+
+            def update(self, x: torch.Tensor):
+                self.updates += 1
+                return x.norm().item()
+        """, "trainer.py": """
+        from ema import ModelEMA
+
+
+        class Trainer:
+            def __init__(self):
+                self.ema = None
+
+            def setup(self):
+                self.ema = ModelEMA()
+
+            def optimizer_step(self, x):
+                if self.ema:
+                    self.ema.update(x)
+        """}, regions=("Trainer.optimizer_step",))
+    assert ("ema.py", 11, "GS101") in located(found)

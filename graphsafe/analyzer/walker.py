@@ -2592,6 +2592,10 @@ class FileWalker:
                 return [CallRef("param", f"{self.function_key}::{base.value}::{method}")]
             if kind.tag in ("object", "modules") and kind.refs:
                 return [CallRef("method", f"{ref}::{method}") for ref in kind.refs]
+            if (kind.tag == "scalar" and type(base) is cst.Attribute and self.is_self(base.value)
+                    and (scope.class_key, base.attr.value) in self.attr_objects):
+                # `self.ema = None` in __init__, `self.ema = ModelEMA(model)` later: the object's methods
+                return self._attr_path_refs(base, method)
             name = dotted(func)
             if name is None:
                 return []
