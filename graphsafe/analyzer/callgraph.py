@@ -11,6 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
 from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, Unit
 from graphsafe.analyzer.returns import ARG_PID
 from graphsafe.analyzer.run_facts import ObservedIndex
@@ -160,12 +161,18 @@ class Project:
         info = self.classes.get(class_key)
         if info is None or class_key in seen:
             return ()
+        found: dict[str, None] = {}
         for name, classes in info.attr_classes:
             if name == attr:
-                return classes
+                found.update(dict.fromkeys(classes))
         for name, slot in info.attr_slots:
-            if name == attr and slot.startswith("@" + ARG_PID):
+            if name == attr and slot.startswith("@" + ARG_PID) and not found:
                 return self._passed_classes(*slot[1 + len(ARG_PID):].rsplit(":", 1))
+            if name == attr and slot.startswith("@" + NEW_PID):  # `self.attn = impl_cls()`: what callers pass
+                found.update(dict.fromkeys(self._passed_classes(*slot[1 + len(NEW_PID):].rsplit(":", 1),
+                                                                values=CLASS_SLOT)))
+        if found:
+            return tuple(found)
         for base in info.bases:
             base_key = self.resolve_symbol(base)
             if base_key in self.classes:
@@ -173,6 +180,23 @@ class Project:
                 if found:
                     return found
         return ()
+
+    def _path_classes(self, class_name: str, path: list[str]) -> list[str]:
+        """The classes attribute path `path` reaches from an instance of `class_name`. An entry
+        of a ModuleDict (`transformer.h`) is one step where the class records it (containers.py)."""
+        classes = [class_name]
+        i = 0
+        while i < len(path) and classes:
+            keys = [k for k in (self.resolve_symbol(c) for c in classes) if k]
+            if i + 1 < len(path):
+                entry = f"{path[i]}.{path[i + 1]}"
+                found = list(dict.fromkeys(c for k in keys for c in self.attr_classes(k, entry)))
+                if found:
+                    classes, i = found, i + 2
+                    continue
+            classes = list(dict.fromkeys(c for k in keys for c in self.attr_classes(k, path[i])))
+            i += 1
+        return classes
 
     def attr_is_varying(self, class_name: str, attr: str, seen: frozenset = frozenset()) -> bool:
         """Is `attr` a Python number that class `class_name` (or a base) reassigns per step?"""
@@ -188,6 +212,12 @@ class Project:
         return any(self.attr_is_varying(base, attr, seen | {class_key}) for base in info.bases)
 
     def _call_targets_of_instance(self, class_name: str, method: str) -> list[str]:
+        return [key for key, _ in self._instance_targets(class_name, method)]
+
+    def _instance_targets(self, class_name: str, method: str) -> list[tuple[str, str | None]]:
+        """(unit, receiver) pairs a call of `method` on an instance of `class_name` runs. A method
+        the class inherits runs on that class (its `self` calls go to that class's overrides, not
+        to every subclass's of the base): the receiver; None where the method is its own."""
         class_key = self.resolve_symbol(class_name)
         if class_key not in self.classes:
             return []
@@ -196,14 +226,18 @@ class Project:
         else:
             found = self.lookup_method(class_key, method)
             if found and self.units[found].unit.is_property:  # `self.crit.matcher(x)`, as above
-                return [found, *(t for cls in self.attr_classes(class_key, method)
-                                 for t in self._call_targets_of_instance(cls, "__call__"))]
+                return [self._on(found, class_key), *(t for cls in self.attr_classes(class_key, method)
+                                                      for t in self._instance_targets(cls, "__call__"))]
             if not found:
                 # `self.model.decoder(x)`: a submodule held by the instance, like `self.decoder(x)`
                 # in the class itself (the "self" case below)
                 return [t for cls in self.attr_classes(class_key, method)
-                        for t in self._call_targets_of_instance(cls, "__call__")]
-        return [found] if found else []
+                        for t in self._instance_targets(cls, "__call__")]
+        return [self._on(found, class_key)] if found else []
+
+    def _on(self, key: str, class_key: str) -> tuple[str, str | None]:
+        """Unit `key` run on an instance of `class_key`: its receiver where it is inherited."""
+        return key, (class_key if self.units[key].unit.class_key not in (None, class_key) else None)
 
     def callees(self, ref: CallRef, class_key: str | None) -> list[str]:
         """The units a call may run, for code of class `class_key` on any instance of it."""
@@ -229,6 +263,8 @@ class Project:
                 targets = [t for t in targets if t not in others]
             return [(key, base if self.is_subclass(base, self.units[key].unit.class_key or "") else None)
                     for key in targets]
+        if ref.kind in ("method", "attrs", "param"):  # the instance's class, where construction tells it
+            return self._instance_callees(ref)
         return [(key, None) for key in self._callees(ref, class_key)]
 
     def is_subclass(self, class_key: str, base_key: str, seen: frozenset = frozenset()) -> bool:
@@ -240,6 +276,18 @@ class Project:
             return False
         return any(self.is_subclass(b, base_key, seen | {class_key})
                    for b in (self.resolve_symbol(base) for base in info.bases) if b in self.classes)
+
+    def _instance_callees(self, ref: CallRef) -> list[tuple[str, str | None]]:
+        """(unit, receiver) pairs of a call on an object of known class (CallRef kinds "method",
+        "attrs", "param"; see _instance_targets)."""
+        if ref.kind == "method":
+            class_name, _, method = ref.target.partition("::")
+            return self._instance_targets(class_name, method)
+        if ref.kind == "param":
+            function, name, method = ref.target.split("::")
+            return [t for c in self._passed_classes(function, name) for t in self._instance_targets(c, method)]
+        class_name, path, method = ref.target.split("::")
+        return [t for c in self._path_classes(class_name, path.split(".")) for t in self._instance_targets(c, method)]
 
     def _callees(self, ref: CallRef, class_key: str | None) -> list[str]:
         if ref.kind == "global":
@@ -257,11 +305,8 @@ class Project:
             return self._param_targets(*ref.target.split("::"))
         if ref.kind == "attrs":
             class_name, path, method = ref.target.split("::")
-            classes = [class_name]
-            for attr in path.split("."):
-                keys = (self.resolve_symbol(c) for c in classes)
-                classes = list(dict.fromkeys(c for k in keys if k for c in self.attr_classes(k, attr)))
-            return [t for c in classes for t in self._call_targets_of_instance(c, method)]
+            return [t for c in self._path_classes(class_name, path.split("."))
+                    for t in self._call_targets_of_instance(c, method)]
         if class_key is None:
             return []
         if ref.kind == "self":
@@ -652,10 +697,12 @@ class Project:
         """`model(...)` on a parameter: the methods of the project objects its callers pass."""
         return [t for c in self._passed_classes(function, name) for t in self._call_targets_of_instance(c, method)]
 
-    def _passed_classes(self, function: str, name: str, seen: frozenset = frozenset()) -> tuple[str, ...]:
+    def _passed_classes(self, function: str, name: str, seen: frozenset = frozenset(),
+                        values: str = "O:") -> tuple[str, ...]:
         """The project classes of the objects the call sites of `function` pass as parameter
         `name` (a constructor's: what `self.matcher = matcher` holds), through callers that pass
-        on a parameter of their own (`super().__init__(matcher)`)."""
+        on a parameter of their own (`super().__init__(matcher)`). `values=CLASS_SLOT`: the
+        classes themselves that they pass (`Model(impl_cls=Slow)`)."""
         located = self.units.get(function)
         if located is None or self._call_sites is None and self._building_sites or (function, name) in seen:
             return ()
@@ -666,16 +713,22 @@ class Project:
             for slot, value in slots:
                 if slot not in (name, position):
                     continue
-                if value.startswith("O:"):
-                    classes.update(dict.fromkeys(value[2:].split("|")))
-                elif value.startswith("@global:") and not any(c in value[1:] for c in ";@#"):
+                if value.startswith(values):
+                    key = value[len(values):]
+                    classes.update(dict.fromkeys(key.split("|") if values == "O:" else (self.resolve_symbol(key) or key,)))
+                elif value.startswith("@" + ARG_PID) and len(seen) < 4:
+                    outer, _, param = value[1 + len(ARG_PID):].rpartition(":")
+                    classes.update(dict.fromkeys(self._passed_classes(outer, param, seen | {(function, name)}, values)))
+                elif values == "O:" and value.startswith("@global:") and not any(c in value[1:] for c in ";@#"):
                     # `Criterion(matcher=HungarianMatcher())`: a class of another file, built in the call
                     key = self.resolve_symbol(value[len("@global:"):])
                     if key in self.classes:
                         classes[key] = None
-                elif value.startswith("@" + ARG_PID) and len(seen) < 4:
-                    outer, _, param = value[1 + len(ARG_PID):].rpartition(":")
-                    classes.update(dict.fromkeys(self._passed_classes(outer, param, seen | {(function, name)})))
+                    elif key in self.units and self.units[key].unit.returns[:1] != ("tuple",):
+                        # `loss = create_loss(args)` passed on: the classes the factory returns
+                        made = self.units[key].unit.returns
+                        if len(made) == 1 and made[0].startswith("O:"):
+                            classes.update(dict.fromkeys(self.resolve_symbol(c) or c for c in made[0][2:].split("|")))
         return tuple(classes)
 
     def call_sites(self) -> dict[str, list[tuple[tuple[str, str], ...]]]:

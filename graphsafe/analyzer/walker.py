@@ -17,6 +17,8 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from graphsafe.analyzer import per_step, run_facts, tensor_use, tensorness as T
+from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_valued_names
+from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
 from graphsafe.analyzer.names import ImportTable, bound_names, dotted
 from graphsafe.analyzer.nodes import children, node_types
@@ -224,6 +226,15 @@ class FileWalker:
         self.class_tables: dict[str, tuple[str, ...]] = {}  # module-level tables of classes (`SOLVERS`)
         # (class key, attribute) → classes the class stores there (`self.buffer_class = ReplayBuffer`)
         self.held_classes: dict[tuple[str, str], set[str]] = {}
+        # (class key, attribute) → the kind of each entry of the nn.ModuleDict it holds (containers.py)
+        self.module_entries: dict[tuple[str, str], dict[str, T.Kind]] = {}
+        # class key → {attribute: pid}: `new:` for `self.attn = impl_cls()` (class_values.py),
+        # `arg:` for `self.layers = nn.ModuleList(layers)` (what the callers pass)
+        self.made_from_params: dict[str, dict[str, str]] = {}
+        # (class key, attribute) → every project or torch class an assignment puts there
+        self.attr_objects: dict[tuple[str, str], dict[str, None]] = {}
+        self._prepass_def: cst.FunctionDef | None = None  # the method the class pre-pass reads
+        self._class_value_memo: dict[int, dict[str, tuple[str, ...]]] = {}  # id(def) → class_values()
         self.loop_names: list[set[str]] = []  # names bound by the enclosing `for` loops
         self.while_depth = 0  # enclosing `while` loops (they bind no names)
         self.registrars: tuple[str, ...] = ()  # methods that register a buffer named by their argument
@@ -830,6 +841,10 @@ class FileWalker:
             if base.tag == "modules":
                 if len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Slice:
                     return base  # `self.layers[:n_active]`: a slice of a ModuleList is one
+                key = entry_key(expr.slice[0].slice) if len(expr.slice) == 1 else None
+                entry = self._module_entry(expr.value, key) if key is not None else None
+                if entry is not None:
+                    return entry  # `self.transformer["h"]`
                 return T.instance_of(*base.refs)
             if base.not_tensor and base.tag == "scalar":
                 return T.SCALAR
@@ -933,6 +948,10 @@ class FileWalker:
             return T.SCALAR
         scope = self.scope
         assert scope is not None
+        if self.module_entries and type(expr.value) is cst.Attribute:
+            entry = self._module_entry(expr.value, attr)  # `self.transformer.h`
+            if entry is not None:
+                return entry
         if isinstance(expr.value, cst.Name) and expr.value.value == scope.self_name and scope.class_key:
             kind = self._self_attr_kind(scope.class_key, attr)
             if kind is not None:
@@ -1203,6 +1222,8 @@ class FileWalker:
             local = scope.env.get(name) or self.globals.get(name)
             if local is not None and local.tag in ("object", "modules"):
                 return self._call_instance_kind(local)
+            if (local is None or local.tag in ("unknown", "scalar")) and name in self.class_values():
+                return T.instance_of(*self.class_values()[name])  # `cls(d)` with `cls = Fast if f else Slow`
             if (name in self.number_functions and local is None and name not in scope.local_defs
                     and not scope.imports.is_imported(name)):
                 return T.SCALAR  # `lr_at(it)` with `def lr_at(it) -> float` in this module
@@ -1437,6 +1458,10 @@ class FileWalker:
                 if kind.tag == "modules":
                     found.extend(kind.refs)
                     continue
+                if kind.tag == "unknown" and id(node) in self._pending:
+                    # `make_block(d)` defined in another file: ask the project which class it
+                    # returns (the file is walked again with it)
+                    self.wanted.add(self._pending[id(node)] + OBJECT_PID)
             stack.extend(_children(node))
         return found
 
@@ -1584,8 +1609,13 @@ class FileWalker:
             attrs = self._class_attr_kinds(node, key, imports)
             self.class_attr_kinds[key] = attrs
             attr_classes = tuple(
-                (name, kind.refs) for name, kind in attrs.items() if kind.tag in ("object", "modules") and kind.refs
-            )
+                (name, kind.refs if kind.tag in ("object", "modules") and kind.refs
+                 else tuple(self.attr_objects.get((key, name), ())))  # merged with something unknown
+                for name, kind in attrs.items()
+                if kind.tag in ("object", "modules") and kind.refs or (key, name) in self.attr_objects
+            ) + tuple(  # `transformer.h`: one step of an attribute path for other files (containers.py)
+                (f"{name}.{entry}", kind.refs) for (owner, name), entries in self.module_entries.items() if owner == key
+                for entry, kind in entries.items() if kind.tag in ("object", "modules") and kind.refs)
             for stmt in node.body.body:
                 if type(stmt) is cst.FunctionDef:
                     self._class_methods.add(f"{key}.{stmt.name.value}")
@@ -1605,6 +1635,7 @@ class FileWalker:
             pids = self._attr_pids.get(key, {})
             slots = tuple(sorted((name, "T" if kind.is_tensor else f"@{pids[name]}") for name, kind in attrs.items()
                                  if kind.is_tensor or (kind.tag == "unknown" and pids.get(name))))
+            slots += tuple((name, f"@{pid}") for name, pid in self.made_from_params.get(key, {}).items())
             if "@property" in self.source:
                 attr_classes, slots = _with_property_aliases(node, attr_classes, slots)
             self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)), tuple(sorted(numbers)), slots)
@@ -1691,6 +1722,7 @@ class FileWalker:
             if not isinstance(stmt, cst.FunctionDef) or not stmt.params.params:
                 continue
             self_name = stmt.params.params[0].name.value
+            self._prepass_def = stmt
             self.scope = _Scope(imports, {}, {}, key, self_name, "", [])
             self.class_attr_kinds[key] = kinds
             self._kinds = {}
@@ -1704,7 +1736,18 @@ class FileWalker:
                     for small in n.body:
                         self._note_self_assignment(small, self_name, kinds)
         self._kinds = {}
+        self._prepass_def = None
         return kinds
+
+    def class_values(self) -> dict[str, tuple[str, ...]]:
+        """Names of the function being read that hold a class (class_values.py)."""
+        node = self.function_node if self.scope.units else self._prepass_def
+        if node is None:
+            return {}
+        found = self._class_value_memo.get(id(node))
+        if found is None:
+            found = self._class_value_memo[id(node)] = class_valued_names(node, _local_values(node.body), self._class_named)
+        return found
 
     def _note_self_assignment(self, small: cst.BaseSmallStatement, self_name: str, kinds: dict[str, T.Kind]) -> None:
         """`self.x = value`, `x = value` (a local used later), `self.register_buffer("x", t)`."""
@@ -1741,6 +1784,14 @@ class FileWalker:
                         pids = self._attr_pids.setdefault(scope.class_key, {})
                         pids[name] = pid if pids.get(name, pid) == pid else None  # two different calls: unknown
                     self._merge_attribute(kinds, name, kind, small.value)
+                    if kind.tag == "modules" and type(small.value) is cst.Call and scope.class_key:
+                        self._note_module_entries(scope.class_key, name, small.value)
+                    pending = self._param_call(small.value)
+                    if pending is not None and scope.class_key:  # `self.attn = impl_cls()`
+                        self.made_from_params.setdefault(scope.class_key, {})[name] = NEW_PID + pending[len(ARG_PID):]
+                    pending = self._wrapped_param(small.value) if kind.tag == "modules" and not kind.refs else None
+                    if pending is not None and scope.class_key:  # `self.layers = nn.ModuleList(layers)`
+                        self.made_from_params.setdefault(scope.class_key, {})[name] = pending
                 elif isinstance(target, cst.Name):
                     scope.env[target.value] = kind = kind or self._kind(small.value)
                 elif (type(target) is cst.Subscript and type(target.value) is cst.Attribute
@@ -1807,6 +1858,49 @@ class FileWalker:
                     had = kinds[owner.attr.value].refs
                     kinds[owner.attr.value] = T.module_set(*dict.fromkeys((*had, *added)))
 
+    def _param_call(self, value: cst.BaseExpression) -> str | None:
+        """The pending id of the parameter `value` calls (`impl_cls(d)`), if it calls one."""
+        if type(value) is not cst.Call or type(value.func) is not cst.Name:
+            return None
+        pid = self.scope.pending.get(value.func.value)
+        return pid if pid is not None and pid.startswith(ARG_PID) else None
+
+    def _wrapped_param(self, value: cst.BaseExpression) -> str | None:
+        """The pending id of the parameter a container wraps (`nn.ModuleList(layers)`,
+        `nn.Sequential(*layers)`): it holds what the callers pass."""
+        if type(value) is not cst.Call or len(value.args) != 1 or value.args[0].keyword is not None:
+            return None
+        arg = value.args[0].value
+        if type(arg) is not cst.Name or self.resolve(value.func) not in CONTAINER_MODULES:
+            return None
+        pid = self.scope.pending.get(arg.value)
+        return pid if pid is not None and pid.startswith(ARG_PID) else None
+
+    def _note_module_entries(self, class_key: str, name: str, call: cst.Call) -> None:
+        """`self.transformer = nn.ModuleDict(dict(h=..., ln_f=...))`: each entry's kind."""
+        entries = module_dict_entries(call) if self.resolve(call.func) in MODULE_DICTS else None
+        if entries is not None:
+            self.module_entries[(class_key, name)] = {key: self._kind(value) for key, value in entries}
+
+    def _module_entry(self, holder: cst.BaseExpression, key: str) -> T.Kind | None:
+        """The kind of entry `key` of the ModuleDict `holder` reads (`self.transformer`,
+        `self.model.transformer`), where its class builds it in this file."""
+        if type(holder) is not cst.Attribute:
+            return None
+        owner = holder.value
+        if self.is_self(owner) and self.scope.class_key:
+            classes: tuple[str, ...] = (self.scope.class_key,)
+        else:
+            kind = self._kind(owner)
+            classes = kind.refs if kind.tag == "object" else ()
+        found = [self.module_entries.get((c, holder.attr.value), {}).get(key) for c in classes]
+        if not found or any(k is None for k in found):
+            return None
+        merged = found[0]
+        for k in found[1:]:
+            merged = T.merge(merged, k)
+        return merged
+
     def _placed_on_device(self, value: cst.BaseExpression, class_key: str) -> bool:
         """`build_q(...).to(device)`, `.cuda()`, or `copy.deepcopy(self.q)` of such an attribute:
         a module or tensor made elsewhere (its kind unknown here) that lives on the device."""
@@ -1831,8 +1925,14 @@ class FileWalker:
         key = (id(kinds), name)
         if self._empty_dicts.get(key, None) is None:
             return  # not bound to `{}`, or something else was stored
-        if self._kind(value).is_tensor:
+        kind = self._kind(value)
+        had = kinds.get(name, T.SCALAR)
+        if kind.is_tensor and had.tag != "modules":
             kinds[name] = T.TENSOR_DICT
+        elif kind.tag == "object" and kind.refs and had != T.TENSOR_DICT:
+            # `self.schemes[k] = WelfordCovariance()`: a dict of those objects, whose methods
+            # its values run (`for k, s in self.schemes.items(): s.update(z)`)
+            kinds[name] = T.module_set(*dict.fromkeys((*had.refs, *kind.refs)))
         else:
             self._empty_dicts[key] = None
             kinds[name] = T.SCALAR
@@ -1845,6 +1945,10 @@ class FileWalker:
         used as one, as `Tensor | None` annotations are."""
         none_only = self._none_only_attrs
         key = (id(kinds), name)
+        if kind.tag in ("object", "modules") and kind.refs and self.scope is not None and self.scope.class_key:
+            # for the call graph: an object a class keeps, even where another assignment of the
+            # attribute is unknown here (`self.buffer = load_from_pkl(path)`)
+            self.attr_objects.setdefault((self.scope.class_key, name), {}).update(dict.fromkeys(kind.refs))
         if key in self._declared_dicts:
             return
         is_none = _is_none_literal(value)
@@ -2227,8 +2331,9 @@ class FileWalker:
 
     def _note_loop_source(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
-            if isinstance(iterable, cst.Attribute) and self._kind(iterable).tag == "unknown":
-                self.scope.loop_sources[target.value] = iterable
+            kind = self._kind(iterable) if isinstance(iterable, cst.Attribute) else None
+            if kind is not None and (kind.tag == "unknown" or kind.tag == "modules" and not kind.refs):
+                self.scope.loop_sources[target.value] = iterable  # (`nn.ModuleList(layers)` of a parameter)
             else:
                 self.scope.loop_sources.pop(target.value, None)
 
@@ -2460,13 +2565,28 @@ class FileWalker:
                     return self._call_refs(scope.partials[name].args[0].value)
                 finally:
                     self._following.discard(name)
+            if (name in self._following and name + "=" not in self._following and scope.is_function
+                    and self.function_node is not None):
+                # `f = scale` then `f = partial(f, k=v)`: past the partials, what `f` held first
+                self._following.add(name + "=")
+                try:
+                    return [r for value in _local_values(self.function_node.body).get(name, ())
+                            if type(value) is not cst.Call for r in self._call_refs(value)]
+                finally:
+                    self._following.discard(name + "=")
             if name in scope.local_defs:
                 return [CallRef("global", scope.local_defs[name])]
             if name == scope.self_name and scope.class_key:  # `mean, log_std = self(obs)`
                 return [CallRef("method", f"{scope.class_key}::__call__")]
             kind = scope.env.get(name) or self.globals.get(name)
+            if (kind is None or kind.tag in ("unknown", "scalar")) and name in self.class_values():
+                return [CallRef("global", c) for c in self.class_values()[name]]  # a constructor
             if self._generic_param(name, kind):
                 return [CallRef("param", f"{self.function_key}::{name}::__call__")]
+            if name in scope.loop_sources and (kind is None or not kind.refs):
+                # `for layer in self.layers: x = layer(x)` with `self.layers` passed to the
+                # constructor or built in another file: the call graph follows the path
+                return self._attr_path_refs(func)
             if kind is not None and kind.tag in ("object", "modules"):
                 return [CallRef("method", f"{ref}::__call__") for ref in kind.refs]
             if scope.imports.is_imported(name):
@@ -2498,6 +2618,10 @@ class FileWalker:
                 return [CallRef("param", f"{self.function_key}::{base.value}::{method}")]
             if kind.tag in ("object", "modules") and kind.refs:
                 return [CallRef("method", f"{ref}::{method}") for ref in kind.refs]
+            if (kind.tag == "scalar" and type(base) is cst.Attribute and self.is_self(base.value)
+                    and (scope.class_key, base.attr.value) in self.attr_objects):
+                # `self.ema = None` in __init__, `self.ema = ModelEMA(model)` later: the object's methods
+                return self._attr_path_refs(base, method)
             name = dotted(func)
             if name is None:
                 return []
@@ -2517,10 +2641,15 @@ class FileWalker:
                 # `self.model.crf.viterbi_decode(x)`: a method of a submodule of a submodule, each
                 # class in another file; the call graph follows the path through attr_classes
                 return self._attr_path_refs(base, method)
+        if (type(func) is cst.Subscript and type(func.value) is cst.Name and func.value.value in self.class_tables
+                and func.value.value not in scope.env):
+            return [CallRef("global", c) for c in self.class_tables[func.value.value]]  # `SOLVERS[method](...)`
         if type(func) is cst.Subscript:  # `self.layers[i](x)`, `self.heads[name](x)`, `self.blocks[:k](x)`
             kind = self._kind(func)
             if kind.tag in ("object", "modules") and kind.refs:
                 return [CallRef("method", f"{ref}::__call__") for ref in kind.refs]
+            if not kind.refs and type(func.value) is cst.Attribute:
+                return self._attr_path_refs(func.value)  # `self.layers` passed to the constructor
         return []
 
     def _generic_param(self, name: str, kind: T.Kind | None) -> bool:
@@ -2569,8 +2698,11 @@ class FileWalker:
                 found.append((f"*{position}", slot) if slot != "?" else ("*", "?"))
                 break
             kind = self._kind(arg.value)
+            held = self._class_named(arg.value) if kind.tag in ("unknown", "scalar") else None
             if kind.tag in ("object", "modules") and kind.refs and not all(r.startswith("torch.") for r in kind.refs):
                 slot = "O:" + "|".join(kind.refs)  # an instance of a project class (a model passed along)
+            elif held is not None and not held.startswith("torch."):
+                slot = CLASS_SLOT + held  # `Model(impl_cls=SlowAttention)`: a class (class_values.py)
             else:
                 slot = self._return_slot(arg.value)
             if slot != "S" and not slot.startswith("O:") and self.is_host_tensor(arg.value):

@@ -1,0 +1,93 @@
+"""Capturing one model through a generation loop shared by many: the loop's hook calls
+(`self.prepare_inputs(...)` in a base class's `generate`) go to the overrides of the class the
+region runs on, not to every override in the hierarchy. The class comes from the region
+(`ModelA.generate`, inherited or extended with `super()`), or from construction
+(`self.model = ModelA()` then `self.model.generate(x)`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import project_diagnostics
+
+BASE = """
+import torch
+
+
+class Generator:
+    def generate(self, x: torch.Tensor, steps: int):
+        for _ in range(steps):
+            x = self.prepare_inputs(x)
+            x = self.step(x)
+        return x
+
+    def step(self, x: torch.Tensor):
+        return x * 2
+
+    def prepare_inputs(self, x: torch.Tensor):
+        return x
+"""
+
+MODELS = """
+import torch
+from base import Generator
+
+
+class ModelA(Generator):
+    def prepare_inputs(self, x: torch.Tensor):
+        return x + x.sum().item()
+
+
+class ModelB(Generator):
+    def prepare_inputs(self, x: torch.Tensor):
+        return x - x.max().item()
+
+
+class ModelC(Generator):
+    def prepare_inputs(self, x: torch.Tensor):
+        return x / x.min().item()
+
+
+class ModelD(Generator):
+    def generate(self, x: torch.Tensor, steps: int):
+        return super().generate(x, steps)
+
+    def prepare_inputs(self, x: torch.Tensor):
+        return x * x.mean().item()
+"""
+
+HOOKS = {"ModelA": 8, "ModelB": 13, "ModelC": 18, "ModelD": 26}
+
+RUNNER = """
+import torch
+from models import ModelA
+
+
+class Runner:
+    def __init__(self):
+        self.model = ModelA()
+
+    def decode(self, x: torch.Tensor):
+        return self.model.generate(x, 4)
+"""
+
+
+def hook_lines(found) -> set[int]:
+    return {d.start.line for d in found if d.path.endswith("models.py") and d.code == "GS101"}
+
+
+@pytest.mark.parametrize("region, model", [("ModelA.generate", "ModelA"), ("ModelD.generate", "ModelD")])
+def test_a_region_on_one_models_generate_reports_that_models_hook_only(tmp_path, region, model):
+    found = project_diagnostics(tmp_path, {"base.py": BASE, "models.py": MODELS}, regions=(region,))
+    assert hook_lines(found) == {HOOKS[model]}
+
+
+def test_a_model_built_in_the_same_project_runs_its_own_hook_only(tmp_path):
+    found = project_diagnostics(tmp_path, {"base.py": BASE, "models.py": MODELS, "runner.py": RUNNER},
+                                regions=("Runner.decode",))
+    assert hook_lines(found) == {HOOKS["ModelA"]}
+
+
+def test_a_region_on_the_shared_loop_itself_reaches_every_hook(tmp_path):
+    found = project_diagnostics(tmp_path, {"base.py": BASE, "models.py": MODELS}, regions=("Generator.generate",))
+    assert hook_lines(found) == set(HOOKS.values())
