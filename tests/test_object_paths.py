@@ -212,8 +212,10 @@ def test_calling_self_runs_forward_and_gives_its_tensors():
                 return std
         """)
     assert [d.code for d in diagnostics(source.replace("{name}", "log_std"))] == ["GS201"]
-    # `log_std` is not bound from the call here: its kind is unknown
-    assert diagnostics(source.replace("{name}", "_").replace("log_std.exp()", "log_std_of(obs).exp()")) == []
+    # `log_std` is not bound from the call here: its kind is unknown (and nothing else says `std`
+    # is a tensor: `.exp()`/`.clamp_min()` would, tests/test_tensorness_from_use.py)
+    unbound = source.replace("{name}", "_").replace("log_std.exp()", "log_std_of(obs)")
+    assert diagnostics(unbound.replace("std.clamp_min(1e-6)", "1e-6")) == []
 
 
 def test_a_row_of_a_returned_tensor_compared_is_a_mask():
