@@ -5,7 +5,9 @@
 - `torch.tensor([t] * n)` from a per-step number the core now takes as a device scalar
   (graphed numbers=) → `torch.as_tensor(t).repeat(n)` (rewriters/number_tensor.py);
 - a callee's GS301 on a parameter that the call chain fills with such a carried number is
-  settled: at run time it is a device scalar (`fed_by_carried`).
+  settled: at run time it is a device scalar (`fed_by_carried`); where it indexes a tensor table
+  or picks an arm (`alphas[t]`, `a if t >= 0 else b`), the read becomes a gather and the choice
+  a `torch.where` first (rewriters/number_gather.py).
 
 Reads only the diagnostics and the scratch files: no torch (the static path)."""
 
@@ -18,6 +20,7 @@ from pathlib import Path
 
 from graphsafe.model import Diagnostic
 from graphsafe.rewriters.device_counter import device_counter
+from graphsafe.rewriters.number_gather import gather_by_number
 from graphsafe.rewriters.number_tensor import tensor_from_number
 
 _COUNTER = re.compile(r"^`self\.(\w+)` is a Python counter")
@@ -176,6 +179,7 @@ def rewrite_callee_state(diagnostics: list[Diagnostic], carried: set[str], skip_
     """Rewrite, in the scratch files, the callee counters and number tensors the diagnostics
     name; `skip_class` (path, class): the region's own class, whose state the split handles."""
     outcome = CalleeState()
+    _gather_by_carried(diagnostics, carried, sources, outcome)  # first: it finds its uses by column
     counters = {}
     for d in diagnostics:
         found = _COUNTER.match(d.message) if d.code == "GS302" else None
@@ -211,6 +215,29 @@ def rewrite_callee_state(diagnostics: list[Diagnostic], carried: set[str], skip_
         outcome.built_on_device.add((str(sources.resolve(d.path)), d.start.line))
         outcome.changed.append(f"{d.path}:{d.start.line}: the tensor of {', '.join(sorted(numbers))} built on the device")
     return outcome
+
+
+def _gather_by_carried(diagnostics: list[Diagnostic], carried: set[str], sources: Sources,
+                       outcome: CalleeState) -> None:
+    """A carried number's uses that a device scalar cannot take as they are (an index into a
+    table, an `... if t >= 0 else ...` test): read on the device (rewriters/number_gather.py)."""
+    uses: dict[str, set[tuple[int, int]]] = {}
+    for d in diagnostics:
+        if d.code == "GS301" and fed_by_carried(d, carried, sources) and not settled_by_carried(d, carried, sources):
+            uses.setdefault(d.path, set()).update((u.start.line, u.start.column) for u in (d, *d.also))
+    for path, at in sorted(uses.items()):
+        text = _read(sources.resolve(path))
+        result = gather_by_number(text, at) if text is not None else None
+        if result is None:
+            outcome.refused.append(f"{path}: not UTF-8 text")
+            continue
+        outcome.refused += [f"{path}: {why}" for why in result.refused]
+        if result.source is None:
+            continue
+        _write(sources.resolve(path), result.source, sources)
+        outcome.built_on_device.update((str(sources.resolve(path)), line) for line in result.lines)
+        outcome.changed.append(f"{path}:{', '.join(map(str, result.lines))}: a table read or choice by a "
+                               "carried number done on the device (index_select, torch.where)")
 
 
 def _read(path: Path) -> str | None:
