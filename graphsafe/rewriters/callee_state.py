@@ -1,7 +1,9 @@
 """Per-step state in the callees of a split core (`graphsafe graph`, after the core's fixes):
 
 - a Python counter of another object the core calls (`KVCache.pos`, `RunningNorm.count`, a
-  scheduler's `step_index`; GS302) → a device counter (rewriters/device_counter.py);
+  scheduler's `step_index`; GS302) → a device counter (rewriters/device_counter.py); a KV
+  cache's position that bounds prefix slices first makes the cache static
+  (rewriters/static_kv_cache.py);
 - `torch.tensor([t] * n)` from a per-step number the core now takes as a device scalar
   (graphed numbers=) → `torch.as_tensor(t).repeat(n)` (rewriters/number_tensor.py);
 - a callee's GS301 on a parameter that the call chain fills with such a carried number is
@@ -22,6 +24,7 @@ from graphsafe.model import Diagnostic
 from graphsafe.rewriters.device_counter import device_counter
 from graphsafe.rewriters.number_gather import gather_by_number
 from graphsafe.rewriters.number_tensor import tensor_from_number
+from graphsafe.rewriters.static_kv_cache import static_kv_cache
 
 _COUNTER = re.compile(r"^`self\.(\w+)` is a Python counter")
 _PARAMETER = re.compile(r"^parameter `(\w+)`")
@@ -62,7 +65,7 @@ class Sources:
         return self._trees[key]
 
     def forget(self, path) -> None:
-        self._trees.pop(str(self.resolve(path)), None)
+        self._trees.clear()  # one file reached by two spellings (`../x.py` and its real path): drop both
         self._functions = None
 
     def parameters(self, display: str) -> list[str] | None:
@@ -180,7 +183,8 @@ def rewrite_callee_state(diagnostics: list[Diagnostic], carried: set[str], skip_
     name; `skip_class` (path, class): the region's own class, whose state the split handles."""
     outcome = CalleeState()
     _gather_by_carried(diagnostics, carried, sources, outcome)  # first: it finds its uses by column
-    counters = {}
+    counters, converted = {}, set()
+    host_reads = _outside_reads(diagnostics, sources, outcome)  # before the counters: it finds uses by column
     for d in diagnostics:
         found = _COUNTER.match(d.message) if d.code == "GS302" else None
         owner = sources.class_at(d.path, d.start.line) if found else None
@@ -192,12 +196,27 @@ def rewrite_callee_state(diagnostics: list[Diagnostic], carried: set[str], skip_
         if result is None:
             outcome.refused.append(f"{path}:{line}: not UTF-8 text")
             continue
+        if result.source is None and "bounds a slice" in (result.refusal or ""):
+            cache = _static_cache(path, owner, attribute, sources)  # a KV cache's position: the static cache
+            if cache.sources is None:
+                outcome.refused.append(f"{path}:{line}: {owner}.{attribute} not made a static KV cache: "
+                                       f"{cache.refusal}")
+                continue
+            for changed_path, source in cache.sources.items():
+                _write(Path(changed_path), source, sources)
+            outcome.changed.append(f"{path}: {owner}.{cache.method} writes its fixed-size buffers at a device position "
+                                   "(index_copy_) and its callers mask the positions not yet filled")
+            result = device_counter(_read(sources.resolve(path)), owner, attribute)
         if result.source is None:
             outcome.refused.append(f"{path}:{line}: {owner}.{attribute} not made a device counter: {result.refusal}")
             continue
         _write(sources.resolve(path), result.source, sources)
         reads = f" (read on the host at line {', '.join(map(str, result.host_reads))})" if result.host_reads else ""
         outcome.changed.append(f"{path}: {owner}.{attribute} is a device counter advanced in place{reads}")
+        converted.add((owner, attribute))
+    for (owner, attribute), refusals in host_reads.items():
+        if (owner, attribute) in converted:
+            outcome.refused += refusals
     fed = {}
     for d in diagnostics:
         if d.code == "GS301" and fed_by_carried(d, carried, sources):
@@ -238,6 +257,81 @@ def _gather_by_carried(diagnostics: list[Diagnostic], carried: set[str], sources
         outcome.built_on_device.update((str(sources.resolve(path)), line) for line in result.lines)
         outcome.changed.append(f"{path}:{', '.join(map(str, result.lines))}: a table read or choice by a "
                                "carried number done on the device (index_select, torch.where)")
+
+
+def _outside_reads(diagnostics: list[Diagnostic], sources: Sources,
+                   outcome: CalleeState) -> dict[tuple[str, str], list[str]]:
+    """The reads of a callee's counter by code outside its class (`start = caches[0].pos` in
+    another module, GS301 "attribute `pos` of KVCache"): a table read, a choice or
+    `arange(start, start + n)` by it is rewritten (rewriters/number_gather.py; equal for a Python
+    number too); a name bound to it that is read on the host (an `assert`, an `if`, `int()`, a
+    factory's size) is returned per (class, attribute) with its line: once the counter is a
+    device counter the analyzer no longer sees a number there, and capture would fail."""
+    advanced = {found.group(1) for d in diagnostics if d.code == "GS302" and (found := _COUNTER.match(d.message))}
+    uses: dict[str, dict[tuple[int, int], tuple[str, str]]] = {}  # path -> use -> (class, attribute)
+    for d in diagnostics:
+        found = _ATTRIBUTE.match(d.message) if d.code == "GS301" else None
+        if found and found.group(1) in advanced:
+            for u in (d, *d.also):
+                uses.setdefault(d.path, {})[(u.start.line, u.start.column)] = (found.group(2), found.group(1))
+    reads: dict[tuple[str, str], list[str]] = {}
+    for path, at in sorted(uses.items()):
+        before = sources.tree(path) or ast.Module([], [])
+        names = {(n.id, _enclosing(before, n.lineno), at[(n.lineno, n.col_offset)]) for n in ast.walk(before)
+                 if isinstance(n, ast.Name) and (n.lineno, n.col_offset) in at}
+        text = _read(sources.resolve(path))
+        result = gather_by_number(text, set(at)) if text is not None else None
+        if result is not None and result.source is not None:
+            _write(sources.resolve(path), result.source, sources)
+            outcome.built_on_device.update((str(sources.resolve(path)), line) for line in result.lines)
+            outcome.changed.append(f"{path}:{', '.join(map(str, result.lines))}: a read of a counter done on "
+                                   "the device")
+        outcome.refused += [f"{path}: {why}" for why in (result.refused if result is not None else ["not UTF-8"])]
+        after = sources.tree(path) or ast.Module([], [])
+        for name, function, counter in sorted(names, key=lambda n: (n[0], n[1] or (0, 0))):
+            for node in ast.walk(after):
+                if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and \
+                        function is not None and function[0] <= node.lineno <= function[1] and \
+                        (not _device_use(after, node.lineno, node.col_offset) or _factory_argument(after, node)):
+                    reads.setdefault(counter, []).append(
+                        f"{path}:{node.lineno}: `{name}` holds {'.'.join(counter)}, a device counter now, and is "
+                        "read on the host here (capture fails): a hand edit")
+    return reads
+
+
+_ATTRIBUTE = re.compile(r"^attribute `(\w+)` of (\w+) is a Python number")
+_FACTORIES = frozenset("arange zeros ones empty full rand randn randint linspace".split())
+
+
+def _enclosing(tree: ast.Module | None, line: int) -> tuple[int, int] | None:
+    """The line range of the innermost function holding `line`."""
+    best = None
+    for node in ast.walk(tree or ast.Module([], [])):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.lineno <= line <= (node.end_lineno or node.lineno):
+            if best is None or node.lineno >= best[0]:
+                best = (node.lineno, node.end_lineno or node.lineno)
+    return best
+
+
+def _factory_argument(tree: ast.Module, name: ast.Name) -> bool:
+    """`torch.zeros(n)`, `torch.arange(start, ...)`: a size or bound the factory reads on the host."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FACTORIES:
+            for arg in node.args:
+                if any(n is name for n in ast.walk(arg)):
+                    return True
+    return False
+
+
+def _static_cache(path, owner: str, attribute: str, sources: Sources):
+    """rewriters/static_kv_cache.py over every scratch file."""
+    files = {}
+    for p in sources.paths:
+        text = _read(sources.resolve(p))
+        if text is not None:
+            files[str(sources.resolve(p).resolve())] = text
+    return static_kv_cache(files, str(sources.resolve(path).resolve()), owner, attribute)
 
 
 def _read(path: Path) -> str | None:

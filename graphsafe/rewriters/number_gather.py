@@ -25,6 +25,10 @@ What is equal (the differential tests check each):
 A table or arm counts as a tensor when every assignment of it in the file is a torch call that
 returns a tensor (`self.alphas = torch.cumprod(...)`, `register_buffer`, `nn.Parameter`).
 
+- `torch.arange(s, s + n, ...)` → `s + torch.arange(n, ...)` (`(...).to(dtype)` when the call
+  names a dtype): same values, dtype and device where `s` is a number or a 0-dim tensor on the
+  call's device.
+
 Refused, with the line: an index that is not one expression (`table[t, j]`), a table or arm not
 known to be a tensor (a Python list's `[t]` stays a host read), a slice bound (a hand edit)."""
 
@@ -196,6 +200,33 @@ class _Rewrite(cst.CSTTransformer):
         self._gathers[id(gather)] = table
         self.lines.append(line)
         return gather
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        """`torch.arange(s, s + n, ...)` with a per-step `s` → `s + torch.arange(n, ...)`: arange
+        reads tensor bounds on the host; the sum has the same values and dtype (int64 for an
+        int `s` or an int64 tensor, the default float dtype for a float `s` or a `dtype=`)."""
+        positional = [a for a in original.args if a.keyword is None]
+        if dotted(original.func) != f"{self.torch}.arange" or len(positional) != 2 or \
+                any(a.star for a in original.args) or not _mentions(positional[0], self.marked):
+            return updated
+        start, end = (a.value for a in updated.args[:2])
+        if not (isinstance(end, cst.BinaryOperation) and isinstance(end.operator, cst.Add) and
+                end.left.deep_equals(start) and not end.lpar):
+            self.refused.append(f"line {self._line(original)}: `{self._code(original)}`: an arange from a per-step "
+                                "number not of the form `arange(s, s + n)`")
+            return updated
+        count = end.right.with_changes(lpar=[], rpar=[])
+        rest = [a for a in updated.args[2:]]
+        arange = updated.with_changes(args=[cst.Arg(count, comma=_comma() if rest else cst.MaybeSentinel.DEFAULT)]
+                                      + rest)
+        self.lines.append(self._line(original))
+        total = cst.BinaryOperation(start, cst.Add(), arange)
+        dtype = next((a.value for a in rest if a.keyword is not None and a.keyword.value == "dtype"), None)
+        if dtype is None:
+            return total.with_changes(lpar=updated.lpar, rpar=updated.rpar)
+        # arange(1.5, 4.5, dtype=torch.long) is [1, 2, 3]: the sum cast like it (a no-op for an int `s`)
+        return cst.Call(cst.Attribute(total.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]),
+                                      cst.Name("to")), [cst.Arg(dtype)])
 
     def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp) -> cst.BaseExpression:
         if not _mentions(original.test, self.marked):
