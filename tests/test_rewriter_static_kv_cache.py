@@ -173,3 +173,36 @@ def test_graph_on_decode_loop_makes_its_cache_static_and_lists_what_is_left(tmp_
     assert [r.split(": ", 1)[0].rsplit("/", 1)[-1] for r in result.callee_refusals] == ["model.py:121"]  # the assert
     assert golden_fix.different_numbers(program_runner.corpus_result(program), golden_fix.run_program(target),
                                         rel=1e-6, abs_=1e-9) == []
+
+
+def test_reads_of_a_counter_outside_its_class_are_rewritten_or_listed_as_host_reads(tmp_path):
+    from graphsafe.model import Diagnostic, Position
+    from graphsafe.rewriters.callee_state import CalleeState, Sources, _outside_reads
+
+    user = tmp_path / "user.py"
+    user.write_text(textwrap.dedent('''\
+        import torch
+
+
+        def step(x, cache):
+            start = cache.pos
+            if start > 3:
+                x = x * 2
+            ids = torch.arange(start, start + 2, device=x.device)
+            return x + start + torch.zeros(cache.pos).sum() + ids.sum()
+    '''))
+    at = Position(5, 12)
+
+    def use(line: int, column: int) -> Diagnostic:
+        return Diagnostic("GS301", "x", str(user), Position(line, column), Position(line, column))
+
+    counter = "`self.pos` is a Python counter updated only while capturing"
+    diagnostics = [Diagnostic("GS302", counter, "cache.py", at, at),
+                   Diagnostic("GS301", "attribute `pos` of Cache is a Python number read once at capture", str(user),
+                              Position(8, 23), Position(8, 28),
+                              also=(use(8, 30), use(6, 7), use(9, 15), use(9, 35)))]
+    outcome = CalleeState()
+    reads = _outside_reads(diagnostics, Sources([user]), outcome)
+    assert "ids = start + torch.arange(2, device=x.device)" in user.read_text()
+    assert sorted(r.split(": ")[0].rsplit(":", 1)[-1] for r in reads[("Cache", "pos")]) == ["6", "9"]
+    assert all("host" in r for r in reads[("Cache", "pos")])

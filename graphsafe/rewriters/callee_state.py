@@ -277,8 +277,13 @@ def _outside_reads(diagnostics: list[Diagnostic], sources: Sources,
     reads: dict[tuple[str, str], list[str]] = {}
     for path, at in sorted(uses.items()):
         before = sources.tree(path) or ast.Module([], [])
-        names = {(n.id, _enclosing(before, n.lineno), at[(n.lineno, n.col_offset)]) for n in ast.walk(before)
-                 if isinstance(n, ast.Name) and (n.lineno, n.col_offset) in at}
+        found = [n for n in ast.walk(before) if isinstance(n, ast.Name) and (n.lineno, n.col_offset) in at]
+        roots = {id(n) for n in found if _reads_attribute(before, n, at[(n.lineno, n.col_offset)][1])}
+        # a name bound to the counter (`start`): all its reads; a chain (`caches[0].pos`): that read
+        names = {(n.id, _enclosing(before, n.lineno), at[(n.lineno, n.col_offset)]) for n in found
+                 if id(n) not in roots}
+        chains = [n for n in found if id(n) in roots and
+                  (not _device_use(before, n.lineno, n.col_offset) or _host_read(before, n))]
         text = _read(sources.resolve(path))
         result = gather_by_number(text, set(at)) if text is not None else None
         if result is not None and result.source is not None:
@@ -287,12 +292,17 @@ def _outside_reads(diagnostics: list[Diagnostic], sources: Sources,
             outcome.changed.append(f"{path}:{', '.join(map(str, result.lines))}: a read of a counter done on "
                                    "the device")
         outcome.refused += [f"{path}: {why}" for why in (result.refused if result is not None else ["not UTF-8"])]
+        for node in chains:
+            if result is None or node.lineno not in result.lines:
+                reads.setdefault(at[(node.lineno, node.col_offset)], []).append(
+                    f"{path}:{node.lineno}: {'.'.join(at[(node.lineno, node.col_offset)])}, a device counter now, is "
+                    "read on the host here (capture fails): a hand edit")
         after = sources.tree(path) or ast.Module([], [])
         for name, function, counter in sorted(names, key=lambda n: (n[0], n[1] or (0, 0))):
             for node in ast.walk(after):
                 if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and \
                         function is not None and function[0] <= node.lineno <= function[1] and \
-                        (not _device_use(after, node.lineno, node.col_offset) or _factory_argument(after, node)):
+                        (not _device_use(after, node.lineno, node.col_offset) or _host_read(after, node)):
                     reads.setdefault(counter, []).append(
                         f"{path}:{node.lineno}: `{name}` holds {'.'.join(counter)}, a device counter now, and is "
                         "read on the host here (capture fails): a hand edit")
@@ -301,6 +311,7 @@ def _outside_reads(diagnostics: list[Diagnostic], sources: Sources,
 
 _ATTRIBUTE = re.compile(r"^attribute `(\w+)` of (\w+) is a Python number")
 _FACTORIES = frozenset("arange zeros ones empty full rand randn randint linspace".split())
+_HOST_METHODS = frozenset("item tolist numpy cpu".split())
 
 
 def _enclosing(tree: ast.Module | None, line: int) -> tuple[int, int] | None:
@@ -314,14 +325,24 @@ def _enclosing(tree: ast.Module | None, line: int) -> tuple[int, int] | None:
     return best
 
 
-def _factory_argument(tree: ast.Module, name: ast.Name) -> bool:
-    """`torch.zeros(n)`, `torch.arange(start, ...)`: a size or bound the factory reads on the host."""
+def _host_read(tree: ast.Module, name: ast.Name) -> bool:
+    """`torch.zeros(n)`, `torch.arange(start, ...)` (a size or bound the factory reads on the
+    host), `start.item()`, `start.tolist()`: reads `_device_use` does not see."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FACTORIES:
-            for arg in node.args:
-                if any(n is name for n in ast.walk(arg)):
-                    return True
+            if any(n is name for arg in node.args for n in ast.walk(arg)):
+                return True
+        if isinstance(node, ast.Attribute) and node.value is name and node.attr in _HOST_METHODS:
+            return True
     return False
+
+
+def _reads_attribute(tree: ast.Module, name: ast.Name, attribute: str) -> bool:
+    """Whether `name` starts a chain that reads `.attribute` (`caches[0].pos`)."""
+    return any(isinstance(node, ast.Attribute) and node.attr == attribute and
+               any(n is name for n in ast.walk(node.value)) and
+               node.value.lineno == name.lineno and node.value.col_offset == name.col_offset
+               for node in ast.walk(tree))
 
 
 def _static_cache(path, owner: str, attribute: str, sources: Sources):
