@@ -14,6 +14,7 @@ only at the end, each only if it changed, with fix's guarantees (writing.write_f
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import difflib
 import os
@@ -29,7 +30,7 @@ from graphsafe.analyzer.grouping import each_use
 from graphsafe.config import Settings
 from graphsafe.fixer import fix_paths, read_text
 from graphsafe.model import Diagnostic, RegionKind
-from graphsafe.rewriters.boundary import SplitResult, split_region
+from graphsafe.rewriters.boundary import SplitResult, convert_fixed_values, split_region
 from graphsafe.rewriters.host_callees import host_callee_lines
 from graphsafe.rewriters.callee_state import Sources, fed_parameters, rewrite_callee_state, settled_by_carried
 from graphsafe.writing import SourceEncoding
@@ -79,17 +80,20 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         original_bytes, text = read
         host_lines: dict[int, set[str]] = {}
         per_step: dict[int, set[str]] = {}
+        reached: dict[int, set[str]] = {}  # a line of the region → hazards in what its calls reach
         for d in each_use(project.diagnostics):
             if _abs(d.path) == _abs(region.path):
                 host_lines.setdefault(d.start.line, set()).add(d.code)
                 number = per_step_number(d)
                 if number:
                     per_step.setdefault(d.start.line, set()).add(number)
+            if len(d.chain) > 1 and d.call_sites and _abs(d.call_sites[0].path) == _abs(region.path):
+                reached.setdefault(d.call_sites[0].line, set()).add(d.code)
         defined = _defined_as(project, region)  # `Base.forward` for a pattern naming `Sub.forward`
         # a bare call whose callee only logs or prints is host work too (rewriters/host_callees.py)
         for line, codes in host_callee_lines(project.diagnostics, region.display, defined, region.path, text).items():
             host_lines.setdefault(line, set()).update(codes)
-        split = split_region(text, defined, host_lines, per_step)
+        split = split_region(text, defined, host_lines, per_step, reached)
         core = defined
         if split.source is not None:
             try:
@@ -110,6 +114,7 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         errors = [f"{o.path}: {o.error}" for o in result.outcomes if o.error]
         if errors:
             raise GraphError("fixing the core failed: " + "; ".join(errors))
+        converted = _convert_for_the_wrapper(split, defined, region_copy, result.applied)
         final = check_paths(scratch_paths, core_settings, use_cache=False)
         # the callees' counters and number tensors (rewriters/callee_state.py), then checked again
         sources = Sources(scratch_paths)
@@ -123,6 +128,10 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         back = {os.path.realpath(copy): original for original, copy in copies.items()}
         callee_notes = ([_scratch_shown(c, back) for c in callee.changed],
                         [_scratch_shown(r, back) for r in callee.refused])
+        backward = backward_in_reach(final)
+        if backward:
+            split = dataclasses.replace(split, backward_in=_shown(back.get(os.path.realpath(backward[0]), backward[0]))
+                                        + f":{backward[1]}")
         changed = {}
         for original, copy in copies.items():
             old, new = Path(original).read_bytes(), copy.read_bytes()
@@ -139,9 +148,29 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
                 continue
             blocking.append(dataclasses.replace(d, path=_shown(original)))
     fixes = Counter(d.code for d in result.applied)
+    wire = _wire_target(project, region, core)
+    if split.closure:  # the core hangs on the closure the factory returns: graphed where it is held
+        wire = {"module": wire["module"], "owner": "", "closure": defined, "name": split.core_name}
+    if converted:
+        split = dataclasses.replace(split, converted=converted)
     return GraphPlan(region.display, region.path, split, core, changed, fixes, blocking,
-                     _wiring(region.display, split, blocking), _wire_target(project, region, core),
-                     *callee_notes)
+                     _wiring(region.display, split, blocking), wire, *callee_notes)
+
+
+def _convert_for_the_wrapper(split: SplitResult, defined: str, region_copy: Path, applied) -> list[str]:
+    """GS101 fixes in the core keep values tensors; the ones the core hands to the wrapper's host
+    work are converted back there, after the core (rewriters/boundary.convert_fixed_values)."""
+    lines = {d.start.line for d in applied if d.code == "GS101" and _abs(d.path) == _abs(region_copy)}
+    if split.source is None or not lines:
+        return []
+    read = read_text(region_copy)
+    if isinstance(read, str):
+        return []
+    raw, text = read
+    new_text, names = convert_fixed_values(text, defined, split.core_name, lines)
+    if names:
+        region_copy.write_bytes(SourceEncoding.of(raw).encode(new_text))
+    return names
 
 
 _PER_STEP = re.compile(r"^(?:parameter `(\w+)`|attribute `(self\.\w+)`)")
@@ -228,11 +257,60 @@ def _shown(path: str) -> str:
         return path
 
 
+def backward_in_reach(result) -> tuple[str, int] | None:
+    """(path, line) of a `.backward(` call in a function the core region reaches (a callee that
+    computes the loss and its gradients), or None."""
+    from graphsafe.analyzer.callgraph import Project
+
+    project = Project(result.facts)
+    reach = project.reach([r for r in result.regions if r.kind is RegionKind.PATTERN])
+    functions: dict[str, dict] = {}  # path → display name → ast node
+    for key in reach.order:
+        located = project.units.get(key)
+        if located is None or not located.unit.is_function:
+            continue
+        if located.path not in functions:
+            functions[located.path] = _functions_by_name(located.path)
+        node = functions[located.path].get(located.unit.display)
+        for call in _walk(node) if node is not None else ():
+            if isinstance(call, ast.Call) and getattr(call.func, "attr", getattr(call.func, "id", None)) == "backward":
+                return located.path, call.lineno
+    return None
+
+
+def _functions_by_name(path: str) -> dict:
+    """`f`, `Class.method`, `factory.inner` → its ast node, for one file ({} when unreadable)."""
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return {}
+    found: dict = {}
+    stack = [(node, "") for node in tree.body]
+    while stack:
+        node, prefix = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            name = prefix + node.name
+            if not isinstance(node, ast.ClassDef):
+                found.setdefault(name, node)
+            stack += [(child, name + ".") for child in node.body]
+    return found
+
+
+def _walk(function):
+    """The nodes of a function's own body (not of the functions and classes it defines)."""
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
 def wiring_options(split: SplitResult, blocking: list[Diagnostic]) -> dict:
-    """The `graphed(...)` options the core needs: train=True when it runs a backward, numbers= for
-    its per-step number parameters."""
+    """The `graphed(...)` options the core needs: train=True when it runs a backward (its own or a
+    callee's), numbers= for its per-step number parameters."""
     options: dict = {}
-    if split.source is not None and ".backward(" in split.source:
+    if ".backward(" in (split.source or "") or split.backward_in:
         options["train"] = True
     numbers = list(split.numbers) or [i for i, p in enumerate(split.core_parameters)
                                       if any(per_step_number(d) == p for d in blocking)]
@@ -244,10 +322,11 @@ def wiring_options(split: SplitResult, blocking: list[Diagnostic]) -> dict:
 def _wiring(region: str, split: SplitResult, blocking: list[Diagnostic]) -> str:
     owner, _, name = region.rpartition(".")
     core = split.core_name or name
-    target = f"obj.{core}" if owner else f"module.{core}"
+    target = f"fn.{core}" if split.closure else f"obj.{core}" if owner else f"module.{core}"
     options = wiring_options(split, blocking)
     line = f"{target} = graphed({target}{''.join(f', {k}={v!r}' for k, v in options.items())})"
-    who = f"obj: the {owner} whose {name} your loop calls" if owner else "module: the module that defines it"
+    who = (f"fn: the {name} function {owner}() returns" if split.closure else
+           f"obj: the {owner} whose {name} your loop calls" if owner else "module: the module that defines it")
     return (f"from graphsafe.runtime import graphed\n{line}   # once, after building it ({who}); "
             f"keep calling {name}() as before")
 
@@ -258,6 +337,7 @@ def as_json(result: GraphPlan) -> dict:
             "split": split.source is not None, "refusal": split.refusal,
             "core_parameters": split.core_parameters, "prologue_lines": split.prologue_lines,
             "epilogue_lines": split.epilogue_lines, "kept_host_lines": split.kept_host_lines,
+            "host_return": split.host_return, "converted": split.converted, "backward_in": split.backward_in,
             "options": wiring_options(split, result.blocking), "fixes": dict(result.fixes),
             "callee_changes": result.callee_changes, "callee_refusals": result.callee_refusals,
             "changed": sorted(_shown(p) for p in result.changed),
@@ -310,8 +390,16 @@ def summary(result: GraphPlan, wrote: bool) -> str:
             moved.append(f"before it: line {', '.join(map(str, split.prologue_lines))}")
         if split.epilogue_lines:
             moved.append(f"after it: line {', '.join(map(str, split.epilogue_lines))}")
-        lines.append(f"  split: the tensor work is now {result.core}({', '.join(split.core_parameters)}); "
-                     f"{result.region} keeps the host work ({'; '.join(moved)})")
+        if moved:
+            lines.append(f"  split: the tensor work is now {result.core}({', '.join(split.core_parameters)}); "
+                         f"{result.region} keeps the host work ({'; '.join(moved)})")
+        else:
+            lines.append(f"  split: {result.region} now calls {result.core}({', '.join(split.core_parameters)}), "
+                         "what gets graphed" + ("; its return is evaluated around it" if split.host_return else
+                                                " (nothing to move: callers that imported it reach the graph)"))
+        if split.converted:
+            lines.append(f"  values a fix made tensors, converted back after the core for the host work: "
+                         f"{', '.join(split.converted)}")
         if split.numbers:
             carried = ", ".join(split.core_parameters[i] for i in split.numbers)
             lines.append(f"  per-step numbers now core parameters, carried by device scalars (numbers=): {carried}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 from graphsafe.analyzer.engine import check_paths, check_source
 from graphsafe.analyzer.grouping import each_use
@@ -43,6 +44,12 @@ def project_diagnostics(tmp_path, files: dict[str, str], **settings):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(textwrap.dedent(text))
     return check_paths([tmp_path], Settings(root=tmp_path, **settings), use_cache=False, jobs=1).diagnostics
+
+
+def project_findings(tmp_path, files: dict[str, str], code: str | None = None) -> set[tuple[str, int, str]]:
+    """(file name, line, code) of each diagnostic of a small multi-file program (only `code`'s if given)."""
+    return {(Path(d.path).name, d.start.line, d.code) for d in project_diagnostics(tmp_path, files)
+            if code is None or d.code == code}
 
 
 def run_cli(capsys, *args) -> tuple[int, str, str]:

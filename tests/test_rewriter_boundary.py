@@ -143,13 +143,21 @@ def test_host_work_that_the_later_tensor_work_reads_is_not_moved_across_it():
 
 
 @pytest.mark.parametrize("body, reason", [
-    ("    print(x)\n    if x is None:\n        return x\n    return x + 1\n", "returns from the middle"),
-    ("    print(x)\n    yield x\n", "generator"),
+    ("    print(x)\n    yield x\n", "it is a generator: a yield at line 3"),
+    ("    global y\n    print(x)\n", "it declares a global at line 2"),
 ])
-def test_functions_that_cannot_be_split_are_refused_with_a_reason(body, reason):
+def test_functions_that_cannot_be_split_are_refused_with_the_line_and_a_reason(body, reason):
     source = "def step(x):\n" + body
     result = split_region(source, "step", {2: {"GS501"}, 3: {"GS501"}})
     assert result.source is None and reason in result.refusal
+
+
+def test_a_guard_clause_after_host_work_stays_in_the_wrapper():
+    source = "def step(x):\n    print(x)\n    if x is None:\n        return x\n    return x + 1\n"
+    result = split_region(source, "step", {2: {"GS501"}})
+    wrapper, core = result.source.split("def step_core")
+    assert result.prologue_lines == [2, 3]
+    assert "if x is None:\n        return x" in wrapper and "return x + 1" in core
 
 
 def test_graph_command_prints_the_patch_and_the_wiring_and_writes_nothing_with_diff(tmp_path, capsys):
@@ -299,10 +307,101 @@ def test_guard_clauses_stay_in_the_wrapper_and_a_final_if_returns_through_the_co
     assert (a.calls, a.history) == (b.calls, b.history)
 
 
-def test_a_return_in_the_middle_is_still_refused():
-    source = "def step(x):\n    y = x + 1\n    if y.sum() > 0:\n        return y\n    print(y)\n    return -y\n"
-    result = split_region(source, "step", {3: {"GS201"}, 5: {"GS501"}})
-    assert result.source is None and "returns from the middle" in result.refusal
+EXITS = textwrap.dedent('''\
+    import torch
+
+
+    class Step:
+        def __init__(self):
+            self.log = []
+            self.calls = 0
+
+        def run(self, x, limit):
+            self.calls += 1
+            y = x * 2
+            if limit is None:
+                return y
+            for i in range(3):
+                if i == limit:
+                    return y + i, i
+            z = y.sum()
+            self.log.append(z.item())
+            return z
+''')
+EXITS_HOST = {10: {"GS302"}, 18: {"GS101", "GS503"}}
+
+
+def test_returns_in_the_middle_come_back_through_a_selector_the_wrapper_dispatches_on():
+    result = split_region(EXITS, "Step.run", EXITS_HOST)
+    assert result.refusal is None, result.refusal
+    wrapper, core = result.source.split("def run_core")
+    assert "_exited, _result, z = self.run_core(x, limit)" in wrapper
+    assert "if _exited:\n            return _result\n        self.log.append(z.item())" in wrapper
+    assert "return True, y, None" in core and "return True, (y + i, i), None" in core
+    assert "return False, z, z" in core
+    assert result.epilogue_lines == [18]
+
+
+def test_the_selector_split_computes_what_the_original_computed_on_every_path():
+    result = split_region(EXITS, "Step.run", EXITS_HOST)
+    originals, splits = {}, {}
+    exec(compile(EXITS, "<original>", "exec"), originals)
+    exec(compile(result.source, "<split>", "exec"), splits)
+    a, b = originals["Step"](), splits["Step"]()
+    for i, limit in enumerate((None, 1, 7, 0, 5, 2)):
+        x = torch.arange(4.0) + i
+        _same(a.run(x, limit), b.run(x, limit))
+    assert (a.calls, a.log) == (b.calls, b.log) and len(a.log) == 2
+
+
+def test_host_work_before_an_early_exit_stays_in_the_core():
+    source = textwrap.dedent('''\
+        def step(x, log):
+            y = x + 1
+            log.append(1)
+            if y.sum() > 0:
+                return y
+            log.append(2)
+            return -y
+    ''')
+    result = split_region(source, "step", {3: {"GS503"}, 4: {"GS201"}, 6: {"GS503"}})
+    wrapper, core = result.source.split("def step_core")
+    assert result.kept_host_lines == [3] and result.epilogue_lines == [6]
+    assert "log.append(1)" in core and "log.append(2)" in wrapper
+    for sign in (1.0, -1.0):
+        logs = ([], [])
+        originals, splits = {}, {}
+        exec(compile(source, "<original>", "exec"), originals)
+        exec(compile(result.source, "<split>", "exec"), splits)
+        x = torch.full((3,), sign * 5)
+        _same(originals["step"](x, logs[0]), splits["step"](x, logs[1]))
+        assert logs[0] == logs[1]
+
+
+def test_a_body_in_one_no_grad_block_is_split_inside_it_and_both_parts_keep_the_block():
+    source = textwrap.dedent('''\
+        import torch
+
+
+        class Model:
+            def forward(self, x, trace):
+                """One step."""
+                with torch.no_grad():
+                    trace.append(len(trace))
+                    y = (x * self.w).sum()
+                    return y
+    ''')
+    result = split_region(source, "Model.forward", {8: {"GS503"}})
+    assert result.refusal is None, result.refusal
+    wrapper, core = result.source.split("def forward_core")
+    assert '"""One step."""' in wrapper and '"""One step."""' not in core
+    assert wrapper.count("with torch.no_grad():") == 1 and core.count("with torch.no_grad():") == 1
+    namespace: dict = {}
+    exec(compile(result.source, "<split>", "exec"), namespace)
+    model, trace = namespace["Model"](), []
+    model.w = torch.ones(3, requires_grad=True)
+    out = model.forward(torch.ones(3), trace)
+    assert trace == [0] and float(out) == 3.0 and not out.requires_grad
 
 
 def test_graph_splits_an_inherited_method_where_it_is_defined_and_wires_the_named_class(tmp_path, capsys):

@@ -429,16 +429,20 @@ def run_gpu_graph(request: dict) -> dict:
     backend = _backend(device)
     phase = "wiring"
     try:
-        installed = wire_core(request)
+        closure = (request["graph"].get("wire") or {}).get("closure")
+        installed = None if closure else wire_core(request)
         a = module.build(device, seed)
         b = module.build(device, seed)
+        if closure:  # the core hangs on each closure the factory built: graph a's, leave the twin's
+            installed = wire_closures(a, request)
         if isinstance(installed, GraphedMethod):
             for instance in _instances_of(b, installed):
                 installed.eager(instance)
         phase = "capture"
         for i in range(steps):
             inputs, twin_inputs = a.inputs(i), b.inputs(i)
-            run_b = (lambda: clone_tree(b.step(*twin_inputs))) if isinstance(installed, GraphedMethod) else None
+            run_b = ((lambda: clone_tree(b.step(*twin_inputs))) if isinstance(installed, (GraphedMethod, list))
+                     else None)
             if run_b is None:  # a module function: one graphed object serves both; the twin runs the eager trace
                 out_a = clone_tree(a.step(*inputs))
                 result["mismatches"] += [f"step {i}: {d}" for d in
@@ -467,10 +471,37 @@ def run_gpu_graph(request: dict) -> dict:
     return result
 
 
+def wire_closures(built, request: dict) -> list:
+    """`fn.core = graphed(fn.core, **options)` on every closure of the build that `graphsafe graph`
+    split (a factory's nested function: `supervised_training_step.update`), as its wiring says."""
+    from graphsafe.runtime.graphed import graphed
+
+    graph = request["graph"]
+    wire = graph["wire"]
+    factory, _, inner = wire["closure"].rpartition(".")
+    qualname = f"{factory}.<locals>.{inner}"
+    closures = [f for f in _reachable(built, lambda o: getattr(o, "__qualname__", None) == qualname
+                                      and callable(o) and hasattr(o, wire["name"]))]
+    if not closures:
+        raise RuntimeError(f"no {qualname} with a {wire['name']} reachable from the build: nothing to graph")
+    installed = []
+    for function in closures:
+        graphed_core = graphed(getattr(function, wire["name"]), **graph["options"])
+        setattr(function, wire["name"], graphed_core)
+        installed.append(graphed_core)
+    return installed
+
+
 def _instances_of(built, installed) -> list:
     """Objects reachable from a build (its step's closure and state) that the graphed method's class
     owns: the eager twin's copies are left ungraphed."""
     owner = installed.function.__qualname__.rpartition(".")[0]
+    return _reachable(built, lambda obj: type(obj).__qualname__ == owner
+                      or any(k.__qualname__ == owner for k in type(obj).__mro__))
+
+
+def _reachable(built, wanted) -> list:
+    """Objects reachable from a build (its step's closure, state and inputs) for which wanted(obj)."""
     found = []
     seen, stack = set(), [built.step, built.state, built.inputs]
     while stack:
@@ -478,7 +509,7 @@ def _instances_of(built, installed) -> list:
         if id(obj) in seen or len(seen) > 20000:
             continue
         seen.add(id(obj))
-        if type(obj).__qualname__ == owner or any(k.__qualname__ == owner for k in type(obj).__mro__):
+        if wanted(obj):
             found.append(obj)
         if hasattr(obj, "__dict__") and not isinstance(obj, type):
             stack.extend(v for v in vars(obj).values() if not isinstance(v, (int, float, str, bytes)))
@@ -504,7 +535,7 @@ def _graphed_objects(installed) -> list:
 
     if isinstance(installed, GraphedMethod):
         return [graphed for _, graphed in installed._graphed.values()]
-    return [installed]
+    return list(installed) if isinstance(installed, list) else [installed]
 
 
 MODES = {"eager": run_eager, "gpu_orig": run_gpu_orig, "gpu_fixed": run_gpu_fixed, "gpu_graph": run_gpu_graph}

@@ -10,7 +10,7 @@ assigned earlier in the same function (in source order).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -23,6 +23,9 @@ class Kind:
 
     tag: str
     refs: tuple[str, ...] = ()
+    # why a value nothing declares is a tensor (from its use, from what a helper returns), for
+    # the report to print; not part of the kind's identity
+    why: str = field(default="", compare=False)
 
     @property
     def is_tensor(self) -> bool:

@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import run_facts, tensorness as T
+from graphsafe.analyzer import per_step, run_facts, tensor_use, tensorness as T
 from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
 from graphsafe.analyzer.names import ImportTable, bound_names, dotted
 from graphsafe.analyzer.nodes import children, node_types
@@ -219,6 +219,7 @@ class FileWalker:
         self.classes: dict[str, ClassInfo] = {}
         self.class_attr_kinds: dict[str, dict[str, T.Kind]] = {}
         self.varying_attrs: dict[str, set[str]] = {}  # class key → number attributes changed per step
+        self.step_writes: dict[str, dict[str, per_step.StepWrite]] = {}  # class key → attr → where a step changes it
         self.module_defs: dict[str, str] = {}
         self.class_tables: dict[str, tuple[str, ...]] = {}  # module-level tables of classes (`SOLVERS`)
         # (class key, attribute) → classes the class stores there (`self.buffer_class = ReplayBuffer`)
@@ -513,7 +514,9 @@ class FileWalker:
             attr = expr.attr.value
             if self.is_self(expr.value) and scope.class_key:
                 if attr in self.varying_attrs.get(scope.class_key, ()):
-                    return ScalarSource(f"attribute `self.{attr}`")
+                    write = self.step_writes.get(scope.class_key, {}).get(attr)
+                    where = f" ({write.describe(scope.class_key.rpartition('.')[2])})" if write else ""
+                    return ScalarSource(f"attribute `self.{attr}`{where}")
                 if (attr in self.number_attrs.get(scope.class_key, ())  # set per step elsewhere?
                         or f"{run_facts.OBSERVED_ATTR}{scope.class_key}:{attr}" in self.external):  # or seen to
                     return ScalarSource(f"attribute `self.{attr}`", (scope.class_key, attr))
@@ -544,7 +547,13 @@ class FileWalker:
             return None
         if tp is cst.BinaryOperation:
             return self._surest_source((expr.left, expr.right))
-        if tp is cst.Subscript and scope.class_key in self.varying_entries:
+        if tp is cst.Subscript:
+            # `group["lr"]` of an optimizer's param groups, `state["step"]` its step advances
+            label = per_step.scheduled_entry(expr, self.function_node) or per_step.advanced_entry(expr, self.function_node)
+            if label is not None:
+                return ScalarSource(label)
+            if scope.class_key not in self.varying_entries:
+                return None
             entry = _self_entry(expr, scope.self_name)
             if entry is not None and entry in self.varying_entries[scope.class_key]:
                 return ScalarSource(f"entry `self.{entry[0]}[{entry[1]!r}]`")
@@ -836,7 +845,12 @@ class FileWalker:
                 pid = self._call_pid(expr)
                 if pid is not None:
                     self._pending[id(expr)] = pid
-                    return self.external.get(pid) or self.external.get(pid + OBJECT_PID, kind)
+                    found = self.external.get(pid)
+                    if found is not None and found.is_tensor:
+                        if found.is_bool_tensor and tensor_use.given_only_numbers(expr, self._kind):
+                            return kind  # `any_nan(1.0)`: a number-or-tensor check on a number
+                        return tensor_use.returned_by(found, dotted(expr.func))
+                    return found or self.external.get(pid + OBJECT_PID, kind)
             return kind
         if tp is cst.BinaryOperation:
             left, right = self._kind(expr.left), self._kind(expr.right)
@@ -1095,6 +1109,8 @@ class FileWalker:
             unit.returns.append(("tuple", *(
                 slot or (self._return_slot(values[i].value) if values else "?") for i, slot in enumerate(fixed))))
             return
+        if value is not None and tensor_use.returns_for_numbers(node, unit.node, self.resolve):
+            return  # `if isinstance(x, Number): return x != x`: what callers passing tensors get is the rest
         if declared is None and value is not None:
             declared = self._object_slot(value)  # `return RingQueue(...)` without an annotation
         if declared is not None and value is not None:
@@ -1173,6 +1189,13 @@ class FileWalker:
                     return made
             if name in SCALAR_BUILTINS and not scope.imports.is_imported(name) and name not in scope.env:
                 return T.SCALAR
+            if (name in ("max", "min") and call.args and not any(a.star or a.keyword for a in call.args)
+                    and not scope.imports.is_imported(name) and name not in scope.env and name not in self.module_defs):
+                # the builtin gives one of the values it compares: a tensor when all are
+                values = [a.value for a in call.args]
+                kinds = [self._element_kind(values[0])] if len(values) == 1 else [self._kind(v) for v in values]
+                if all(k.is_tensor for k in kinds):
+                    return T.TENSOR
             if (name in ("tuple", "list") and len(call.args) == 1 and not call.args[0].star
                     and name not in scope.env and not scope.imports.is_imported(name)
                     and self._kind(call.args[0].value).tag == "tensor-tuple"):
@@ -1241,6 +1264,8 @@ class FileWalker:
                     return T.BOOL_TENSOR
                 if method in T.TENSOR_ONLY_METHODS:
                     return T.TENSOR
+                if method in tensor_use.RESULT_METHODS:  # `norm(d).abs()`: no numpy array has `.abs()`
+                    return tensor_use.method_result(call, self.code_for(call))
             if isinstance(func.value, cst.Name) and func.value.value == scope.self_name and scope.class_key:
                 kind = self._self_attr_kind(scope.class_key, method)
                 if kind is not None and kind.tag in ("object", "modules"):
@@ -1421,6 +1446,10 @@ class FileWalker:
         scope = self.scope
         assert scope is not None
         if isinstance(target, cst.Name):
+            if kind.tag == "unknown" and target.value in self._use_receivers:
+                kind = self._kind_from_use(target.value, kind)
+            elif kind.is_tensor and not kind.why and value is not None:
+                kind = tensor_use.with_reason(kind, value, self._kind)  # `diff = t[1:] > t[:-1]`: why `t` is
             if kind == T.UNKNOWN and pid is None and value is not None and (self._pending or scope.pending):
                 pid = self._depends_on(value)
             if pid is not None and kind == T.UNKNOWN:
@@ -1493,6 +1522,8 @@ class FileWalker:
         self.cst_module = module
         self.source = source
         self._tensor_receivers: frozenset[str] | None = None  # names a `name.detach(`-like call uses
+        self._use_receivers = tensor_use.receivers(source)  # names some call may use as a tensor
+        self._uses: dict[tuple[int, bool], dict[str, cst.CSTNode]] = {}  # (id of a def, params?) → names used as tensors
         self._none_only_attrs: set[tuple[int, str]] = set()  # (id of a class's kinds, attribute) bound to None only
         # (id of a class's kinds, attribute) annotated `dict[str, Tensor]`: the declaration holds
         self._declared_dicts: set[tuple[int, str]] = set()
@@ -1562,6 +1593,11 @@ class FileWalker:
                         isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in stmt.decorators):
                     self.properties.add(f"{key}.{stmt.name.value}")
             varying, numbers, entries = _varying_number_attrs(node, number_functions, number_methods)
+            # what the class's step-like methods advance or recompute (per_step.py), for the label
+            self.step_writes[key] = {attr: write for attr, write in per_step.step_written_attrs(
+                node, lambda v, params, me: _is_number_expression(v, params, number_functions, number_methods, me)
+            ).items() if attr not in varying}
+            varying |= self.step_writes[key].keys()
             self.varying_attrs[key] = varying
             if entries:
                 self.varying_entries[key] = entries
@@ -1900,6 +1936,8 @@ class FileWalker:
     def _visit_function(self, node: cst.FunctionDef) -> None:
         outer = self.scope
         assert outer is not None
+        if tensor_use.is_overload_stub(node, self.resolve):
+            return  # `@overload def f(x: Tensor) -> Tensor: ...`: the def below it is the function
         qual = f"{outer.qual}{node.name.value}"
         key = f"{self.module}.{qual}"
         if outer.is_function:
@@ -1947,7 +1985,9 @@ class FileWalker:
                 inner.pending[param.name.value] = f"{ARG_PID}{key}:{param.name.value}"
             if _declares_number(param) and not T.SIZE_NAME.match(param.name.value):
                 inner.number_params.add(param.name.value)
-            elif param.annotation is None and param.default is None and not T.SIZE_NAME.match(param.name.value):
+            elif (param.annotation is None and param.default is None) or _declares_number(param):
+                # a number named like a size (`step_size`, `num_steps`) is a setting unless a caller
+                # passes it a per-step value (`verlet(z, self.step_size)`): per_step.py's sources
                 inner.open_params.add(param.name.value)
             if param.default is not None:
                 self.scope = outer
@@ -1986,44 +2026,30 @@ class FileWalker:
         del self.indents[indents:]
 
     def _params_used_as_tensors(self, body: cst.BaseSuite, scope: _Scope) -> None:
-        """Unannotated parameters the function itself calls a tensor-only method on
-        (`labels.bool()`, `x.detach()`), passes to a torch loss (`F.mse_loss(values, zs)`) or
-        first to a torch function that takes only tensors there (`torch.isfinite(dt)`) are tensors in all of it, before that call too, as if
-        annotated: `if labels.sum() == 0` above `labels.bool()` is a tensor branch. Not one the
-        function tests with `isinstance(p, ...)`: it takes other types too (`mesh` as a tensor
-        or a list, `df` as a number or a tensor)."""
-        if self._tensor_receivers is None:
-            self._tensor_receivers = T.tensor_method_receivers(self.source)
-        names = {p for p, k in scope.params.items() if k.tag == "unknown" and p in self._tensor_receivers}
-        if not names:
-            return
-        used, tested = set(), set()
-        stack: list[cst.CSTNode] = [body]
-        while stack:
-            node = stack.pop()
-            tp = type(node)
-            if tp is cst.FunctionDef or tp is cst.ClassDef or tp is cst.Lambda:
-                continue  # a nested scope may bind the name to something else
-            if tp is cst.Call and node.args and type(node.args[0].value) is cst.Name and node.args[0].value.value in names:
-                func = node.func
-                if type(func) is cst.Name and func.value == "isinstance":
-                    tested.add(node.args[0].value.value)
-            if (tp is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name
-                    and node.func.value.value in names and node.func.attr.value in T.PARAM_TENSOR_METHODS):
-                used.add(node.func.value.value)
-            if (tp is cst.Call and node.args and type(node.args[0].value) is cst.Name and node.args[0].keyword is None
-                    and not node.args[0].star and node.args[0].value.value in names
-                    and T.requires_tensor_input(self.resolve(node.func) or "")):
-                used.add(node.args[0].value.value)  # `torch.isfinite(dt)`, `F.softmax(logits, -1)`
-            if tp is cst.Call and len(node.args) >= 2 and any(
-                    type(a.value) is cst.Name and a.value.value in names for a in node.args[:2]):
-                if T.is_torch_loss(self.resolve(node.func) or ""):  # `F.mse_loss(values, zs)`
-                    used.update(a.value.value for a in node.args[:2]
-                                if a.keyword is None and not a.star and type(a.value) is cst.Name and a.value.value in names)
-            stack.extend(_children(node))
-        for name in used - tested:
-            scope.env[name] = scope.params[name] = T.TENSOR
-            scope.pending.pop(name, None)
+        """Unannotated parameters the function itself uses as tensors (`labels.bool()`,
+        `delta.exp()`, `torch.isfinite(dt)`, `F.mse_loss(values, zs)`: see analyzer/tensor_use.py)
+        are tensors in all of it, before that use too, as if annotated: `if labels.sum() == 0`
+        above `labels.bool()` is a tensor branch."""
+        for name, kind in scope.params.items():
+            if kind.tag == "unknown" and name in self._use_receivers:
+                found = self._kind_from_use(name, kind, param=True)
+                if found is not kind:
+                    scope.env[name] = scope.params[name] = found
+                    scope.pending.pop(name, None)
+
+    def _kind_from_use(self, name: str, kind: T.Kind, param: bool = False) -> T.Kind:
+        """`kind` (unknown), or a tensor with its reason where the enclosing function uses `name`
+        as one (a local: by a tensor method only)."""
+        function = self.function_node
+        if function is None:
+            return kind
+        key = (id(function), param)
+        uses = self._uses.get(key)
+        if uses is None:
+            uses = self._uses[key] = tensor_use.used_as_tensors(
+                function.body, self._use_receivers, self.resolve, methods_only=not param)
+        use = uses.get(name)
+        return kind if use is None else tensor_use.tensor_from_use(name, self.code_for(use))
 
     def _visit_class(self, node: cst.ClassDef) -> None:
         outer = self.scope

@@ -33,6 +33,17 @@ stays in the core, where `check` keeps reporting it. Two statements commute when
 writes a name or attribute chain the other reads or writes (`self.opt.step()` writes
 `self.opt`; in-place `x.add_()` and container methods write their receiver).
 
+Shapes of regions: a return in the middle of the step stays in the core, which then returns
+`(exited, result, *values)` on every path and the wrapper returns at once when it exited (host
+work before such a return stays in the core); guard clauses (returns after nothing but host
+work) stay in the wrapper; a body in one `with torch.no_grad():` is split inside it, both parts
+keep the block. A factory's closure (`supervised_training_step.update`) gets its core next to
+it, as an attribute of the closure (`update.update_core = update_core`), so whoever holds the
+closure can graph the core; a module function always gets a core, even with nothing to move,
+since callers that imported the function (`from pkg import f`) reach a graph only through it.
+A last return through a hook the caller passed in (`output_transform(x, loss)`) or through a
+call that reaches host work only (`torch_item(loss)`) is evaluated by the wrapper.
+
 Not a safe fix, applied only by `graphsafe graph`: a call is assumed to change only the chains
 it names (a call that changes `self.step` through another object is not seen), host work that
 ran before a failing tensor statement now runs after it (an exception in the core skips the
@@ -70,6 +81,10 @@ class SplitResult:
     kept_host_lines: list[int] = field(default_factory=list)  # host work that could not move
     numbers: list[int] = field(default_factory=list)  # core parameters that are per-step numbers (graphed numbers=)
     number_indexes: int = 0  # `x[:, n]` reads by such a number rewritten as `index_select`
+    closure: str = ""  # a factory's nested function: the core is this closure's attribute (`update.update_core`)
+    host_return: bool = False  # the return is evaluated by the wrapper, on the core's results
+    converted: list[str] = field(default_factory=list)  # values converted back for the wrapper (graph's fixes)
+    backward_in: str = ""  # "path:line" of a backward a callee of the core runs (graph: train=True)
 
     @property
     def moved(self) -> int:
@@ -77,10 +92,13 @@ class SplitResult:
 
 
 def split_region(source: str, qualname: str, host_lines: dict[int, set[str]],
-                 per_step: dict[int, set[str]] | None = None) -> SplitResult:
-    """Split the function `qualname` ("f" or "Class.method") of `source`. `host_lines` maps a line
-    to the rule codes reported on it (the region's own diagnostics); `per_step` maps a line to
-    the per-step Python numbers GS301 reports read there (`self.cur_len`, a parameter `t`)."""
+                 per_step: dict[int, set[str]] | None = None,
+                 reached: dict[int, set[str]] | None = None) -> SplitResult:
+    """Split the function `qualname` ("f", "Class.method" or "factory.closure") of `source`.
+    `host_lines` maps a line to the rule codes reported on it (the region's own diagnostics);
+    `per_step` maps a line to the per-step Python numbers GS301 reports read there
+    (`self.cur_len`, a parameter `t`); `reached` maps a line to the codes of hazards in the
+    functions its calls reach (`return torch_item(loss)`: a GS101 in torch_item)."""
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
@@ -89,39 +107,49 @@ def split_region(source: str, qualname: str, host_lines: dict[int, set[str]],
     positions = wrapper.resolve(cst.metadata.PositionProvider)
     found = _find(module, qualname)
     if found is None:
-        return SplitResult(None, f"no function {qualname} at the top level of the file or of a class in it")
+        return SplitResult(None, f"no function {qualname} at the top level of the file, of a class or of a function in it")
     owner, function = found
-    refusal = _refuse(function, owner, module)
+    refusal = _refuse(function, owner, positions)
     if refusal:
         return SplitResult(None, f"{qualname}: {refusal}")
-    body = list(function.body.body)
+    body, rewrap = _peel_grad_mode(function)
     returns = body[-1] if _is_final(body[-1]) else None
     statements = body[:-1] if returns is not None else body
-    guards = {id(g) for g in _guards(statements)}
     facts = [_Statement(s, positions[s].start.line, positions[s].end.line) for s in statements]
     for fact in facts:
         codes = set().union(*(host_lines.get(line, set()) for line in range(fact.first, fact.last + 1)))
         fact.host = bool(codes) and codes <= HOST_CODES
         if codes == {"GS301"} and not _stores_into_subscript(fact.node):
             fact.host = False  # tensor work reading a per-step number: the core carries the number
-        if id(fact.node) in guards:
-            fact.host = fact.guard = True  # a guard clause runs before any tensor work: the wrapper's
+    _mark_exits(facts)
     ret = None
     if returns is not None:
         ret = _Statement(returns, positions[returns].start.line, positions[returns].end.line)
         codes = set().union(*(host_lines.get(line, set()) for line in range(ret.first, ret.last + 1)))
         ret.host = bool(codes) and codes <= HOST_CODES  # `return action.cpu()`: evaluated by the wrapper
+        ret.host = ret.host or _returns_through_hook(returns, function, owner)
+        # a return whose calls reach host work only: the wrapper calls them on the core's results
+        via = set().union(*((reached or {}).get(line, set()) for line in range(ret.first, ret.last + 1)))
+        ret.host = ret.host or (bool(via) and via <= HOST_CODES and not codes - HOST_CODES)
     places = _place(facts, ret)
+    exits = [f for f in facts if f.exit]
     prologue = [f for f, p in zip(facts, places) if p == "prologue"]
     epilogue = [f for f, p in zip(facts, places) if p == "epilogue"]
     core = [f for f, p in zip(facts, places) if p == "core"]
     kept = [f.first for f in core if f.host]
-    if not prologue and not epilogue:
+    moves = prologue or epilogue or (ret is not None and ret.host)
+    if not core and (ret is None or ret.host):
+        return SplitResult(None, f"{qualname}: every statement is host work: nothing is left to graph")
+    if not moves and isinstance(owner, cst.ClassDef):
         return SplitResult(None, f"{qualname}: no host work can move out of it" +
                            (f" (host work at line {', '.join(map(str, kept))} feeds the tensor work)" if kept else ""))
+    # a module function or a closure with nothing to move still gets a core: graphed() replaces
+    # the core's name, which callers that imported the function itself (`from pkg import f`)
+    # reach through the wrapper; replacing `f` would graph nothing they call
     core_name = _fresh(function.name.value + CORE_SUFFIX, owner or module)
     numbers = _per_step_in(core, ret, per_step or {})
-    return _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, kept, numbers)
+    return _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, kept, numbers,
+                    bool(exits), rewrap)
 
 
 def _per_step_in(core: list[_Statement], ret: _Statement | None, per_step: dict[int, set[str]]) -> set[str]:
@@ -145,6 +173,7 @@ class _Statement:
     last: int
     host: bool = False
     guard: bool = False
+    exit: bool = False  # returns from the middle of the step: the core tells the wrapper it did
 
     def __post_init__(self) -> None:
         self.reads, self.writes = _effects(self.node) if self.node is not None else (set(), set())
@@ -157,6 +186,7 @@ def _place(facts: list[_Statement], ret: _Statement | None) -> list[str]:
     commutes with every core statement after it, else it stays in the core (to a fixed point:
     a host statement kept in the core is crossed by the host statements before it)."""
     forced: set[int] = set()
+    last_exit = max((i for i, f in enumerate(facts) if f.exit), default=-1)
     while True:
         places: list[str] = []
         for index, fact in enumerate(facts):
@@ -171,11 +201,29 @@ def _place(facts: list[_Statement], ret: _Statement | None) -> list[str]:
             if places[index] != "epilogue":
                 continue
             after = [facts[i] for i in range(index + 1, len(facts)) if places[i] == "core"]
-            if not all(_commute(fact, other) for other in after):
+            if index < last_exit or not all(_commute(fact, other) for other in after):
+                # before an early exit: the wrapper would run it only when the core did not return
                 forced.add(index)
                 changed = True
         if not changed:
             return places
+
+
+def _returns_through_hook(statement: cst.BaseStatement, function: cst.FunctionDef, owner) -> bool:
+    """`return output_transform(x, y, y_pred, loss)`: a last return through a callable the caller
+    passed in (a parameter of the region, or of the factory that defines it). What it does is the
+    caller's choice, not the step's (ignite's default is `loss.item()`): the wrapper calls it on
+    the core's results, which computes the same value and keeps unknown host work out of the graph."""
+    if not _is_return(statement):
+        return False
+    value = statement.body[0].value
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+        return False
+    scopes = [function] + ([owner] if isinstance(owner, cst.FunctionDef) else [])
+    names = {p.name.value for scope in scopes for p in (*scope.params.params, *scope.params.kwonly_params)}
+    if isinstance(owner, cst.ClassDef) and function.params.params:
+        names.discard(function.params.params[0].name.value)  # `return self(x)` is the object's own work
+    return value.func.value in names
 
 
 def _stores_into_subscript(node: cst.CSTNode) -> bool:
@@ -302,19 +350,29 @@ def _find(module: cst.Module, qualname: str) -> tuple[cst.ClassDef | None, cst.F
     if len(parts) == 1:
         return next(((None, s) for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == parts[0]),
                     None)
-    if len(parts) == 2:
-        for cls in module.body:
-            if isinstance(cls, cst.ClassDef) and cls.name.value == parts[0]:
-                for s in cls.body.body:
+    if len(parts) == 2:  # a method, or a function a factory defines and returns (a closure)
+        for outer in module.body:
+            if isinstance(outer, (cst.ClassDef, cst.FunctionDef)) and outer.name.value == parts[0] \
+                    and isinstance(outer.body, cst.IndentedBlock):
+                for s in outer.body.body:
                     if isinstance(s, cst.FunctionDef) and s.name.value == parts[1]:
-                        return cls, s
+                        return outer, s
     return None
 
 
 class _Blockers(cst.CSTVisitor):
-    def __init__(self) -> None:
+    """The first construct that keeps a function whole, with its line: `yield`, `await`,
+    `global`, `nonlocal` (returns are counted: the split routes them, see _mark_exits)."""
+
+    def __init__(self, positions=None) -> None:
         self.found: str | None = None
         self.returns = 0
+        self.positions = positions
+
+    def _block(self, node: cst.CSTNode, what: str) -> None:
+        if self.found is None:
+            line = self.positions[node].start.line if self.positions is not None and node in self.positions else None
+            self.found = what + (f" at line {line}" if line else "")
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False  # nested functions are values: their returns and yields are their own
@@ -329,40 +387,84 @@ class _Blockers(cst.CSTVisitor):
         self.returns += 1
 
     def visit_Yield(self, node: cst.Yield) -> None:
-        self.found = self.found or "it is a generator (yield)"
+        self._block(node, "it is a generator: a yield")
 
     def visit_Await(self, node: cst.Await) -> None:
-        self.found = self.found or "it awaits"
+        self._block(node, "it awaits")
 
     def visit_Global(self, node: cst.Global) -> None:
-        self.found = self.found or "it declares a global"
+        self._block(node, "it declares a global")
 
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.found = self.found or "it declares a nonlocal"
+        self._block(node, "it declares a nonlocal")
 
 
-def _refuse(function: cst.FunctionDef, owner: cst.ClassDef | None, module: cst.Module) -> str | None:
+def _refuse(function: cst.FunctionDef, owner: cst.CSTNode | None, positions) -> str | None:
+    line = positions[function].start.line if function in positions else "?"
     if function.asynchronous:
-        return "an async function"
+        return f"an async function (line {line}): its awaits cannot be graphed"
     if not isinstance(function.body, cst.IndentedBlock):
-        return "its body is on the def line"
-    blockers = _Blockers()
+        return f"its body is on the def line (line {line})"
+    blockers = _Blockers(positions)
     for statement in function.body.body:
         statement.visit(blockers)
     if blockers.found:
-        return blockers.found
-    body = function.body.body
-    allowed = _returns_in(body[-1]) if _is_final(body[-1]) else 0
-    allowed += sum(_returns_in(s) for s in _guards(body[:-1]))
-    if blockers.returns > allowed:
-        return ("it returns from the middle (a last `return` or `if/else` that returns on every branch, "
-                "and guard clauses before any other work, can stay)")
+        return blockers.found + ": a graph replays straight-line device work, the wrapper cannot resume it"
     for decorator in function.decorators:
         if _decorator_name(decorator) in ("staticmethod", "classmethod", "property"):
-            return f"a @{_decorator_name(decorator)} (split a plain method or function)"
-    if owner is not None and not function.params.params:
-        return "a method without self"
+            return f"a @{_decorator_name(decorator)} (line {line}; split a plain method or function)"
+    if isinstance(owner, cst.ClassDef) and not function.params.params:
+        return f"a method without self (line {line})"
     return None
+
+
+def _mark_exits(facts: list[_Statement]) -> None:
+    """Statements that may return before the end. Leading ones, after nothing but host work,
+    are guard clauses (`if x is None: return x`): the wrapper's, before the core. Later ones are
+    early exits: they stay in the core, which then returns `(exited, result, ...)` and the
+    wrapper returns at once when it exited (the host work after them runs only when it did not)."""
+    leading = True
+    for fact in facts:
+        returns = _returns_in(fact.node)
+        if leading and returns:
+            fact.host = fact.guard = True  # a guard clause runs before any tensor work
+            continue
+        if returns:
+            fact.host, fact.exit = False, True
+        leading = leading and fact.host
+
+
+_GRAD_MODE_CALLS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad", "no_grad",
+                              "inference_mode", "enable_grad", "torch.autograd.no_grad"})
+
+
+def _peel_grad_mode(function: cst.FunctionDef):
+    """(the statements to split, how to put a body back): the docstring goes back into the
+    wrapper only; a body that is one `with torch.no_grad():` block (after a docstring) is split
+    inside it, and the wrapper and the core each keep the block around their part, so both run
+    in the grad mode the step ran in."""
+    body = list(function.body.body)
+    docstring = body[:1] if body and _is_docstring(body[0]) else []
+    rest = body[len(docstring):]
+    if (len(rest) == 1 and isinstance(rest[0], cst.With) and isinstance(rest[0].body, cst.IndentedBlock)
+            and rest[0].body.body and not rest[0].asynchronous
+            and all(item.asname is None and isinstance(item.item, cst.Call)
+                    and _chain(item.item.func) in _GRAD_MODE_CALLS for item in rest[0].items)):
+        block = rest[0]
+
+        def rewrap(statements: list[cst.BaseStatement], keep_docstring: bool = True) -> list[cst.BaseStatement]:
+            wrapped = block.with_changes(body=block.body.with_changes(body=statements), leading_lines=())
+            return (docstring if keep_docstring else []) + [wrapped]
+
+        return list(block.body.body), rewrap
+    # the docstring stays with the wrapper, the function callers call (help(), documentation)
+    return rest, lambda statements, keep_docstring=True: (docstring if keep_docstring else []) + statements
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 
 
 def _decorator_name(decorator: cst.Decorator) -> str:
@@ -390,17 +492,6 @@ def _is_final(statement: cst.BaseStatement) -> bool:
         return (isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock)
                 and bool(orelse.body.body) and _is_final(orelse.body.body[-1]))
     return False
-
-
-def _guards(statements) -> list[cst.BaseStatement]:
-    """Leading statements that may return (guard clauses: `if x is None: return x`), before the
-    first statement without a return."""
-    found = []
-    for statement in statements:
-        if not _returns_in(statement):
-            break
-        found.append(statement)
-    return found
 
 
 def _is_return(statement: cst.BaseStatement) -> bool:
@@ -448,9 +539,11 @@ def _names_in(node: cst.CSTNode) -> set[str]:
 _GRAD_MODES = frozenset({"torch.no_grad", "torch.inference_mode", "torch.enable_grad", "no_grad", "inference_mode"})
 
 
-def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, kept, numbers) -> SplitResult:
+def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, kept, numbers, exits=False,
+             rewrap=lambda statements, keep_docstring=True: statements) -> SplitResult:
     params = function.params
-    first = params.params[0].name.value if owner is not None else None
+    method = isinstance(owner, cst.ClassDef)
+    first = params.params[0].name.value if method else None
     taken_names = _local_names(function)
     attributes = {}  # "self.cur_len" -> the core parameter that carries it
     for chain in sorted(n for n in numbers if "." in n):
@@ -461,7 +554,7 @@ def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, 
     indexes = 0
     if attributes or number_names:
         rewriter = _NumbersRead(attributes, number_names, _torch_name(module))
-        core = [_Statement(s.node.visit(rewriter), s.first, s.last) for s in core]
+        core = [_Statement(s.node.visit(rewriter), s.first, s.last, exit=s.exit) for s in core]
         if ret is not None:
             ret = _Statement(ret.node.visit(rewriter), ret.first, ret.last)
         indexes = rewriter.indexes
@@ -490,17 +583,24 @@ def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, 
     taken = _names_in(function)
     result_name = _fresh_among("_result", taken)
 
-    core_returns: list[cst.BaseExpression] = []
+    exited_name = _fresh_among("_exited", taken | {result_name})
+    # with early exits the core returns (exited, result, *extras) on every path: the wrapper
+    # returns the result at once when the core exited early, else runs the host work after it
+    head = [cst.Name("False")] if exits else []
+    core_returns: list[cst.BaseExpression] = list(head)
     final_if = ret is not None and not _is_return(ret.node)
     if return_in_core and not final_if:
         value = ret.node.body[0].value or cst.Name("None")
-        if extras and isinstance(value, cst.Tuple) and not value.lpar:
+        if (extras or exits) and isinstance(value, cst.Tuple) and not value.lpar:
             value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])  # one element: the result
         core_returns.append(value)
+    elif exits:
+        core_returns.append(cst.Name("None"))  # the core did not exit: the wrapper computes the result
     core_returns += [cst.Name(n) for n in extras]
-    core_body = [s.node for s in core]
+    core_body = [s.node.visit(_WithExtras([cst.Name("True")], [cst.Name("None")] * len(extras))) if s.exit
+                 else s.node for s in core]
     if return_in_core and final_if:  # each branch returns its result and the values the wrapper needs
-        core_body.append(ret.node.visit(_WithExtras(extras)))
+        core_body.append(ret.node.visit(_WithExtras(head, [cst.Name(n) for n in extras])))
     elif core_returns:
         value = core_returns[0] if len(core_returns) == 1 else cst.Tuple([cst.Element(v) for v in core_returns],
                                                                         lpar=[], rpar=[])
@@ -518,36 +618,46 @@ def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, 
         core_params = core_params.with_changes(star_arg=cst.ParamStar())
     decorators = [d for d in function.decorators if _decorator_name(d) in _GRAD_MODES]
     core_function = function.with_changes(name=cst.Name(core_name), params=core_params, decorators=decorators,
-                                          body=function.body.with_changes(body=core_body),
+                                          body=function.body.with_changes(body=rewrap(core_body, False)),
                                           leading_lines=[cst.EmptyLine(indent=False)] if owner is not None else
                                           [cst.EmptyLine(indent=False)] * 2, returns=None)
 
-    callee = cst.Attribute(cst.Name(first), cst.Name(core_name)) if first else cst.Name(core_name)
+    # a closure's core is an attribute of the closure (`update.update_core`), set where the factory
+    # builds both: whoever holds the closure the factory returned can graph its core
+    holder = first if method else function.name.value if owner is not None else None
+    callee = cst.Attribute(cst.Name(holder), cst.Name(core_name)) if holder else cst.Name(core_name)
     args = [cst.Arg(cst.Name(p.name.value)) for p in keep if p.name.value != first]
     args += [cst.Arg(cst.Name(n)) for n in passed_in]
     args += [cst.Arg(cst.parse_expression(chain)) for chain in attributes]
     if star:
         args.append(cst.Arg(cst.Name(star.name.value), star="*"))
-    args += [cst.Arg(cst.Name(p.name.value), keyword=cst.Name(p.name.value)) for p in kwonly]
+    tight = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+    args += [cst.Arg(cst.Name(p.name.value), keyword=cst.Name(p.name.value), equal=tight) for p in kwonly]
     if star_kwarg:
         args.append(cst.Arg(cst.Name(star_kwarg.name.value), star="**"))
     call = cst.Call(callee, args)
-    targets = ([cst.Name(result_name)] if return_in_core else []) + [cst.Name(n) for n in extras]
+    targets = ([cst.Name(exited_name), cst.Name(result_name)] if exits else
+               [cst.Name(result_name)] if return_in_core else []) + [cst.Name(n) for n in extras]
     if not targets:
         call_line = cst.SimpleStatementLine([cst.Expr(call)])
     else:
         target = targets[0] if len(targets) == 1 else cst.Tuple([cst.Element(t) for t in targets], lpar=[], rpar=[])
         call_line = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(target)], call)])
-    wrapper_body = [s.node for s in prologue] + [call_line] + [s.node for s in epilogue]
+    wrapper_body = [s.node for s in prologue] + [call_line]
+    if exits:
+        wrapper_body.append(cst.parse_statement(f"if {exited_name}:\n    return {result_name}\n"))
+    wrapper_body += [s.node for s in epilogue]
     if ret is not None:
         wrapper_body.append(cst.SimpleStatementLine([cst.Return(cst.Name(result_name))]) if return_in_core
                             else ret.node)
-    new_wrapper = function.with_changes(body=function.body.with_changes(body=wrapper_body))
+    new_wrapper = function.with_changes(body=function.body.with_changes(body=rewrap(wrapper_body)))
 
     if owner is not None:
         members = []
         for member in owner.body.body:
             members += [new_wrapper, core_function] if member is function else [member]
+            if member is function and not method:
+                members.append(cst.parse_statement(f"{holder}.{core_name} = {core_name}\n"))
         new_module = module.deep_replace(owner, owner.with_changes(body=owner.body.with_changes(body=members)))
     else:
         members = []
@@ -558,14 +668,15 @@ def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, 
     positional = not star and not kwonly  # graphed names numbers by position among the call's arguments
     number_positions = [i for i, p in enumerate(parameters) if p in number_names] if positional else []
     return SplitResult(new_module.code, None, core_name, parameters,
-                       [s.first for s in prologue], [s.first for s in epilogue], kept, number_positions, indexes)
+                       [s.first for s in prologue], [s.first for s in epilogue], kept, number_positions, indexes,
+                       holder if owner is not None and not method else "", ret is not None and ret.host)
 
 
 class _WithExtras(cst.CSTTransformer):
-    """`return x` → `return (x), a, b` in the statement (not in nested functions)."""
+    """`return x` → `return head..., (x), extras...` in the statement (not in nested functions)."""
 
-    def __init__(self, extras: list[str]) -> None:
-        self.extras = extras
+    def __init__(self, head: list[cst.BaseExpression], extras: list[cst.BaseExpression]) -> None:
+        self.head, self.extras = head, extras
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -573,14 +684,18 @@ class _WithExtras(cst.CSTTransformer):
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
     def leave_Return(self, original: cst.Return, updated: cst.Return) -> cst.Return:
-        if not self.extras:
+        if not self.extras and not self.head:
             return updated
         value = updated.value or cst.Name("None")
         if isinstance(value, cst.Tuple) and not value.lpar:
             value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        return updated.with_changes(value=cst.Tuple([cst.Element(value)] + [cst.Element(cst.Name(n)) for n in self.extras],
-                                                    lpar=[], rpar=[]))
+        elements = [*self.head, value, *self.extras]
+        return updated.with_changes(value=cst.Tuple([cst.Element(e) for e in elements], lpar=[], rpar=[]),
+                                    whitespace_after_return=cst.SimpleWhitespace(" "))
 
 
 class _NumbersRead(cst.CSTTransformer):
@@ -654,3 +769,71 @@ def _fresh_among(name: str, taken: set[str]) -> str:
     while candidate in taken:
         candidate, number = f"{name}{number}", number + 1
     return candidate
+
+
+# --- values a fix in the core made tensors, read by the wrapper's host work ---------------------------
+
+
+def convert_fixed_values(source: str, qualname: str, core_name: str, fixed_lines: set[int]) -> tuple[str, list[str]]:
+    """After a fix in the core turned a Python number into a tensor (GS101: `losses.append(
+    loss.item())` → `losses.append(loss.detach())`), a value the core hands back to the wrapper
+    may now hold tensors where the wrapper's host work expects numbers (`np.mean(losses)` fails
+    on CUDA tensors). The wrapper converts it back right after the core call — `losses =
+    [v.item() for v in losses]`, `total = total.item()` — so the host work reads what it read
+    before and the graph keeps the step free of syncs. (source, the names converted)."""
+    module = cst.parse_module(source)
+    positions = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(cst.metadata.PositionProvider)
+    found = _find(module, qualname)
+    outer = found[0] if found else None
+    core = _find(module, f"{outer.name.value}.{core_name}" if outer is not None else core_name)
+    if found is None or core is None:
+        return source, []
+    wrapper = found[1]
+    made: dict[str, str] = {}  # name → "list" (its appended elements became tensors) or "value"
+
+    class _Fixed(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is core[1]
+
+        def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+            if positions[node].start.line not in fixed_lines:
+                return False
+            for small in node.body:
+                if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) \
+                        and isinstance(small.value.func, cst.Attribute) and small.value.func.attr.value == "append" \
+                        and isinstance(small.value.func.value, cst.Name):
+                    made.setdefault(small.value.func.value.value, "list")
+                elif isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                    for target in targets:
+                        if isinstance(target, cst.Name):
+                            made.setdefault(target.value, "value")
+            return False
+
+    core[1].visit(_Fixed())
+    call_index, returned = _core_call(wrapper, core_name)
+    names = [n for n in returned if n in made]
+    if call_index is None or not names:
+        return source, []
+    body, rewrap = _peel_grad_mode(wrapper)
+    conversions = [cst.parse_statement(f"{n} = [v.item() for v in {n}]\n" if made[n] == "list" else
+                                       f"{n} = {n}.item()\n") for n in names]
+    new_body = rewrap(body[:call_index + 1] + conversions + body[call_index + 1:])
+    new_wrapper = wrapper.with_changes(body=wrapper.body.with_changes(body=new_body))
+    return module.deep_replace(wrapper, new_wrapper).code, names
+
+
+def _core_call(wrapper: cst.FunctionDef, core_name: str) -> tuple[int | None, list[str]]:
+    """The index of the wrapper's statement that calls the core, and the names it binds."""
+    body, _ = _peel_grad_mode(wrapper)
+    for index, statement in enumerate(body):
+        if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+                and isinstance(statement.body[0], cst.Assign):
+            assign = statement.body[0]
+            call = assign.value
+            if isinstance(call, cst.Call) and isinstance(call.func, (cst.Attribute, cst.Name)) \
+                    and (call.func.attr.value if isinstance(call.func, cst.Attribute) else call.func.value) == core_name:
+                target = assign.targets[0].target
+                elements = target.elements if isinstance(target, cst.Tuple) else [cst.Element(target)]
+                return index, [e.value.value for e in elements if isinstance(e.value, cst.Name)]
+    return None, []

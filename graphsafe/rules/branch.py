@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphsafe.model import Consequence, Example, Principle
+from graphsafe.analyzer.tensor_use import reason_in
 from graphsafe.rewriters.nonfinite import assert_fix
 from graphsafe.rewriters.where import if_expression_fix, if_statement_fix
 from graphsafe.rules.base import Callees, Rule
@@ -136,7 +137,8 @@ class TensorBranch(Rule):
     def _check(self, test: cst.BaseExpression, ctx, what: str, fix=None) -> None:
         for operand in truth_tested(test):
             if ctx.kind(operand).is_tensor:
-                ctx.report(self, operand, fix=fix, what=what)  # a callable: built only if kept
+                # a callable: built only if kept
+                ctx.report(self, operand, fix=fix, what=what + _why(operand, ctx))
                 continue
             found = any_all_element(operand, ctx)
             if found is not None and ctx.kind(found[1]).is_tensor:
@@ -159,22 +161,31 @@ class TensorBranch(Rule):
         what = "`and`" if isinstance(node.operator, cst.And) else "`or`"
         for operand in truth_tested(node.left):
             if ctx.kind(operand).is_tensor:
-                ctx.report(self, operand, what=what)
+                ctx.report(self, operand, what=what + _why(operand, ctx))
 
     def visit_Comparison(self, node: cst.Comparison, ctx) -> None:
         # `a < b < c` is `(a < b) and (b < c)`: the first comparison's truth is read in Python.
         if len(node.comparisons) < 2 or not isinstance(node.comparisons[0].operator, _ORDERING):
             return
         if ctx.kind(node.left).is_tensor or ctx.kind(node.comparisons[0].comparator).is_tensor:
-            ctx.report(self, node, what="a chained comparison (`a < b < c` tests `a < b` in Python)")
+            ctx.report(self, node, what="a chained comparison (`a < b < c` tests `a < b` in Python)" + _why(node, ctx))
 
     def visit_UnaryOperation(self, node: cst.UnaryOperation, ctx) -> None:
         if isinstance(node.operator, cst.Not):
             self._check(node.expression, ctx, "`not`")
 
-    calls = Callees(prefixes=("torch.distributions.",))
+    calls = Callees(names=("max", "min"), prefixes=("torch.distributions.",))
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
+        compared = extreme_operands(node, ctx)
+        if compared is not None:
+            # `max(d1, d2)`, `max([norm(t) for t in ts])`: Python compares the values with `>`
+            # (a tuple of tensors: `max(norms)` compares its elements)
+            tensor = next((v for v in compared if ctx.kind(v).is_tensor or ctx.kind(v).tag == "tensor-tuple"), None)
+            if tensor is not None:
+                ctx.report(self, node, what=f"Python `{node.func.value}(...)` (it compares its values with `<`)"
+                           + _why(tensor, ctx))
+            return
         # torch.distributions validate their arguments with `if not valid.all(): raise`.
         name = ctx.resolve(node.func) or ""
         if not name.startswith("torch.distributions.") or not name.rpartition(".")[2][:1].isupper():
@@ -184,6 +195,36 @@ class TensorBranch(Rule):
                 if isinstance(arg.value, cst.Name) and arg.value.value == "False":
                     return
         ctx.report(self, node, what=f"argument validation in `{name.rpartition('.')[2]}(...)` (pass validate_args=False)")
+
+
+def extreme_operands(call: cst.Call, ctx) -> list[cst.BaseExpression] | None:
+    """The values the builtin `max`/`min` compares in `call`: its arguments, or the elements of
+    its one iterable (a comprehension's element, or the iterable itself: iterating a tensor gives
+    tensors); None for another call or one with `key=`/`*args` (what is compared is not known)."""
+    func = call.func
+    if type(func) is not cst.Name or func.value not in ("max", "min") or not call.args:
+        return None
+    if any(a.star or (a.keyword is not None and a.keyword.value != "default") for a in call.args):
+        return None
+    if not is_builtin(func, func.value, ctx) or func.value in ctx.module_defs:
+        return None
+    positional = [a.value for a in call.args if a.keyword is None]
+    if len(positional) != 1:
+        return positional
+    only = positional[0]
+    if type(only) in (cst.GeneratorExp, cst.ListComp):
+        ctx.bind_comprehension(only)
+        return [only.elt]
+    if type(only) in (cst.List, cst.Tuple):
+        return [e.value for e in only.elements]
+    return [only]
+
+
+def _why(expr: cst.BaseExpression, ctx) -> str:
+    """` (`x` is a tensor: ...)` where the tensor-ness of a value in `expr` was inferred from its
+    use or from a helper, for the message; "" where declared or plain."""
+    reason = reason_in(expr, lambda e: ctx.kind(e, note=False))
+    return f" ({reason})" if reason else ""
 
 
 _ORDERING = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual, cst.Equal, cst.NotEqual)

@@ -6,6 +6,7 @@ import builtins
 
 import libcst as cst
 
+from graphsafe.analyzer import per_step
 from graphsafe.analyzer.callgraph import NOT
 from graphsafe.analyzer.names import dotted
 from graphsafe.analyzer.nodes import children
@@ -443,6 +444,22 @@ class PythonScalarInput(Rule):
     def visit_While(self, node: cst.While, ctx) -> None:
         self._branch(node, ctx)
 
+    def visit_For(self, node: cst.For, ctx) -> None:
+        # `for _ in range(num_steps):` around tensor work: the trip count is read at capture and
+        # replay runs the capture's number of iterations, whatever the number is now
+        call = node.iter
+        if not (type(call) is cst.Call and type(call.func) is cst.Name and call.func.value == "range"
+                and ctx.resolve(call.func) in (None, "range", "builtins.range")):
+            return
+        bounds = [arg.value for arg in call.args if ctx.scalar_source(arg.value) is not None]
+        if not bounds:
+            return
+        with ctx.looking_ahead():
+            if not _any_device_work([node.body], ctx):
+                return
+        for bound in bounds:
+            self._flag(bound, ctx)
+
     def visit_IfExp(self, node: cst.IfExp, ctx) -> None:
         # `prev = None if i == 0 else self.old_denoised`: the test picks, once at capture, which
         # tensor the recorded work reads. A pick between numbers is left to where they are used.
@@ -644,18 +661,7 @@ def _optimizer_values(call: cst.Call):
 
 def _param_group(expr: cst.BaseExpression, ctx) -> bool:
     """`opt.param_groups[i]`, or `g` of `for g in opt.param_groups` in this function."""
-    if type(expr) is cst.Subscript:
-        return type(expr.value) is cst.Attribute and expr.value.attr.value == "param_groups"
-    if type(expr) is not cst.Name or ctx.function_node is None:
-        return False
-    stack: list[cst.CSTNode] = [ctx.function_node.body]
-    while stack:
-        node = stack.pop()
-        if (type(node) is cst.For and type(node.target) is cst.Name and node.target.value == expr.value
-                and type(node.iter) is cst.Attribute and node.iter.attr.value == "param_groups"):
-            return True
-        stack.extend(children(node))
-    return False
+    return per_step.param_group(expr, ctx.function_node)
 
 
 def _optimizer_key(target: cst.Subscript) -> bool:
@@ -739,6 +745,11 @@ class PythonCounterInRegion(Rule):
     def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
         if isinstance(node.target, cst.Subscript):
             self._check_param_group(node.target, ctx, node.value)
+            if per_step.advanced_entry(node.target, ctx.function_node) is not None:
+                # `state["step"] += 1` on `state = self.state[p]`: a host counter kept across steps
+                key = per_step.entry_key(node.target)
+                ctx.report(self, node.target, target=f'{node.target.value.value}["{key}"]',
+                           what="a Python counter", effect="advances it")
         self._check(node.target, ctx, node.value)
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:

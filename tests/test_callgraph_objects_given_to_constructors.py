@@ -1,22 +1,19 @@
-"""Shapes of the retired thirteenth set (detr_train) the analyzer missed, each beside a
-look-alike that must stay silent:
-
-- an object handed to a constructor and kept (`self.matcher = matcher`), then called from the
-  region (`self.matcher(out, targets)`): the call runs the class the constructor's callers pass,
-  so the hazards of its `__call__` (or of a method called on it) are reached;
-- a list parameter rebound to a comprehension over itself (`targets = [aug(t) for t in targets]`)
-  is still the call's list, so a shape from its length varies per batch (GS408).
+"""Call graph: an object handed to a constructor and kept (`self.matcher = matcher`), then called
+from the region (`self.matcher(out, targets)`), runs the class the constructor's callers pass:
+the hazards of its `__call__` (or of a method called on it) are reached. The object may be given
+by keyword, built in the call, passed on to a base class's constructor, kept through a tuple
+assignment, given through a factory function, or kept unless `None` (then a default class). A
+safe class given, a class outside the project, or the default kept are silent.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import project_diagnostics
+from tests.helpers import project_findings
 
 
-def project(tmp_path: Path, files: dict[str, str]) -> set[tuple[str, int, str]]:
-    return {(Path(d.path).name, d.start.line, d.code) for d in project_diagnostics(tmp_path, files)}
+project = project_findings  # (file name, line, code) of each diagnostic of a small program
 
 
 MATCHER = """\
@@ -38,6 +35,7 @@ class DeviceMatcher:
     def match(self, cost: torch.Tensor):
         return cost.argmin(-1)
 """
+
 
 CRITERION = """\
 import torch
@@ -104,31 +102,6 @@ def test_silent_when_the_constructor_is_given_a_safe_class(tmp_path: Path) -> No
 def test_silent_when_the_kept_object_is_not_a_project_class(tmp_path: Path) -> None:
     found = project(tmp_path, files("Criterion(torch.nn.Identity(), 1.0)"))
     assert not {f for f in found if f[0] == "matcher.py"}
-
-
-REBOUND = """\
-import random
-
-import torch
-
-
-class Trainer:
-    def step(self, images: torch.Tensor, targets: list[dict], names: list[str]):  # graphsafe: region
-        if random.random() < 0.5:
-            targets = [dict(t, boxes=t["boxes"].flip(-1)) for t in targets]
-        longest = max(len(t["boxes"]) for t in targets)
-        valid = torch.zeros(len(targets), longest, device=images.device)
-        names = [n for n in self.fixed_names]
-        mask = torch.ones(len(names), device=images.device)
-        return valid, mask
-"""
-
-
-def test_list_parameter_rebound_to_a_comprehension_over_itself(tmp_path: Path) -> None:
-    found = project(tmp_path, {"trainer.py": REBOUND})
-    assert ("trainer.py", 11, "GS408") in found
-    # the look-alike: rebound to a list the call does not receive, a fixed length
-    assert ("trainer.py", 13, "GS408") not in found
 
 
 BASE_CRITERION = """\

@@ -1,28 +1,23 @@
-"""Shapes of the retired tenth set (ner_crf, stylegan_train, medusa_decode) the analyzer
-missed, each beside a look-alike that must stay silent:
+"""Call graph: calls followed through what attributes hold, each case beside a look-alike that
+must stay silent:
 
-- `self.model.crf.viterbi_decode(x)`: a method (not `forward`) of a submodule of a submodule,
-  each class in another file, is followed through the attribute path;
-- `self.D(x)`, `self.G(z)`: a capitalised attribute of `self` (or of a local value) is a module
-  instance whose call returns what its forward returns, not a class being constructed;
-- a guard clause on a number parameter (`if t == 0.0: return x`) no longer hides the tensor
-  conditions after it: GS301 looked ahead at the rest of the block before the walk bound its
-  names, and the walk reused those premature (unknown) kinds.
+- `self.model.crf.decode(x)`: a method (not `forward`) of a submodule of a submodule, each class
+  in another file, is followed through the attribute path (also three attributes deep);
+- `self.D(x)`: a capitalised attribute of `self` holding a module instance is a call of that
+  instance (returning what its forward returns), not a class being constructed;
+- `self.student, self.teacher = build(cfg)` with `def build(cfg) -> tuple[Student, Teacher]`:
+  the annotation names each element's class, so each attribute runs its own class.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from tests.helpers import lines_of, project_diagnostics
+from tests.helpers import project_findings
 
 
-found = lines_of  # the lines where a code is reported
+project = project_findings  # (file name, line, code) of each diagnostic of a small program
 
 
-def project(tmp_path: Path, files: dict[str, str]) -> set[tuple[str, int, str]]:
-    return {(Path(d.path).name, d.start.line, d.code) for d in project_diagnostics(tmp_path, files)}
-
+# ------------------------------------------------------ submodules of submodules
 
 CRF = """\
 import torch
@@ -39,6 +34,7 @@ class CRF(nn.Module):
     def scores(self, x: torch.Tensor) -> torch.Tensor:
         return x.softmax(-1)
 """
+
 
 TAGGER = """\
 import torch
@@ -124,6 +120,8 @@ def test_method_three_attributes_deep_across_files_is_followed(tmp_path):
     assert {d for d in got if d[0] == "crf.py"} == {("crf.py", 10, "GS101")}
 
 
+# ------------------------------------------------- capitalised module attributes
+
 NETS = """\
 import torch
 from torch import nn
@@ -189,55 +187,54 @@ def test_capitalised_class_constructed_and_formatted_stays_silent(tmp_path):
     assert not {d for d in got if d[2] == "GS104"}
 
 
-def test_tensor_condition_after_a_guard_clause_on_a_number_parameter():
-    source = """\
-        import torch
+# --------------------------------- attributes unpacked from an annotated factory
 
-        @torch.compile(mode="reduce-overhead")
-        def accept(x: torch.Tensor, t: float) -> torch.Tensor:
-            if t == 0.0:
-                return x
-            acc = (x > t).long().cumprod(dim=1)
-            depth = acc.shape[1]
-            while depth > 0 and not acc[:, depth - 1].any():
-                depth -= 1
-            return acc[:, :depth].sum(dim=1)
-    """
-    assert found(source, "GS201") == [9]
-    assert found(source, "GS301") == [5, 7]
+MODELS = """\
+import torch.nn as nn
 
 
-def test_shape_condition_after_a_guard_clause_stays_silent():
-    source = """\
-        import torch
-
-        @torch.compile(mode="reduce-overhead")
-        def accept(x: torch.Tensor, t: float) -> torch.Tensor:
-            if t == 0.0:
-                return x
-            acc = (x > 0).long().cumprod(dim=1)
-            depth = acc.shape[1]
-            while depth > 0 and acc.shape[0] > 1:
-                depth -= 1
-            return acc[:, :depth].sum(dim=1)
-    """
-    assert found(source, "GS201") == []
-    assert found(source, "GS301") == [5]
+class Syncing(nn.Module):
+    def forward(self, x):
+        return x.sum().item()
 
 
-def test_guard_lookahead_keeps_kinds_bound_in_the_guarded_rest():
-    source = """\
-        import torch
+class Quiet(nn.Module):
+    def forward(self, x):
+        return x * 2
 
-        @torch.compile(mode="reduce-overhead")
-        def step(x: torch.Tensor, scale: float) -> torch.Tensor:
-            if scale == 1.0:
-                return x
-            scores = x.softmax(-1)
-            if scores.shape[0] > 1:
-                print("batched")
-            if scores[:, 0].any():
-                print("hit")
-            return scores
-    """
-    assert found(source, "GS201") == [10]
+
+def build_pair(cfg) -> tuple[Syncing, Quiet]:
+    student = Syncing()
+    teacher = Quiet()
+    return student, teacher
+"""
+
+
+def test_tuple_annotated_factory_is_followed_per_element(tmp_path):
+    got = project(tmp_path, {"models.py": MODELS, "train.py": """\
+        from models import build_pair
+
+
+        class Trainer:
+            def __init__(self, cfg):
+                self.student, self.teacher = build_pair(cfg)
+
+            def step(self, x):  # graphsafe: region
+                return self.student(x)
+        """})
+    assert ("models.py", 6, "GS101") in got
+
+
+def test_tuple_annotated_factory_quiet_element_stays_silent(tmp_path):
+    got = project(tmp_path, {"models.py": MODELS, "train.py": """\
+        from models import build_pair
+
+
+        class Trainer:
+            def __init__(self, cfg):
+                self.student, self.teacher = build_pair(cfg)
+
+            def step(self, x):  # graphsafe: region
+                return self.teacher(x)
+        """})
+    assert not any(code == "GS101" for _, _, code in got)

@@ -1,21 +1,65 @@
-"""Shapes of the retired twelfth set (bandit_ranker, cem_planner) the analyzer missed, each
-beside a look-alike that must stay silent: a setting started from a config field and
-recomputed outside `__init__`, not in a loop, by a helper given a per-step number
-(`self.explore = self.sched.value(self.served)`, `self.forget = decay_at(self.served, base)`,
-`self.noise = noise_at(step, ...)` with `step: int`) follows the steps. It is reported where the
-region reads it, and where a callee (in another file) is given it as a number parameter.
+"""Per-step settings (GS301): an attribute that is set again between steps follows the steps,
+each case beside a look-alike that must stay silent:
+
+- an attribute set from outside the class inside a `while` loop (`while not done:
+  ev.temperature = temp(moves)`) is per step, like one set in a `for` loop; set once, or set to a
+  literal, it is not;
+- a setting started from a config field and recomputed outside `__init__`, not in a loop, by a
+  helper given a per-step number (`self.explore = self.sched.value(self.served)`, `self.forget =
+  decay_at(self.served, base)`, `self.noise = noise_at(step, ...)` with `step: int`), also
+  through a local name, a tuple unpacked from one call, one arm of a conditional expression or
+  a dict entry: reported where the region reads it, and where a callee (in another file) is
+  given it as a number parameter; recomputed from settings only (or a `str` parameter) it is not.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from tests.helpers import lines_of, project_diagnostics
+from tests.helpers import lines_of, project_findings
 
 
-def project(tmp_path: Path, files: dict[str, str]) -> set[tuple[str, int, str]]:
-    return {(Path(d.path).name, d.start.line, d.code) for d in project_diagnostics(tmp_path, files)}
+found = lines_of  # the lines where a code is reported
+project = project_findings  # (file name, line, code) of each diagnostic of a small program
 
+
+# ----------------------------------------- attributes set from outside in a loop
+
+EVALUATOR = """
+import torch
+
+
+class Evaluator:
+    def __init__(self):
+        self.temperature = 1.0
+
+    def evaluate(self, logits: torch.Tensor) -> torch.Tensor:  # graphsafe: region
+        return torch.softmax(logits / self.temperature, -1)
+
+
+def temperature_at(moves: int) -> float:
+    return 1.0 if moves < 4 else 0.5
+
+
+def play(ev: Evaluator, logits: torch.Tensor, moves: int):
+    {body}
+"""
+
+
+def test_an_attribute_set_from_outside_in_a_while_loop_is_per_step():
+    body = "while moves < 9:\n        ev.temperature = temperature_at(moves)\n        moves += 1\n        ev.evaluate(logits)"
+    assert found(EVALUATOR.format(body=body), "GS301") == [10]
+
+
+def test_an_attribute_set_once_from_outside_is_silent():
+    body = "ev.temperature = temperature_at(moves)\n    while moves < 9:\n        moves += 1\n        ev.evaluate(logits)"
+    assert found(EVALUATOR.format(body=body), "GS301") == []
+
+
+def test_a_literal_set_in_a_while_loop_is_silent():
+    body = "while moves < 9:\n        ev.temperature = 1.0\n        moves += 1\n        ev.evaluate(logits)"
+    assert found(EVALUATOR.format(body=body), "GS301") == []
+
+
+# ------------------------------------------- settings recomputed between replays
 
 SCHEDULES = """\
 def decay_at(t: int, base: float) -> float:
@@ -30,6 +74,7 @@ class Linear:
         return self.start + min(1.0, t / self.horizon) * (self.end - self.start)
 """
 
+
 POSTERIOR = """\
 import torch
 
@@ -42,6 +87,7 @@ class Posterior(torch.nn.Module):
     def update(self, x: torch.Tensor, forget: float):
         self.precision.mul_(forget).add_(x)
 """
+
 
 SERVICE = """\
 import torch

@@ -1,0 +1,228 @@
+"""Per-step values: which Python numbers a class or an optimizer step changes between steps.
+
+Read from the syntax of one class or one function, without kinds, so that the walker can ask
+before it walks (`scalar_source`). Three sources, each a pattern of real training and sampling code:
+
+- a class's *step-like* methods advance a counter (`self._window += 1`) or call a method of the
+  class that does; what they advance or recompute from numbers (`self.n_samples += 1`,
+  `self.step_size = math.exp(log_step)`) changes every step, whatever it started as;
+- an optimizer step reads `group["lr"]` from its param groups: a scheduler or a warm-up
+  rewrites it between steps (a Python float baked into the captured kernels);
+- an optimizer step reads a number its own state advances, `state["step"] += 1` on
+  `state = self.state[p]` (initialised `state["step"] = 0`): a host counter, not a tensor.
+
+Per-run settings (constructor arguments stored once: `self.eta = eta`) never match: they are
+not advanced, and a literal assigned in a step-like method (`self.count = 0`) is a reset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import libcst as cst
+
+from graphsafe.analyzer.nodes import children
+
+# param-group keys a scheduler or a warm-up rewrites between steps (other keys are per-run
+# settings: `eps`, `weight_decay`, `betas`)
+SCHEDULED_KEYS = frozenset({"lr"})
+
+
+@dataclass(frozen=True)
+class StepWrite:
+    """Where a step-like method changes an attribute: for the report's path from the source."""
+
+    method: str
+    how: str  # "advanced", "recomputed"
+
+    def describe(self, class_name: str) -> str:
+        return f"{self.how} in `{class_name}.{self.method}`"
+
+
+def step_written_attrs(node: cst.ClassDef, is_number: Callable[[cst.BaseExpression, set[str], str], bool]
+                       ) -> dict[str, StepWrite]:
+    """Attributes a class's step-like methods change: `self.x += <number>` or `self.x = <number
+    computed from something>` (not a literal: a reset). `is_number(value, number_params,
+    self_name)` says whether a value is a Python number by its shape (the walker's test)."""
+    methods = {stmt.name.value: stmt for stmt in node.body.body
+               if type(stmt) is cst.FunctionDef and stmt.params.params and stmt.name.value != "__init__"}
+    writes: dict[str, dict[str, StepWrite]] = {}
+    calls: dict[str, set[str]] = {}
+    stepping: set[str] = set()
+    for name, method in methods.items():
+        self_name = method.params.params[0].name.value
+        number_params = {p.name.value for p in method.params.params[1:] if _plain_number_param(p)}
+        found: dict[str, StepWrite] = {}
+        for small in _small_statements(method.body):
+            tp = type(small)
+            if tp is cst.AugAssign and _self_attr(small.target, self_name):
+                stepping.add(name)  # advancing anything of its own makes the method a step
+                if _counted(small.value, number_params, self_name, is_number):
+                    found.setdefault(small.target.attr.value, StepWrite(name, "advanced"))
+            elif tp is cst.Assign:
+                value = small.value
+                for target in small.targets:
+                    if (_self_attr(target.target, self_name) and type(value) not in (cst.Integer, cst.Float)
+                            and not (type(value) is cst.UnaryOperation and type(value.expression) in (cst.Integer, cst.Float))
+                            and is_number(value, number_params, self_name)):
+                        found.setdefault(target.target.attr.value, StepWrite(name, "recomputed"))
+        writes[name] = found
+        calls[name] = _self_calls(method, self_name) & methods.keys()
+    frontier = list(stepping)
+    while frontier:  # the methods a step calls run every step too (`self._update_step_size(p)`)
+        for callee in calls[frontier.pop()]:
+            if callee not in stepping:
+                stepping.add(callee)
+                frontier.append(callee)
+    result: dict[str, StepWrite] = {}
+    for name in sorted(stepping):
+        for attr, write in writes[name].items():
+            result.setdefault(attr, write)
+    return result
+
+
+def param_group(expr: cst.BaseExpression, function: cst.FunctionDef | None) -> bool:
+    """`opt.param_groups[i]`, or `g` of `for g in <...>.param_groups` in `function`."""
+    if type(expr) is cst.Subscript:
+        return type(expr.value) is cst.Attribute and expr.value.attr.value == "param_groups"
+    if type(expr) is not cst.Name or function is None:
+        return False
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if (type(node) is cst.For and type(node.target) is cst.Name and node.target.value == expr.value
+                and type(node.iter) is cst.Attribute and node.iter.attr.value == "param_groups"):
+            return True
+        stack.extend(children(node))
+    return False
+
+
+def entry_key(expr: cst.BaseExpression) -> str | None:
+    """`group["lr"]` → "lr": a single literal string key."""
+    if type(expr) is not cst.Subscript or len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:
+        return None
+    key = expr.slice[0].slice.value
+    if type(key) is not cst.SimpleString:
+        return None
+    value = key.evaluated_value
+    return value if isinstance(value, str) else None
+
+
+def scheduled_entry(expr: cst.Subscript, function: cst.FunctionDef | None) -> str | None:
+    """A label for `group["lr"]` read from an optimizer's param groups, else None."""
+    key = entry_key(expr)
+    if key not in SCHEDULED_KEYS or not param_group(expr.value, function):
+        return None
+    return f'param-group entry `{_shown(expr.value)}["{key}"]` (a scheduler rewrites it between steps)'
+
+
+def advanced_entry(expr: cst.Subscript, function: cst.FunctionDef | None) -> str | None:
+    """A label for `state["step"]` where `function` advances that entry (`state["step"] += 1`)
+    of state kept across calls (`state = self.state[p]`) and starts it as a number literal."""
+    key = entry_key(expr)
+    if key is None or type(expr.value) is not cst.Name or function is None:
+        return None
+    if (expr.value.value, key) not in advanced_state_entries(function):
+        return None
+    return f'state entry `{expr.value.value}["{key}"]` (advanced with `+=` every step)'
+
+
+def advanced_state_entries(function: cst.FunctionDef) -> frozenset[tuple[str, str]]:
+    """(local, key) of `local[key] += n` in `function` where `local` is bound from an attribute
+    (`state = self.state[p]`: it outlives the call) and `local[key]` is set to a number literal
+    there (`state["step"] = 0`: a host number, not a tensor)."""
+    if _ENTRY_MEMO and _ENTRY_MEMO[0] is function:
+        return _ENTRY_MEMO[1]
+    persistent: set[str] = set()
+    started: set[tuple[str, str]] = set()
+    advanced: set[tuple[str, str]] = set()
+    for small in _small_statements(function.body):
+        tp = type(small)
+        if tp is cst.Assign:
+            for target in small.targets:
+                tgt = target.target
+                if type(tgt) is cst.Name and _held_state(small.value):
+                    persistent.add(tgt.value)
+                elif type(tgt) is cst.Subscript and type(tgt.value) is cst.Name and (key := entry_key(tgt)) is not None \
+                        and type(small.value) is cst.Integer:
+                    started.add((tgt.value.value, key))
+        elif tp is cst.AugAssign and type(small.target) is cst.Subscript and type(small.target.value) is cst.Name:
+            key = entry_key(small.target)
+            if key is not None:
+                advanced.add((small.target.value.value, key))
+    result = frozenset(e for e in advanced & started if e[0] in persistent)
+    _ENTRY_MEMO[:] = [function, result]
+    return result
+
+
+_ENTRY_MEMO: list = []  # [function, its entries]: the function being walked asks many times
+
+
+def _held_state(value: cst.BaseExpression) -> bool:
+    """`self.state[p]`, `self.state`: a container reached through an attribute."""
+    if type(value) is cst.Subscript:
+        value = value.value
+    return type(value) is cst.Attribute
+
+
+def _shown(expr: cst.BaseExpression) -> str:
+    if type(expr) is cst.Name:
+        return expr.value
+    return "param_group"
+
+
+def _plain_number_param(param: cst.Param) -> bool:
+    annotation = param.annotation.annotation if param.annotation is not None else None
+    if annotation is not None:
+        return type(annotation) is cst.Name and annotation.value in ("int", "float")
+    default = param.default
+    if type(default) is cst.UnaryOperation:
+        default = default.expression
+    return type(default) in (cst.Integer, cst.Float)
+
+
+def _counted(value: cst.BaseExpression, number_params: set[str], self_name: str, is_number) -> bool:
+    """What a counter advances by: a number (`+= 1`, `+= n`), or a count of a tensor's
+    elements (`+= y.shape[0]`, `+= len(batch)`, `+= x.numel()`)."""
+    if is_number(value, number_params, self_name):
+        return True
+    if type(value) is cst.Subscript and type(value.value) is cst.Attribute and value.value.attr.value == "shape":
+        return True
+    return (type(value) is cst.Call and (
+        (type(value.func) is cst.Attribute and value.func.attr.value in ("size", "numel", "dim"))
+        or (type(value.func) is cst.Name and value.func.value == "len")))
+
+
+def _self_attr(target: cst.BaseExpression, self_name: str) -> bool:
+    return type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == self_name
+
+
+def _self_calls(method: cst.FunctionDef, self_name: str) -> set[str]:
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [method.body]
+    while stack:
+        node = stack.pop()
+        tp = type(node)
+        if tp is cst.FunctionDef or tp is cst.ClassDef or tp is cst.Lambda:
+            continue
+        if tp is cst.Call and _self_attr(node.func, self_name):
+            found.add(node.func.attr.value)
+        stack.extend(children(node))
+    return found
+
+
+def _small_statements(body: cst.BaseSuite) -> Iterator[cst.BaseSmallStatement]:
+    """Every small statement of a function body, through compound statements, not nested defs."""
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        tp = type(node)
+        if tp is cst.FunctionDef or tp is cst.ClassDef:
+            continue
+        if tp is cst.SimpleStatementLine:
+            yield from node.body
+            continue
+        if isinstance(node, cst.BaseExpression):
+            continue
+        stack.extend(children(node))

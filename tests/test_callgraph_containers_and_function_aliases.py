@@ -1,0 +1,263 @@
+"""Call graph: modules and callables kept in containers or under other names, each case beside a
+look-alike that must stay silent:
+
+- a slice of an `nn.ModuleList` is a ModuleList (`for layer in self.layers[:n]`), calling a slice
+  of an `nn.Sequential` runs its modules, and `self.layers[i](x)` runs one element; an index is
+  one module, a slice of a list of strings runs nothing;
+- objects kept in a list, tuple or dict attribute, called in a loop over it (`for fn in
+  self.losses`, `for k, h in self.heads.items()`, `self.heads.values()`) or by key, in this file
+  or another;
+- a `functools.partial` held by an attribute or a module-level name runs its function; an alias
+  of a quiet function stays silent.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import lines_of, project_findings
+
+
+found = lines_of  # the lines where a code is reported
+project = project_findings  # (file name, line, code) of each diagnostic of a small program
+
+
+# -------------------------------------------------- module lists and sequentials
+
+LAYERS = """\
+import torch
+import torch.nn as nn
+
+
+class Leaf(nn.Module):
+    def forward(self, z: torch.Tensor):
+        return z.nonzero()
+
+
+class Stack(nn.Module):
+    def __init__(self, n: int):
+        super().__init__()
+        self.layers = nn.ModuleList(Leaf() for _ in range(n))
+
+    def forward(self, z: torch.Tensor, k: int):  # graphsafe: region
+        for layer in {iterable}:
+            z = layer(z)
+        return z
+"""
+
+
+def test_a_slice_of_a_module_list_reaches_its_modules():
+    assert found(LAYERS.format(iterable="self.layers[:k]"), "GS107") == [7]
+    assert found(LAYERS.format(iterable="self.layers[1:]"), "GS107") == [7]
+
+
+def test_an_index_of_a_module_list_is_one_module_not_a_list():
+    # `self.layers[0]` is one Leaf: iterating it is not calling a Leaf
+    assert found(LAYERS.format(iterable="self.layers[0]"), "GS107") == []
+
+
+SEQUENTIAL = """\
+import torch
+import torch.nn as nn
+
+
+class Leaf(nn.Module):
+    def forward(self, z: torch.Tensor):
+        return z.unique()
+
+
+class Stack(nn.Module):
+    def __init__(self, n: int):
+        super().__init__()
+        self.blocks = nn.Sequential(*[Leaf() for _ in range(n)])
+        self.names = ["a", "b"]
+
+    def forward(self, z: torch.Tensor, k: int):  # graphsafe: region
+        return {call}
+"""
+
+
+def test_calling_a_slice_of_a_sequential_runs_its_modules():
+    assert found(SEQUENTIAL.format(call="self.blocks[:k](z)"), "GS107") == [7]
+
+
+def test_a_slice_of_a_list_of_strings_runs_nothing():
+    assert found(SEQUENTIAL.format(call="z * len(self.names[:k])"), "GS107") == []
+
+
+def test_module_list_element_called_by_index():
+    source = """
+    import torch
+    import torch.nn as nn
+
+
+    class Block(nn.Module):
+        def forward(self, x):
+            return x.sum().item()
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList([Block() for _ in range(2)])
+            self.spare = nn.ModuleList([Block()])
+
+        def forward(self, x):  # graphsafe: region
+            for i in range(len(self.layers)):
+                x = self.layers[i](x)
+            return x
+    """
+    assert found(source, "GS101") == [8]
+    assert found(source.replace("x = self.layers[i](x)", "x = x + i"), "GS101") == []
+
+
+# --------------------------------------------------------- containers of objects
+
+LOSSES = """\
+import torch
+
+
+class FocalLoss:
+    def __call__(self, x, y):
+        return (x - y).abs().sum().item()
+
+
+class DiceLoss:
+    def __call__(self, x, y):
+        return (x * y).sum()
+"""
+
+
+LOSS_LOOP = """\
+import torch
+{imports}
+
+
+class Crit:
+    def __init__(self):
+        self.losses = {container}
+
+    def step(self, x: torch.Tensor, y: torch.Tensor):  # graphsafe: region
+        total = x.new_zeros(())
+        for fn in self.losses:
+            total = total + fn(x, y)
+        return total
+"""
+
+
+@pytest.mark.parametrize("container", ["[FocalLoss(), DiceLoss()]", "(FocalLoss(), DiceLoss())"])
+def test_losses_kept_in_a_list_or_tuple_in_another_file(tmp_path, container):
+    train = LOSS_LOOP.format(imports="from losses import FocalLoss, DiceLoss", container=container)
+    assert project(tmp_path, {"losses.py": LOSSES, "train.py": train}) == {("losses.py", 6, "GS101")}
+
+
+def test_losses_kept_in_a_list_in_the_same_file(tmp_path):
+    train = LOSSES + "\n\n" + LOSS_LOOP.format(imports="", container="[FocalLoss(), DiceLoss()]")
+    assert project(tmp_path, {"train.py": train}) == {("train.py", 6, "GS101")}
+
+
+def test_quiet_losses_kept_in_a_list_are_silent(tmp_path):
+    train = LOSS_LOOP.format(imports="from losses import DiceLoss", container="[DiceLoss(), DiceLoss()]")
+    assert project(tmp_path, {"losses.py": LOSSES, "train.py": train}) == set()
+
+
+HEADS = """\
+import torch
+
+
+class ClsHead(torch.nn.Module):
+    def forward(self, x):
+        return x.nonzero()
+
+
+class BoxHead(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+"""
+
+
+HEADS_NET = """\
+import torch
+{imports}
+
+
+class Net:
+    def __init__(self):
+        self.heads = {{"cls": {first}(), "box": BoxHead()}}
+
+    def step(self, x: torch.Tensor):  # graphsafe: region
+{body}
+"""
+
+
+HEAD_CALLS = {
+    "by-key": "        return {k: self.heads[k](x) for k in (\"cls\", \"box\")}",
+    "items": "        out = {}\n        for k, h in self.heads.items():\n            out[k] = h(x)\n        return out",
+    "values": "        return [h(x) for h in self.heads.values()]",
+}
+
+
+@pytest.mark.parametrize("body", HEAD_CALLS.values(), ids=HEAD_CALLS.keys())
+def test_heads_kept_in_a_dict_in_another_file(tmp_path, body):
+    net = HEADS_NET.format(imports="from heads import ClsHead, BoxHead", first="ClsHead", body=body)
+    assert project(tmp_path, {"heads.py": HEADS, "net.py": net}) == {("heads.py", 6, "GS107")}
+
+
+@pytest.mark.parametrize("body", HEAD_CALLS.values(), ids=HEAD_CALLS.keys())
+def test_heads_kept_in_a_dict_in_the_same_file(tmp_path, body):
+    net = HEADS + "\n\n" + HEADS_NET.format(imports="", first="ClsHead", body=body)
+    assert project(tmp_path, {"net.py": net}) == {("net.py", 6, "GS107")}
+
+
+@pytest.mark.parametrize("body", HEAD_CALLS.values(), ids=HEAD_CALLS.keys())
+def test_quiet_heads_kept_in_a_dict_are_silent(tmp_path, body):
+    net = HEADS_NET.format(imports="from heads import BoxHead", first="BoxHead", body=body)
+    assert project(tmp_path, {"heads.py": HEADS, "net.py": net}) == set()
+
+
+# ------------------------------------------------- partials and function aliases
+
+FUNCTION_ALIASES = """
+import functools
+import torch
+import torch.nn as nn
+
+
+def log_value(t):
+    return t.item()
+
+
+def quiet(t):
+    return t * 2
+
+
+reduce_fn = functools.partial(log_value)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.reduce = functools.partial(log_value)
+        self.post = quiet
+
+    def forward(self, x):  # graphsafe: region
+        y = self.fc(x)
+        a = self.reduce(y)
+        b = self.post(y)
+        return y
+"""
+
+
+def test_partial_held_by_an_attribute_runs_the_function():
+    assert found(FUNCTION_ALIASES, "GS101") == [8]
+
+
+def test_partial_held_by_a_module_name_runs_the_function():
+    source = FUNCTION_ALIASES.replace("a = self.reduce(y)", "a = reduce_fn(y)")
+    assert found(source, "GS101") == [8]
+
+
+def test_alias_to_a_quiet_function_stays_silent():
+    source = FUNCTION_ALIASES.replace("a = self.reduce(y)", "a = self.post(y)")
+    assert found(source, "GS101") == []

@@ -1,0 +1,200 @@
+"""Per-step values as a dataflow question (analyzer/per_step.py and the GS30x rules using it).
+
+Sources: what a class's step-like methods advance or recompute, `group["lr"]` of an optimizer's
+param groups, an optimizer-state counter (`state["step"] += 1`), numbers named like sizes that
+callers fill with per-step values. Sinks: tensor arithmetic and op arguments, `range()` trip
+counts around tensor work. Each case has a look-alike that must stay silent (a per-run setting).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from graphsafe.analyzer import per_step
+from tests.helpers import diagnostics, lines_of
+
+
+def _messages(source: str, code: str) -> list[str]:
+    return [d.message for d in diagnostics(textwrap.dedent(source)) if d.code == code]
+
+
+ADAPTED = """
+import math
+import torch
+
+
+class Adapter:
+    def __init__(self, step_size, eta):
+        self.step_size = step_size
+        self.eta = eta
+        self.window = 0
+
+    def _update(self, accept: float):
+        self.step_size = math.exp(accept * 0.5)
+        self.count = 0
+
+    def step(self, accept: float):
+        self._update(accept)
+        self.window += 1
+
+    def apply(self, z: torch.Tensor):  # graphsafe: region
+        z = z * self.eta
+        z = z + self.count
+        self.step(0.3)
+        return z * self.step_size
+"""
+
+
+def test_an_attribute_a_step_calls_recompute_is_reported_where_it_meets_a_tensor():
+    # `step` advances a counter, `_update` runs with it: `step_size` changes every step
+    assert lines_of(ADAPTED, "GS301") == [24]
+    message, = _messages(ADAPTED, "GS301")
+    assert "recomputed in `Adapter._update`" in message
+
+
+def test_per_run_settings_and_literal_resets_are_not_per_step_values():
+    # `self.eta` is stored once by the constructor; `self.count = 0` in a step is a reset
+    assert 21 not in lines_of(ADAPTED, "GS301") and 22 not in lines_of(ADAPTED, "GS301")
+
+
+def test_an_attribute_recomputed_only_in_a_method_that_steps_nothing_is_a_setting():
+    source = ADAPTED.replace("        self.window += 1\n", "")
+    assert lines_of(source, "GS301") == []
+
+
+def test_a_counter_advanced_by_a_tensors_row_count_is_per_step():
+    source = """
+    import torch
+
+
+    class Mean:
+        def __init__(self):
+            self.seen = 1
+
+        def update(self, y: torch.Tensor):
+            self.total = y.sum()
+            self.seen += y.shape[0]
+
+        def compute(self, y: torch.Tensor):  # graphsafe: region
+            self.update(y)
+            return self.total / self.seen
+    """
+    written = per_step.step_written_attrs(
+        cst.parse_module(textwrap.dedent(source)).body[1], lambda value, params, me: False)
+    assert set(written) == {"seen"} and written["seen"].how == "advanced"
+
+
+SIZE_NAMED = """
+import torch
+
+
+def integrate(z: torch.Tensor, step_size, num_steps: int):
+    for _ in range(num_steps):
+        z = z + step_size * z
+    return z
+
+
+class Sampler:
+    def __init__(self, step_size: float, num_steps: int):
+        self.step_size = step_size
+        self.num_steps = num_steps
+        self.t = 0
+
+    def sample(self, z: torch.Tensor):  # graphsafe: region
+        self.t += 1
+        self.step_size = self.step_size * 0.9
+        self.num_steps = self.num_steps + 1
+        return integrate(z, {args})
+"""
+
+
+def test_numbers_named_like_sizes_are_per_step_where_callers_pass_per_step_values():
+    # `step_size`, `num_steps` read like shapes, but the caller gives them what each step recomputes
+    source = SIZE_NAMED.format(args="self.step_size, self.num_steps")
+    assert lines_of(source, "GS301") == [6, 7]
+
+
+def test_numbers_named_like_sizes_given_settings_stay_silent():
+    source = SIZE_NAMED.format(args="0.1, 4")
+    assert lines_of(source, "GS301") == []
+
+
+def test_a_region_roots_size_named_number_with_no_caller_is_not_reported():
+    # no caller shows it varying: a size-like name is taken as a per-run setting
+    source = """
+    import torch
+
+    def integrate(z: torch.Tensor, num_steps: int):  # graphsafe: region
+        for _ in range(num_steps):
+            z = z * 0.5
+        return z
+    """
+    assert lines_of(source, "GS301") == []
+
+
+def test_a_range_around_host_work_only_is_no_sink():
+    source = """
+    import torch
+
+    def names(z: torch.Tensor, steps: int):  # graphsafe: region
+        out = []
+        for i in range(steps):
+            out.append(str(i))
+        return z
+    """
+    assert lines_of(source, "GS301") == []
+
+
+def test_a_range_trip_count_around_tensor_work_is_a_sink():
+    source = """
+    import torch
+
+    def unroll(z: torch.Tensor, steps: int):  # graphsafe: region
+        for i in range(steps):
+            z = z * 0.5
+        return z
+    """
+    assert lines_of(source, "GS301") == [5]
+
+
+OPTIMIZER = """
+import torch
+
+
+class Clipped(torch.optim.Optimizer):
+    def step(self, closure=None):  # graphsafe: region
+        for group in self.param_groups:
+            lr, eps = group["lr"], group["eps"]
+            for p in group["params"]:
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = {start}
+                    state["avg"] = torch.zeros_like(p)
+                state["step"] += 1
+                state["avg"] += 1
+                correction = 1 - 0.9 ** state["step"]
+                p.data.add_(state["avg"], alpha=-lr)
+                p.data.mul_(1 - eps)
+                p.data.div_(correction)
+"""
+
+
+def test_a_learning_rate_read_from_param_groups_is_per_step_and_eps_is_not():
+    source = OPTIMIZER.format(start="0")
+    assert 17 in lines_of(source, "GS301") and 18 not in lines_of(source, "GS301")
+    assert any('param-group entry `group["lr"]`' in m for m in _messages(source, "GS301"))
+
+
+def test_an_optimizer_state_counter_is_advanced_in_the_region_and_read_per_step():
+    source = OPTIMIZER.format(start="0")
+    assert lines_of(source, "GS302") == [14]
+    assert 19 in lines_of(source, "GS301")  # `correction` from `state["step"]` meets a tensor
+
+
+def test_an_optimizer_state_step_kept_as_a_tensor_is_device_work():
+    # torch's own optimizers keep `state["step"]` as a tensor: `+= 1` is a kernel
+    source = OPTIMIZER.format(start="torch.zeros(())")
+    assert lines_of(source, "GS302") == []
+    assert 19 not in lines_of(source, "GS301")
