@@ -105,32 +105,39 @@ REGION = textwrap.dedent('''\
     class Sampler:
         def progress(self, i, x):
             log.info("step %d", i)
+            print(f"{x.norm():.3f}")
 
-        def step(self, x, t: int):
+        def check(self, x):
+            log.info("checking")
+            self.kind = "binary" if x.dim() == 1 else "multi"
+
+        def step(self, x, t):
             x = self.model(x, t)
             self.progress(t, x)
             y = self.report(x)
             self.bookkeep(x)
+            self.check(x)
             return x
 ''')
 
 
-def _from_callee(code: str, line: int, callee: str) -> Diagnostic:
+def _from_callee(code: str, line: int, callee: str, path) -> Diagnostic:
     at = Position(3, 8)
-    return Diagnostic(code, "...", "callee.py", at, at, chain=("Sampler.step", callee),
-                      call_sites=(CallSite("region.py", line),))
+    return Diagnostic(code, "...", str(path), at, at, chain=("Sampler.step", callee),
+                      call_sites=(CallSite(str(path), line),))
 
 
 def test_a_bare_call_that_only_logs_is_host_work_and_others_are_not(tmp_path):
     region = tmp_path / "region.py"
     region.write_text(REGION)
-    diagnostics = [_from_callee("GS501", 7, "Sampler.progress"), _from_callee("GS104", 7, "Sampler.progress"),
-                   _from_callee("GS501", 8, "Sampler.report"),  # its result is used: stays
-                   _from_callee("GS501", 9, "Sampler.bookkeep"), _from_callee("GS503", 9, "Sampler.bookkeep"),
-                   _from_callee("GS501", 6, "Model.forward")]  # not a bare call
-    diagnostics = [d.__class__(**{**d.__dict__, "call_sites": (CallSite(str(region), d.call_sites[0].line),)})
-                   for d in diagnostics]
-    assert host_callee_lines(diagnostics, "Sampler.step", "Sampler.step", region, REGION) == {7: {"GS501", "GS104"}}
+    diagnostics = [_from_callee("GS501", 12, "Sampler.progress", region),
+                   _from_callee("GS104", 12, "Sampler.progress", region),
+                   _from_callee("GS501", 13, "Sampler.report", region),  # its result is used: stays
+                   _from_callee("GS501", 14, "Sampler.bookkeep", region),
+                   _from_callee("GS503", 14, "Sampler.bookkeep", region),  # a state change: stays
+                   _from_callee("GS501", 15, "Sampler.check", region),  # sets self.kind, which the core may read
+                   _from_callee("GS501", 11, "Model.forward", region)]  # not a bare call
+    assert host_callee_lines(diagnostics, "Sampler.step", "Sampler.step", region, REGION) == {12: {"GS501", "GS104"}}
     # the chain must start at the region itself: a call reached from elsewhere is not its host work
     assert host_callee_lines(diagnostics, "Other.step", "Sampler.step", region, REGION) == {}
 
