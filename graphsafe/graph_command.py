@@ -31,6 +31,7 @@ from graphsafe.config import Settings
 from graphsafe.fixer import fix_paths, read_text
 from graphsafe.model import Diagnostic, RegionKind
 from graphsafe.rewriters.boundary import SplitResult, convert_fixed_values, split_region
+from graphsafe.rewriters.host_callees import host_callee_lines
 from graphsafe.rewriters.callee_state import Sources, fed_parameters, rewrite_callee_state, settled_by_carried
 from graphsafe.writing import SourceEncoding
 
@@ -89,6 +90,9 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
             if len(d.chain) > 1 and d.call_sites and _abs(d.call_sites[0].path) == _abs(region.path):
                 reached.setdefault(d.call_sites[0].line, set()).add(d.code)
         defined = _defined_as(project, region)  # `Base.forward` for a pattern naming `Sub.forward`
+        # a bare call whose callee only logs or prints is host work too (rewriters/host_callees.py)
+        for line, codes in host_callee_lines(project.diagnostics, region.display, defined, region.path, text).items():
+            host_lines.setdefault(line, set()).update(codes)
         split = split_region(text, defined, host_lines, per_step, reached)
         core = defined
         if split.source is not None:

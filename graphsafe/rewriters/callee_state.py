@@ -1,11 +1,15 @@
 """Per-step state in the callees of a split core (`graphsafe graph`, after the core's fixes):
 
 - a Python counter of another object the core calls (`KVCache.pos`, `RunningNorm.count`, a
-  scheduler's `step_index`; GS302) → a device counter (rewriters/device_counter.py);
+  scheduler's `step_index`; GS302) → a device counter (rewriters/device_counter.py); a KV
+  cache's position that bounds prefix slices first makes the cache static
+  (rewriters/static_kv_cache.py);
 - `torch.tensor([t] * n)` from a per-step number the core now takes as a device scalar
   (graphed numbers=) → `torch.as_tensor(t).repeat(n)` (rewriters/number_tensor.py);
 - a callee's GS301 on a parameter that the call chain fills with such a carried number is
-  settled: at run time it is a device scalar (`fed_by_carried`).
+  settled: at run time it is a device scalar (`fed_by_carried`); where it indexes a tensor table
+  or picks an arm (`alphas[t]`, `a if t >= 0 else b`), the read becomes a gather and the choice
+  a `torch.where` first (rewriters/number_gather.py).
 
 Reads only the diagnostics and the scratch files: no torch (the static path)."""
 
@@ -18,7 +22,9 @@ from pathlib import Path
 
 from graphsafe.model import Diagnostic
 from graphsafe.rewriters.device_counter import device_counter
+from graphsafe.rewriters.number_gather import gather_by_number
 from graphsafe.rewriters.number_tensor import tensor_from_number
+from graphsafe.rewriters.static_kv_cache import static_kv_cache
 
 _COUNTER = re.compile(r"^`self\.(\w+)` is a Python counter")
 _PARAMETER = re.compile(r"^parameter `(\w+)`")
@@ -59,7 +65,7 @@ class Sources:
         return self._trees[key]
 
     def forget(self, path) -> None:
-        self._trees.pop(str(self.resolve(path)), None)
+        self._trees.clear()  # one file reached by two spellings (`../x.py` and its real path): drop both
         self._functions = None
 
     def parameters(self, display: str) -> list[str] | None:
@@ -176,7 +182,9 @@ def rewrite_callee_state(diagnostics: list[Diagnostic], carried: set[str], skip_
     """Rewrite, in the scratch files, the callee counters and number tensors the diagnostics
     name; `skip_class` (path, class): the region's own class, whose state the split handles."""
     outcome = CalleeState()
-    counters = {}
+    _gather_by_carried(diagnostics, carried, sources, outcome)  # first: it finds its uses by column
+    counters, converted = {}, set()
+    host_reads = _outside_reads(diagnostics, sources, outcome)  # before the counters: it finds uses by column
     for d in diagnostics:
         found = _COUNTER.match(d.message) if d.code == "GS302" else None
         owner = sources.class_at(d.path, d.start.line) if found else None
@@ -188,12 +196,27 @@ def rewrite_callee_state(diagnostics: list[Diagnostic], carried: set[str], skip_
         if result is None:
             outcome.refused.append(f"{path}:{line}: not UTF-8 text")
             continue
+        if result.source is None and "bounds a slice" in (result.refusal or ""):
+            cache = _static_cache(path, owner, attribute, sources)  # a KV cache's position: the static cache
+            if cache.sources is None:
+                outcome.refused.append(f"{path}:{line}: {owner}.{attribute} not made a static KV cache: "
+                                       f"{cache.refusal}")
+                continue
+            for changed_path, source in cache.sources.items():
+                _write(Path(changed_path), source, sources)
+            outcome.changed.append(f"{path}: {owner}.{cache.method} writes its fixed-size buffers at a device position "
+                                   "(index_copy_) and its callers mask the positions not yet filled")
+            result = device_counter(_read(sources.resolve(path)), owner, attribute)
         if result.source is None:
             outcome.refused.append(f"{path}:{line}: {owner}.{attribute} not made a device counter: {result.refusal}")
             continue
         _write(sources.resolve(path), result.source, sources)
         reads = f" (read on the host at line {', '.join(map(str, result.host_reads))})" if result.host_reads else ""
         outcome.changed.append(f"{path}: {owner}.{attribute} is a device counter advanced in place{reads}")
+        converted.add((owner, attribute))
+    for (owner, attribute), refusals in host_reads.items():
+        if (owner, attribute) in converted:
+            outcome.refused += refusals
     fed = {}
     for d in diagnostics:
         if d.code == "GS301" and fed_by_carried(d, carried, sources):
@@ -211,6 +234,125 @@ def rewrite_callee_state(diagnostics: list[Diagnostic], carried: set[str], skip_
         outcome.built_on_device.add((str(sources.resolve(d.path)), d.start.line))
         outcome.changed.append(f"{d.path}:{d.start.line}: the tensor of {', '.join(sorted(numbers))} built on the device")
     return outcome
+
+
+def _gather_by_carried(diagnostics: list[Diagnostic], carried: set[str], sources: Sources,
+                       outcome: CalleeState) -> None:
+    """A carried number's uses that a device scalar cannot take as they are (an index into a
+    table, an `... if t >= 0 else ...` test): read on the device (rewriters/number_gather.py)."""
+    uses: dict[str, set[tuple[int, int]]] = {}
+    for d in diagnostics:
+        if d.code == "GS301" and fed_by_carried(d, carried, sources) and not settled_by_carried(d, carried, sources):
+            uses.setdefault(d.path, set()).update((u.start.line, u.start.column) for u in (d, *d.also))
+    for path, at in sorted(uses.items()):
+        text = _read(sources.resolve(path))
+        result = gather_by_number(text, at) if text is not None else None
+        if result is None:
+            outcome.refused.append(f"{path}: not UTF-8 text")
+            continue
+        outcome.refused += [f"{path}: {why}" for why in result.refused]
+        if result.source is None:
+            continue
+        _write(sources.resolve(path), result.source, sources)
+        outcome.built_on_device.update((str(sources.resolve(path)), line) for line in result.lines)
+        outcome.changed.append(f"{path}:{', '.join(map(str, result.lines))}: a table read or choice by a "
+                               "carried number done on the device (index_select, torch.where)")
+
+
+def _outside_reads(diagnostics: list[Diagnostic], sources: Sources,
+                   outcome: CalleeState) -> dict[tuple[str, str], list[str]]:
+    """The reads of a callee's counter by code outside its class (`start = caches[0].pos` in
+    another module, GS301 "attribute `pos` of KVCache"): a table read, a choice or
+    `arange(start, start + n)` by it is rewritten (rewriters/number_gather.py; equal for a Python
+    number too); a name bound to it that is read on the host (an `assert`, an `if`, `int()`, a
+    factory's size) is returned per (class, attribute) with its line: once the counter is a
+    device counter the analyzer no longer sees a number there, and capture would fail."""
+    advanced = {found.group(1) for d in diagnostics if d.code == "GS302" and (found := _COUNTER.match(d.message))}
+    uses: dict[str, dict[tuple[int, int], tuple[str, str]]] = {}  # path -> use -> (class, attribute)
+    for d in diagnostics:
+        found = _ATTRIBUTE.match(d.message) if d.code == "GS301" else None
+        if found and found.group(1) in advanced:
+            for u in (d, *d.also):
+                uses.setdefault(d.path, {})[(u.start.line, u.start.column)] = (found.group(2), found.group(1))
+    reads: dict[tuple[str, str], list[str]] = {}
+    for path, at in sorted(uses.items()):
+        before = sources.tree(path) or ast.Module([], [])
+        found = [n for n in ast.walk(before) if isinstance(n, ast.Name) and (n.lineno, n.col_offset) in at]
+        roots = {id(n) for n in found if _reads_attribute(before, n, at[(n.lineno, n.col_offset)][1])}
+        # a name bound to the counter (`start`): all its reads; a chain (`caches[0].pos`): that read
+        names = {(n.id, _enclosing(before, n.lineno), at[(n.lineno, n.col_offset)]) for n in found
+                 if id(n) not in roots}
+        chains = [n for n in found if id(n) in roots and
+                  (not _device_use(before, n.lineno, n.col_offset) or _host_read(before, n))]
+        text = _read(sources.resolve(path))
+        result = gather_by_number(text, set(at)) if text is not None else None
+        if result is not None and result.source is not None:
+            _write(sources.resolve(path), result.source, sources)
+            outcome.built_on_device.update((str(sources.resolve(path)), line) for line in result.lines)
+            outcome.changed.append(f"{path}:{', '.join(map(str, result.lines))}: a read of a counter done on "
+                                   "the device")
+        outcome.refused += [f"{path}: {why}" for why in (result.refused if result is not None else ["not UTF-8"])]
+        for node in chains:
+            if result is None or node.lineno not in result.lines:
+                reads.setdefault(at[(node.lineno, node.col_offset)], []).append(
+                    f"{path}:{node.lineno}: {'.'.join(at[(node.lineno, node.col_offset)])}, a device counter now, is "
+                    "read on the host here (capture fails): a hand edit")
+        after = sources.tree(path) or ast.Module([], [])
+        for name, function, counter in sorted(names, key=lambda n: (n[0], n[1] or (0, 0))):
+            for node in ast.walk(after):
+                if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and \
+                        function is not None and function[0] <= node.lineno <= function[1] and \
+                        (not _device_use(after, node.lineno, node.col_offset) or _host_read(after, node)):
+                    reads.setdefault(counter, []).append(
+                        f"{path}:{node.lineno}: `{name}` holds {'.'.join(counter)}, a device counter now, and is "
+                        "read on the host here (capture fails): a hand edit")
+    return reads
+
+
+_ATTRIBUTE = re.compile(r"^attribute `(\w+)` of (\w+) is a Python number")
+_FACTORIES = frozenset("arange zeros ones empty full rand randn randint linspace".split())
+_HOST_METHODS = frozenset("item tolist numpy cpu".split())
+
+
+def _enclosing(tree: ast.Module | None, line: int) -> tuple[int, int] | None:
+    """The line range of the innermost function holding `line`."""
+    best = None
+    for node in ast.walk(tree or ast.Module([], [])):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.lineno <= line <= (node.end_lineno or node.lineno):
+            if best is None or node.lineno >= best[0]:
+                best = (node.lineno, node.end_lineno or node.lineno)
+    return best
+
+
+def _host_read(tree: ast.Module, name: ast.Name) -> bool:
+    """`torch.zeros(n)`, `torch.arange(start, ...)` (a size or bound the factory reads on the
+    host), `start.item()`, `start.tolist()`: reads `_device_use` does not see."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FACTORIES:
+            if any(n is name for arg in node.args for n in ast.walk(arg)):
+                return True
+        if isinstance(node, ast.Attribute) and node.value is name and node.attr in _HOST_METHODS:
+            return True
+    return False
+
+
+def _reads_attribute(tree: ast.Module, name: ast.Name, attribute: str) -> bool:
+    """Whether `name` starts a chain that reads `.attribute` (`caches[0].pos`)."""
+    return any(isinstance(node, ast.Attribute) and node.attr == attribute and
+               any(n is name for n in ast.walk(node.value)) and
+               node.value.lineno == name.lineno and node.value.col_offset == name.col_offset
+               for node in ast.walk(tree))
+
+
+def _static_cache(path, owner: str, attribute: str, sources: Sources):
+    """rewriters/static_kv_cache.py over every scratch file."""
+    files = {}
+    for p in sources.paths:
+        text = _read(sources.resolve(p))
+        if text is not None:
+            files[str(sources.resolve(p).resolve())] = text
+    return static_kv_cache(files, str(sources.resolve(path).resolve()), owner, attribute)
 
 
 def _read(path: Path) -> str | None:
