@@ -85,7 +85,9 @@ def prepare_step(name: str, wheels: Path, work: Path, seed: int, device: str = "
     driver = step_dir / "driver"
     driver.mkdir(parents=True, exist_ok=True)
     (driver / "_gs_facts_driver.py").write_text(DRIVER.format(step=name, seed=seed, device=device))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(str(p) for p in (*paths, REPO, driver)))
+    # the caller's PYTHONPATH stays last: on the GPU image libcst itself comes from there
+    inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(str(p) for p in (*paths, REPO, driver, *inherited)))
     return root, env
 
 
