@@ -93,3 +93,38 @@ def test_a_branch_static_analysis_reports_already_is_reported_once(project):
     write_facts(project, program, {"solve_step": [BRANCH_LINE]}, {"solve_step": 4})
     result = check_paths([project], Settings(root=project), use_cache=False)
     assert [(d.start.line, NOTE in d.message) for d in result.diagnostics if d.code == "GS201"] == [(BRANCH_LINE, False)]
+
+
+COPY_PROGRAM = textwrap.dedent('''
+    import torch
+
+
+    def augment_step(images, params):  # graphsafe: region
+        angle = to_device(params["angle"], images.device)
+        return images * angle
+
+
+    def to_device(value, device):
+        return value.to(device=device, non_blocking=True)
+''').lstrip()
+COPY_LINE = 10  # `value.to(device=...)`: `params` held CPU tensors, a pageable copy every step
+
+
+def test_a_host_to_device_copy_the_run_made_is_gs402_with_facts_and_silent_without(project):
+    (project / "train.py").write_text(COPY_PROGRAM)
+    hashes = run_facts.function_hashes(COPY_PROGRAM)
+    functions = {"augment_step": {"source_hash": next(iter(hashes["augment_step"])), "line": 4, "values": {}},
+                 "to_device": {"source_hash": next(iter(hashes["to_device"])), "line": 9, "values": {},
+                               "host_copies": [{"line": COPY_LINE, "code": "GS402", "details": ["aten._to_copy"]}]}}
+
+    def copies() -> list[tuple[int, str]]:
+        result = check_paths([project], Settings(root=project), use_cache=False)
+        return [(d.start.line, d.message) for d in result.diagnostics if d.code == "GS402"]
+
+    assert copies() == []  # static inference cannot tell where `params` lives
+    path = project / ".graphsafe" / "facts.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"version": 1, "root": "..", "files": {"train.py": {"functions": functions}}}))
+    found = copies()
+    assert [line for line, _ in found] == [COPY_LINE]
+    assert "observed at run time: a host-to-device copy here (aten._to_copy)" in found[0][1]

@@ -36,8 +36,18 @@ import libcst as cst
 VERSION = 1
 DEFAULT_PATH = Path(".graphsafe") / "facts.json"  # under the project root
 CALL_PREFIX = "->"  # an Observed whose name is `->relpath::qualname`: a call the run made
-BRANCH_PREFIX = "branch@"  # an Observed whose name is `branch@line:column`: a branch on a tensor the run took
+BRANCH_PREFIX = "branch@"  # an Observed whose name is `branch@line:column:end`: a hazard the run saw there
 BRANCH_CODE = "GS201"  # tensor-branch (rules/branch.py)
+HOST_COPY_CODE = "GS402"  # host-data-tensor (rules/static_inputs.py): a copy of host memory to the device
+# what check reports from a facts file's per-function records: {facts key: (code, what the run saw)}
+OBSERVED_HAZARDS = {
+    "branches": (BRANCH_CODE, "a branch on a tensor value (on this line, or inside a call it makes) needs it on the "
+                              "host and records one branch: capture fails (observed at run time: a branch on a tensor "
+                              "here{seen})"),
+    "host_copies": (HOST_COPY_CODE, "a tensor is copied from host memory to the device (on this line, or inside a "
+                                    "call it makes): the copy is not allowed during capture, and replay would reuse "
+                                    "the captured data (observed at run time: a host-to-device copy here{seen})"),
+}
 KINDS = ("tensor", "number", "bool", "none", "other", "mixed")
 # marker keys a re-walk is given beside the pending ids' kinds (see analyzer/returns.py): the
 # walker looks up only ids it made, so these never answer a kind question
@@ -180,25 +190,27 @@ class RunFacts:
 
 
 def _branches(key: str, qualname: str, entry: dict, defs: dict, lines: list[str]) -> list[Observed]:
-    """The branches on tensors the run took in one unchanged function, each at its line in the
-    text as it is now: the function may have moved (its source hash is the same), so a branch
-    keeps its distance from the function's first line."""
+    """The hazards the run saw in one unchanged function (branches on tensors, host-to-device
+    copies: OBSERVED_HAZARDS), each at its line in the text as it is now: the function may have
+    moved (its source hash is the same), so a hazard keeps its distance from its first line."""
     now = [first for (name, first), digest in defs.items() if name == qualname and digest == entry["source_hash"]]
     then = entry.get("line")
     if len(now) != 1 or not isinstance(then, int):
         return []
     found = []
-    for branch in entry.get("branches", ()):
-        if not isinstance(branch, dict) or branch.get("code") != BRANCH_CODE or not isinstance(branch.get("line"), int):
-            continue
-        line = branch["line"]
-        if not 0 < line - then + now[0] <= len(lines):
-            continue
-        line += now[0] - then
-        text = lines[line - 1]
-        column = len(text) - len(text.lstrip())
-        details = tuple(str(d) for d in branch.get("details", ()) if isinstance(d, str))[:1]
-        found.append(Observed(key, f"{BRANCH_PREFIX}{line}:{column}:{len(text.rstrip())}", "branch", values=details))
+    for field, (code, _) in OBSERVED_HAZARDS.items():
+        for seen in entry.get(field, ()):
+            if not isinstance(seen, dict) or seen.get("code") != code or not isinstance(seen.get("line"), int):
+                continue
+            line = seen["line"]
+            if not 0 < line - then + now[0] <= len(lines):
+                continue
+            line += now[0] - then
+            text = lines[line - 1]
+            column = len(text) - len(text.lstrip())
+            details = tuple(str(d) for d in seen.get("details", ()) if isinstance(d, str))[:1]
+            found.append(Observed(key, f"{BRANCH_PREFIX}{line}:{column}:{len(text.rstrip())}", "branch",
+                                  values=(code, *details)))
     return found
 
 
@@ -344,26 +356,27 @@ class ObservedIndex:
         return bool(self.params or self.attrs or self._calls or self._branches)
 
     def branch_hits(self, function: str, hits: tuple) -> tuple:
-        """GS201 hits for the branches on tensors the run took in `function` where its walk found
-        none on that line: what the test was (an unannotated parameter's attribute, a value a
-        callable parameter returned, a torch call validating its arguments) static inference
-        left Unknown, and the run saw."""
+        """Hits for the hazards the run saw in `function` (a branch on a tensor: GS201; a copy of
+        host memory to the device: GS402) where its walk found none of that code on that line:
+        what static inference left Unknown (an unannotated parameter, a value a callable parameter
+        returned, where a tensor lives), and the run saw."""
         observed = self._branches.get(function)
         if not observed:
             return ()
         from graphsafe.model import Hit, Position
 
-        reported = {hit.start.line for hit in hits if hit.code == BRANCH_CODE}
+        messages = dict(OBSERVED_HAZARDS.values())
+        reported = {(hit.code, hit.start.line) for hit in hits}
         found = []
         for value in observed:
             line, column, end = (int(part) for part in value.name[len(BRANCH_PREFIX):].split(":"))
-            if line in reported:
+            code, details = (value.values[0], value.values[1:]) if value.values and value.values[0] in messages \
+                else (BRANCH_CODE, value.values)
+            if (code, line) in reported:
                 continue
-            reported.add(line)
-            seen = f" ({value.values[0]})" if value.values else ""
-            found.append(Hit(BRANCH_CODE, "a branch on a tensor value (on this line, or inside a call it makes) needs "
-                             "it on the host and records one branch: capture fails (observed at run time: a branch "
-                             f"on a tensor here{seen})", Position(line, column), Position(line, end)))
+            reported.add((code, line))
+            seen = f" ({details[0]})" if details else ""
+            found.append(Hit(code, messages[code].format(seen=seen), Position(line, column), Position(line, end)))
         return tuple(found)
 
     def calls_from(self, function: str) -> list[str]:

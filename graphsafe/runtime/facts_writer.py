@@ -28,6 +28,7 @@ MAX_CALLS_PER_STEP = 16  # calls of one function looked at per step (a layer sta
 MAX_VALUES = 64  # values looked at per call
 MAX_CALL_EDGES = 20_000  # caller → callee pairs recorded per run
 BRANCH_CODES = frozenset({"GS201"})
+HOST_COPY_CODES = frozenset({"GS402"})  # a copy of host memory to the device the run made
 GENERATOR_CODES = frozenset({"GS601"})
 
 
@@ -196,7 +197,8 @@ class FactsRecorder:
                 if f"{callee_rel}::{callee_name}" not in found:
                     found.append(f"{callee_rel}::{callee_name}")
         for finding in findings:
-            key = "branches" if finding.code in BRANCH_CODES else "generators" if finding.code in GENERATOR_CODES else None
+            key = ("branches" if finding.code in BRANCH_CODES else "host_copies" if finding.code in HOST_COPY_CODES
+                   else "generators" if finding.code in GENERATOR_CODES else None)
             rel = _relative(os.path.realpath(finding.filename), root) if key else None
             function = files.get(rel, {}).get("functions", {}).get(finding.function) if rel else None
             if function is not None:
