@@ -203,8 +203,11 @@ def reported_at_uses(path: str, row: int, code: str, details: list[str], checked
     return found
 
 
-def table(rows: list[dict]) -> str:
-    lines = ["| program | region | trace hazards | same line, with facts | same line, without facts | "
+def table(rows: list[dict], first: str = "program", real: bool = False) -> str:
+    """The markdown table of rows from measure() (corpus programs) or measure_real() (`real`:
+    real steps, with the hazards outside the region and the region without its file)."""
+    hazards = "trace hazards (outside the region)" if real else "trace hazards"
+    lines = [f"| {first} | region | {hazards} | same line, with facts | same line, without facts | "
              "def-line changes reported at their uses (with / without facts) | missed with facts (reason) |",
              "|---|---|---|---|---|---|---|"]
     for row in rows:
@@ -212,12 +215,18 @@ def table(rows: list[dict]) -> str:
             lines.append(f"| {row['program']} | — | not measured: {row['error']} | | | | |")
             continue
         missed = "; ".join(f"{m['path']}:{m['row']} {m['code']} ({m['reason']})" for m in row["missed"]) or "—"
-        note = f" (trace stopped: {row['trace_error']})" if row["trace_error"] else ""
-        lines.append(f"| {row['program']} | `{row['region']}` | {len(row['hazards'])}{note} | {row['with_facts']} | "
-                     f"{row['without_facts']} | {len(row['at_uses'])} / {row['at_uses_without_facts']} | {missed} |")
+        if real:
+            note = f"; trace stopped: {row['trace_error']}" if row["trace_error"] else ""
+            region, count = row["region"].partition("::")[2], f"{len(row['hazards'])} ({len(row['outside_region'])}{note})"
+        else:
+            note = f" (trace stopped: {row['trace_error']})" if row["trace_error"] else ""
+            region, count = row["region"], f"{len(row['hazards'])}{note}"
+        lines.append(f"| {row['program']} | `{region}` | {count} | {row['with_facts']} | {row['without_facts']} | "
+                     f"{len(row['at_uses'])} / {row['at_uses_without_facts']} | {missed} |")
     measured = [r for r in rows if "error" not in r]
     total = lambda field: sum(r[field] if isinstance(r[field], int) else len(r[field]) for r in measured)  # noqa: E731
-    lines.append(f"| **all** | | {total('hazards')} | {total('with_facts')} | {total('without_facts')} | "
+    count = f"{total('hazards')} ({total('outside_region')})" if real else f"{total('hazards')}"
+    lines.append(f"| **all** | | {count} | {total('with_facts')} | {total('without_facts')} | "
                  f"{total('at_uses')} / {total('at_uses_without_facts')} | {total('missed')} |")
     return "\n".join(lines) + "\n"
 
@@ -376,23 +385,7 @@ def scored_misses(package_names: list[str], facts_dir: Path | None, cache: Path)
 
 
 def real_table(rows: list[dict]) -> str:
-    lines = ["| step | region | trace hazards (outside the region) | same line, with facts | same line, without facts | "
-             "def-line changes reported at their uses (with / without facts) | missed with facts (reason) |",
-             "|---|---|---|---|---|---|---|"]
-    for row in rows:
-        if "error" in row:
-            lines.append(f"| {row['program']} | — | not measured: {row['error']} | | | | |")
-            continue
-        missed = "; ".join(f"{m['path']}:{m['row']} {m['code']} ({m['reason']})" for m in row["missed"]) or "—"
-        note = f"; trace stopped: {row['trace_error']}" if row["trace_error"] else ""
-        lines.append(f"| {row['program']} | `{row['region'].partition('::')[2]}` | {len(row['hazards'])} "
-                     f"({len(row['outside_region'])}{note}) | {row['with_facts']} | {row['without_facts']} | "
-                     f"{len(row['at_uses'])} / {row['at_uses_without_facts']} | {missed} |")
-    measured = [r for r in rows if "error" not in r]
-    total = lambda field: sum(r[field] if isinstance(r[field], int) else len(r[field]) for r in measured)  # noqa: E731
-    lines.append(f"| **all** | | {total('hazards')} ({total('outside_region')}) | {total('with_facts')} | "
-                 f"{total('without_facts')} | {total('at_uses')} / {total('at_uses_without_facts')} | {total('missed')} |")
-    return "\n".join(lines) + "\n"
+    return table(rows, first="step", real=True)
 
 
 def run_real(args: argparse.Namespace) -> int:

@@ -191,7 +191,7 @@ class _Rewrite(cst.CSTTransformer):
         return updated
 
     def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
-        if _mentions(node, self.attribute):
+        if mentions_self_attribute(node, self.attribute):
             self._refuse(node, f"`self.{self.attribute}` bounds a slice or picks an index: its shape or element "
                                "changes per step (a fixed-size buffer with a mask or index_copy_ is a hand edit)")
 
@@ -206,7 +206,7 @@ class _Rewrite(cst.CSTTransformer):
         return updated
 
     def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value in _HOST_CALLS and _mentions(node, self.attribute):
+        if isinstance(node.func, cst.Name) and node.func.value in _HOST_CALLS and mentions_self_attribute(node, self.attribute):
             self.host_reads.append(self._line(node))
 
     def visit_If(self, node: cst.If) -> None:
@@ -222,11 +222,12 @@ class _Rewrite(cst.CSTTransformer):
         self._note_test(node.test)
 
     def _note_test(self, test: cst.BaseExpression) -> None:
-        if _mentions(test, self.attribute):
+        if mentions_self_attribute(test, self.attribute):
             self.host_reads.append(self._line(test))
 
 
-def _mentions(node: cst.CSTNode, attribute: str) -> bool:
+def mentions_self_attribute(node: cst.CSTNode, attribute: str) -> bool:
+    """Whether `self.<attribute>` occurs anywhere in `node`."""
     found = []
 
     class _Find(cst.CSTVisitor):

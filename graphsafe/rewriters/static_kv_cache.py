@@ -48,6 +48,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from graphsafe.analyzer.names import dotted
 from graphsafe.rewriters.boundary import _torch_name
+from graphsafe.rewriters.device_counter import mentions_self_attribute
 
 
 class Refused(Exception):
@@ -102,18 +103,6 @@ def _code(node: cst.CSTNode) -> str:
 
 def _is_self(node: cst.CSTNode, attribute: str) -> bool:
     return dotted(node) == f"self.{attribute}" if isinstance(node, cst.BaseExpression) else False
-
-
-def _mentions(node: cst.CSTNode, attribute: str) -> bool:
-    found = []
-
-    class _Find(cst.CSTVisitor):
-        def visit_Attribute(self, a: cst.Attribute) -> None:
-            if _is_self(a, attribute):
-                found.append(a)
-
-    node.visit(_Find())
-    return bool(found)
 
 
 # --- the cache class --------------------------------------------------------------------------------
@@ -185,7 +174,7 @@ def _cache_method(cls: cst.ClassDef, attribute: str, torch: str, lines, path: st
         line = lines[statement].start.line
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
             else None
-        if not _mentions(statement, attribute) and not any(_mentions(statement, b) for b in buffers):
+        if not mentions_self_attribute(statement, attribute) and not any(mentions_self_attribute(statement, b) for b in buffers):
             size = _size_of(small, parameters) if small is not None else None
             if size is not None:
                 sizes[size[0]] = size[1:]
@@ -249,7 +238,7 @@ def _slices_by(method: cst.FunctionDef, attribute: str) -> bool:
 
     class _Find(cst.CSTVisitor):
         def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
-            if _mentions(node, attribute):
+            if mentions_self_attribute(node, attribute):
                 found.append(node)
 
     method.visit(_Find())
