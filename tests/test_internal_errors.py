@@ -26,8 +26,9 @@ def test_a_function_rebinding_itself_as_a_partial_is_analysed():
             return (x * scale).item()
 
         def setup(x):
-            scaled = partial(scaled, scale=2.0)
-            return scaled(x)
+            fn = scaled
+            fn = partial(fn, scale=2.0)
+            return fn(x)
 
         @torch.compile(mode="reduce-overhead")
         def step(x: torch.Tensor):
@@ -35,6 +36,27 @@ def test_a_function_rebinding_itself_as_a_partial_is_analysed():
         """)
     assert [(d.code, d.start.line) for d in found] == [("GS101", 6)]
     assert found[0].chain == ("step", "setup", "scaled")
+
+
+def test_a_local_partial_of_the_global_it_shadows_is_analysed_without_an_error():
+    # `scaled = partial(scaled, ...)` in a function reads the local before it is bound (Python
+    # raises UnboundLocalError): the call leads nowhere, but the file is analysed, not dropped
+    found = _check("""\
+        from functools import partial
+        import torch
+
+        def scaled(x, scale=1.0):
+            return (x * scale).item()
+
+        def setup(x):
+            scaled = partial(scaled, scale=2.0)
+            return scaled(x)
+
+        @torch.compile(mode="reduce-overhead")
+        def step(x: torch.Tensor):
+            return setup(x)
+        """)
+    assert not [d for d in found if d.code in ("GS000", "GS002")]
 
 
 def test_a_partial_of_a_partial_calls_the_innermost_function():

@@ -233,6 +233,7 @@ class FileWalker:
         self.made_from_params: dict[str, dict[str, str]] = {}
         # (class key, attribute) → every project or torch class an assignment puts there
         self.attr_objects: dict[tuple[str, str], dict[str, None]] = {}
+        self.attr_replaced: set[tuple[str, str]] = set()  # ... and those another assignment replaces
         self._prepass_def: cst.FunctionDef | None = None  # the method the class pre-pass reads
         self._class_value_memo: dict[int, dict[str, tuple[str, ...]]] = {}  # id(def) → class_values()
         self.loop_names: list[set[str]] = []  # names bound by the enclosing `for` loops
@@ -1612,7 +1613,8 @@ class FileWalker:
                 (name, kind.refs if kind.tag in ("object", "modules") and kind.refs
                  else tuple(self.attr_objects.get((key, name), ())))  # merged with something unknown
                 for name, kind in attrs.items()
-                if kind.tag in ("object", "modules") and kind.refs or (key, name) in self.attr_objects
+                if kind.tag in ("object", "modules") and kind.refs
+                or (key, name) in self.attr_objects and (key, name) not in self.attr_replaced
             ) + tuple(  # `transformer.h`: one step of an attribute path for other files (containers.py)
                 (f"{name}.{entry}", kind.refs) for (owner, name), entries in self.module_entries.items() if owner == key
                 for entry, kind in entries.items() if kind.tag in ("object", "modules") and kind.refs)
@@ -1945,10 +1947,14 @@ class FileWalker:
         used as one, as `Tensor | None` annotations are."""
         none_only = self._none_only_attrs
         key = (id(kinds), name)
-        if kind.tag in ("object", "modules") and kind.refs and self.scope is not None and self.scope.class_key:
-            # for the call graph: an object a class keeps, even where another assignment of the
-            # attribute is unknown here (`self.buffer = load_from_pkl(path)`)
-            self.attr_objects.setdefault((self.scope.class_key, name), {}).update(dict.fromkeys(kind.refs))
+        if self.scope is not None and self.scope.class_key:
+            owner = (self.scope.class_key, name)
+            if kind.tag in ("object", "modules") and kind.refs:
+                # for the call graph: an object a class keeps, even where another assignment of the
+                # attribute is unknown here (`self.buffer = load_from_pkl(path)`: likely one of those)
+                self.attr_objects.setdefault(owner, {}).update(dict.fromkeys(kind.refs))
+            elif self._replaces_kept_object(value, name):
+                self.attr_replaced.add(owner)
         if key in self._declared_dicts:
             return
         is_none = _is_none_literal(value)
@@ -1974,6 +1980,24 @@ class FileWalker:
                 kinds[name] = kind
                 return
         kinds[name] = T.merge(kinds[name], kind)
+
+    def _replaces_kept_object(self, value: cst.BaseExpression, name: str) -> bool:
+        """An assignment that puts something else in the attribute, not an unknown copy of the
+        same kind of object: a wrapper of the attribute itself (`self.dec = wrap(self.dec, ...)`,
+        `wrap((self.dec,), ...)`: what it returns is the wrapper's), or the result of a function
+        torch makes (`torch.compile(torch.sin)`); a project function's (`load(path)`) may be one."""
+        if type(value) is not cst.Call:
+            return False
+        if (self.resolve(value.func) or "").startswith(("torch.", "functools.")):
+            return True
+        wanted = f"{self.scope.self_name or 'self'}.{name}"
+        stack: list[cst.CSTNode] = list(value.args)
+        while stack:
+            node = stack.pop()
+            if type(node) is cst.Attribute and dotted(node) == wanted:
+                return True
+            stack.extend(children(node))
+        return False
 
     def _walk_statements(self, statements) -> None:
         """Walk a statement list, opening a capture unit between capture_begin and capture_end."""
