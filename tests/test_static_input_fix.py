@@ -126,3 +126,18 @@ def test_state_passed_to_a_helper_outside_torch_gets_no_copy():
 
 def test_state_passed_to_a_torch_function_still_gets_copy():
     assert gs401(GROWN_BY_HELPER.format(value="torch.roll(self.trace, 1)")) == [(13, True)]
+
+
+def test_state_converted_to_another_dtype_or_device_gets_no_copy():
+    # `.copy_()` would cast the converted values back into the float64 table (found on torchdiffeq)
+    for conversion in ("self.mid.to(device=y.device, dtype=y.dtype)", "self.mid.float()", "self.mid.cuda()"):
+        source = f"""
+        class Solver:
+            def __init__(self):
+                self.mid = torch.tensor([0.5, 0.25], dtype=torch.float64)
+
+            def step(self, y):  # graphsafe: region
+                self.mid = {conversion}
+                return y * self.mid
+        """
+        assert gs401(source) == [(8, False)], conversion

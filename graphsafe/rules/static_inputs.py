@@ -60,7 +60,8 @@ class StaticInputRebinding(Rule):
     broadcasts, which is repeated; one of another dtype is cast to the buffer's dtype (a KV cache
     migrated with `self.k = self.k.to(k.dtype)` keeps its old dtype and the next `index_copy_`
     raises); a reference kept elsewhere (another module, a list, an optimizer) sees the new
-    values where it saw the old ones.
+    values where it saw the old ones. A conversion of the tensor itself (`self.mid =
+    self.mid.to(device, dtype)`) gets no fix: `.copy_()` would keep the old dtype and device.
     The fix is offered only when the file binds the name to tensors and never to a number or
     None (`x.copy_` on those would raise), and, for state updated inside the region, when no
     reference to the old tensor can be kept (not in a loop; the attribute, or a view of it such
@@ -380,10 +381,23 @@ def _copy_fix(assign: cst.Assign, ctx, statement: cst.CSTNode | None = None):
     if len(assign.targets) != 1 or _not_a_tensor(assign.value, ctx):
         return None  # `x.copy_(None)` or `x.copy_(3)` would not do what `x = ...` did
     target = assign.targets[0].target
+    if _converts_itself(assign.value, target, ctx):
+        return None  # `self.mid = self.mid.to(device, dtype)`: `.copy_` would keep the old dtype/device
     call = cst.Call(func=cst.Attribute(value=target, attr=cst.Name("copy_")), args=[cst.Arg(value=assign.value)])
     title = f"Copy into `{ctx.code_for(target)}` with `.copy_()` instead of rebinding it"
     return (title, [(assign, ctx.code_for(cst.Expr(call), at=statement or ctx.statement))], Applicability.UNSAFE,
             "the new value may differ in shape, dtype or device, and other references to the old tensor would see it")
+
+
+_CONVERSIONS = frozenset("to type float double half bfloat16 int long bool cuda cpu".split())
+
+
+def _converts_itself(value: cst.BaseExpression, target: cst.BaseExpression, ctx) -> bool:
+    """`x = x.to(dtype)` / `x.float()` / `x.cuda()`: the point is the new dtype or device, which
+    `x.copy_(...)` would cast back to the old one (a float64 table kept for float32 work)."""
+    func = value.func if type(value) is cst.Call else None
+    return (type(func) is cst.Attribute and func.attr.value in _CONVERSIONS
+            and ctx.code_for(func.value) == ctx.code_for(target))
 
 
 _KEEPERS = frozenset("append extend insert add appendleft put".split())
