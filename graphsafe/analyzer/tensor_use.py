@@ -46,11 +46,10 @@ def receivers(source: str) -> frozenset[str]:
     found = set(T.tensor_method_receivers(source))
     found.update(_ASSERTED.findall(source))
     for match in _USE_CALL.finditer(source):
-        end = start = match.start()
-        while start and (source[start - 1].isalnum() or source[start - 1] == "_"):
-            start -= 1
-        if start < end:
-            found.add(source[start:end])
+        end = match.start()
+        name = T.name_before(source, end)
+        if name:
+            found.add(name)
         elif end and source[end - 1] == ")":  # `(-delta).exp()`: the name inside the parentheses
             inner = source[source.rfind("(", 0, end) + 1:end - 1].strip(" -+~")
             if inner.isidentifier():

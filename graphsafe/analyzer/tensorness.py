@@ -267,12 +267,18 @@ def tensor_method_receivers(source: str) -> frozenset[str]:
             found.update(match.groups())
         found.update(match.group(1) for match in _TENSOR_INPUT_CALL.finditer(source))
     for match in _PARAM_TENSOR_CALL.finditer(source):
-        end = start = match.start()
-        while start and (source[start - 1].isalnum() or source[start - 1] == "_"):
-            start -= 1
-        if start < end:
-            found.add(source[start:end])
+        name = name_before(source, match.start())
+        if name:
+            found.add(name)
     return frozenset(found)
+
+
+def name_before(source: str, end: int) -> str:
+    """The identifier characters that end at `end` in `source` (`x` of `x.detach(`), or ""."""
+    start = end
+    while start and (source[start - 1].isalnum() or source[start - 1] == "_"):
+        start -= 1
+    return source[start:end]
 
 
 TENSOR_RETURNING = frozenset(
