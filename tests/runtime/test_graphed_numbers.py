@@ -198,15 +198,6 @@ def test_graph_method_graphs_every_instance_of_a_class_and_leaves_an_eager_twin(
     assert torch.equal(a.step(x), twin.step(x)) and torch.equal(b.step(x), x * 3)
 
 
-def test_a_forward_graphed_without_train_refuses_inputs_a_backward_would_need():
-    model = torch.nn.Linear(3, 2)
-    features = torch.ones(4, 3, requires_grad=True)  # the middle of a training step
-    with pytest.raises(GraphedInputError, match="train=True"):
-        graphed(model.forward, (features,), backend="eager")
-    step = graphed(model.forward, (torch.ones(4, 3),), backend="eager")  # inference on a trainable model: fine
-    assert step(torch.ones(4, 3)).shape == (4, 2)
-
-
 def test_calls_with_containers_of_tensors_take_the_captured_structure_or_are_refused():
     def read(x, cache, pair):
         return x + cache["k"] + pair[1]
