@@ -424,7 +424,9 @@ class GraphedCallable:
 
         if self.backend == "cuda" and self.pool is None:
             self.pool = torch.cuda.graph_pool_handle()
-        saved = Snapshot(self._tracked(args, kwargs), rng=True, parameters=False) if self.reset_after_warmup else None
+        # the region's own state only: the probe and warm-up ran on copies of the arguments, and writing
+        # back into them would bump versions the caller's autograd graph saved (the backward would fail)
+        saved = Snapshot(self._tracked((), {}), rng=True, parameters=False) if self.reset_after_warmup else None
         try:
             self._autograd = AutogradGraphs(self.fn, args, kwargs, name=self.name, pool=self.pool,
                                             warmup=self.warmup, backend=self.backend)

@@ -127,3 +127,15 @@ def test_a_loss_region_replays_its_backward_on_the_gpu_like_eager():
         for w, h in zip(want, have):
             torch.testing.assert_close(h, w)
     assert step.stats["replays"] == 4
+
+
+def test_the_callers_autograd_graph_survives_the_capture_of_the_region():
+    # the first call captures (probe, warm-up, state restore): it must not write into the caller's
+    # tensors, whose versions the caller's own backward checks (`logit_scale.exp()` saved its output)
+    loss = ScaledLoss()
+    raw = torch.tensor(0.5, requires_grad=True)
+    a = torch.ones(4, 2, requires_grad=True)
+    scale = raw.exp()
+    step = graphed(lambda a, b, s: loss(a, b) * s, backend="eager")
+    step(a, torch.zeros(4, 2), scale).backward()
+    assert raw.grad is not None and a.grad is not None
