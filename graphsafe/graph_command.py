@@ -32,6 +32,8 @@ from graphsafe.fixer import fix_paths, read_text
 from graphsafe.model import Diagnostic, RegionKind
 from graphsafe.rewriters.boundary import SplitResult, convert_fixed_values, split_region
 from graphsafe.rewriters.host_callees import host_callee_lines
+from graphsafe.rewriters.left_blockers import settle_blockers
+from graphsafe.rewriters.nonzero_rows import writes_by_mask
 from graphsafe.rewriters.callee_state import Sources, fed_parameters, rewrite_callee_state, settled_by_carried
 from graphsafe.writing import SourceEncoding
 
@@ -93,6 +95,7 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         # a bare call whose callee only logs or prints is host work too (rewriters/host_callees.py)
         for line, codes in host_callee_lines(project.diagnostics, region.display, defined, region.path, text).items():
             host_lines.setdefault(line, set()).update(codes)
+        text = _rows_by_mask(text, project.diagnostics, region.path, region_copy, original_bytes)
         split = split_region(text, defined, host_lines, per_step, reached)
         core = defined
         if split.source is not None:
@@ -125,6 +128,13 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
                                                                    core.rpartition(".")[0]), sources)
         if callee.changed:
             final = check_paths(scratch_paths, core_settings, use_cache=False)
+        # what still blocks that a rewrite settles: number attributes' tensors, checks on tensors
+        late = settle_blockers(final.diagnostics, callee.refused, sources)
+        if late.changed:
+            callee.changed += late.changed
+            callee.refused = [r for r in callee.refused if r not in late.refusals]
+            callee.built_on_device |= late.built_on_device
+            final = check_paths(scratch_paths, core_settings, use_cache=False)
         back = {os.path.realpath(copy): original for original, copy in copies.items()}
         callee_notes = ([_scratch_shown(c, back) for c in callee.changed],
                         [_scratch_shown(r, back) for r in callee.refused])
@@ -155,6 +165,24 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         split = dataclasses.replace(split, converted=converted)
     return GraphPlan(region.display, region.path, split, core, changed, fixes, blocking,
                      _wiring(region.display, split, blocking), wire, *callee_notes)
+
+
+def _rows_by_mask(text: str, diagnostics, region_path, region_copy: Path, original_bytes: bytes) -> str:
+    """GS107 `rows = mask.nonzero(...)[0]` only written into (rewriters/nonzero_rows.py), in the
+    region's file before the split (the line count is kept: the split's lines stay right)."""
+    mine = [d for d in diagnostics if _abs(d.path) == _abs(region_path)]
+    nonzero_at = {(d.start.line, d.start.column) for d in mine if d.code == "GS107"}
+    if not nonzero_at:
+        return text
+    numbers_at = {(u.start.line, u.start.column) for d in mine if d.code == "GS301" for u in (d, *d.also)}
+    result = writes_by_mask(text, nonzero_at, numbers_at)
+    if result.source is None:
+        return text
+    try:
+        region_copy.write_bytes(SourceEncoding.of(original_bytes).encode(result.source))
+    except UnicodeEncodeError:
+        return text
+    return result.source
 
 
 def _convert_for_the_wrapper(split: SplitResult, defined: str, region_copy: Path, applied) -> list[str]:
