@@ -33,6 +33,7 @@ from graphsafe.model import Diagnostic, RegionKind
 from graphsafe.rewriters.boundary import SplitResult, convert_fixed_values, split_region
 from graphsafe.rewriters.host_callees import host_callee_lines
 from graphsafe.rewriters.left_blockers import settle_blockers
+from graphsafe.rewriters.fixed_histogram import fixed_histogram
 from graphsafe.rewriters.nonzero_rows import writes_by_mask
 from graphsafe.rewriters.callee_state import Sources, fed_parameters, rewrite_callee_state, settled_by_carried
 from graphsafe.writing import SourceEncoding
@@ -95,7 +96,7 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         # a bare call whose callee only logs or prints is host work too (rewriters/host_callees.py)
         for line, codes in host_callee_lines(project.diagnostics, region.display, defined, region.path, text).items():
             host_lines.setdefault(line, set()).update(codes)
-        text = _rows_by_mask(text, project.diagnostics, region.path, region_copy, original_bytes)
+        text = _fixed_shapes(text, project.diagnostics, region.path, region_copy, original_bytes)
         split = split_region(text, defined, host_lines, per_step, reached)
         core = defined
         if split.source is not None:
@@ -167,22 +168,26 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
                      _wiring(region.display, split, blocking), wire, *callee_notes)
 
 
-def _rows_by_mask(text: str, diagnostics, region_path, region_copy: Path, original_bytes: bytes) -> str:
-    """GS107 `rows = mask.nonzero(...)[0]` only written into (rewriters/nonzero_rows.py), in the
-    region's file before the split (the line count is kept: the split's lines stay right)."""
+def _fixed_shapes(text: str, diagnostics, region_path, region_copy: Path, original_bytes: bytes) -> str:
+    """Data-dependent shapes in the region at a fixed size, in its file before the split (the line
+    count is kept: the split's lines stay right): GS107 `rows = mask.nonzero(...)[0]` only written
+    into (rewriters/nonzero_rows.py), GS108 filters feeding a GS107 `bincount`
+    (rewriters/fixed_histogram.py)."""
     mine = [d for d in diagnostics if _abs(d.path) == _abs(region_path)]
-    nonzero_at = {(d.start.line, d.start.column) for d in mine if d.code == "GS107"}
-    if not nonzero_at:
+    data_shaped = {(d.start.line, d.start.column) for d in mine if d.code == "GS107"}
+    if not data_shaped:
         return text
     numbers_at = {(u.start.line, u.start.column) for d in mine if d.code == "GS301" for u in (d, *d.also)}
-    result = writes_by_mask(text, nonzero_at, numbers_at)
-    if result.source is None:
+    new = writes_by_mask(text, data_shaped, numbers_at).source or text
+    filters = {(u.start.line, u.start.column) for d in mine if d.code == "GS108" for u in (d, *d.also)}
+    new = fixed_histogram(new, data_shaped, filters)[0] or new
+    if new == text:
         return text
     try:
-        region_copy.write_bytes(SourceEncoding.of(original_bytes).encode(result.source))
+        region_copy.write_bytes(SourceEncoding.of(original_bytes).encode(new))
     except UnicodeEncodeError:
         return text
-    return result.source
+    return new
 
 
 def _convert_for_the_wrapper(split: SplitResult, defined: str, region_copy: Path, applied) -> list[str]:

@@ -11,6 +11,7 @@ import textwrap
 import pytest
 
 from graphsafe.rewriters.device_checks import device_checks
+from graphsafe.rewriters.fixed_histogram import fixed_histogram
 from graphsafe.rewriters.left_blockers import host_reads_left
 from graphsafe.rewriters.nonzero_rows import writes_by_mask
 from graphsafe.rewriters.number_attribute import tensor_of_attribute
@@ -173,3 +174,53 @@ def test_a_check_whose_test_reads_a_tensor_as_a_bool_or_has_an_else_is_left():
     assert device_checks(mixed, set(), {("start", "pos")}) == (None, [])
     assert device_checks(otherwise, {_at(otherwise, 12, "torch.isfinite")}, set()) == (None, [])
     ast.parse(otherwise)
+
+
+HISTOGRAM = textwrap.dedent('''\
+    import torch
+
+
+    class Confusion:
+        def __init__(self, k):
+            self.k = k
+            self.matrix = torch.zeros(k, k, dtype=torch.int64)
+
+        def update(self, scores, y):
+            p = torch.argmax(scores, dim=1).flatten()
+            y = y.flatten()
+            keep = (y >= 0) & (y < self.k)
+            y = y[keep]
+            p = p[keep]
+            idx = self.k * y + p
+            m = torch.bincount(idx, minlength=self.k**2).reshape(self.k, self.k)
+            self.matrix += m.to(self.matrix)
+''')
+
+
+def _histogram_spans(source: str):
+    return {_at(source, 16, "torch.bincount")}, {_at(source, 13, "y[keep]"), _at(source, 14, "p[keep]")}
+
+
+def test_a_histogram_of_masked_values_is_counted_at_a_fixed_size_with_the_same_counts():
+    source, lines = fixed_histogram(HISTOGRAM, *_histogram_spans(HISTOGRAM))
+    assert lines == [16] and source.count("\n") == HISTOGRAM.count("\n")
+    assert "[keep]" not in source and "bincount" not in source
+    assert "idx = torch.where(keep, (self.k * y + p), (self.k**2)).flatten()" in source
+    before, after = _load(HISTOGRAM)["Confusion"](5), _load(source)["Confusion"](5)
+    generator = torch.Generator().manual_seed(3)
+    for step in range(6):  # labels change every step, some of them ignored (-1 or out of range)
+        shape = (16,) if step % 2 else (4, 3)
+        scores = torch.randn(*shape[:1], 5, *shape[1:], generator=generator)
+        y = torch.randint(-1, 7, shape, generator=generator)
+        before.update(scores, y), after.update(scores, y)
+        assert torch.equal(before.matrix, after.matrix) and after.matrix.dtype == torch.int64
+    assert before.matrix.sum() > 0
+
+
+def test_a_histogram_is_left_when_a_filtered_value_is_used_elsewhere_or_weighted():
+    used = HISTOGRAM.replace("        self.matrix += m.to(self.matrix)",
+                             "        self.matrix += m.to(self.matrix) + y.sum()")
+    assert used != HISTOGRAM
+    weighted = HISTOGRAM.replace("minlength=self.k**2)", "minlength=self.k**2, weights=None)")
+    assert fixed_histogram(used, *_histogram_spans(used)) == (None, [])
+    assert fixed_histogram(weighted, *_histogram_spans(weighted)) == (None, [])
