@@ -35,6 +35,7 @@ from graphsafe.rewriters.host_callees import host_callee_lines
 from graphsafe.rewriters.left_blockers import settle_blockers
 from graphsafe.rewriters.fixed_histogram import fixed_histogram
 from graphsafe.rewriters.nonzero_rows import writes_by_mask
+from graphsafe.rewriters.rename_rebound import rename_rebound
 from graphsafe.rewriters.callee_state import Sources, fed_parameters, rewrite_callee_state, settled_by_carried
 from graphsafe.writing import SourceEncoding
 
@@ -97,6 +98,7 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         for line, codes in host_callee_lines(project.diagnostics, region.display, defined, region.path, text).items():
             host_lines.setdefault(line, set()).update(codes)
         text = _fixed_shapes(text, project.diagnostics, region.path, region_copy, original_bytes)
+        text = _renamed(text, defined, host_lines, region_copy, original_bytes)
         split = split_region(text, defined, host_lines, per_step, reached)
         core = defined
         if split.source is not None:
@@ -166,6 +168,19 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         split = dataclasses.replace(split, converted=converted)
     return GraphPlan(region.display, region.path, split, core, changed, fixes, blocking,
                      _wiring(region.display, split, blocking), wire, *callee_notes)
+
+
+def _renamed(text: str, defined: str, host_lines, region_copy: Path, original_bytes: bytes) -> str:
+    """A name host work reads and later tensor work rebinds, renamed from the rebinding on, so that
+    the host work can move after the core (rewriters/rename_rebound.py; the line count is kept)."""
+    new = rename_rebound(text, defined, host_lines)
+    if new is None:
+        return text
+    try:
+        region_copy.write_bytes(SourceEncoding.of(original_bytes).encode(new))
+    except UnicodeEncodeError:
+        return text
+    return new
 
 
 def _fixed_shapes(text: str, diagnostics, region_path, region_copy: Path, original_bytes: bytes) -> str:

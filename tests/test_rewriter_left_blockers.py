@@ -10,11 +10,13 @@ import textwrap
 
 import pytest
 
+from graphsafe.rewriters.boundary import split_region
 from graphsafe.rewriters.device_checks import device_checks
 from graphsafe.rewriters.fixed_histogram import fixed_histogram
 from graphsafe.rewriters.left_blockers import host_reads_left
 from graphsafe.rewriters.nonzero_rows import writes_by_mask
 from graphsafe.rewriters.number_attribute import tensor_of_attribute
+from graphsafe.rewriters.rename_rebound import rename_rebound
 
 torch = pytest.importorskip("torch")
 
@@ -224,3 +226,45 @@ def test_a_histogram_is_left_when_a_filtered_value_is_used_elsewhere_or_weighted
     weighted = HISTOGRAM.replace("minlength=self.k**2)", "minlength=self.k**2, weights=None)")
     assert fixed_histogram(used, *_histogram_spans(used)) == (None, [])
     assert fixed_histogram(weighted, *_histogram_spans(weighted)) == (None, [])
+
+
+METRIC = textwrap.dedent('''\
+    import torch
+
+
+    class Metric:
+        def __init__(self):
+            self.seen = 0
+            self.total = torch.zeros(())
+
+        def update(self, output):
+            pred, y = output[0].detach(), output[1].detach()
+            self.seen += pred.shape[0]
+            pred = torch.argmax(pred, dim=1)
+            self.total += (pred == y).sum()
+            return pred
+''')
+
+
+def test_a_name_host_work_reads_is_renamed_where_tensor_work_rebinds_it_and_computes_the_same():
+    source = rename_rebound(METRIC, "Metric.update", {11: {"GS302"}})
+    assert "pred_1 = torch.argmax(pred, dim=1)" in source and "(pred_1 == y)" in source and "return pred_1" in source
+    assert "self.seen += pred.shape[0]" in source and source.count("\n") == METRIC.count("\n")
+    before, after = _load(METRIC)["Metric"](), _load(source)["Metric"]()
+    generator = torch.Generator().manual_seed(4)
+    for batch in (5, 7, 3):
+        output = (torch.randn(batch, 4, generator=generator), torch.randint(0, 4, (batch,), generator=generator))
+        assert torch.equal(before.update(output), after.update(output))
+        assert before.seen == after.seen and torch.equal(before.total, after.total)
+    # split afterwards, the counter moves after the core (it no longer crosses the rebinding)
+    split = split_region(source, "Metric.update", {11: {"GS302"}})
+    assert split.source is not None and split.epilogue_lines == [11]
+
+
+def test_a_name_is_not_renamed_where_a_closure_or_a_branch_would_see_another_variable():
+    closure = METRIC.replace("        return pred\n", "        return lambda: pred\n")
+    branch = METRIC.replace("        self.seen += pred.shape[0]\n",
+                            "        self.seen += pred.shape[0]\n        if y is None:\n            pred = y\n")
+    assert rename_rebound(closure, "Metric.update", {11: {"GS302"}}) is None
+    assert rename_rebound(branch, "Metric.update", {11: {"GS302"}}) is None
+    assert rename_rebound(METRIC, "Metric.update", {}) is None  # no host work reads it
