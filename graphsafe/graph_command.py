@@ -174,8 +174,11 @@ def _renamed(text: str, defined: str, host_lines, region_copy: Path, original_by
     """A name host work reads and later tensor work rebinds, renamed from the rebinding on, so that
     the host work can move after the core (rewriters/rename_rebound.py; the line count is kept)."""
     new = rename_rebound(text, defined, host_lines)
-    if new is None:
-        return text
+    return text if new is None else _kept_in_copy(text, new, region_copy, original_bytes)
+
+
+def _kept_in_copy(text: str, new: str, region_copy: Path, original_bytes: bytes) -> str:
+    """`new` written to the region's scratch copy in the file's encoding; `text` where it cannot be."""
     try:
         region_copy.write_bytes(SourceEncoding.of(original_bytes).encode(new))
     except UnicodeEncodeError:
@@ -196,13 +199,7 @@ def _fixed_shapes(text: str, diagnostics, region_path, region_copy: Path, origin
     new = writes_by_mask(text, data_shaped, numbers_at).source or text
     filters = {(u.start.line, u.start.column) for d in mine if d.code == "GS108" for u in (d, *d.also)}
     new = fixed_histogram(new, data_shaped, filters)[0] or new
-    if new == text:
-        return text
-    try:
-        region_copy.write_bytes(SourceEncoding.of(original_bytes).encode(new))
-    except UnicodeEncodeError:
-        return text
-    return new
+    return text if new == text else _kept_in_copy(text, new, region_copy, original_bytes)
 
 
 def _convert_for_the_wrapper(split: SplitResult, defined: str, region_copy: Path, applied) -> list[str]:
