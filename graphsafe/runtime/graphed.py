@@ -587,11 +587,15 @@ class GraphedCallable:
                 entry = self.graphs[bucket]
                 probe = [s.narrow(self.batch_dim, 0, bucket - 1) if t.batched else s
                          for s, t in zip(entry.statics, self._leaves)]
-                with self._grad_mode():
-                    out = self._call_on(probe)
-                sizes[bucket - 1] = [o.shape[self.batch_dim] if isinstance(o, torch.Tensor) and o.dim() > self.batch_dim
-                                     else None for o in pytree.tree_leaves(out)]
-            else:
+                try:
+                    with self._grad_mode():
+                        out = self._call_on(probe)
+                except Exception:  # state sized for the batch (a KV cache) takes no smaller one: judge by size
+                    out = None
+                if out is not None:
+                    sizes[bucket - 1] = [o.shape[self.batch_dim] if isinstance(o, torch.Tensor)
+                                         and o.dim() > self.batch_dim else None for o in pytree.tree_leaves(out)]
+            if len(sizes) == 1:
                 for entry in self.graphs.values():
                     entry.output_batched = [s == bucket for s in sizes[bucket]]
                 return
