@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from graphsafe.analyzer.callgraph import REBOUND_AFTER_REPLAY
+from graphsafe.analyzer import step_state
+from graphsafe.analyzer.callgraph import REACHED_ANY, REBOUND_AFTER_REPLAY
 from graphsafe.analyzer.nodes import children
 from graphsafe.analyzer.names import dotted
 from graphsafe.analyzer.tensorness import CONCAT_FUNCTIONS, PARAM_TENSOR_METHODS
@@ -211,6 +212,8 @@ class StaticInputRebinding(Rule):
         self.unknown_rebinds: list[tuple[cst.Attribute, str, str, str, object, cst.Assign]] = []
         self.assignments: list[_Assignment] = []
         self.order = 0
+        self.classes: dict[str, cst.ClassDef] = {}  # class name → its latest definition in the file
+        self.class_facts: dict[str, tuple] = {}  # class name → _class_facts(), built on first use
         # what the file binds each name / self attribute to: "tensor", "number", "other" (None,
         # a string, a container) or "unknown". The `.copy_` fix needs tensors only; a read of a
         # name bound to numbers and never to a tensor reads a Python number, not a graph buffer.
@@ -277,6 +280,7 @@ class StaticInputRebinding(Rule):
         if ctx.in_capture_block():
             self._note_block_outputs(node, ctx)
             return  # binding the graph's outputs at the capture site is the normal pattern
+        handled = False  # reported by the cases below: the wider search for handed state stays out
         for target in node.targets:
             tgt = target.target
             if isinstance(tgt, cst.Attribute) and ctx.is_self(tgt.value) and ctx.class_key:
@@ -287,6 +291,7 @@ class StaticInputRebinding(Rule):
                                    or _passed_to_project_call(node.value, tgt, ctx)) else _copy_fix(node, ctx)
                     ctx.report(self, tgt, fix=fix, target=f"self.{tgt.attr.value}",
                                why="holds state the graph reads and updates")
+                    handled = True
                 elif ((value_kind.is_tensor or _tensor_method_result(node.value)) and not growing
                       and not _reads_attribute(node.value, tgt)
                       and (ctx.class_key, tgt.attr.value, ctx.function_key) in self.read_so_far
@@ -295,6 +300,7 @@ class StaticInputRebinding(Rule):
                     # hands the next; replay reads the tensor bound at capture, never the new one
                     ctx.report(self, tgt, target=f"self.{tgt.attr.value}",
                                why="holds state the graph reads and updates")
+                    handled = True
                 if value_kind.not_tensor:
                     continue  # `self.static = None`: releasing it, not feeding the graph new values
                 if ctx.function_name != "__init__" and ctx.function_key:
@@ -313,6 +319,83 @@ class StaticInputRebinding(Rule):
                 self.assignments.append(
                     _Assignment(tgt, function, tgt.value, function, self.order, False, ctx.here(), node)
                 )
+        if not handled and ctx.function_key and ctx.function_name != "__init__":
+            self._handed_state(node, value_kind, ctx)
+
+    def visit_ClassDef(self, node: cst.ClassDef, ctx) -> None:
+        self.classes[node.name.value] = node  # for handed state: what its methods read and call
+        self.class_facts.pop(node.name.value, None)
+
+    def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
+        """`self.total += t.sum()` where the class starts `self.total` as a Python number
+        (`self.total = 0` in `reset()`): the first `+=` binds a new tensor, which the next step
+        reads; on replay the graph adds to the capture-time tensor and the attribute never moves."""
+        tgt = node.target
+        if (ctx.in_capture_block() or not ctx.function_key or ctx.function_name == "__init__"
+                or type(tgt) is not cst.Attribute or not ctx.is_self(tgt.value) or not ctx.class_key):
+            return
+        facts = self._class_facts(ctx)
+        if facts is None or tgt.attr.value not in facts[1] or ctx.kind(tgt).is_tensor:
+            return
+        if ctx.kind(node.value).is_tensor or _tensor_method_result(node.value):
+            ctx.report(self, tgt, target=f"self.{tgt.attr.value}",
+                       why="starts as a Python number, so `+=` of a tensor binds a new tensor the next step reads")
+
+    def _class_facts(self, ctx) -> "tuple[step_state.ClassSteps, frozenset[str]] | None":
+        """(what each method reads, binds and calls on `self`; attributes started as numbers)
+        for the class being walked, built on first use."""
+        name = (ctx.class_key or "").rpartition(".")[2]
+        facts = self.class_facts.get(name)
+        if facts is None and name in self.classes:
+            node = self.classes[name]
+            facts = self.class_facts[name] = (step_state.ClassSteps(node), step_state.number_started(node))
+        return facts
+
+    def _handed_state(self, node: cst.Assign, value_kind, ctx) -> None:
+        """State one step hands the next, beyond `self.x` read above in the same method: an
+        attribute or item of `self`, a parameter or a loop variable (`p.grad`, `hyps.scores`,
+        `self.dec.attn.prev`, `state[i]`) bound to a new tensor where the old value is read in
+        the new one or above in the function; an attribute another method reads before this one
+        rebinds it in a step. No fix: such places are often containers, `.grad` or objects
+        passed in, where `.copy_()` is not proven to keep the values."""
+        function = ctx.function_node
+        for tgt, value, kind in _target_values(node, value_kind, ctx):
+            root = step_state.outliving_root(tgt, function)
+            key = step_state.place_key(tgt) if root is not None else None
+            if key is None or (type(tgt) is cst.Subscript and not _container_outside_tensors(tgt.value, function, ctx)):
+                continue  # `x[i] = v` on a tensor writes in place: not a rebinding
+            if value is not None:
+                if kind.not_tensor or _joins_itself(value, key, ctx) or not (kind.is_tensor or _tensor_method_result(value)):
+                    continue
+                read = step_state.reads_place(value, key)
+            else:  # `a, self.mean, state[i] = update(..., self.mean, state[i])`
+                if not (ctx.kind(tgt).is_tensor if type(tgt) is cst.Attribute else _holds_tensor_items(tgt.value, function, ctx)):
+                    continue
+                read = step_state.reads_place(node.value, key)
+            read = read or (step_state.read_above(function, node, key) and not step_state.guarded_by(function, node, key))
+            shown = ctx.code_for(tgt)
+            if read:
+                ctx.report(self, tgt, target=shown, why="holds state the graph reads and updates (read before it here)")
+                return
+            if root == ctx.self_name and type(tgt.value) is cst.Name and value is not None:
+                readers = self._handed_readers(node, tgt.attr.value, ctx)
+                if readers:
+                    shown_readers = ", ".join(f"`{r.rpartition('.')[2]}`" for r in readers)
+                    ctx.report(self, tgt, condition=(REACHED_ANY, *readers), target=shown,
+                               why=f"is read by {shown_readers} before this rebinding in a step (state the next step reads)")
+                    return
+
+    def _handed_readers(self, node: cst.Assign, attr: str, ctx) -> list[str]:
+        """The unit keys of the class's methods that read `self.<attr>` before `node` (in the
+        method being walked) rebinds it in a step."""
+        facts = self._class_facts(ctx)
+        method = ctx.function_name
+        if facts is None or method is None or step_state.guarded_by(ctx.function_node, node, f"{ctx.self_name}.{attr}"):
+            return []
+        order = facts[0].order_of(method, node)
+        if order is None:
+            return []
+        return [f"{ctx.class_key}.{reader}" for reader in facts[0].handed_readers(method, attr, order)]
 
     def _note_block_outputs(self, node: cst.Assign, ctx) -> None:
         """`self.static_logits = step(x)` in a capture block: the block's own output. A later read
@@ -557,6 +640,84 @@ def _concatenates_itself(value: cst.BaseExpression, target: cst.Attribute, ctx) 
         return True  # `torch.cat(parts)`: what it joins is not visible here
     shown = dotted(target)
     return any(not isinstance(e, cst.StarredElement) and dotted(e.value) == shown for e in first.value.elements)
+
+
+def _target_values(node: cst.Assign, value_kind, ctx):
+    """(target, its value, the value's kind) of each place an assignment binds; the value is None
+    for an element unpacked from one expression (`a, self.m = update(...)`)."""
+    for target in node.targets:
+        tgt = target.target
+        if type(tgt) in (cst.Tuple, cst.List):
+            value = node.value
+            if type(value) in (cst.Tuple, cst.List) and len(value.elements) == len(tgt.elements):
+                for element, item in zip(tgt.elements, value.elements):
+                    yield element.value, item.value, ctx.kind(item.value)
+            else:
+                for element in tgt.elements:
+                    yield element.value, None, None
+        else:
+            yield tgt, node.value, value_kind
+
+
+def _container_outside_tensors(container: cst.BaseExpression, function: cst.FunctionDef | None, ctx) -> bool:
+    """A list or dict (not a tensor, where `c[i] = v` writes in place): known by its kind, or a
+    name the function binds to a list or dict display (`state = [None] * n`)."""
+    kind = ctx.kind(container)
+    if kind.is_tensor:
+        return False
+    if kind.tag in ("tuple", "tensor-dict"):
+        return True
+    if type(container) is not cst.Name or function is None:
+        return False
+    for node in _assignments(function):
+        if any(type(t.target) is cst.Name and t.target.value == container.value for t in node.targets):
+            value = node.value.left if type(node.value) is cst.BinaryOperation else node.value
+            if type(value) in (cst.List, cst.Dict, cst.ListComp, cst.DictComp):
+                return True
+    return False
+
+
+def _holds_tensor_items(container: cst.BaseExpression, function: cst.FunctionDef | None, ctx) -> bool:
+    """The function stores torch-made tensors into `container[...]` (`state[i] = torch.zeros(n)`):
+    what is unpacked into its items elsewhere is a tensor too."""
+    key = step_state.place_key(container)
+    if function is None or key is None:
+        return False
+    for node in _assignments(function):
+        value = node.value
+        if not (_tensor_method_result(value) or (type(value) is cst.Call and (ctx.resolve(value.func) or "").startswith("torch."))):
+            continue
+        for target in node.targets:
+            tgt = target.target
+            if type(tgt) is cst.Subscript and step_state.place_key(tgt.value) == key:
+                return True
+    return False
+
+
+def _assignments(function: cst.FunctionDef):
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        tp = type(node)
+        if tp in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        if tp is cst.Assign:
+            yield node
+        stack.extend(children(node))
+
+
+def _joins_itself(value: cst.BaseExpression, key: str, ctx) -> bool:
+    """`hyps.seq = torch.cat([hyps.seq, x])`: growth (GS404's), not a rebinding of the same size."""
+    if type(value) is not cst.Call:
+        return False
+    namespace, _, func = (ctx.resolve(value.func) or "").rpartition(".")
+    if namespace != "torch" or func not in CONCAT_FUNCTIONS:
+        return False
+    first = next((a for a in value.args if a.keyword is None or a.keyword.value == "tensors"), None)
+    if first is None or type(first.value) not in (cst.List, cst.Tuple):
+        return True
+    return any(not isinstance(e, cst.StarredElement) and step_state.place_key(e.value) == key
+               for e in first.value.elements)
 
 
 RULES = (StaticInputRebinding,)
