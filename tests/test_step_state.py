@@ -32,6 +32,19 @@ def test_tensor_added_to_an_attribute_started_as_a_number_is_handed_state():
     assert found == [11]  # the tensor sum; the count of rows stays a number (GS302's business)
 
 
+def test_attribute_a_base_class_resets_to_a_number_is_handed_state_in_the_subclass():
+    assert gs401("""
+        class Base:
+            def reset(self):
+                self.total = 0
+
+
+        class Sum(Base):
+            def update(self, x: torch.Tensor):  # graphsafe: region
+                self.total += torch.sum(x)
+        """) == [12]
+
+
 def test_grad_rebound_from_itself_in_a_loop_over_parameters_is_handed_state():
     assert gs401("""
         def zero_grads(params):  # graphsafe: region
@@ -60,6 +73,22 @@ def test_list_slots_unpacked_from_a_call_that_reads_them_are_handed_state():
             x, state[0], state[1] = cell(x, state[0], state[1])
             return x, state
         """) == [10]
+
+
+def test_list_slot_handed_to_the_next_step_is_one_gs401_not_also_a_container_change():
+    from tests.helpers import codes
+
+    found = codes("""
+        import torch
+
+
+        def rnn(x: torch.Tensor, cell, state: list[torch.Tensor]):  # graphsafe: region
+            if state[0] is None:
+                state[0] = torch.zeros(4)
+            x, state[0] = cell(x, state[0])
+            return x
+        """)
+    assert found == ["GS401"]
 
 
 def test_deeper_attribute_chain_rebound_from_itself_is_handed_state():

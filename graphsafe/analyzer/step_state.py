@@ -32,6 +32,12 @@ from graphsafe.analyzer.nodes import children
 from graphsafe.analyzer.per_step import _small_statements
 
 _EMPTY = cst.Module([])
+
+
+class HandedPlaces(set):
+    """ids of the item targets (`state[i]`) GS401 reports as state handed to the next step, per
+    file: GS503 leaves them (one cause, one diagnostic: the slot keeps its key, its tensor is
+    what the graph stops following)."""
 _NUMBER_LITERALS = (cst.Integer, cst.Float)
 
 

@@ -85,7 +85,19 @@ class StaticInputRebinding(Rule):
     - inside the region, `self.prev = h` for an attribute the same method read above
       (`if self.prev is not None: h = h + self.prev`): state one step hands the next; not
       under a test of the attribute itself (`if self.cos is None: self.cos = make(n)`, a
-      cache built on demand);
+      cache built on demand). The same for any place that outlives the call, an attribute or
+      item of `self`, of a parameter or of a loop variable, bound to a new tensor after its old
+      value is read (in the new value or above): `p.grad = torch.zeros_like(p.grad)`,
+      `hyps.scores = scores` after `scores = hyps.scores + s`, `self.w.weight.data =
+      torch.renorm(self.w.weight.data, ...)`, `x, state[i] = cell(x, state[i])` on a list,
+      `self.n, self.mean = update(x, self.n, self.mean)` (an item of a tensor, `x[i] = v`, is
+      written in place: not reported; GS503 leaves such a slot to GS401); `self.total +=
+      t.sum()` where the class, or a base class in the file, starts `self.total` as a Python
+      number (`self.total = 0` in `reset()`); and `self.prev = h` where
+      another method reads `self.prev` before this one runs in a step (it calls this method
+      after its read, or a method calls it first), when the region reaches that reader. A
+      reader called after the rebinding (`self.x = x * 2` then `self.helper()`) reads this
+      step's tensor: not reported. These get no fix;
     - outside the region, `self.sigmas = ...` in a method (`scheduler.set_timesteps()`) run
       from code that replays a graph (or from a driver that also calls a method that replays
       it: `session.reset(mask)` then `session.run()`), when captured code of the project reads
@@ -212,6 +224,7 @@ class StaticInputRebinding(Rule):
         self.unknown_rebinds: list[tuple[cst.Attribute, str, str, str, object, cst.Assign]] = []
         self.assignments: list[_Assignment] = []
         self.order = 0
+        self.handed: list[tuple] = []  # (target, place, condition, message fields): state handed to the next step
         self.classes: dict[str, cst.ClassDef] = {}  # class name → its latest definition in the file
         self.class_facts: dict[str, tuple] = {}  # class name → _class_facts(), built on first use
         # what the file binds each name / self attribute to: "tensor", "number", "other" (None,
@@ -335,8 +348,8 @@ class StaticInputRebinding(Rule):
                 or type(tgt) is not cst.Attribute or not ctx.is_self(tgt.value) or not ctx.class_key):
             return
         facts = self._class_facts(ctx)
-        if facts is None or tgt.attr.value not in facts[1] or ctx.kind(tgt).is_tensor:
-            return
+        if facts is None or tgt.attr.value not in facts[1]:
+            return  # (its kind may say tensor, `total: int | Tensor = 0`: the first `+=` still rebinds)
         if ctx.kind(node.value).is_tensor or _tensor_method_result(node.value):
             ctx.report(self, tgt, target=f"self.{tgt.attr.value}",
                        why="starts as a Python number, so `+=` of a tensor binds a new tensor the next step reads")
@@ -348,8 +361,21 @@ class StaticInputRebinding(Rule):
         facts = self.class_facts.get(name)
         if facts is None and name in self.classes:
             node = self.classes[name]
-            facts = self.class_facts[name] = (step_state.ClassSteps(node), step_state.number_started(node))
+            numbers: set[str] = set()
+            for cls in self._with_bases(node):  # `reset()` of a base class in this file too
+                numbers |= step_state.number_started(cls)
+            facts = self.class_facts[name] = (step_state.ClassSteps(node), frozenset(numbers))
         return facts
+
+    def _with_bases(self, node: cst.ClassDef) -> list[cst.ClassDef]:
+        """`node` and the base classes this file defines, nearest first."""
+        found = [node]
+        for cls in found:
+            for base in cls.bases:
+                value = base.value
+                if type(value) is cst.Name and value.value in self.classes and self.classes[value.value] not in found:
+                    found.append(self.classes[value.value])
+        return found
 
     def _handed_state(self, node: cst.Assign, value_kind, ctx) -> None:
         """State one step hands the next, beyond `self.x` read above in the same method: an
@@ -359,6 +385,7 @@ class StaticInputRebinding(Rule):
         rebinds it in a step. No fix: such places are often containers, `.grad` or objects
         passed in, where `.copy_()` is not proven to keep the values."""
         function = ctx.function_node
+        reported = False
         for tgt, value, kind in _target_values(node, value_kind, ctx):
             root = step_state.outliving_root(tgt, function)
             key = step_state.place_key(tgt) if root is not None else None
@@ -369,21 +396,42 @@ class StaticInputRebinding(Rule):
                     continue
                 read = step_state.reads_place(value, key)
             else:  # `a, self.mean, state[i] = update(..., self.mean, state[i])`
-                if not (ctx.kind(tgt).is_tensor if type(tgt) is cst.Attribute else _holds_tensor_items(tgt.value, function, ctx)):
+                if not (self._binds_tensor(tgt, ctx) if type(tgt) is cst.Attribute
+                        else _holds_tensor_items(tgt.value, function, ctx)):
                     continue
                 read = step_state.reads_place(node.value, key)
             read = read or (step_state.read_above(function, node, key) and not step_state.guarded_by(function, node, key))
             shown = ctx.code_for(tgt)
             if read:
-                ctx.report(self, tgt, target=shown, why="holds state the graph reads and updates (read before it here)")
-                return
-            if root == ctx.self_name and type(tgt.value) is cst.Name and value is not None:
+                if type(tgt) is cst.Subscript:
+                    ctx.file_state(step_state.HandedPlaces).add(id(tgt))
+                if not reported:  # one diagnostic for the statement
+                    self._defer_handed(node, tgt, ctx, None, target=shown,
+                                       why="holds state the graph reads and updates (read before it here)")
+                    reported = True
+                continue
+            if root == ctx.self_name and type(tgt.value) is cst.Name and value is not None and not reported:
                 readers = self._handed_readers(node, tgt.attr.value, ctx)
                 if readers:
                     shown_readers = ", ".join(f"`{r.rpartition('.')[2]}`" for r in readers)
-                    ctx.report(self, tgt, condition=(REACHED_ANY, *readers), target=shown,
-                               why=f"is read by {shown_readers} before this rebinding in a step (state the next step reads)")
-                    return
+                    self._defer_handed(node, tgt, ctx, (REACHED_ANY, *readers), target=shown,
+                                       why=f"is read by {shown_readers} before this rebinding in a step (state the next step reads)")
+                    reported = True
+
+    def _defer_handed(self, statement: cst.Assign, bound: cst.BaseExpression, ctx, condition, **fields: str) -> None:
+        """Reported in `end_module` on the statement (not its target, which the reports of
+        rebindings outside the region may take): where the same assignment also feeds a capture
+        block (`self.static_x = cur` before `replay()`), that report, with its fix, is the one kept."""
+        if not ctx.in_what_if(self, statement):
+            self.handed.append((statement, bound, ctx.here(), condition, fields))
+
+    def _binds_tensor(self, target: cst.Attribute, ctx) -> bool:
+        """A tensor attribute by its kind, or one the class binds to a tensor above
+        (`self.mean = torch.empty(0)` in `__init__`, later also loaded from a state dict)."""
+        if ctx.kind(target).is_tensor:
+            return True
+        return (ctx.is_self(target.value) and ctx.class_key is not None
+                and (ctx.class_key, target.attr.value, "tensor") in self.bound)
 
     def _handed_readers(self, node: cst.Assign, attr: str, ctx) -> list[str]:
         """The unit keys of the class's methods that read `self.<attr>` before `node` (in the
@@ -415,6 +463,7 @@ class StaticInputRebinding(Rule):
                 self.block_outputs.add((function, function, tgt.value))
 
     def end_module(self, ctx) -> None:
+        inputs: set[int] = set()  # ids of the targets reported as a captured graph's inputs
         for a in self.assignments:
             if (a.owner, a.name) not in self.reads or a.in_init or self._number_only(a.owner, a.name):
                 continue
@@ -424,7 +473,11 @@ class StaticInputRebinding(Rule):
             fix = _copy_fix(a.statement, ctx, a.place.statement) if self._holds_tensor(a.owner, a.name) else None
             ctx.report(self, a.node, always=True, at=a.place, fix=fix, target=shown,
                        why="is read by a captured graph")
+            inputs.add(id(a.node))
         self._rebinds_between_replays(ctx)  # after the certain reports: a node is reported once
+        for statement, target, place, condition, fields in self.handed:
+            if id(target) not in inputs:
+                ctx.report(self, statement, at=place, condition=condition, **fields)
 
 
     def _rebinds_between_replays(self, ctx) -> None:
@@ -660,18 +713,21 @@ def _target_values(node: cst.Assign, value_kind, ctx):
 
 
 def _container_outside_tensors(container: cst.BaseExpression, function: cst.FunctionDef | None, ctx) -> bool:
-    """A list or dict (not a tensor, where `c[i] = v` writes in place): known by its kind, or a
+    """A list or dict (not a tensor, where `c[i] = v` writes in place): known by its kind (not a
+    tensor), or a
     name the function binds to a list or dict display (`state = [None] * n`)."""
     kind = ctx.kind(container)
     if kind.is_tensor:
         return False
-    if kind.tag in ("tuple", "tensor-dict"):
+    if kind.not_tensor:  # `state: list`, a dict of tensors
         return True
     if type(container) is not cst.Name or function is None:
         return False
     for node in _assignments(function):
         if any(type(t.target) is cst.Name and t.target.value == container.value for t in node.targets):
-            value = node.value.left if type(node.value) is cst.BinaryOperation else node.value
+            value = node.value
+            while type(value) is cst.BinaryOperation:  # `[None] * n_layer * 5`
+                value = value.left
             if type(value) in (cst.List, cst.Dict, cst.ListComp, cst.DictComp):
                 return True
     return False
