@@ -72,9 +72,7 @@ def outliving_root(target: cst.BaseExpression, function: cst.FunctionDef | None)
     root = root_name(target)
     if root is None:
         return None
-    params = function.params
-    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-    if root.value in names or root.value in _loop_targets(function):
+    if root.value in _index(function).outliving:
         return root.value
     return None
 
@@ -93,26 +91,51 @@ def reads_place(expr: cst.CSTNode, key: str) -> bool:
 def read_above(function: cst.FunctionDef, statement: cst.CSTNode, key: str) -> bool:
     """Is `key` read in `function` before `statement` (in source order; not the targets of an
     assignment, not in nested defs)?"""
-    found = False
+    index = _index(function)
+    return index.first_read.get(key, _NEVER) < index.order.get(id(statement), -1)
 
-    def walk(node: cst.CSTNode) -> bool:  # True: stop (reached `statement`)
-        nonlocal found
-        if node is statement:
-            return True
+
+_NEVER = float("inf")
+
+
+@dataclass
+class _FunctionIndex:
+    """One walk of a function, asked about each of its assignments."""
+
+    outliving: set[str]  # parameters and loop variables
+    first_read: dict[str, int]  # place → order of its first read
+    order: dict[int, int]  # id(assignment) → order where it starts (before its value)
+
+
+_INDEX_MEMO: list = []  # [function, its index]: the function being walked asks many times
+
+
+def _index(function: cst.FunctionDef) -> _FunctionIndex:
+    if _INDEX_MEMO and _INDEX_MEMO[0] is function:
+        return _INDEX_MEMO[1]
+    params = function.params
+    index = _FunctionIndex({p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}, {}, {})
+    counter = 0
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:  # preorder, children in source order (an assignment's value before its targets)
+        node = stack.pop()
+        counter += 1
         tp = type(node)
-        if tp in (cst.FunctionDef, cst.ClassDef, cst.Lambda) and node is not function:
-            return False
+        if tp in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
         if tp is cst.Assign:
-            if walk(node.value):
-                return True
-            return False
-        if tp in (cst.Attribute, cst.Subscript) and place_key(node) == key:
-            found = True
-            return False
-        return any(walk(child) for child in children(node))
-
-    walk(function.body)
-    return found
+            index.order[id(node)] = counter
+            stack.append(node.value)
+            continue
+        if tp in (cst.For, cst.CompFor):
+            index.outliving.update(n.value for n in bound_names(node.target))
+        if tp in (cst.Attribute, cst.Subscript):
+            key = place_key(node)
+            if key is not None:
+                index.first_read.setdefault(key, counter)
+        stack.extend(reversed(list(children(node))))
+    _INDEX_MEMO[:] = [function, index]
+    return index
 
 
 def guarded_by(function: cst.FunctionDef, statement: cst.CSTNode, key: str) -> bool:
@@ -268,20 +291,6 @@ def _methods(class_node: cst.ClassDef) -> Iterator[cst.FunctionDef]:
     for stmt in class_node.body.body:
         if type(stmt) is cst.FunctionDef and stmt.params.params:
             yield stmt
-
-
-def _loop_targets(function: cst.FunctionDef) -> set[str]:
-    found: set[str] = set()
-    stack: list[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        tp = type(node)
-        if tp in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            continue
-        if tp in (cst.For, cst.CompFor):
-            found.update(n.value for n in bound_names(node.target))
-        stack.extend(children(node))
-    return found
 
 
 def _reads_place_or_part(expr: cst.CSTNode, key: str) -> bool:
