@@ -38,6 +38,8 @@ class HandedPlaces(set):
     """ids of the item targets (`state[i]`) GS401 reports as state handed to the next step, per
     file: GS503 leaves them (one cause, one diagnostic: the slot keeps its key, its tensor is
     what the graph stops following)."""
+
+
 _NUMBER_LITERALS = (cst.Integer, cst.Float)
 
 
