@@ -26,6 +26,9 @@ REBOUND_AFTER_REPLAY = "rebound-after-replay"
 REACHES_CAPTURE = "reaches-capture"
 # Hit condition: (NOT, condition...): holds where the condition after it does not
 NOT = "not"
+# Hit condition: (REACHED_ANY, unit, unit...): one of these units is reached from a region (the
+# method that reads the state another method rebinds: analyzer/step_state.py)
+REACHED_ANY = "reached-any"
 
 
 @dataclass(frozen=True)
@@ -523,6 +526,8 @@ class Project:
             return not self.condition_holds(condition[1:], unit_key, roots)
         if condition == ("loop",):  # a loop variable: per step where the loop drives the steps
             return unit_key not in self._reachable
+        if condition[0] == REACHED_ANY:
+            return any(unit in self._reachable for unit in condition[1:])
         if condition[0] == REBOUND_AFTER_REPLAY:
             readers = [r for r in condition[2].split(",") if r]
             if len(condition) > 4:  # `class::attr`: readers through instances, in any file
