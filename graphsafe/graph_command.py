@@ -131,7 +131,7 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
             final = check_paths(scratch_paths, core_settings, use_cache=False)
         # checks that only warn or validate: eager-only (rewriters/warn_repair.py, validation_capture.py)
         repairs = unconditional_repairs(final.diagnostics, scratch_paths)
-        validation = wrap_core_file(region_copy, core, scratch_paths)
+        validation = wrap_core_file(region_copy, core, [_abs(f) for f in files])  # module names: the user's tree
         if repairs.changed or validation:
             final = check_paths(scratch_paths, core_settings, use_cache=False)
             sources.forget(None)

@@ -101,3 +101,18 @@ def test_eager_calls_validate_and_a_simulated_capture_does_not_and_switches_come
         patch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
         pkg.infer.Inference().step_core(loc, -scale)  # while capturing: no host check, no error
     assert torch.distributions.Distribution._validate_args is True and pkg.util.is_validation_enabled() is True
+
+
+def test_graph_names_the_package_switch_by_its_import_path(tmp_path, capsys):
+    """graph works in a scratch copy whose folder is no package name: the switch's module is
+    named from the user's tree (`pkg.util`, not the scratch folder's)."""
+    import json
+
+    from tests.helpers import run_cli
+
+    core, _ = package(tmp_path)
+    code, out, err = run_cli(capsys, "graph", str(tmp_path / "pkg"), "--region", "Inference.step", "--no-cache",
+                             "--json")
+    notes = " ".join(json.loads(out)["notes"])
+    assert "torch.distributions, pkg.util.enable_validation" in notes, notes
+    assert "import pkg.util as switch_0" in core.read_text()

@@ -179,7 +179,8 @@ def _text(path) -> str | None:
 
 
 def wrap_core_file(path: Path, core: str, paths: list[Path]) -> str | None:
-    """Run the core in `path` under the helper when an analysed file uses torch.distributions;
+    """Run the core in `path` under the helper when one of `paths` (the analysed files, where
+    they are imported from: module names come from their folders) uses torch.distributions;
     the note to print, or None when nothing was done."""
     text = _text(path)
     if text is None or not uses_distributions(paths):
