@@ -83,3 +83,18 @@ def test_device_check_of_an_or_passes_and_fails_where_the_assert_did():
     for before, after in zip(original[3:], rewritten[3:]):  # neither: both fail, with the same message
         assert before.startswith("AssertionError: t must be strictly")
         assert after.startswith("RuntimeError") and "t must be strictly increasing or decreasing" in after
+
+
+@pytest.mark.parametrize("message", ["'underflow in dt {}'.format(dt.item())", "'bad state: {}'.format(y0)",
+                                     "f'bad state {y0}'", "f'{len(y0)} rows'"])
+def test_assert_whose_message_reads_a_value_each_call_is_left_as_it_is(message):
+    """`_assert_async` formats its message on every call: a `.item()`, any call, or a name bound
+    by unpacking (maybe a tensor) in it would be a host read each step, where assert formatted it
+    only on failure."""
+    source = f"""
+        def step(state, dt: torch.Tensor):  # graphsafe: region
+            y0, t0 = state  # unpacked: y0 may be a tensor
+            assert (t0 + dt > t0).all(), {message}
+            return dt * 2
+    """
+    assert "_assert_async" not in fixed(source)

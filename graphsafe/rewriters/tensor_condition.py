@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphsafe.rewriters.where import _unguarded, condition_code
+from graphsafe.analyzer.nodes import descendants
+
+from graphsafe.rewriters.where import _unguarded, _uses_unpacked, condition_code
 
 
 def device_condition(test: cst.BaseExpression, ctx) -> str | None:
@@ -37,9 +39,10 @@ def device_condition(test: cst.BaseExpression, ctx) -> str | None:
 
 
 def formats_no_tensor(msg: cst.BaseExpression, ctx) -> bool:
-    """A message built from Python values only: an f-string or `"...".format(...)` none of whose
-    values is known to be a tensor (`_assert_async` formats it on every call; a tensor in it
-    would be a host read each step)."""
+    """A message built from Python values only: an f-string or `"...".format(...)` whose values
+    hold no call, no known tensor and no name bound by unpacking (which may be a tensor whatever
+    the analyzer guessed): `_assert_async` formats the message on every call, where assert did
+    only on failure, so `dt.item()` or a tensor `y0` in it would be a host read each step."""
     if isinstance(msg, cst.FormattedString):
         values = [part.expression for part in msg.parts if isinstance(part, cst.FormattedStringExpression)]
     elif (isinstance(msg, cst.Call) and isinstance(msg.func, cst.Attribute) and msg.func.attr.value == "format"
@@ -49,7 +52,13 @@ def formats_no_tensor(msg: cst.BaseExpression, ctx) -> bool:
         values = [a.value for a in msg.args]
     else:
         return False
-    return not any(ctx.kind(value).is_tensor for value in values)
+    return all(_plain_value(value, ctx) for value in values)
+
+
+def _plain_value(value: cst.BaseExpression, ctx) -> bool:
+    if any(isinstance(node, cst.Call) for node in (value, *descendants(value))):
+        return False
+    return not ctx.kind(value).is_tensor and not _uses_unpacked(value, ctx)
 
 
 def assert_notes(applied, shown) -> list[str]:
