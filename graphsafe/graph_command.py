@@ -37,6 +37,9 @@ from graphsafe.rewriters.fixed_histogram import fixed_histogram
 from graphsafe.rewriters.nonzero_rows import writes_by_mask
 from graphsafe.rewriters.rename_rebound import rename_rebound
 from graphsafe.rewriters.callee_state import Sources, fed_parameters, rewrite_callee_state, settled_by_carried
+from graphsafe.rewriters.validation_capture import settled_by_validation_off, wrap_core_file
+from graphsafe.rewriters.tensor_condition import assert_notes
+from graphsafe.rewriters.warn_repair import unconditional_repairs
 from graphsafe.writing import SourceEncoding
 
 EXIT_CLEAN, EXIT_FINDINGS = 0, 1
@@ -60,6 +63,7 @@ class GraphPlan:
     wire: dict  # where graphed() goes: {"module", "owner" (a class, or "" for the module), "name"}
     callee_changes: list[str] = dataclasses.field(default_factory=list)  # callee state rewritten
     callee_refusals: list[str] = dataclasses.field(default_factory=list)  # and what could not be, with the line
+    notes: list[str] = dataclasses.field(default_factory=list)  # checks made eager-only or device-side
 
 
 def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool = True) -> GraphPlan:
@@ -138,9 +142,16 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
             callee.refused = [r for r in callee.refused if r not in late.refusals]
             callee.built_on_device |= late.built_on_device
             final = check_paths(scratch_paths, core_settings, use_cache=False)
+        # checks that only warn or validate: eager-only (rewriters/warn_repair.py, validation_capture.py)
+        repairs = unconditional_repairs(final.diagnostics, scratch_paths)
+        validation = wrap_core_file(region_copy, core, [_abs(f) for f in files])  # module names: the user's tree
+        if repairs.changed or validation:
+            final = check_paths(scratch_paths, core_settings, use_cache=False)
+            sources.forget(None)
         back = {os.path.realpath(copy): original for original, copy in copies.items()}
         callee_notes = ([_scratch_shown(c, back) for c in callee.changed],
                         [_scratch_shown(r, back) for r in callee.refused])
+        notes = [_scratch_shown(c, back) for c in repairs.changed + repairs.refused] + [validation] * bool(validation)
         backward = backward_in_reach(final)
         if backward:
             split = dataclasses.replace(split, backward_in=_shown(back.get(os.path.realpath(backward[0]), backward[0]))
@@ -157,7 +168,8 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
             original = back.get(os.path.realpath(d.path), d.path)
             in_region_file = _abs(original) == _abs(region.path)
             if d.code in NOT_FIXED_HERE or (in_region_file and _settled_by_numbers(d, carried, region_lines)) \
-                    or settled_by_carried(d, carried, sources) or callee.settles(d):
+                    or settled_by_carried(d, carried, sources) or callee.settles(d) or repairs.settles(d) \
+                    or (validation and settled_by_validation_off(d)):
                 continue
             blocking.append(dataclasses.replace(d, path=_shown(original)))
     fixes = Counter(d.code for d in result.applied)
@@ -166,8 +178,9 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         wire = {"module": wire["module"], "owner": "", "closure": defined, "name": split.core_name}
     if converted:
         split = dataclasses.replace(split, converted=converted)
+    notes += assert_notes(result.applied, lambda path: _shown(back.get(os.path.realpath(path), path)))
     return GraphPlan(region.display, region.path, split, core, changed, fixes, blocking,
-                     _wiring(region.display, split, blocking), wire, *callee_notes)
+                     _wiring(region.display, split, blocking), wire, *callee_notes, notes)
 
 
 def _renamed(text: str, defined: str, host_lines, region_copy: Path, original_bytes: bytes) -> str:
@@ -384,7 +397,7 @@ def as_json(result: GraphPlan) -> dict:
             "epilogue_lines": split.epilogue_lines, "kept_host_lines": split.kept_host_lines,
             "host_return": split.host_return, "converted": split.converted, "backward_in": split.backward_in,
             "options": wiring_options(split, result.blocking), "fixes": dict(result.fixes),
-            "callee_changes": result.callee_changes, "callee_refusals": result.callee_refusals,
+            "callee_changes": result.callee_changes, "callee_refusals": result.callee_refusals, "notes": result.notes,
             "changed": sorted(_shown(p) for p in result.changed),
             "blocking": [{"path": d.path, "line": d.start.line, "code": d.code, "message": d.message}
                          for d in sorted(result.blocking, key=lambda d: d.sort_key)]}
@@ -457,6 +470,8 @@ def summary(result: GraphPlan, wrote: bool) -> str:
         lines.append(f"  callee state: {change}")
     for refusal in result.callee_refusals:
         lines.append(f"  callee state not rewritten: {refusal}")
+    for note in result.notes:
+        lines.append(f"  note: {note}")
     if result.fixes:
         lines.append("  fixes applied in the core's reach: " +
                      ", ".join(f"{code} ×{n}" for code, n in sorted(result.fixes.items())))

@@ -11,6 +11,7 @@ import libcst as cst
 
 from graphsafe.model import Applicability
 from graphsafe.rewriters.keywords import keyword_fix
+from graphsafe.rewriters.tensor_condition import device_condition, formats_no_tensor
 
 MESSAGE = '"clip_grad_norm_: the total norm of the gradients is non-finite"'
 TITLE_CHECK = "Check the norm on the device (`torch._assert_async`) instead of on the host"
@@ -41,29 +42,27 @@ def nonfinite_check_fix(node: cst.Call, ctx):
 
 
 def assert_fix(node: cst.Assert, ctx):
-    """`assert t, "msg"` where the whole test is one tensor (not `a and b`, not `not t`). The
-    message is a plain string, or an f-string none of whose values is known to be a tensor:
+    """`assert t, "msg"` where the test is one tensor, or tensor tests joined by `and`/`or`/`not`
+    (one boolean tensor: rewriters/tensor_condition.py). The message is a plain string, or an
+    f-string or `"...".format(...)` none of whose values is known to be a tensor:
     `_assert_async` takes it formatted on every call (assert formats it only on failure), so a
     tensor in it would be a host read each step; a Python value in it is frozen at capture,
     which is why the fix is unsafe anyway."""
-    if ctx.resolve(cst.Name("torch")) != "torch" or isinstance(node.test, (cst.BooleanOperation, cst.UnaryOperation)):
+    if ctx.resolve(cst.Name("torch")) != "torch":
         return None
-    if not ctx.kind(node.test).is_tensor:
+    if isinstance(node.test, (cst.BooleanOperation, cst.UnaryOperation)):
+        condition = device_condition(node.test, ctx)  # `a or b`, `not t`: one tensor (tensor_condition.py)
+    else:
+        condition = ctx.code_for(node.test) if ctx.kind(node.test).is_tensor else None
+    if condition is None:
         return None
     msg = node.msg
-    if msg is not None and not isinstance(msg, cst.SimpleString) and not _formats_no_tensor(msg, ctx):
+    if msg is not None and not isinstance(msg, cst.SimpleString) and not formats_no_tensor(msg, ctx):
         return None
     message = ctx.code_for(msg) if msg is not None else '"assertion failed"'
-    code = f"torch._assert_async({ctx.code_for(node.test)}, {message})"
+    code = f"torch._assert_async({condition}, {message})"
     return ("Check on the device: `torch._assert_async` (fails as a device-side assert)", [(node, code)],
             Applicability.UNSAFE, ASSERT_REASON + "; it also runs under `python -O`")
-
-
-def _formats_no_tensor(msg: cst.BaseExpression, ctx) -> bool:
-    if not isinstance(msg, cst.FormattedString):
-        return False
-    values = [part.expression for part in msg.parts if isinstance(part, cst.FormattedStringExpression)]
-    return not any(ctx.kind(value).is_tensor for value in values)
 
 
 OFF_REASON = "a non-finite gradient norm no longer raises"
