@@ -73,16 +73,32 @@ def run_gpu(program_dir: Path, steps: int, options: dict) -> dict:
     core_name = f"{name}_core"
     if not hasattr(owner, core_name):
         return {"status": "not split"}
-    setattr(owner, core_name, graphed(getattr(owner, core_name), **options))
-    generator = torch.Generator().manual_seed(0)
+    eager_core = getattr(owner, core_name)
+    graphed_core = graphed(eager_core, **options)
+    setattr(owner, core_name, graphed_core)
+    # a module function's owner is the module both builds share: the twin must call the eager core
+    # (and with its own objects, which the factory built alike), not the graphed one
+    shared = twin_owner is owner
+
+    def eager(*args):
+        if not shared:
+            return twin_step(*args)
+        setattr(owner, core_name, eager_core)
+        try:
+            return twin_step(*args)
+        finally:
+            setattr(owner, core_name, graphed_core)
+
+    generator, twin_generator = torch.Generator().manual_seed(0), torch.Generator().manual_seed(0)
     worst, rows = 0.0, []
     try:
         for i in range(steps):
             args = tuple(_vary(a, i, generator) for a in built["args"])
+            twin_args = tuple(_vary(a, i, twin_generator) for a in twin["args"])
             before = _rng_states()
             out = step(*args)
             _set_rng_states(before)  # the twin draws the numbers the graphed call drew
-            ref = twin_step(*args)
+            ref = eager(*twin_args)
             flat = [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
             ref_flat = [t for t in torch.utils._pytree.tree_leaves(ref) if isinstance(t, torch.Tensor)]
             diff = max((float((a.float() - b.float()).abs().max()) for a, b in zip(flat, ref_flat)), default=0.0)
@@ -99,6 +115,8 @@ def run_gpu(program_dir: Path, steps: int, options: dict) -> dict:
         if isinstance(value, (int, float, str)) or (isinstance(value, list) and len(value) < 1000):
             state[key] = (repr(value)[:80] == repr(mine)[:80]) if not isinstance(value, list) else len(value) == len(mine)
     params = [(p, q) for p, q in zip(_params(owner), _params(twin_owner))]
+    if shared:  # a module function: the state is in the objects each build passed (model, caches, ...)
+        params = list(zip(_arg_state(built["args"]), _arg_state(twin["args"])))
     param_diff = max((float((p.float() - q.float()).abs().max()) for p, q in params), default=0.0)
     twin_numbers = _module_numbers(twin_owner)
     differing = {name: (value, twin_numbers.get(name)) for name, value in _module_numbers(owner).items()
@@ -108,7 +126,7 @@ def run_gpu(program_dir: Path, steps: int, options: dict) -> dict:
         state["module numbers differing (graphed, eager)"] = {k: repr(v)[:60] for k, v in list(differing.items())[:6]}
     graph = getattr(owner, core_name)
     try:
-        timing = {"graphed_ms": _median_ms(step, built["args"]), "eager_ms": _median_ms(twin_step, built["args"])}
+        timing = {"graphed_ms": _median_ms(step, built["args"]), "eager_ms": _median_ms(eager, twin["args"])}
         timing["speedup"] = timing["eager_ms"] / timing["graphed_ms"]
     except Exception as error:  # a step that cannot run 15 more times (a decode past its length)
         timing = {"timing": f"not timed: {type(error).__name__}: {error}"[:200]}
@@ -158,6 +176,23 @@ def _params(owner):
     for value in vars(owner).values():
         if isinstance(value, torch.nn.Module):
             yield from (t.detach() for t in value.state_dict().values() if isinstance(t, torch.Tensor))
+
+
+def _arg_state(args):
+    """Tensors held by a step's arguments: tensors, modules' parameters and buffers, and the tensor
+    fields of plain objects and lists (a KV cache list, a decode-state dataclass), in a fixed order."""
+    import torch
+
+    for value in args:
+        if isinstance(value, torch.Tensor):
+            yield value.detach()
+        elif isinstance(value, torch.nn.Module):
+            yield from (t.detach() for t in value.state_dict().values() if isinstance(t, torch.Tensor))
+            yield from (t.detach() for t in value.buffers())
+        elif isinstance(value, (list, tuple)):
+            yield from _arg_state(value)
+        elif hasattr(value, "__dict__"):
+            yield from _arg_state([v for v in vars(value).values() if isinstance(v, (torch.Tensor, torch.nn.Module))])
 
 
 def _module_numbers(owner) -> dict:
