@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import per_step, run_facts, tensor_use, tensorness as T
+from graphsafe.analyzer import host_resident, per_step, run_facts, tensor_use, tensorness as T
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_valued_names
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
@@ -170,6 +170,8 @@ class _Scope:
     # local name → the `functools.partial(target, ...)` call it holds: calling it calls `target`
     partials: dict[str, cst.Call] = field(default_factory=dict)
     host_names: set[str] = field(default_factory=set)  # locals bound to `t.cpu()` and the like
+    # locals holding CPU tensors built here or Python int lists, with why (host_resident.py)
+    host_held: dict[str, tuple[str, str]] = field(default_factory=dict)
     # locals and parameters holding integer tensors (`idx = torch.arange(n)`, `i: LongTensor`)
     int_names: set[str] = field(default_factory=set)
     # local name → the parameter whose tensor it views (`value = value[0]`): same device
@@ -1489,6 +1491,7 @@ class FileWalker:
             source = None
             if value is not None and not kind.is_tensor:  # `do_eval = self.updates % k == 0` too
                 source = self.scalar_source(value) or self._flag_source(value)
+            host_resident.record(scope.host_held, target.value, value, self)
             if value is not None and T.is_host_copy(value, self.resolve):
                 scope.host_names.add(target.value)
             else:
@@ -1540,6 +1543,8 @@ class FileWalker:
                         name = element.value
                         if type(name) is cst.Name and not scope.env.get(name.value, T.UNKNOWN).is_tensor:
                             scope.tainted[name.value] = source
+            if value is not None:
+                host_resident.record_unpacked(scope.host_held, target, value)
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, T.UNKNOWN)
 
@@ -2365,6 +2370,7 @@ class FileWalker:
         self._visit(node.iter)
         self._visit_target(node.target)
         self._bind_loop_target(node.target, node.iter)
+        host_resident.record_loop(self.scope.host_held, node.target, node.iter)
         self.loop_names.append({n.value for n in bound_names(node.target)})
         try:
             self._walk_block(node.body)
@@ -2769,6 +2775,15 @@ class FileWalker:
         if type(expr) is cst.Name:
             return expr.value in self.scope.host_names
         return T.is_host_copy(expr, self.resolve)
+
+    def host_origin(self, expr: cst.BaseExpression) -> str | None:
+        """Why `expr` is a CPU tensor made in this function (`torch.arange(w)` without a device,
+        or a local bound to one), else None (host_resident.py)."""
+        return host_resident.origin(expr, self, self.scope.host_held)
+
+    def host_index(self, expr: cst.BaseExpression) -> str | None:
+        """Why `expr` as an index is host memory (a CPU tensor, a local list of ints), else None."""
+        return host_resident.host_index(expr, self, self.scope.host_held)
 
     def _viewed_param(self, value: cst.BaseExpression) -> str | None:
         """The parameter `value` is (a view of): `value`, `value[0]`, `value.flatten()`."""

@@ -142,6 +142,20 @@ class HostDataTensor(_StaticMemoryRule):
       (`self.table[ids.cpu()].to(ids.device)`, or a local bound to `ids.cpu()`: the table is on
       the host, and were it on the device the host index itself would be copied over);
     - indexing a tensor with a Python list (`v[:, [-1]]`).
+
+    A CPU tensor the function builds is followed through locals (analyzer/host_resident.py):
+    `w = torch.arange(n)` (any torch factory without `device=`, window functions included, or a
+    parameter defaulting to one: `window_fn=torch.hann_window`), ops that keep it on the host
+    (`w[..., None]`, `w.unsqueeze(1)`, `rand.topk(k).indices`, `w.long()`, `w.to(torch.float32)`,
+    `w + 1`), and a batch from a loop over a data loader (`for i, batch in enumerate(train_loader)`,
+    an iterable named `...loader` or bound to `DataLoader(...)`, and what is unpacked from it).
+    Flagged: such a value moved with `.to(...)`/`.cuda()`, converted with `.type_as(t)` (the
+    copy to `t`'s device), or used to index a tensor of the region (`x[batch_indices]`); also an
+    index that is a local list of Python ints (`[0, 2]`, `list(range(n))`, a comprehension over
+    `range`, or `[]` grown only with such ints). The message says why the value is on the host.
+    Not flagged: a factory given a device or `pin_memory=True`, a tensor of unknown origin (a
+    parameter, a helper's result), a list that may hold tensors, and an attribute registered as
+    a buffer.
     """
 
     fixable = True
@@ -176,6 +190,9 @@ class HostDataTensor(_StaticMemoryRule):
             module=True,
         ),
         "z = y[:, -1:]",
+        "w = torch.arange(8)\nz = w.to(torch.float32)",  # a dtype conversion stays on the host
+        "w = torch.arange(8, device=x.device)\nz = x[w]",  # made on the device
+        "picked = []\npicked.append(y)\nz = x[picked]",  # may hold tensors
         "rows = [x, y]\nz = rows[0]",
         'm = torch.nn.Linear(2, 2).to("cuda")',
         Example('t = torch.tensor([1.0, 2.0], device="cuda")', region=False),
@@ -214,6 +231,10 @@ class HostDataTensor(_StaticMemoryRule):
         "g = torch.ones(x.size()).to(x.device)",  # a CPU tensor sent where the region's tensors live
         "rows = y[x.argmax(-1).cpu()].to(x.device)",  # rows picked with a host index
         "bg = torch.rand(3).to(device) if randomize else x",  # whatever `device` is bound to
+        "w = torch.arange(8)\nw = w[..., None]\nz = x * w.to(x.device)",  # a local built on the CPU
+        "sx = torch.arange(8).type_as(x)",  # copied to x's device
+        "idx = torch.arange(4)\nz = x[idx]",  # a CPU index tensor copied over
+        "idx = list(range(4))\nz = x[idx]",  # a list of ints becomes a CPU index tensor
         Example(
             "class C(torch.nn.Module):\n    def __init__(self, freqs):\n        super().__init__()\n"
             "        self.class_weights = torch.tensor([1.0 / f for f in freqs])\n\n"
@@ -228,6 +249,7 @@ class HostDataTensor(_StaticMemoryRule):
         # what the class stores in `self.x` / `self.x[k]`: (class, attribute, "host" for a
         # pageable CPU tensor, "other" for anything else); a page table of CPU tensors
         self.stored: set[tuple[str, str, str]] = set()
+        self.host_reasons: dict[tuple[str, str], str] = {}  # (class, attribute) → why it is a CPU tensor
         # `self.pages[k].to(p.device)`: decided in end_module, once every store is seen
         self.attribute_moves: list[tuple[cst.Call, str, str, object, str]] = []
         # names and `self` attributes bound to a CUDA device (the region runs on it)
@@ -245,8 +267,12 @@ class HostDataTensor(_StaticMemoryRule):
                 isinstance(node.value, cst.Name) and node.value.value == "None")
             if attr is not None and not empty:  # `self.pages = {}`: the table, not what it holds
                 pinned = _keyword(node.value, "pin_memory") is not None if isinstance(node.value, cst.Call) else False
-                host = not pinned and (_cpu_factory_call(node.value, ctx) or _host_data_call(node.value, ctx)
+                held = ctx.host_origin(node.value)
+                host = not pinned and (held is not None or _host_data_call(node.value, ctx)
                                        or T.is_host_copy(node.value, ctx.resolve))
+                if held is not None and not pinned:  # said in the report: why the attribute is on the host
+                    shown = f"self.{attr}[...]" if type(target.target) is cst.Subscript else f"self.{attr}"
+                    self.host_reasons.setdefault((ctx.class_key, attr), f"`{shown}` is {held}")
                 if not pinned:  # a pinned page copies fine (GS406 is about pinning in the region)
                     self.stored.add((ctx.class_key, attr, "host" if host else "other"))
 
@@ -257,10 +283,13 @@ class HostDataTensor(_StaticMemoryRule):
     def end_module(self, ctx) -> None:
         for node, class_key, attr, place, shown in self.attribute_moves:
             if (class_key, attr, "host") in self.stored and (class_key, attr, "other") not in self.stored:
-                ctx.report(self, node, at=place, what=shown,
-                           why="copies host memory to the GPU, which is refused during capture unless it is pinned")
+                held = self.host_reasons.get((class_key, attr))
+                why = "copies host memory to the GPU, which is refused during capture unless it is pinned"
+                if held is not None:  # `self.window = torch.hann_window(n)` in __init__, not a buffer
+                    why = f"copies a CPU tensor to the GPU ({held}), which is refused during capture unless it is pinned"
+                ctx.report(self, node, at=place, what=shown, why=why)
 
-    calls = Callees(last_parts(_HOST_DATA_FACTORIES | _LEGACY_CONSTRUCTORS) | {"cuda", "to", "new_tensor"})
+    calls = Callees(last_parts(_HOST_DATA_FACTORIES | _LEGACY_CONSTRUCTORS) | {"cuda", "to", "new_tensor", "type_as"})
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if id(node) in self.moved:
@@ -274,6 +303,16 @@ class HostDataTensor(_StaticMemoryRule):
                 self._factory(node, name, ctx)  # `torch.FloatTensor(3, 4)` (sizes) is not host data
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value in ("cuda", "to"):
             self._to_device(node, ctx)
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "type_as":
+            # `torch.arange(w).type_as(feats[0])`: a CPU tensor converted to a device tensor's type
+            # is copied to that tensor's device
+            held = ctx.host_origin(node.func.value)
+            first = _positional(node)
+            # (its argument is a tensor by the API; one of the region's, so on the device)
+            if (held is not None and len(first) == 1 and not ctx.kind(first[0].value).not_tensor
+                    and ctx.host_origin(first[0].value) is None):
+                ctx.report(self, node, what=f".type_as({ctx.code_for(first[0].value)})",
+                           why=f"copies a CPU tensor to the GPU ({held}), which is refused during capture unless it is pinned")
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "new_tensor":
             # `logits.new_tensor([0.5, 2.0])`: host data copied to the receiver's device
             first = _positional(node) or [a for a in node.args if a.keyword is not None and a.keyword.value == "data"]
@@ -290,6 +329,14 @@ class HostDataTensor(_StaticMemoryRule):
             return
         for element in node.slice:
             index = element.slice
+            if isinstance(index, cst.Index) and not isinstance(index.value, cst.List):
+                held = ctx.host_index(index.value)
+                if held is not None and ctx.host_origin(node.value) is None:
+                    # `x[batch_indices]` with `batch_indices = torch.arange(b)` or a list of ints
+                    ctx.report(self, index.value, what=f"[{ctx.code_for(index.value)}]",
+                               why=f"indexes a device tensor with host memory ({held}): the index is copied to "
+                               "the GPU, which is refused during capture")
+                    return
             if isinstance(index, cst.Index) and isinstance(index.value, cst.List):
                 ctx.report(
                     self, index.value, fix=list_index_fix(index.value),
@@ -328,7 +375,7 @@ class HostDataTensor(_StaticMemoryRule):
             # `.to(x.device)` with x a tensor of the region: the GPU the graph is captured on;
             # `.to(self.device)`, `.to(device=dev)`: a device the region runs on, whatever it is
             # bound to (a CPU tensor there is a host copy, or CPU work replay never redoes)
-            follows = _cpu_factory_call(func.value, ctx) and (
+            follows = ctx.host_origin(func.value) is not None and (
                 _is_tensor_device(target.value, ctx) or target.keyword is not None or _device_named(target.value))
             if not follows and not _is_cuda_device(target.value, ctx) and not self._names_cuda_device(target.value, ctx):
                 if _host_indexed(func.value, ctx) and (_is_tensor_device(target.value, ctx) or _device_named(target.value)):
@@ -352,6 +399,11 @@ class HostDataTensor(_StaticMemoryRule):
         kind = ctx.kind(receiver)
         if kind.tag in _NOT_DATA:
             return  # a module's .to("cuda") moves parameters, not host data
+        held = None if _cpu_factory_call(receiver, ctx) else ctx.host_origin(receiver)
+        if held is not None:  # `w = torch.arange(n)` earlier, `idx = w[..., None]`: a CPU tensor
+            ctx.report(self, node, what=shown,
+                       why=f"copies a CPU tensor to the GPU ({held}), which is refused during capture unless it is pinned")
+            return
         if kind.is_tensor and not _cpu_factory_call(receiver, ctx):
             if _host_indexed(receiver, ctx):
                 ctx.report(self, node, what=shown, why=_HOST_INDEXED_WHY)
