@@ -46,6 +46,21 @@ def needs_autograd(args: tuple, kwargs: dict) -> bool:
         isinstance(leaf, torch.Tensor) and leaf.requires_grad for leaf in pytree.tree_leaves((args, kwargs)))
 
 
+def object_holding_grad(args: tuple, kwargs: dict) -> str | None:
+    """The type name of a non-tensor argument whose attributes hold a tensor in an autograd graph
+    (a distribution object built from the model's outputs): a graph captured without autograd
+    would hand the caller's backward outputs with no history. None if there is none."""
+    if not torch.is_grad_enabled():
+        return None
+    for leaf in pytree.tree_leaves((args, kwargs)):
+        if isinstance(leaf, torch.Tensor) or not hasattr(leaf, "__dict__"):
+            continue
+        for value in vars(leaf).values():
+            if isinstance(value, torch.Tensor) and value.requires_grad and value.grad_fn is not None:
+                return type(leaf).__name__
+    return None
+
+
 def _static_copy(tensor: torch.Tensor) -> torch.Tensor:
     """A leaf buffer the graphs read: the caller's first tensors are not overwritten by later calls."""
     static = tensor.detach().clone()

@@ -139,3 +139,22 @@ def test_the_callers_autograd_graph_survives_the_capture_of_the_region():
     step = graphed(lambda a, b, s: loss(a, b) * s, backend="eager")
     step(a, torch.zeros(4, 2), scale).backward()
     assert raw.grad is not None and a.grad is not None
+
+
+def test_an_object_argument_holding_tensors_in_an_autograd_graph_is_refused_with_the_reason():
+    # gpytorch's marginal log likelihood takes a distribution object built from the model's
+    # outputs: captured without autograd, the caller's backward found no history to follow
+    class Normal:
+        def __init__(self, mean):
+            self.mean = mean
+
+    weight = torch.ones(3, requires_grad=True)
+
+    def loss(dist, target):
+        return ((dist.mean - target) ** 2).sum()
+
+    step = graphed(loss, backend="eager")
+    with pytest.raises(GraphedInputError, match=r"\(Normal\) holds tensors that require grad"):
+        step(Normal(weight * 2), torch.zeros(3))
+    with torch.no_grad():  # evaluation: nothing to refuse
+        assert graphed(loss, backend="eager")(Normal(weight * 2), torch.zeros(3)).item() == 12.0
