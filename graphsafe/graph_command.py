@@ -32,6 +32,7 @@ from graphsafe.fixer import fix_paths, read_text
 from graphsafe.model import Diagnostic, RegionKind
 from graphsafe.rewriters.boundary import SplitResult, convert_fixed_values, split_region
 from graphsafe.rewriters.host_callees import host_callee_lines
+from graphsafe.rewriters.host_inputs import host_inputs
 from graphsafe.rewriters.callee_state import Sources, fed_parameters, rewrite_callee_state, settled_by_carried
 from graphsafe.writing import SourceEncoding
 
@@ -56,6 +57,7 @@ class GraphPlan:
     wire: dict  # where graphed() goes: {"module", "owner" (a class, or "" for the module), "name"}
     callee_changes: list[str] = dataclasses.field(default_factory=list)  # callee state rewritten
     callee_refusals: list[str] = dataclasses.field(default_factory=list)  # and what could not be, with the line
+    host_inputs: list[str] = dataclasses.field(default_factory=list)  # inputs made on the host: moved or why not
 
 
 def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool = True) -> GraphPlan:
@@ -69,8 +71,8 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         raise GraphError(f"--region {pattern} names {len(regions)} functions ({names}): name one")
     region = regions[0]
     files = discover_files(paths, settings)
-    root = Path(os.path.commonpath([str(_abs(f).parent) for f in files] +
-                                   [str(_abs(region.path).parent)]))
+    root = _above_packages(Path(os.path.commonpath([str(_abs(f).parent) for f in files] +
+                                                   [str(_abs(region.path).parent)])))
     with tempfile.TemporaryDirectory(prefix="graphsafe-graph-") as scratch:
         copies = _copy_tree(files, root, Path(scratch))
         region_copy = copies[str(_abs(region.path))]
@@ -93,7 +95,12 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         # a bare call whose callee only logs or prints is host work too (rewriters/host_callees.py)
         for line, codes in host_callee_lines(project.diagnostics, region.display, defined, region.path, text).items():
             host_lines.setdefault(line, set()).update(codes)
-        split = split_region(text, defined, host_lines, per_step, reached)
+        # host work that makes a core input (a sampler, numpy → tensor): to the wrapper, loops hoisted
+        hosted = host_inputs(text, defined, host_lines, reached)
+        text, host_lines, per_step, reached = (hosted.source, *map(hosted.remap, (host_lines, per_step, reached)))
+        for line, codes in hosted.producers.items():
+            host_lines.setdefault(line, set()).update(codes)
+        split = split_region(text, defined, host_lines, per_step, reached, hosted.producers)
         core = defined
         if split.source is not None:
             try:
@@ -153,8 +160,10 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         wire = {"module": wire["module"], "owner": "", "closure": defined, "name": split.core_name}
     if converted:
         split = dataclasses.replace(split, converted=converted)
+    inputs = [f"{_shown(region.path)}:{line}: {note}"
+              for line, note in (hosted.moved if split.source is not None else []) + hosted.refused]
     return GraphPlan(region.display, region.path, split, core, changed, fixes, blocking,
-                     _wiring(region.display, split, blocking), wire, *callee_notes)
+                     _wiring(region.display, split, blocking), wire, *callee_notes, host_inputs=inputs)
 
 
 def _convert_for_the_wrapper(split: SplitResult, defined: str, region_copy: Path, applied) -> list[str]:
@@ -237,6 +246,15 @@ def _facts_file(settings: Settings) -> Path | None:
         return _abs(settings.facts_file)
     default = settings.root / ".graphsafe" / "facts.json"
     return _abs(default) if default.is_file() else None
+
+
+def _above_packages(root: Path) -> Path:
+    """The directory above the package `root` is in: the scratch copy keeps the package's own
+    directory, so its modules keep their names (`stable_baselines3.common.buffers`, which the
+    package's absolute imports name) and the core's check resolves its callees."""
+    while (root / "__init__.py").is_file() and root != root.parent:
+        root = root.parent
+    return root
 
 
 def _copy_tree(files: list[Path], root: Path, scratch: Path) -> dict[str, Path]:
@@ -340,6 +358,7 @@ def as_json(result: GraphPlan) -> dict:
             "host_return": split.host_return, "converted": split.converted, "backward_in": split.backward_in,
             "options": wiring_options(split, result.blocking), "fixes": dict(result.fixes),
             "callee_changes": result.callee_changes, "callee_refusals": result.callee_refusals,
+            "host_inputs": result.host_inputs,
             "changed": sorted(_shown(p) for p in result.changed),
             "blocking": [{"path": d.path, "line": d.start.line, "code": d.code, "message": d.message}
                          for d in sorted(result.blocking, key=lambda d: d.sort_key)]}
@@ -412,6 +431,8 @@ def summary(result: GraphPlan, wrote: bool) -> str:
         lines.append(f"  callee state: {change}")
     for refusal in result.callee_refusals:
         lines.append(f"  callee state not rewritten: {refusal}")
+    for note in result.host_inputs:
+        lines.append(f"  host input: {note}")
     if result.fixes:
         lines.append("  fixes applied in the core's reach: " +
                      ", ".join(f"{code} ×{n}" for code, n in sorted(result.fixes.items())))
