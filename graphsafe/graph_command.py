@@ -112,7 +112,8 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         rel = region_copy.relative_to(scratch).as_posix()
         # GS701's `capturable=True` is left out: graphed(train=True) turns it on at capture, where the
         # parameters are on the GPU, so the same code still steps on the CPU
-        core_settings = dataclasses.replace(settings, regions=(f"{rel}::{core}",), pattern_regions_only=True,
+        core_pattern = _receiver_pattern(project, region, copies, Path(scratch), core) or f"{rel}::{core}"
+        core_settings = dataclasses.replace(settings, regions=(core_pattern,), pattern_regions_only=True,
                                             root=Path(scratch), facts_file=_facts_file(settings),
                                             unfixable=tuple(settings.unfixable) + NOT_FIXED_HERE)
 
@@ -195,6 +196,20 @@ def _defined_as(project, region) -> str:
             if unit.key == region.function:
                 return unit.display
     return region.display
+
+
+def _receiver_pattern(project, region, copies: dict[str, Path], scratch: Path, core: str) -> str | None:
+    """The core's region through the class the pattern named when it inherits the method
+    (`affine.py::RandomAffine.forward_core`): `self` calls then go to that class's overrides, as
+    in the region's own check, not to every subclass of the base that defines it."""
+    if region.receiver is None:
+        return None
+    for facts in project.facts:
+        for info in facts.classes:
+            copy = copies.get(str(_abs(facts.path)))
+            if info.key == region.receiver and copy is not None and info.key.startswith(facts.module + "."):
+                return f"{copy.relative_to(scratch).as_posix()}::{info.key[len(facts.module) + 1:]}.{core.rpartition('.')[2]}"
+    return None
 
 
 def _wire_target(project, region, core: str) -> dict:

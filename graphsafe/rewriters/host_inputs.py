@@ -287,7 +287,8 @@ def _hoist(module: cst.Module, function: cst.FunctionDef, positions, loop: cst.F
     comprehension = cst.ListComp(producer.body[0].value.with_changes(lpar=[], rpar=[]),
                                  cst.CompFor(target=loop.target, iter=loop.iter))
     statement = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(listed))], comprehension)],
-                                        leading_lines=list(loop.leading_lines) + list(producer.leading_lines))
+                                        leading_lines=list(loop.leading_lines) + list(producer.leading_lines),
+                                        trailing_whitespace=producer.trailing_whitespace)  # `# type: ignore` kept
     pairs = cst.Tuple([cst.Element(loop.target), cst.Element(cst.Name(name))], lpar=[], rpar=[])
     zipped = cst.Call(cst.Name("zip"), [cst.Arg(loop.iter), cst.Arg(cst.Name(listed))])
     body = [s for s in _loop_body(loop) if s is not producer] or [cst.SimpleStatementLine([cst.Pass()])]
