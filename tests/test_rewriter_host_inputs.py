@@ -277,3 +277,47 @@ def test_the_core_of_an_inherited_method_is_checked_through_the_class_the_region
     assert summary["blocking"] == [], summary["blocking"]  # Other.apply_to's .item() is not on Sub's path
     code, out, err = run_cli(capsys, "check", str(tmp_path), "--region", "Other.step_core", "--no-cache")
     assert "GS101" in out  # the core through Other does reach it
+
+
+AUGMENT = textwrap.dedent('''\
+    class Augment:
+        def forward(self, x, params=None):
+            x = self.prepare(x)
+            shape = x.shape
+            if params is None:
+                params = self.sample(shape)
+            out = self.apply(x, params)
+            return out
+''')
+
+
+def test_a_guarded_producer_reading_what_the_tensor_work_computes_stays_with_the_reason():
+    result = host_inputs(AUGMENT, "Augment.forward", {}, {5: {"GS402"}, 7: {"GS402", "GS502"}})
+    assert result.refused == [(5, "a host input stays in the core: it reads `shape`, which line 4 computes before it "
+                                  "in the core (moving that work out too would take tensor work out of the graph)"),
+                              (7, "a host input stays in the core: it reads `x`, which line 3 computes before it "
+                                  "in the core (moving that work out too would take tensor work out of the graph)")]
+    assert result.producers == {}
+
+
+def test_a_producer_that_cannot_move_before_the_core_stays_in_it_never_after_it():
+    split = split_region(AUGMENT, "Augment.forward", {7: {"GS402"}}, {}, {}, {7})  # after core work it reads
+    assert split.source is None and "host work at line 7 feeds the tensor work" in split.refusal
+
+
+def test_a_guarded_producer_of_host_data_moves_before_the_core_with_its_condition():
+    source = textwrap.dedent('''\
+        class Augment:
+            def forward(self, x, params=None):
+                y = self.prepare(x)
+                if params is None:
+                    params = self.sample(x.shape)
+                out = self.apply(y, params)
+                return out
+    ''')
+    result = host_inputs(source, "Augment.forward", {}, {4: {"GS402"}})
+    split = split_region(source, "Augment.forward", dict(result.producers), {}, {}, result.producers)
+    wrapper, core = split.source.split("def forward_core")
+    assert "if params is None:\n            params = self.sample(x.shape)\n        _result = self.forward_core(x, params)" \
+        in wrapper
+    assert "y = self.prepare(x)" in core and "out = self.apply(y, params)" in core

@@ -199,6 +199,8 @@ def _place(facts: list[_Statement], ret: _Statement | None) -> list[str]:
                 places.append("core")
             elif all(p == "prologue" for p in places) or _hoisted(index, facts, places):
                 places.append("prologue")
+            elif fact.producer:
+                places.append("core")  # its value feeds the core: never after it
             else:
                 places.append("epilogue")
         changed = False

@@ -97,9 +97,12 @@ def host_inputs(source: str, qualname: str, own: dict[int, set[str]], reached: d
         line = positions[statement].start.line
         if is_producer(statement):
             clash = _called_on_read(statement, body[:index], first)
+            made = _made_by_tensor_work(statement, body[:index], codes_of, positions)
             if clash:
                 result.refused.append((line, f"a host input stays in the core: `{clash}` is called before it and may "
                                              "change what it reads"))
+            elif made:
+                result.refused.append((line, f"a host input stays in the core: it reads {made}"))
             else:
                 result.producers[line] = set().union(*codes_of(statement))
         elif isinstance(statement, cst.For):
@@ -109,6 +112,10 @@ def host_inputs(source: str, qualname: str, own: dict[int, set[str]], reached: d
                     _refuse_copies(other, codes_of, positions, result)
             if inner:
                 why = _cannot_hoist(statement, inner[0], first)
+                clash = _called_on_read(inner[0], body[:index], first)
+                made = _made_by_tensor_work(inner[0], body[:index], codes_of, positions)
+                why = why or (f"`{clash}` is called before the loop and may change what it reads" if clash else
+                              f"it reads {made}" if made else None)
                 if why:
                     result.refused.append((positions[inner[0]].start.line,
                                            f"a host input made in the loop at line {line} stays in the core: {why}"))
@@ -150,7 +157,11 @@ def _refuse_copies(statement: cst.CSTNode, codes_of, positions, result: HostInpu
 
 
 def _assigned_names(node: cst.CSTNode) -> list[str] | None:
-    """`a = ...` / `a, b = ...` (one statement on its line): the names; None for anything else."""
+    """`a = ...` / `a, b = ...` (one statement on its line), or such assignments under an `if`
+    without else (`if params is None: params = self.sample()`): the names; None for anything else."""
+    if isinstance(node, cst.If) and node.orelse is None and isinstance(node.body, cst.IndentedBlock):
+        inner = [_assigned_names(s) for s in node.body.body]
+        return None if not inner or None in inner else [n for names in inner for n in names]
     if not (isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1 and isinstance(node.body[0], cst.Assign)):
         return None
     names = []
@@ -203,6 +214,22 @@ class _Stops(cst.CSTVisitor):
         self.found = self.found or "the loop yields"
 
 
+def _made_by_tensor_work(producer: cst.CSTNode, before: list[cst.CSTNode], codes_of, positions) -> str | None:
+    """"`batch_shape`, which line 337 computes before it": a name the producer reads that an
+    earlier statement with no host work writes (the core's work: the wrapper cannot run the
+    producer before it), or None."""
+    reads, _ = _effects(producer)
+    for other in reversed(before):
+        here, via = codes_of(other)
+        if here | via and (here | via) <= HOST_CODES:
+            continue
+        clash = _first_overlap(_effects(other)[1], reads)
+        if clash:
+            return (f"`{clash}`, which line {positions[other].start.line} computes before it in the core (moving "
+                    "that work out too would take tensor work out of the graph)")
+    return None
+
+
 def _called_on_read(producer: cst.CSTNode, others: list[cst.CSTNode], first: str | None) -> str | None:
     """`self.buffer.reset()` in `others` when the producer reads `self.buffer`: a method called on
     an object of self the producer reads may change it (not a method of self itself, which every
@@ -232,6 +259,8 @@ def _receivers(node: cst.CSTNode) -> set[tuple[str, str]]:
 
 def _cannot_hoist(loop: cst.For, producer: cst.SimpleStatementLine, first: str | None) -> str | None:
     """Why the values of every iteration cannot be made before the loop, or None."""
+    if not isinstance(producer, cst.SimpleStatementLine):
+        return "it is made under an if: the wrapper would make values the loop does not use"
     if loop.asynchronous:
         return "an async loop"
     if loop.orelse is not None:
