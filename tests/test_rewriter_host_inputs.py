@@ -293,10 +293,12 @@ AUGMENT = textwrap.dedent('''\
 
 def test_a_guarded_producer_reading_what_the_tensor_work_computes_stays_with_the_reason():
     result = host_inputs(AUGMENT, "Augment.forward", {}, {5: {"GS402"}, 7: {"GS402", "GS502"}})
-    assert result.refused == [(5, "a host input stays in the core: it reads `shape`, which line 4 computes before it "
-                                  "in the core (moving that work out too would take tensor work out of the graph)"),
-                              (7, "a host input stays in the core: it reads `x`, which line 3 computes before it "
-                                  "in the core (moving that work out too would take tensor work out of the graph)")]
+    assert result.refused == [(5, "a host-to-device copy in what it calls stays in the core: it reads `shape`, which "
+                                  "line 4 computes before it in the core (the wrapper cannot make it before the core's "
+                                  "work)"),
+                              (7, "a host-to-device copy in what it calls stays in the core: it reads `x`, which "
+                                  "line 3 computes before it in the core (the wrapper cannot make it before the core's "
+                                  "work)")]
     assert result.producers == {}
 
 

@@ -102,7 +102,8 @@ def host_inputs(source: str, qualname: str, own: dict[int, set[str]], reached: d
                 result.refused.append((line, f"a host input stays in the core: `{clash}` is called before it and may "
                                              "change what it reads"))
             elif made:
-                result.refused.append((line, f"a host input stays in the core: it reads {made}"))
+                where = "on this line" if HOST_COPY in codes_of(statement)[0] else "in what it calls"
+                result.refused.append((line, f"a host-to-device copy {where} stays in the core: it reads {made}"))
             else:
                 result.producers[line] = set().union(*codes_of(statement))
         elif isinstance(statement, cst.For):
@@ -225,8 +226,8 @@ def _made_by_tensor_work(producer: cst.CSTNode, before: list[cst.CSTNode], codes
             continue
         clash = _first_overlap(_effects(other)[1], reads)
         if clash:
-            return (f"`{clash}`, which line {positions[other].start.line} computes before it in the core (moving "
-                    "that work out too would take tensor work out of the graph)")
+            return (f"`{clash}`, which line {positions[other].start.line} computes before it in the core (the "
+                    "wrapper cannot make it before the core's work)")
     return None
 
 
