@@ -33,6 +33,10 @@ from graphsafe.model import Diagnostic, RegionKind
 from graphsafe.rewriters.boundary import SplitResult, convert_fixed_values, split_region
 from graphsafe.rewriters.host_callees import host_callee_lines
 from graphsafe.rewriters.host_inputs import host_inputs
+from graphsafe.rewriters.left_blockers import settle_blockers
+from graphsafe.rewriters.fixed_histogram import fixed_histogram
+from graphsafe.rewriters.nonzero_rows import writes_by_mask
+from graphsafe.rewriters.rename_rebound import rename_rebound
 from graphsafe.rewriters.callee_state import Sources, fed_parameters, rewrite_callee_state, settled_by_carried
 from graphsafe.writing import SourceEncoding
 
@@ -95,6 +99,8 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         # a bare call whose callee only logs or prints is host work too (rewriters/host_callees.py)
         for line, codes in host_callee_lines(project.diagnostics, region.display, defined, region.path, text).items():
             host_lines.setdefault(line, set()).update(codes)
+        text = _fixed_shapes(text, project.diagnostics, region.path, region_copy, original_bytes)
+        text = _renamed(text, defined, host_lines, region_copy, original_bytes)
         # host work that makes a core input (a sampler, numpy → tensor): to the wrapper, loops hoisted
         hosted = host_inputs(text, defined, host_lines, reached)
         text, host_lines, per_step, reached = (hosted.source, *map(hosted.remap, (host_lines, per_step, reached)))
@@ -133,6 +139,13 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
                                                                    core.rpartition(".")[0]), sources)
         if callee.changed:
             final = check_paths(scratch_paths, core_settings, use_cache=False)
+        # what still blocks that a rewrite settles: number attributes' tensors, checks on tensors
+        late = settle_blockers(final.diagnostics, callee.refused, sources)
+        if late.changed:
+            callee.changed += late.changed
+            callee.refused = [r for r in callee.refused if r not in late.refusals]
+            callee.built_on_device |= late.built_on_device
+            final = check_paths(scratch_paths, core_settings, use_cache=False)
         back = {os.path.realpath(copy): original for original, copy in copies.items()}
         callee_notes = ([_scratch_shown(c, back) for c in callee.changed],
                         [_scratch_shown(r, back) for r in callee.refused])
@@ -165,6 +178,38 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
               for line, note in (hosted.moved if split.source is not None else []) + hosted.refused]
     return GraphPlan(region.display, region.path, split, core, changed, fixes, blocking,
                      _wiring(region.display, split, blocking), wire, *callee_notes, host_inputs=inputs)
+
+
+def _renamed(text: str, defined: str, host_lines, region_copy: Path, original_bytes: bytes) -> str:
+    """A name host work reads and later tensor work rebinds, renamed from the rebinding on, so that
+    the host work can move after the core (rewriters/rename_rebound.py; the line count is kept)."""
+    new = rename_rebound(text, defined, host_lines)
+    return text if new is None else _kept_in_copy(text, new, region_copy, original_bytes)
+
+
+def _kept_in_copy(text: str, new: str, region_copy: Path, original_bytes: bytes) -> str:
+    """`new` written to the region's scratch copy in the file's encoding; `text` where it cannot be."""
+    try:
+        region_copy.write_bytes(SourceEncoding.of(original_bytes).encode(new))
+    except UnicodeEncodeError:
+        return text
+    return new
+
+
+def _fixed_shapes(text: str, diagnostics, region_path, region_copy: Path, original_bytes: bytes) -> str:
+    """Data-dependent shapes in the region at a fixed size, in its file before the split (the line
+    count is kept: the split's lines stay right): GS107 `rows = mask.nonzero(...)[0]` only written
+    into (rewriters/nonzero_rows.py), GS108 filters feeding a GS107 `bincount`
+    (rewriters/fixed_histogram.py)."""
+    mine = [d for d in diagnostics if _abs(d.path) == _abs(region_path)]
+    data_shaped = {(d.start.line, d.start.column) for d in mine if d.code == "GS107"}
+    if not data_shaped:
+        return text
+    numbers_at = {(u.start.line, u.start.column) for d in mine if d.code == "GS301" for u in (d, *d.also)}
+    new = writes_by_mask(text, data_shaped, numbers_at).source or text
+    filters = {(u.start.line, u.start.column) for d in mine if d.code == "GS108" for u in (d, *d.also)}
+    new = fixed_histogram(new, data_shaped, filters)[0] or new
+    return text if new == text else _kept_in_copy(text, new, region_copy, original_bytes)
 
 
 def _convert_for_the_wrapper(split: SplitResult, defined: str, region_copy: Path, applied) -> list[str]:
@@ -208,7 +253,8 @@ def _receiver_pattern(project, region, copies: dict[str, Path], scratch: Path, c
         for info in facts.classes:
             copy = copies.get(str(_abs(facts.path)))
             if info.key == region.receiver and copy is not None and info.key.startswith(facts.module + "."):
-                return f"{copy.relative_to(scratch).as_posix()}::{info.key[len(facts.module) + 1:]}.{core.rpartition('.')[2]}"
+                named = info.key[len(facts.module) + 1:]
+                return f"{copy.relative_to(scratch).as_posix()}::{named}.{core.rpartition('.')[2]}"
     return None
 
 

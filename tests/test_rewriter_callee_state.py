@@ -145,3 +145,30 @@ def test_tensor_from_number_keeps_a_float_dtype_and_refuses_other_forms():
     new, _ = tensor_from_number(source, 5, {"lr"})
     got = _load(new)["f"](None, torch.tensor(0.25, dtype=torch.float32))
     assert got.dtype == torch.float64 and got.tolist() == [0.25]
+
+
+CACHE_ON_DEVICE = """
+import torch
+
+
+class Cache(torch.nn.Module):
+    def __init__(self, n: int, device=None):
+        super().__init__()
+        self.register_buffer("k", torch.zeros(n, device=device), persistent=False)
+        self.pos = 0
+
+    def update(self, x):
+        self.pos += 1
+        return x + self.pos
+"""
+
+
+def test_device_counter_of_a_module_built_on_its_device_is_created_on_that_device():
+    # a module made with `device=` is never moved by `.to()`: a CPU counter would be a host copy
+    # inside the captured step (decode_loop's KVCache.pos failed capture on an H100 so)
+    result = device_counter(CACHE_ON_DEVICE, "Cache", "pos")
+    assert 'register_buffer("pos", torch.tensor(0, dtype=torch.int64, device=device), persistent=False)' in result.source
+    namespace: dict = {}
+    exec(compile(result.source, "cache.py", "exec"), namespace)
+    cache = namespace["Cache"](4, device=torch.device("cpu"))
+    assert cache.pos.device == torch.device("cpu") and int(cache.pos) == 0

@@ -20,7 +20,7 @@ class LossBalancer:
         wsum = sum(self.weights.values())
         for name, loss in losses.items():
             norm = self.grad_norm(loss, anchor)
-            self.norm_ema[name] = self.ema * self.norm_ema[name] + (1 - self.ema) * norm.detach()  # expect: GS503
+            self.norm_ema[name] = self.ema * self.norm_ema[name] + (1 - self.ema) * norm.detach()  # expect: GS401
             self.norm_log.append(norm.detach())  # expect: GS503
             gain = self.total_norm / self.norm_ema[name] if self.norm_ema[name] > 1e-8 else 1.0  # expect: GS201
             scale = self.weights[name] / wsum * gain

@@ -79,7 +79,7 @@ class IQLAgent:
         jitter = torch.randn(act.shape, generator=self.gen, device=act.device) * 0.01  # expect: GS601
         pred = self.actor(obs)
         bc = (pred - act - jitter).pow(2).sum(-1) + 0.0 * w_ref
-        actor_loss = (w * bc).mean() * bc_weight  # expect: GS301
+        actor_loss = (w * bc).mean() * bc_weight  # bc_weight is a per-run setting (run.py passes 0.5): not per-step
         self.actor_opt.zero_grad(set_to_none=False)
         actor_loss.backward()
         self.actor_opt.step()  # expect: GS701

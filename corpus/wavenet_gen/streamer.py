@@ -63,7 +63,7 @@ class WaveNetStreamer:
         logits = self.model.head(skips)
         if self.cfg.reseed_each_step:
             self.gen.manual_seed(self.cfg.seed)  # expect: GS602
-        probs = torch.softmax(logits / temperature, dim=-1)  # expect: GS301
+        probs = torch.softmax(logits / temperature, dim=-1)  # a per-run setting (run.py passes the config value): not per-step
         idx = torch.multinomial(probs, 1, generator=self.gen).squeeze(-1)
         dist = torch.distributions.Categorical(probs=probs)  # expect: GS201
         self.levels["entropy"].append(dist.entropy().mean())  # expect: GS503

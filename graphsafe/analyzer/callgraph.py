@@ -26,6 +26,9 @@ REBOUND_AFTER_REPLAY = "rebound-after-replay"
 REACHES_CAPTURE = "reaches-capture"
 # Hit condition: (NOT, condition...): holds where the condition after it does not
 NOT = "not"
+# Hit condition: (REACHED_ANY, unit, unit...): one of these units is reached from a region (the
+# method that reads the state another method rebinds: analyzer/step_state.py)
+REACHED_ANY = "reached-any"
 
 
 @dataclass(frozen=True)
@@ -509,7 +512,7 @@ class Project:
                 if ident in diagnostics:
                     continue
                 diagnostics[ident] = Diagnostic(
-                    hit.code, hit.message + self.observed.note_for(hit.condition), located.path, hit.start, hit.end, root_of[key], chain, hit.fix,
+                    hit.code, hit.message + self.observed.note_for(hit.condition) + self.may_vary_note(hit.condition, key, roots), located.path, hit.start, hit.end, root_of[key], chain, hit.fix,
                     call_sites=sites,
                 )
         return list(diagnostics.values())
@@ -523,6 +526,8 @@ class Project:
             return not self.condition_holds(condition[1:], unit_key, roots)
         if condition == ("loop",):  # a loop variable: per step where the loop drives the steps
             return unit_key not in self._reachable
+        if condition[0] == REACHED_ANY:
+            return any(unit in self._reachable for unit in condition[1:])
         if condition[0] == REBOUND_AFTER_REPLAY:
             readers = [r for r in condition[2].split(",") if r]
             if len(condition) > 4:  # `class::attr`: readers through instances, in any file
@@ -533,7 +538,7 @@ class Project:
             return not self.param_is_host(condition[1], condition[2], roots)
         if condition[0] == "param" and len(condition) == 3:
             if unit_key in roots:
-                return True
+                return self.root_param_varies(condition[1], condition[2], roots) is not False
             return self.param_is_varying(condition[1], condition[2], roots)
         if condition[0] == "param" and len(condition) == 4:  # an undeclared parameter: only what callers pass
             return self.param_is_varying(condition[1], condition[2], roots, callers_only=True)
@@ -545,13 +550,17 @@ class Project:
             return any(self.attr_is_varying(c, condition[1]) for c in self._passed_classes(function, param))
         return self.attr_is_varying(*condition)
 
-    def reaches_capture(self, refs: list[CallRef], class_key: str | None, depth: int) -> bool:
-        """Does one of these calls run a capture block (its own, or a callee's within `depth`
-        calls)? A function captures where it holds a `torch.cuda.graph` or capture_begin unit."""
+    def capturing_units(self) -> frozenset[str]:
+        """Functions holding a `torch.cuda.graph` block or a capture_begin."""
         if self._capturing is None:
             self._capturing = frozenset(
                 key.rpartition(".<")[0] for key, located in self.units.items()
                 if any(m.kind in (RegionKind.GRAPH_BLOCK, RegionKind.CAPTURE_BEGIN) for m in located.unit.marks))
+        return self._capturing
+
+    def reaches_capture(self, refs: list[CallRef], class_key: str | None, depth: int) -> bool:
+        """Does one of these calls run a capture block (its own, or a callee's within `depth`
+        calls)? A function captures where it holds a `torch.cuda.graph` or capture_begin unit."""
         frontier = [c for ref in refs for c in self.callees(ref, class_key)]
         seen: set[str] = set()
         for _ in range(depth):
@@ -559,13 +568,34 @@ class Project:
             for key in frontier:
                 if key in seen:
                     continue
-                if key in self._capturing:
+                if key in self.capturing_units():
                     return True
                 seen.add(key)
                 unit = self.units[key].unit
                 deeper.extend(c for ref in unit.calls for c in self.callees(ref, unit.class_key))
             frontier = deeper
         return False
+
+    def root_param_varies(self, function: str, name: str, roots: frozenset) -> bool | None:
+        """A region root's number parameter: True where a visible caller passes it a per-step value
+        (a loop variable, a counter) or a run saw it change; False where every visible caller
+        passes a step-invariant one (a per-run setting: `eta`, `temperature`); None where no caller
+        is visible: it may vary (reported, and said so)."""
+        if self.param_is_varying(function, name, roots - {function}):
+            return True
+        callers = [c for c in self.callers().get(function, ()) if c != function]
+        # a caller that captures passes the value baked at capture: what replays see is not shown
+        if not callers or any(c.rpartition(".<")[0] in self.capturing_units() for c in callers):
+            return None
+        return False
+
+    def may_vary_note(self, condition: tuple[str, ...] | None, unit_key: str, roots: frozenset) -> str:
+        """The message suffix of a region root's number parameter no visible caller passes."""
+        if (condition and condition[0] == "param" and len(condition) == 3 and unit_key in roots
+                and self.root_param_varies(condition[1], condition[2], roots) is None):
+            return f" (may vary: no call of `{self.units[condition[1]].unit.display}` shows what it is passed)" \
+                if condition[1] in self.units else " (may vary: no call shows what it is passed)"
+        return ""
 
     def param_is_varying(self, function: str, name: str, roots: frozenset, callers_only: bool = False) -> bool:
         """`callers_only`: a parameter declared as nothing is a number only where a caller passes

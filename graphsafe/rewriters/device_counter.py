@@ -7,7 +7,8 @@ attribute is initialised and changed in place is advanced by every replay, and t
 that reads it reads the current value on the device.
 
 - the start `self.pos = 0` in `__init__` → a buffer (`register_buffer(..., persistent=False)`: it
-  follows `.to(device)` and stays out of the state dict) in an `nn.Module`, or
+  follows `.to(device)` and stays out of the state dict; made on `device` where `__init__` takes
+  one, as a module built on its device is never moved) in an `nn.Module`, or
   `torch.tensor(0, dtype=..., device=device)` in a class whose `__init__` takes `device`; int64
   for an int, float64 for a float (the Python number's own precision);
 - `self.pos += n` / `-=` / `*=` → `add_` / `sub_` / `mul_`; `self.pos = expr` elsewhere →
@@ -102,10 +103,14 @@ def _initial_tensor(owner: cst.ClassDef, init: cst.FunctionDef, attribute: str, 
                     torch: str) -> cst.BaseSmallStatement | None:
     dtype = "int64" if _number_literal(value) == "int" else "float64"
     number = cst.Module([]).code_for_node(value)
+    # a module built on its device (`KVCache(..., device=device)`, its buffers made with
+    # `device=device`) is never moved by `.to()`: the counter is created there too
+    takes_device = any(p.name.value == "device" for p in init.params.params + init.params.kwonly_params)
+    on_device = ", device=device" if takes_device else ""
     if any("Module" in cst.Module([]).code_for_node(b.value) for b in owner.bases):
-        code = (f'self.register_buffer("{attribute}", {torch}.tensor({number}, dtype={torch}.{dtype}), '
+        code = (f'self.register_buffer("{attribute}", {torch}.tensor({number}, dtype={torch}.{dtype}{on_device}), '
                 f"persistent=False)")
-    elif any(p.name.value == "device" for p in init.params.params + init.params.kwonly_params):
+    elif takes_device:
         code = f"self.{attribute} = {torch}.tensor({number}, dtype={torch}.{dtype}, device=device)"
     else:
         return None

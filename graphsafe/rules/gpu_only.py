@@ -16,6 +16,7 @@ from typing import Callable
 
 import libcst as cst
 
+from graphsafe.analyzer import step_state
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.names import dotted
 from graphsafe.analyzer.nodes import children
@@ -688,7 +689,9 @@ class PythonContainerAccumulate(_GpuOnlyBindingRule):
     slot that is the same every step: at a layer's index (`state[i * 3 + 1] = h` in a `for`
     loop) or under a literal key of a container the caller passed (`batch["img"] =
     img.float()`); a reader after the replay finds the graph's refreshed output there (a slot
-    computed from its old value is state, and still reported). Nor is an entry replaced by a
+    computed from its old value is state, and still reported; where it is a list's or dict's
+    tensor bound to a new tensor, `x, state[i] = cell(x, state[i])`, GS401 reports it instead:
+    the slot keeps its key, the graph stops following its tensor). Nor is an entry replaced by a
     concatenation of itself (`self.logs[k] = torch.cat([self.logs[k], x])`): the keys stay the
     same and the entry's tensor grows, which GS404 reports.
     """
@@ -750,7 +753,8 @@ class PythonContainerAccumulate(_GpuOnlyBindingRule):
                 grown.add(id(target.target))
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
-        if ctx.is_store(node) and id(node) not in ctx.file_state(_GrownEntries):
+        if (ctx.is_store(node) and id(node) not in ctx.file_state(_GrownEntries)
+                and id(node) not in ctx.file_state(step_state.HandedPlaces)):  # GS401's
             self._check(node, node.value, "[...] = ...", ctx, known_container=True)
 
     def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:

@@ -109,7 +109,11 @@ class PythonScalarInput(Rule):
     **Values that change between steps**
     - a number parameter of a captured function (a region root: `lr: float`,
       `temperature: float`, a sampler's `t: int`; a function called from a `torch.cuda.graph`
-      block is a callee, see *Callee parameters*);
+      block is a callee, see *Callee parameters*), judged by its callers: reported where one
+      passes a per-step value (a loop variable, a counter) or a run saw it change; silent where
+      every visible caller passes a step-invariant one (a literal, a per-run setting such as
+      `eta` read from a config); reported with "may vary" in the message where no call is
+      visible or the caller captures (the value is then baked at capture);
     - a number attribute the program updates: `self.pos += T`, `self.ent_coef *= decay`,
       `self.beta = cfg.beta * warmup` outside `__init__`, `session.temperature = t` in a loop,
       or from its old value anywhere: `m.p = max(floor, m.p * decay)`, `m.global_step += 1`;

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from graphsafe.analyzer.callgraph import REBOUND_AFTER_REPLAY
+from graphsafe.analyzer import step_state
+from graphsafe.analyzer.callgraph import REACHED_ANY, REBOUND_AFTER_REPLAY
 from graphsafe.analyzer.nodes import children
 from graphsafe.analyzer.names import dotted
 from graphsafe.analyzer.tensorness import CONCAT_FUNCTIONS, PARAM_TENSOR_METHODS
@@ -84,7 +85,19 @@ class StaticInputRebinding(Rule):
     - inside the region, `self.prev = h` for an attribute the same method read above
       (`if self.prev is not None: h = h + self.prev`): state one step hands the next; not
       under a test of the attribute itself (`if self.cos is None: self.cos = make(n)`, a
-      cache built on demand);
+      cache built on demand). The same for any place that outlives the call, an attribute or
+      item of `self`, of a parameter or of a loop variable, bound to a new tensor after its old
+      value is read (in the new value or above): `p.grad = torch.zeros_like(p.grad)`,
+      `hyps.scores = scores` after `scores = hyps.scores + s`, `self.w.weight.data =
+      torch.renorm(self.w.weight.data, ...)`, `x, state[i] = cell(x, state[i])` on a list,
+      `self.n, self.mean = update(x, self.n, self.mean)` (an item of a tensor, `x[i] = v`, is
+      written in place: not reported; GS503 leaves such a slot to GS401); `self.total +=
+      t.sum()` where the class, or a base class in the file, starts `self.total` as a Python
+      number (`self.total = 0` in `reset()`); and `self.prev = h` where
+      another method reads `self.prev` before this one runs in a step (it calls this method
+      after its read, or a method calls it first), when the region reaches that reader. A
+      reader called after the rebinding (`self.x = x * 2` then `self.helper()`) reads this
+      step's tensor: not reported. These get no fix;
     - outside the region, `self.sigmas = ...` in a method (`scheduler.set_timesteps()`) run
       from code that replays a graph (or from a driver that also calls a method that replays
       it: `session.reset(mask)` then `session.run()`), when captured code of the project reads
@@ -211,6 +224,9 @@ class StaticInputRebinding(Rule):
         self.unknown_rebinds: list[tuple[cst.Attribute, str, str, str, object, cst.Assign]] = []
         self.assignments: list[_Assignment] = []
         self.order = 0
+        self.handed: list[tuple] = []  # (target, place, condition, message fields): state handed to the next step
+        self.classes: dict[str, cst.ClassDef] = {}  # class name → its latest definition in the file
+        self.class_facts: dict[str, tuple] = {}  # class name → _class_facts(), built on first use
         # what the file binds each name / self attribute to: "tensor", "number", "other" (None,
         # a string, a container) or "unknown". The `.copy_` fix needs tensors only; a read of a
         # name bound to numbers and never to a tensor reads a Python number, not a graph buffer.
@@ -277,6 +293,7 @@ class StaticInputRebinding(Rule):
         if ctx.in_capture_block():
             self._note_block_outputs(node, ctx)
             return  # binding the graph's outputs at the capture site is the normal pattern
+        handled = False  # reported by the cases below: the wider search for handed state stays out
         for target in node.targets:
             tgt = target.target
             if isinstance(tgt, cst.Attribute) and ctx.is_self(tgt.value) and ctx.class_key:
@@ -287,6 +304,7 @@ class StaticInputRebinding(Rule):
                                    or _passed_to_project_call(node.value, tgt, ctx)) else _copy_fix(node, ctx)
                     ctx.report(self, tgt, fix=fix, target=f"self.{tgt.attr.value}",
                                why="holds state the graph reads and updates")
+                    handled = True
                 elif ((value_kind.is_tensor or _tensor_method_result(node.value)) and not growing
                       and not _reads_attribute(node.value, tgt)
                       and (ctx.class_key, tgt.attr.value, ctx.function_key) in self.read_so_far
@@ -295,6 +313,7 @@ class StaticInputRebinding(Rule):
                     # hands the next; replay reads the tensor bound at capture, never the new one
                     ctx.report(self, tgt, target=f"self.{tgt.attr.value}",
                                why="holds state the graph reads and updates")
+                    handled = True
                 if value_kind.not_tensor:
                     continue  # `self.static = None`: releasing it, not feeding the graph new values
                 if ctx.function_name != "__init__" and ctx.function_key:
@@ -313,6 +332,118 @@ class StaticInputRebinding(Rule):
                 self.assignments.append(
                     _Assignment(tgt, function, tgt.value, function, self.order, False, ctx.here(), node)
                 )
+        if not handled and ctx.function_key and ctx.function_name != "__init__":
+            self._handed_state(node, value_kind, ctx)
+
+    def visit_ClassDef(self, node: cst.ClassDef, ctx) -> None:
+        self.classes[node.name.value] = node  # for handed state: what its methods read and call
+        self.class_facts.pop(node.name.value, None)
+
+    def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
+        """`self.total += t.sum()` where the class starts `self.total` as a Python number
+        (`self.total = 0` in `reset()`): the first `+=` binds a new tensor, which the next step
+        reads; on replay the graph adds to the capture-time tensor and the attribute never moves."""
+        tgt = node.target
+        if (ctx.in_capture_block() or not ctx.function_key or ctx.function_name == "__init__"
+                or type(tgt) is not cst.Attribute or not ctx.is_self(tgt.value) or not ctx.class_key):
+            return
+        facts = self._class_facts(ctx)
+        if facts is None or tgt.attr.value not in facts[1]:
+            return  # (its kind may say tensor, `total: int | Tensor = 0`: the first `+=` still rebinds)
+        if ctx.kind(node.value).is_tensor or _tensor_method_result(node.value):
+            ctx.report(self, tgt, target=f"self.{tgt.attr.value}",
+                       why="starts as a Python number, so `+=` of a tensor binds a new tensor the next step reads")
+
+    def _class_facts(self, ctx) -> "tuple[step_state.ClassSteps, frozenset[str]] | None":
+        """(what each method reads, binds and calls on `self`; attributes started as numbers)
+        for the class being walked, built on first use."""
+        name = (ctx.class_key or "").rpartition(".")[2]
+        facts = self.class_facts.get(name)
+        if facts is None and name in self.classes:
+            node = self.classes[name]
+            numbers: set[str] = set()
+            for cls in self._with_bases(node):  # `reset()` of a base class in this file too
+                numbers |= step_state.number_started(cls)
+            facts = self.class_facts[name] = (step_state.ClassSteps(node), frozenset(numbers))
+        return facts
+
+    def _with_bases(self, node: cst.ClassDef) -> list[cst.ClassDef]:
+        """`node` and the base classes this file defines, nearest first."""
+        found = [node]
+        for cls in found:
+            for base in cls.bases:
+                value = base.value
+                if type(value) is cst.Name and value.value in self.classes and self.classes[value.value] not in found:
+                    found.append(self.classes[value.value])
+        return found
+
+    def _handed_state(self, node: cst.Assign, value_kind, ctx) -> None:
+        """State one step hands the next, beyond `self.x` read above in the same method: an
+        attribute or item of `self`, a parameter or a loop variable (`p.grad`, `hyps.scores`,
+        `self.dec.attn.prev`, `state[i]`) bound to a new tensor where the old value is read in
+        the new one or above in the function; an attribute another method reads before this one
+        rebinds it in a step. No fix: such places are often containers, `.grad` or objects
+        passed in, where `.copy_()` is not proven to keep the values."""
+        function = ctx.function_node
+        reported = False
+        for tgt, value, kind in _target_values(node, value_kind, ctx):
+            root = step_state.outliving_root(tgt, function)
+            key = step_state.place_key(tgt) if root is not None else None
+            if key is None or (type(tgt) is cst.Subscript and not _container_outside_tensors(tgt.value, function, ctx)):
+                continue  # `x[i] = v` on a tensor writes in place: not a rebinding
+            if value is not None:
+                if kind.not_tensor or _joins_itself(value, key, ctx) or not (kind.is_tensor or _tensor_method_result(value)):
+                    continue
+                read = step_state.reads_place(value, key)
+            else:  # `a, self.mean, state[i] = update(..., self.mean, state[i])`
+                if not (self._binds_tensor(tgt, ctx) if type(tgt) is cst.Attribute
+                        else _holds_tensor_items(tgt.value, function, ctx)):
+                    continue
+                read = step_state.reads_place(node.value, key)
+            read = read or (step_state.read_above(function, node, key) and not step_state.guarded_by(function, node, key))
+            shown = ctx.code_for(tgt)
+            if read:
+                if type(tgt) is cst.Subscript:
+                    ctx.file_state(step_state.HandedPlaces).add(id(tgt))
+                if not reported:  # one diagnostic for the statement
+                    self._defer_handed(node, tgt, ctx, None, target=shown,
+                                       why="holds state the graph reads and updates (read before it here)")
+                    reported = True
+                continue
+            if root == ctx.self_name and type(tgt.value) is cst.Name and value is not None and not reported:
+                readers = self._handed_readers(node, tgt.attr.value, ctx)
+                if readers:
+                    shown_readers = ", ".join(f"`{r.rpartition('.')[2]}`" for r in readers)
+                    self._defer_handed(node, tgt, ctx, (REACHED_ANY, *readers), target=shown,
+                                       why=f"is read by {shown_readers} before this rebinding in a step (state the next step reads)")
+                    reported = True
+
+    def _defer_handed(self, statement: cst.Assign, bound: cst.BaseExpression, ctx, condition, **fields: str) -> None:
+        """Reported in `end_module` on the statement (not its target, which the reports of
+        rebindings outside the region may take): where the same assignment also feeds a capture
+        block (`self.static_x = cur` before `replay()`), that report, with its fix, is the one kept."""
+        if not ctx.in_what_if(self, statement):
+            self.handed.append((statement, bound, ctx.here(), condition, fields))
+
+    def _binds_tensor(self, target: cst.Attribute, ctx) -> bool:
+        """A tensor attribute by its kind, or one the class binds to a tensor above
+        (`self.mean = torch.empty(0)` in `__init__`, later also loaded from a state dict)."""
+        if ctx.kind(target).is_tensor:
+            return True
+        return (ctx.is_self(target.value) and ctx.class_key is not None
+                and (ctx.class_key, target.attr.value, "tensor") in self.bound)
+
+    def _handed_readers(self, node: cst.Assign, attr: str, ctx) -> list[str]:
+        """The unit keys of the class's methods that read `self.<attr>` before `node` (in the
+        method being walked) rebinds it in a step."""
+        facts = self._class_facts(ctx)
+        method = ctx.function_name
+        if facts is None or method is None or step_state.guarded_by(ctx.function_node, node, f"{ctx.self_name}.{attr}"):
+            return []
+        order = facts[0].order_of(method, node)
+        if order is None:
+            return []
+        return [f"{ctx.class_key}.{reader}" for reader in facts[0].handed_readers(method, attr, order)]
 
     def _note_block_outputs(self, node: cst.Assign, ctx) -> None:
         """`self.static_logits = step(x)` in a capture block: the block's own output. A later read
@@ -332,6 +463,7 @@ class StaticInputRebinding(Rule):
                 self.block_outputs.add((function, function, tgt.value))
 
     def end_module(self, ctx) -> None:
+        inputs: set[int] = set()  # ids of the targets reported as a captured graph's inputs
         for a in self.assignments:
             if (a.owner, a.name) not in self.reads or a.in_init or self._number_only(a.owner, a.name):
                 continue
@@ -341,7 +473,11 @@ class StaticInputRebinding(Rule):
             fix = _copy_fix(a.statement, ctx, a.place.statement) if self._holds_tensor(a.owner, a.name) else None
             ctx.report(self, a.node, always=True, at=a.place, fix=fix, target=shown,
                        why="is read by a captured graph")
+            inputs.add(id(a.node))
         self._rebinds_between_replays(ctx)  # after the certain reports: a node is reported once
+        for statement, target, place, condition, fields in self.handed:
+            if id(target) not in inputs:
+                ctx.report(self, statement, at=place, condition=condition, **fields)
 
 
     def _rebinds_between_replays(self, ctx) -> None:
@@ -557,6 +693,87 @@ def _concatenates_itself(value: cst.BaseExpression, target: cst.Attribute, ctx) 
         return True  # `torch.cat(parts)`: what it joins is not visible here
     shown = dotted(target)
     return any(not isinstance(e, cst.StarredElement) and dotted(e.value) == shown for e in first.value.elements)
+
+
+def _target_values(node: cst.Assign, value_kind, ctx):
+    """(target, its value, the value's kind) of each place an assignment binds; the value is None
+    for an element unpacked from one expression (`a, self.m = update(...)`)."""
+    for target in node.targets:
+        tgt = target.target
+        if type(tgt) in (cst.Tuple, cst.List):
+            value = node.value
+            if type(value) in (cst.Tuple, cst.List) and len(value.elements) == len(tgt.elements):
+                for element, item in zip(tgt.elements, value.elements):
+                    yield element.value, item.value, ctx.kind(item.value)
+            else:
+                for element in tgt.elements:
+                    yield element.value, None, None
+        else:
+            yield tgt, node.value, value_kind
+
+
+def _container_outside_tensors(container: cst.BaseExpression, function: cst.FunctionDef | None, ctx) -> bool:
+    """A list or dict (not a tensor, where `c[i] = v` writes in place): known by its kind (not a
+    tensor), or a
+    name the function binds to a list or dict display (`state = [None] * n`)."""
+    kind = ctx.kind(container)
+    if kind.is_tensor:
+        return False
+    if kind.not_tensor:  # `state: list`, a dict of tensors
+        return True
+    if type(container) is not cst.Name or function is None:
+        return False
+    for node in _assignments(function):
+        if any(type(t.target) is cst.Name and t.target.value == container.value for t in node.targets):
+            value = node.value
+            while type(value) is cst.BinaryOperation:  # `[None] * n_layer * 5`
+                value = value.left
+            if type(value) in (cst.List, cst.Dict, cst.ListComp, cst.DictComp):
+                return True
+    return False
+
+
+def _holds_tensor_items(container: cst.BaseExpression, function: cst.FunctionDef | None, ctx) -> bool:
+    """The function stores torch-made tensors into `container[...]` (`state[i] = torch.zeros(n)`):
+    what is unpacked into its items elsewhere is a tensor too."""
+    key = step_state.place_key(container)
+    if function is None or key is None:
+        return False
+    for node in _assignments(function):
+        value = node.value
+        if not (_tensor_method_result(value) or (type(value) is cst.Call and (ctx.resolve(value.func) or "").startswith("torch."))):
+            continue
+        for target in node.targets:
+            tgt = target.target
+            if type(tgt) is cst.Subscript and step_state.place_key(tgt.value) == key:
+                return True
+    return False
+
+
+def _assignments(function: cst.FunctionDef):
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        tp = type(node)
+        if tp in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        if tp is cst.Assign:
+            yield node
+        stack.extend(children(node))
+
+
+def _joins_itself(value: cst.BaseExpression, key: str, ctx) -> bool:
+    """`hyps.seq = torch.cat([hyps.seq, x])`: growth (GS404's), not a rebinding of the same size."""
+    if type(value) is not cst.Call:
+        return False
+    namespace, _, func = (ctx.resolve(value.func) or "").rpartition(".")
+    if namespace != "torch" or func not in CONCAT_FUNCTIONS:
+        return False
+    first = next((a for a in value.args if a.keyword is None or a.keyword.value == "tensors"), None)
+    if first is None or type(first.value) not in (cst.List, cst.Tuple):
+        return True
+    return any(not isinstance(e, cst.StarredElement) and step_state.place_key(e.value) == key
+               for e in first.value.elements)
 
 
 RULES = (StaticInputRebinding,)

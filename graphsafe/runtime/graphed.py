@@ -36,7 +36,10 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
   optimizer state get their values back, optimizer state created by the warm-up is zeroed
   (a fresh state for Adam/AdamW; for SGD momentum only without dampening).
 - `train=False`: warm-up and capture run under `torch.no_grad()`; buffers and tensors the step
-  mutates (a KV cache) get their values back after warm-up.
+  mutates (a KV cache) get their values back after warm-up. When the first call comes with
+  autograd on and an argument that requires grad (a loss whose result the caller's backward
+  needs), the region gets a forward and a backward graph instead (graphed_autograd.py): the
+  gradients reach the arguments and the parameters it reads through `self`.
 - RNG: the default CUDA generator is registered by `torch.cuda.graph`; pass custom CUDA
   generators in `generators=`. Every replay draws fresh numbers.
 - NVTX ranges `graphsafe.capture[name b=8]` and `graphsafe.replay[name b=8]` come from the
@@ -73,6 +76,7 @@ import torch.utils._pytree as pytree
 
 from graphsafe.runtime.capture import recover_after_failed_capture
 from graphsafe.runtime.classify import CaptureFailure, classify_exception, exit_summary
+from graphsafe.runtime.graphed_autograd import needs_autograd
 
 __all__ = ["graphed", "graph_method", "GraphedMethod", "GraphedCallable", "GraphedInputError", "GraphedCaptureError", "choose_bucket", "normalize_buckets", "pad_batch",
            "unpad_batch"]
@@ -271,6 +275,7 @@ class GraphedCallable:
         self._leaves: list[_Leaf] = []
         self._spec = None
         self._flat_key: tuple | None = None  # (positional count, keyword names) of a flat captured call
+        self._autograd = None  # AutogradGraphs when the first call needed a backward (graphed_autograd)
         functools.update_wrapper(self, fn, updated=())
         if sample_args is not None or sample_kwargs is not None:
             self._capture_all(_as_tuple(sample_args), dict(sample_kwargs or {}))
@@ -385,7 +390,9 @@ class GraphedCallable:
         return lambda name, leaf: size is not None and leaf.dim() > self.batch_dim and leaf.shape[self.batch_dim] == size
 
     def _capture_all(self, args: tuple, kwargs: dict) -> None:
-        self._refuse_autograd_through(args, kwargs)
+        if not self.train and needs_autograd(args, kwargs):
+            self._capture_autograd(args, kwargs)
+            return
         sample_batch = self._template(args, kwargs)
         self.buckets = normalize_buckets(self._bucket_request, sample_batch)
         if self.backend == "cuda" and self.pool is None:
@@ -409,17 +416,50 @@ class GraphedCallable:
                     torch.cuda.synchronize()
                 saved.restore_values()
 
-    def _refuse_autograd_through(self, args: tuple, kwargs: dict) -> None:
-        """train=False captures under no_grad: a call on inputs that require grad (the middle of a
-        training step: a loss whose result a backward outside needs) would lose its autograd graph
-        silently. Parameters that require grad are fine: inference on a trainable model."""
+    def _capture_autograd(self, args: tuple, kwargs: dict) -> None:
+        """train=False called with autograd on and inputs that require grad (a loss whose result a
+        backward outside needs): a forward graph and a backward graph (graphed_autograd)."""
+        from graphsafe.runtime.graphed_autograd import AutogradGraphs, AutogradRegionError
+        from graphsafe.runtime.snapshot import Snapshot
+
+        if self.backend == "cuda" and self.pool is None:
+            self.pool = torch.cuda.graph_pool_handle()
+        # the region's own state only: the probe and warm-up ran on copies of the arguments, and writing
+        # back into them would bump versions the caller's autograd graph saved (the backward would fail)
+        saved = Snapshot(self._tracked((), {}), rng=True, parameters=False) if self.reset_after_warmup else None
+        try:
+            self._autograd = AutogradGraphs(self.fn, args, kwargs, name=self.name, pool=self.pool,
+                                            warmup=self.warmup, backend=self.backend)
+        except AutogradRegionError as error:
+            raise GraphedInputError(str(error)) from None
+        finally:
+            if saved is not None:
+                if self.backend == "cuda":
+                    torch.cuda.synchronize()
+                saved.restore_values()
+
+    def _autograd_mismatch(self, what: str, got: Any, captured: Any) -> GraphedInputError:
+        return GraphedInputError(f"graphed {self.name}: {what} is {_short(got)} but the graphs were captured with "
+                                 f"{_short(captured)}: a Python value is baked into the graph (GS301); pass it as "
+                                 "a device tensor")
+
+    def _call_autograd(self, args: tuple, kwargs: dict) -> Any:
+        out = self._autograd(args, kwargs, self._autograd_mismatch)
+        self.stats["replays"], self.stats["eager"] = self._autograd.stats["replays"], self._autograd.stats["eager"]
+        if not self.clone_outputs:
+            return out
+        return pytree.tree_map(lambda o: o.clone() if isinstance(o, torch.Tensor) else o, out)
+
+    def _refuse_autograd_through(self, leaves: list[Any]) -> None:
+        """A graph captured without autograd, called with autograd on and inputs that require grad,
+        would return outputs with no history: the caller's backward would fail or miss this step."""
         if self.train or not torch.is_grad_enabled():
             return
-        if any(isinstance(leaf, torch.Tensor) and leaf.requires_grad for leaf in pytree.tree_leaves((args, kwargs))):
+        if any(isinstance(leaf, torch.Tensor) and leaf.requires_grad for leaf in leaves):
             raise GraphedInputError(
-                f"graphed {self.name}: called with autograd on and inputs that require grad, but "
-                "train=False captures without autograd (a backward after it would fail or miss this step): "
-                "graph the whole training step with train=True, or call it under torch.no_grad()")
+                f"graphed {self.name}: called with autograd on and inputs that require grad, but its graphs "
+                "were captured without autograd (its first call had none): call it under torch.no_grad(), "
+                "or make its first call the one a backward follows")
 
     def _device_lrs(self, leaves: list[Any]) -> list[_GroupLr]:
         """Give each capturable/fused group's Python lr a device tensor for the graph to read."""
@@ -547,11 +587,15 @@ class GraphedCallable:
                 entry = self.graphs[bucket]
                 probe = [s.narrow(self.batch_dim, 0, bucket - 1) if t.batched else s
                          for s, t in zip(entry.statics, self._leaves)]
-                with self._grad_mode():
-                    out = self._call_on(probe)
-                sizes[bucket - 1] = [o.shape[self.batch_dim] if isinstance(o, torch.Tensor) and o.dim() > self.batch_dim
-                                     else None for o in pytree.tree_leaves(out)]
-            else:
+                try:
+                    with self._grad_mode():
+                        out = self._call_on(probe)
+                except Exception:  # state sized for the batch (a KV cache) takes no smaller one: judge by size
+                    out = None
+                if out is not None:
+                    sizes[bucket - 1] = [o.shape[self.batch_dim] if isinstance(o, torch.Tensor)
+                                         and o.dim() > self.batch_dim else None for o in pytree.tree_leaves(out)]
+            if len(sizes) == 1:
                 for entry in self.graphs.values():
                     entry.output_batched = [s == bucket for s in sizes[bucket]]
                 return
@@ -567,9 +611,12 @@ class GraphedCallable:
 
     # calls --------------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not self.graphs:
+        if not self.graphs and self._autograd is None:
             self._capture_all(args, kwargs)
+        if self._autograd is not None:
+            return self._call_autograd(args, kwargs)
         leaves, spec = self._flatten_call(args, kwargs)
+        self._refuse_autograd_through(leaves)
         if spec is not None and spec != self._spec:
             raise GraphedInputError(f"graphed {self.name}: the arguments' structure differs from the captured one "
                                     f"({len(leaves)} leaves vs {len(self._leaves)}); pass the same arguments in the "

@@ -1,0 +1,114 @@
+"""What still blocks a split core after the fixes and the callee state (`graphsafe graph`), where a
+rewrite of the scratch files settles it:
+
+- GS402 `torch.tensor(self.x, ...)` of a number attribute → `torch.full((), self.x, ...)`
+  (rewriters/number_attribute.py);
+- GS201 `if ... and <tensor test>: raise E(...)` → `torch._assert_async` (rewriters/device_checks.py);
+- an `assert` that callee_state lists as reading a device counter on the host → `torch._assert_async`
+  (rewriters/device_checks.py); that refusal is then settled.
+
+Reads only the diagnostics, the refusal lines and the scratch files: no torch (the static path)."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+
+from graphsafe.model import Diagnostic
+from graphsafe.rewriters.callee_state import _device_use, _host_read
+from graphsafe.rewriters.device_checks import device_checks
+from graphsafe.rewriters.number_attribute import tensor_of_attribute
+
+# callee_state's refusal for a name bound to a device counter and read on the host
+_HOST_READ = re.compile(r"^(?P<path>.+?):(?P<line>\d+): `(?P<name>\w+)` holds \w+\.(?P<attribute>\w+), a device "
+                        r"counter now, and is read on the host here")
+
+
+@dataclasses.dataclass
+class Settled:
+    changed: list[str] = dataclasses.field(default_factory=list)  # one line per rewrite
+    refusals: list[str] = dataclasses.field(default_factory=list)  # callee refusals no longer true
+    # (file, line) of `_assert_async(torch.as_tensor(cond))` on a device counter: the GS402 the analyzer
+    # reports there (it takes the counter for a number) is settled as callee_state's as_tensor(t) is
+    built_on_device: set[tuple[str, int]] = dataclasses.field(default_factory=set)
+
+
+def settle_blockers(diagnostics: list[Diagnostic], refused: list[str], sources) -> Settled:
+    """Rewrite, in the scratch files (callee_state.Sources), what the rewriters above settle."""
+    outcome = Settled()
+    files: dict[str, dict] = {}  # resolved path -> {"shown", "branches", "tensors", "asserts"}
+
+    def entry(path: str) -> dict:
+        return files.setdefault(str(sources.resolve(path)), {"shown": path, "branches": set(), "tensors": set(),
+                                                            "asserts": {}})
+
+    for d in diagnostics:
+        at = {(u.start.line, u.start.column) for u in (d, *d.also)}
+        if d.code == "GS201":
+            entry(d.path)["branches"].update(at)
+        elif d.code == "GS402":
+            entry(d.path)["tensors"].update(at)
+    for refusal in refused:
+        found = _HOST_READ.match(refusal)
+        if found:
+            entry(found.group("path"))["asserts"].setdefault((found.group("name"), found.group("attribute")),
+                                                             []).append(refusal)
+    for resolved, wanted in sorted(files.items()):
+        path = sources.resolve(resolved)
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        shown = wanted["shown"]
+        new, lines = tensor_of_attribute(text, wanted["tensors"]) if wanted["tensors"] else (None, [])
+        if new is not None:  # keeps every line where it was: the checks below find theirs
+            text = new
+            outcome.changed.append(f"{shown}:{', '.join(map(str, lines))}: a number attribute's tensor filled "
+                                   "on the device (torch.full)")
+        checked, check_lines = device_checks(text, wanted["branches"], set(wanted["asserts"]))
+        if checked is not None:
+            text = checked
+            outcome.changed.append(f"{shown}:{', '.join(map(str, check_lines))}: a check on a tensor kept on the "
+                                   "device (torch._assert_async)")
+            for (name, attribute), refusals in wanted["asserts"].items():
+                if not host_reads_left(text, name, attribute):
+                    outcome.refusals += refusals
+            if wanted["asserts"]:
+                outcome.built_on_device.update((resolved, line) for line in _checks_of_a_condition(text))
+        if new is not None or checked is not None:
+            path.write_bytes(text.encode("utf-8"))
+            sources.forget(path)
+    return outcome
+
+
+def host_reads_left(text: str, name: str, attribute: str) -> bool:
+    """Whether a function that binds `name` from `.attribute` still reads it on the host
+    (callee_state's own test: not where a device scalar works as the number did)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return True
+    for function in ast.walk(tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        binds = any(isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+                    and any(isinstance(a, ast.Attribute) and a.attr == attribute for a in ast.walk(node.value))
+                    for node in ast.walk(function))
+        if binds and any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and
+                         (not _device_use(tree, node.lineno, node.col_offset) or _host_read(tree, node))
+                         for node in ast.walk(function)):
+            return True
+    return False
+
+
+def _checks_of_a_condition(text: str) -> list[int]:
+    """The lines of `<torch>._assert_async(<torch>.as_tensor(...), ...)` (device_checks' form)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "_assert_async"
+            and node.args and isinstance(node.args[0], ast.Call) and isinstance(node.args[0].func, ast.Attribute)
+            and node.args[0].func.attr == "as_tensor"]

@@ -1,0 +1,149 @@
+"""A graphed region inside autograd: a loss or a forward whose result a backward outside needs.
+
+`graphed(fn)` with `train=False` captures under no_grad. When its first call comes with autograd on
+and a tensor argument that requires grad (the loss of a training step the caller finishes with
+`loss.backward()`), the region gets two graphs instead, as `torch.cuda.make_graphed_callables`
+builds them: the forward, and its backward replayed by an autograd Function when the caller's
+backward reaches it. Gradients flow to the arguments and to every leaf the outputs depend on (a
+module's parameters used through `self`, found from the autograd graph of an eager probe).
+
+What it refuses, with the reason (a wrong gradient is worse than an eager step): outputs whose
+autograd history reaches tensors built before the call (an intermediate kept on an object, whose
+backward would replay stale saved tensors), outputs that are not tensors, and autocast with its
+weight cache on. Calls whose non-tensor arguments differ from the first call's are an error
+(GS301, as in `graphed`); calls with other tensor shapes, dtypes or requires-grad run eagerly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+import torch.utils._pytree as pytree
+
+
+class AutogradRegionError(ValueError):
+    """The region cannot be graphed with its backward (the reason is in the message)."""
+
+
+@dataclass(frozen=True)
+class _Layout:
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+    device: torch.device
+    requires_grad: bool
+
+    @staticmethod
+    def of(tensor: torch.Tensor) -> "_Layout":
+        return _Layout(tuple(tensor.shape), tensor.dtype, tensor.device, tensor.requires_grad)
+
+
+def needs_autograd(args: tuple, kwargs: dict) -> bool:
+    """Autograd is on and some tensor argument requires grad: a backward outside will need this
+    call's graph."""
+    return torch.is_grad_enabled() and any(
+        isinstance(leaf, torch.Tensor) and leaf.requires_grad for leaf in pytree.tree_leaves((args, kwargs)))
+
+
+def _static_copy(tensor: torch.Tensor) -> torch.Tensor:
+    """A leaf buffer the graphs read: the caller's first tensors are not overwritten by later calls."""
+    static = tensor.detach().clone()
+    return static.requires_grad_(tensor.requires_grad)
+
+
+def _sequence_marker() -> int:
+    """An autograd sequence number taken now: nodes created later have larger ones."""
+    probe = torch.zeros((), requires_grad=True) * 1
+    return probe.grad_fn._sequence_nr()
+
+
+def outside_leaves(outputs: list[torch.Tensor], inputs: list[torch.Tensor], since: int, name: str) -> list[torch.Tensor]:
+    """Leaves requiring grad that the outputs depend on and that are not inputs (parameters used
+    through closures or `self`). Raises when the history reaches a node older than `since`."""
+    own = {id(t) for t in inputs}
+    found: dict[int, torch.Tensor] = {}
+    stack = [o.grad_fn for o in outputs if o.grad_fn is not None]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        variable = getattr(node, "variable", None)
+        if isinstance(variable, torch.Tensor):  # AccumulateGrad: a leaf
+            if id(variable) not in own:
+                found.setdefault(id(variable), variable)
+            continue
+        if node._sequence_nr() < since:
+            raise AutogradRegionError(
+                f"graphed {name}: its outputs' autograd history reaches a tensor computed before the call "
+                f"({type(node).__name__}): its backward would replay stale saved values; pass that tensor as "
+                "an argument, or graph the whole training step with train=True")
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return list(found.values())
+
+
+class AutogradGraphs:
+    """The region's forward and backward graphs for one argument layout (the first call's)."""
+
+    def __init__(self, fn: Callable, args: tuple, kwargs: dict, *, name: str, pool: Any, warmup: int,
+                 backend: str) -> None:
+        if torch.is_autocast_enabled() and torch.is_autocast_cache_enabled():
+            raise AutogradRegionError(f"graphed {name}: autocast's weight cache is on; enter autocast with "
+                                      "cache_enabled=False around a graphed region with a backward")
+        self.fn, self.name, self.backend = fn, name, backend
+        leaves, self._spec = pytree.tree_flatten((args, kwargs))
+        self._positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
+        self._constants = [None if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
+        self._layouts = [_Layout.of(leaves[i]) for i in self._positions]
+        statics = [_static_copy(leaves[i]) for i in self._positions]
+        since = _sequence_marker()
+        probe = pytree.tree_leaves(self._call(statics))
+        if not all(isinstance(o, torch.Tensor) for o in probe):
+            raise AutogradRegionError(f"graphed {name}: a region with a backward must return tensors only "
+                                      f"(got {', '.join(sorted({type(o).__name__ for o in probe}))})")
+        self._extras = tuple(outside_leaves(probe, statics, since, name))
+        del probe
+        surface = tuple(statics) + self._extras
+        if backend == "eager":  # the same argument handling without graphs (tests on CPU)
+            self._graphed = lambda *tensors: self._call(tensors[:len(statics)])
+        else:
+            self._graphed = torch.cuda.make_graphed_callables(
+                lambda *tensors: self._call(tensors[:len(statics)]), surface,
+                num_warmup_iters=warmup, allow_unused_input=True, pool=pool)
+        self.stats = {"replays": 0, "eager": 0}
+
+    def _call(self, tensors) -> Any:
+        leaves = list(self._constants)
+        for position, tensor in zip(self._positions, tensors):
+            leaves[position] = tensor
+        args, kwargs = pytree.tree_unflatten(leaves, self._spec)
+        return self.fn(*args, **kwargs)
+
+    def __call__(self, args: tuple, kwargs: dict, mismatch: Callable[[str, Any, Any], Exception]) -> Any:
+        leaves, spec = pytree.tree_flatten((args, kwargs))
+        if spec != self._spec:
+            raise mismatch("the arguments' structure", len(leaves), len(self._constants))
+        tensors = []
+        same_layout = True
+        for index, (leaf, constant) in enumerate(zip(leaves, self._constants)):
+            if isinstance(leaf, torch.Tensor):
+                tensors.append(leaf)
+            elif not _same(leaf, constant):
+                raise mismatch(f"argument leaf {index}", leaf, constant)
+        if len(tensors) != len(self._layouts):
+            raise mismatch("the tensor arguments", len(tensors), len(self._layouts))
+        same_layout = all(_Layout.of(t) == layout for t, layout in zip(tensors, self._layouts))
+        if not same_layout or not torch.is_grad_enabled():
+            self.stats["eager"] += 1
+            return self.fn(*args, **kwargs)
+        self.stats["replays"] += 1
+        return self._graphed(*tensors, *self._extras)
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:
+        return a is b

@@ -1,0 +1,141 @@
+"""graphed() on a region inside autograd (a loss whose result the caller's backward needs): a
+forward and a backward graph, gradients to the arguments and to the parameters it reads through
+`self`. The CPU tests run backend="eager" (the same argument handling and leaf discovery, no
+graphs); the cuda-marked ones capture and replay."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from graphsafe.runtime import graphed
+from graphsafe.runtime.graphed import GraphedInputError
+
+
+class ScaledLoss(torch.nn.Module):
+    """A loss with a parameter of its own, read through self (not an argument)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.tensor(2.0))
+
+    def forward(self, a, b, output_dict=False):
+        loss = ((a - b) ** 2).mean() * self.scale
+        return {"loss": loss} if output_dict else loss
+
+
+def _grads_of(loss_fn, model, owner, steps=3):
+    """Run `steps` training steps of model -> loss_fn -> backward; the gradients of each step
+    (of the model's and the loss `owner`'s parameters)."""
+    seen = []
+    for i in range(steps):
+        x = torch.full((4, 3), float(i + 1))
+        out = loss_fn(model(x), torch.zeros(4, 2), output_dict=True)["loss"]
+        out.backward()
+        seen.append([p.grad.clone() for p in (*model.parameters(), *owner.parameters())])
+        for p in (*model.parameters(), *owner.parameters()):
+            p.grad = None
+    return seen
+
+
+def test_a_loss_region_called_with_inputs_that_require_grad_gives_the_eager_gradients():
+    torch.manual_seed(0)
+    model, loss = torch.nn.Linear(3, 2), ScaledLoss()
+    expected = _grads_of(loss, model, loss)
+    step = graphed(loss.forward, backend="eager")
+    got = _grads_of(step, model, loss)
+    for want, have in zip(expected, got):
+        assert all(torch.equal(w, h) for w, h in zip(want, have))
+    assert step.stats["replays"] == 3 and step._autograd is not None
+
+
+def test_a_parameter_read_through_self_is_found_as_a_leaf_of_the_region():
+    model, loss = torch.nn.Linear(3, 2), ScaledLoss()
+    step = graphed(loss.forward, backend="eager")
+    step(model(torch.ones(4, 3)), torch.zeros(4, 2), output_dict=True)
+    assert [id(t) for t in step._autograd._extras] == [id(loss.scale)]
+
+
+def test_a_changed_python_argument_is_refused_as_baked():
+    loss = ScaledLoss()
+    a = torch.ones(4, 2, requires_grad=True)
+    step = graphed(loss.forward, backend="eager")
+    step(a, torch.zeros(4, 2), output_dict=True)
+    with pytest.raises(GraphedInputError, match="GS301"):
+        step(a, torch.zeros(4, 2), output_dict=False)
+
+
+def test_another_input_shape_runs_eagerly_with_its_gradient():
+    loss = ScaledLoss()
+    step = graphed(loss.forward, backend="eager")
+    step(torch.ones(4, 2, requires_grad=True), torch.zeros(4, 2))
+    a = torch.ones(6, 2, requires_grad=True)
+    step(a, torch.zeros(6, 2)).backward()
+    assert step.stats["eager"] == 1 and a.grad is not None and a.grad.shape == (6, 2)
+
+
+def test_outputs_whose_history_reaches_an_earlier_tensor_are_refused():
+    kept = torch.ones(4, 2, requires_grad=True) * 3  # an intermediate computed before the call
+
+    def region(a):
+        return (a * kept).sum()
+
+    step = graphed(region, backend="eager")
+    with pytest.raises(GraphedInputError, match="computed before the call"):
+        step(torch.ones(4, 2, requires_grad=True))
+
+
+def test_a_region_returning_a_python_number_is_refused():
+    def region(a):
+        return a.sum(), 3
+
+    step = graphed(region, backend="eager")
+    with pytest.raises(GraphedInputError, match="tensors only"):
+        step(torch.ones(2, requires_grad=True))
+
+
+def test_a_graph_captured_without_autograd_refuses_a_later_call_a_backward_would_need():
+    model = torch.nn.Linear(3, 2)
+    step = graphed(model.forward, (torch.ones(4, 3),), backend="eager")  # inference on a trainable model
+    assert step(torch.ones(4, 3)).shape == (4, 2)
+    with pytest.raises(GraphedInputError, match="without autograd"):
+        step(torch.ones(4, 3, requires_grad=True))
+
+
+@pytest.mark.cuda
+def test_a_loss_region_replays_its_backward_on_the_gpu_like_eager():
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    torch.manual_seed(0)
+    model, loss = torch.nn.Linear(3, 2).cuda(), ScaledLoss().cuda()
+
+    def run(loss_fn):
+        grads = []
+        for i in range(4):
+            x = torch.full((4, 3), float(i + 1), device="cuda")
+            out = loss_fn(model(x), torch.zeros(4, 2, device="cuda"), output_dict=True)["loss"]
+            out.backward()
+            grads.append([p.grad.clone() for p in (*model.parameters(), *loss.parameters())])
+            for p in (*model.parameters(), *loss.parameters()):
+                p.grad = None
+        return grads
+
+    expected = run(loss)
+    step = graphed(loss.forward)
+    got = run(step)
+    for want, have in zip(expected, got):
+        for w, h in zip(want, have):
+            torch.testing.assert_close(h, w)
+    assert step.stats["replays"] == 4
+
+
+def test_the_callers_autograd_graph_survives_the_capture_of_the_region():
+    # the first call captures (probe, warm-up, state restore): it must not write into the caller's
+    # tensors, whose versions the caller's own backward checks (`logit_scale.exp()` saved its output)
+    loss = ScaledLoss()
+    raw = torch.tensor(0.5, requires_grad=True)
+    a = torch.ones(4, 2, requires_grad=True)
+    scale = raw.exp()
+    step = graphed(lambda a, b, s: loss(a, b) * s, backend="eager")
+    step(a, torch.zeros(4, 2), scale).backward()
+    assert raw.grad is not None and a.grad is not None

@@ -1,0 +1,84 @@
+"""A region root's number parameter (GS301) is judged by what its callers pass (issue 18, point 1):
+
+- a visible caller passes it a per-step value (a loop variable, a counter): reported, proven;
+- every visible caller passes a step-invariant value (a literal, a per-run setting): silent, a
+  per-run setting such as `temperature` or `eta` is not a per-step value;
+- no call is visible (a public API, a test-less library), or the caller captures (the value is
+  baked at capture, what replays see is not shown): reported as "may vary", kept apart from the
+  proven ones by its message (not yet through a chain of parameters: a caller's own parameter
+  that may vary makes the callee's reported without the note).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from tests.helpers import diagnostics
+
+SAMPLER = """
+import torch
+
+
+def denoise(x: torch.Tensor, sigma: float):  # graphsafe: region
+    return x * sigma
+
+
+{driver}
+"""
+
+
+def gs301(driver: str) -> list[tuple[int, str]]:
+    source = textwrap.dedent(SAMPLER.format(driver=textwrap.dedent(driver)))
+    return [(d.start.line, d.message) for d in diagnostics(source) if d.code == "GS301"]
+
+
+def test_a_root_parameter_a_caller_fills_from_its_loop_is_reported_as_proven():
+    found = gs301("""
+    def sample(x, sigmas):
+        for sigma in sigmas:
+            x = denoise(x, sigma)
+        return x
+    """)
+    assert [line for line, _ in found] == [6] and "may vary" not in found[0][1]
+
+
+def test_a_root_parameter_every_caller_passes_a_literal_is_silent():
+    assert gs301("""
+    def sample(x, steps: int):
+        for _ in range(steps):
+            x = denoise(x, 0.5)
+        return x
+    """) == []
+
+
+def test_a_root_parameter_passed_a_per_run_setting_is_silent():
+    assert gs301("""
+    class Config:
+        eta = 0.1
+
+
+    def sample(x, cfg: Config, steps: int):
+        eta = cfg.eta
+        for _ in range(steps):
+            x = denoise(x, eta)
+        return x
+    """) == []
+
+
+def test_a_root_parameter_with_no_visible_call_is_reported_as_may_vary():
+    found = gs301("")
+    assert [line for line, _ in found] == [6]
+    assert "may vary: no call of `denoise` shows what it is passed" in found[0][1]
+
+
+def test_a_root_parameter_passed_inside_a_capture_block_is_reported():
+    # the capturing function's own parameter has no visible call: it may vary, and so may what it
+    # passes on (the message does not yet carry "may vary" through the chain)
+    found = gs301("""
+    def capture(x, sigma: float):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            out = denoise(x, sigma)
+        return g, out
+    """)
+    assert [line for line, _ in found] == [6]
