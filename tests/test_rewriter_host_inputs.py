@@ -323,3 +323,22 @@ def test_a_guarded_producer_of_host_data_moves_before_the_core_with_its_conditio
     assert "if params is None:\n            params = self.sample(x.shape)\n        _result = self.forward_core(x, params)" \
         in wrapper
     assert "y = self.prepare(x)" in core and "out = self.apply(y, params)" in core
+
+
+def test_a_forward_whose_callee_builds_a_tensor_from_a_number_is_tensor_work_not_a_producer():
+    source = textwrap.dedent('''\
+        import torch
+
+
+        def decode_step(model, tokens: torch.Tensor, caches, state):
+            logits = model(tokens, caches)
+            table = model.lookup(state.ids)
+            state.out = logits + table
+    ''')
+    # line 5 reads the tensor parameter; line 6 reaches a per-step counter (GS302) besides the copy
+    result = host_inputs(source, "decode_step", {}, {5: {"GS402"}, 6: {"GS402", "GS302"}})
+    assert result.producers == {} and result.source == source
+    assert result.refused == [(5, "a host-to-device copy in what it calls stays in the core: it reads `tokens`, a "
+                                  "tensor input: tensor work, which the core keeps"),
+                              (6, "a host-to-device copy in what it calls stays in the core: what it reaches also "
+                                  "has GS302: tensor work, which the core keeps")]

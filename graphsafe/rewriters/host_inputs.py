@@ -1,20 +1,22 @@
 """Host-produced core inputs: the host work that makes a core input moves to the wrapper.
 
-    def train(self, n, batch_size):                def train(self, n, batch_size):
-        self.policy.train()                            replay_data_list = [self.buffer.sample(batch_size) for _ in range(n)]
-        for _ in range(n):                             self.train_core(n, replay_data_list)
-            replay_data = self.buffer.sample(  →
-                batch_size)                        def train_core(self, n, replay_data_list):
-            loss = self.loss(replay_data)              self.policy.train()
-            ...                                        for _, replay_data in zip(range(n), replay_data_list):
-                                                           loss = self.loss(replay_data)
+    def train(self, n, b):                     def train(self, n, b):
+        self.policy.train()                        batch_list = [self.buffer.sample(b) for _ in range(n)]
+        for _ in range(n):                         self.train_core(n, batch_list)
+            batch = self.buffer.sample(b)   →
+            loss = self.loss(batch)            def train_core(self, n, batch_list):
+            ...                                    self.policy.train()
+                                                   for _, batch in zip(range(n), batch_list):
+                                                       loss = self.loss(batch)
 
 A statement that assigns names from host work which copies host data to the device (GS402 on
 its line, or in a function it calls: `sample()` turning numpy arrays into tensors, reported by
 static analysis or observed at run time) is a *producer*: its value is an input of the tensor
-work, made on the host. The wrapper runs it before the core and hands the value to the core as
-an argument; graphed() copies each argument tensor into its static device buffer with `.copy_()`
-before every replay, and the core reads that buffer, so the copy never happens during capture.
+work, made on the host. Only host work: nothing else in its reach but randomness, logging, file
+I/O and host containers (PRODUCER_CODES), and no tensor parameter of the region read. The
+wrapper runs it before the core and hands the value to the core as an argument; graphed() copies
+each argument tensor into its static device buffer with `.copy_()` before every replay, and the
+core reads that buffer, so the copy never happens during capture.
 
 Where it may move:
 - a producer at the top level of the region moves to the wrapper when it commutes with every
@@ -48,6 +50,11 @@ from graphsafe.rewriters.boundary import (HOST_CODES, _chain, _effects, _find, _
                                          _peel_grad_mode)
 
 HOST_COPY = "GS402"  # host-data-tensor: a copy of host memory to the device
+# what a producer may do besides the copy: host randomness, logging, file I/O, progress bars and
+# host containers — host work only. A per-step number or counter (GS301/GS302), a sync on a tensor
+# (GS1xx) or a branch on one (GS201) in its reach says it is tensor work (a model's forward whose
+# callee builds a tensor from a number): that stays in the core, where the other rewrites reach it.
+PRODUCER_CODES = frozenset({HOST_COPY, "GS501", "GS502", "GS503", "GS504", "GS505"})
 
 
 @dataclass
@@ -85,10 +92,13 @@ def host_inputs(source: str, qualname: str, own: dict[int, set[str]], reached: d
         lines = range(positions[node].start.line, positions[node].end.line + 1)
         return (set().union(*(own.get(n, set()) for n in lines)), set().union(*(reached.get(n, set()) for n in lines)))
 
+    tensors = _tensor_parameters(function)
+
     def is_producer(node: cst.CSTNode) -> bool:
         here, via = codes_of(node)
         codes = here | via
-        return HOST_COPY in codes and codes <= HOST_CODES and _assigned_names(node) is not None
+        return (HOST_COPY in codes and codes <= PRODUCER_CODES and _assigned_names(node) is not None
+                and not _overlaps(tensors, _effects(node)[0]))
 
     first = function.params.params[0].name.value if function.params.params else None
     result = HostInputs(source)
@@ -110,7 +120,7 @@ def host_inputs(source: str, qualname: str, own: dict[int, set[str]], reached: d
             inner = [s for s in _loop_body(statement) if is_producer(s)]
             for other in _loop_body(statement):
                 if other not in inner:
-                    _refuse_copies(other, codes_of, positions, result)
+                    _refuse_copies(other, codes_of, positions, result, tensors)
             if inner:
                 why = _cannot_hoist(statement, inner[0], first)
                 clash = _called_on_read(inner[0], body[:index], first)
@@ -126,7 +136,7 @@ def host_inputs(source: str, qualname: str, own: dict[int, set[str]], reached: d
                 result.refused.append((positions[other].start.line, f"a second host input in the loop at line {line} "
                                                                     "stays in the core (one is hoisted per loop)"))
         else:
-            _refuse_copies(statement, codes_of, positions, result)
+            _refuse_copies(statement, codes_of, positions, result, tensors)
     if len(hoists) > 1:
         for loop, producer in hoists[1:]:
             result.refused.append((positions[producer].start.line,
@@ -137,24 +147,39 @@ def host_inputs(source: str, qualname: str, own: dict[int, set[str]], reached: d
     return result
 
 
-def _refuse_copies(statement: cst.CSTNode, codes_of, positions, result: HostInputs) -> None:
+def _refuse_copies(statement: cst.CSTNode, codes_of, positions, result: HostInputs, tensors: set[str]) -> None:
     """A host copy on a line of the region, or in what it calls, that is not a producer's: why it stays."""
     here, via = codes_of(statement)
     if HOST_COPY not in here | via:
         return
     line = positions[statement].start.line
-    other = sorted((here | via) - HOST_CODES)
+    other = sorted((here | via) - PRODUCER_CODES)
     if other:
-        why = f"it also does work capture needs rewritten ({', '.join(other)})"
+        why = f"what it reaches also has {', '.join(other)}: tensor work, which the core keeps"
     elif _assigned_names(statement) is None:
         kind = type(statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else statement).__name__
         kind = kind.lower()
         why = (f"it is not an assignment of names ({'an' if kind[0] in 'aeiou' else 'a'} {kind} statement): the core "
                "can take only names")
+    elif _first_overlap(tensors, _effects(statement)[0]):
+        why = f"it reads `{_first_overlap(tensors, _effects(statement)[0])}`, a tensor input: tensor work, which the " \
+              "core keeps"
     else:
         return  # an assignment of host work: a producer, placed by the split
     where = "on this line" if HOST_COPY in here else "in what it calls"
     result.refused.append((line, f"a host-to-device copy {where} stays in the core: {why}"))
+
+
+def _tensor_parameters(function: cst.FunctionDef) -> set[str]:
+    """Parameters annotated as tensors (`x: torch.Tensor`): work that reads one is tensor work."""
+    params = function.params
+    found = set()
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        annotation = param.annotation.annotation if param.annotation is not None else None
+        text = cst.Module([]).code_for_node(annotation) if annotation is not None else ""
+        if text.replace(" ", "").split("[")[0].endswith("Tensor"):
+            found.add(param.name.value)
+    return found
 
 
 def _assigned_names(node: cst.CSTNode) -> list[str] | None:
