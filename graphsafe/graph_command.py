@@ -106,7 +106,7 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         text, host_lines, per_step, reached = (hosted.source, *map(hosted.remap, (host_lines, per_step, reached)))
         for line, codes in hosted.producers.items():
             host_lines.setdefault(line, set()).update(codes)
-        split = split_region(text, defined, host_lines, per_step, reached, hosted.producers)
+        split = hosted.in_original_lines(split_region(text, defined, host_lines, per_step, reached, hosted.producers))
         core = defined
         if split.source is not None:
             try:

@@ -82,6 +82,8 @@ def test_a_sampler_in_a_loop_is_hoisted_before_it_and_the_loop_reads_its_values(
     assert lines[result.line_map(FOR_LINE) - 1].strip().startswith("for _, batch in zip(")
     assert lines[result.line_map(SAMPLE_LINE + 1) - 1].strip().startswith("loss = ")
     assert result.producers == {hoisted: {"GS402", "GS502"}}
+    assert [result.line_back(result.line_map(n)) for n in (TRAIN_LINE, FOR_LINE, SAMPLE_LINE, SAMPLE_LINE + 1)] == \
+        [TRAIN_LINE, FOR_LINE, SAMPLE_LINE, SAMPLE_LINE + 1]
     assert "# one minibatch per gradient step" in lines[hoisted - 2]
 
 
@@ -94,6 +96,7 @@ def test_the_hoisted_sampler_moves_to_the_wrapper_past_core_statements_it_commut
     assert "batch_list = [self.buffer.sample(batch_size)" in wrapper
     assert "self.model.train()" in core and "self.buffer" not in core
     assert split.core_parameters == ["gradient_steps", "batch_list"]
+    assert hosted.in_original_lines(split).prologue_lines == [SAMPLE_LINE]
 
 
 def test_the_rewritten_program_computes_what_the_original_computed_call_after_call():

@@ -29,7 +29,9 @@ takes the number as a parameter; a GS402 tensor built from host data before any 
 becomes a core input that graphed copies into its static buffer). A return with host work
 (`return action.cpu()`) is evaluated by the wrapper from the core's results. One moves to the prologue when it commutes with every core statement before it,
 to the epilogue when it commutes with every core statement after it (and the return); else it
-stays in the core, where `check` keeps reporting it. Two statements commute when neither
+stays in the core, where `check` keeps reporting it; a producer of a core input (host data made for
+the tensor work, rewriters/host_inputs.py) moves to the prologue past the core statements it commutes
+with, and is never moved after the core. Two statements commute when neither
 writes a name or attribute chain the other reads or writes (`self.opt.step()` writes
 `self.opt`; in-place `x.add_()` and container methods write their receiver).
 

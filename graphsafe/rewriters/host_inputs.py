@@ -41,7 +41,7 @@ from) would draw in another order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import libcst as cst
@@ -66,6 +66,14 @@ class HostInputs:
     producers: dict[int, set[str]] = field(default_factory=dict)  # first line (in `source`) → the codes it moves
     moved: list[tuple[int, str]] = field(default_factory=list)  # (line, what was hoisted)
     refused: list[tuple[int, str]] = field(default_factory=list)  # (line, why a host copy stays in the core)
+
+    line_back: Callable[[int], int] = lambda line: line  # a line of `source` → its line in the original
+
+    def in_original_lines(self, split):
+        """A SplitResult of `source` with the lines it reports as the user's file numbers them."""
+        return replace(split, prologue_lines=[self.line_back(n) for n in split.prologue_lines],
+                       epilogue_lines=[self.line_back(n) for n in split.epilogue_lines],
+                       kept_host_lines=[self.line_back(n) for n in split.kept_host_lines])
 
     def remap(self, by_line: dict[int, set[str]]) -> dict[int, set[str]]:
         out: dict[int, set[str]] = {}
@@ -366,7 +374,13 @@ def _hoist(module: cst.Module, function: cst.FunctionDef, positions, loop: cst.F
             return for_line + led  # the producer's lines: the hoisted statement
         return line + added - removed
 
-    result.line_map = line_map
+    def line_back(line: int) -> int:
+        if line == for_line + led:
+            return first  # the hoisted statement: the producer's line
+        return next((old for old in range(max(1, line - added - led), line + removed + 1) if line_map(old) == line),
+                    line)
+
+    result.line_map, result.line_back = line_map, line_back
     result.producers = {line_map(line): codes for line, codes in result.producers.items()}
     result.producers[for_line + led] = set().union(*codes_of(producer))
     result.moved.append((first, f"`{name}` of every iteration of the loop at line {for_line} is made before it "
