@@ -32,6 +32,7 @@ from graphsafe.fixer import fix_paths, read_text
 from graphsafe.model import Diagnostic, RegionKind
 from graphsafe.rewriters.boundary import SplitResult, convert_fixed_values, split_region
 from graphsafe.rewriters.host_callees import host_callee_lines
+from graphsafe.rewriters.host_inputs import host_inputs
 from graphsafe.rewriters.left_blockers import settle_blockers
 from graphsafe.rewriters.fixed_histogram import fixed_histogram
 from graphsafe.rewriters.nonzero_rows import writes_by_mask
@@ -64,6 +65,7 @@ class GraphPlan:
     callee_changes: list[str] = dataclasses.field(default_factory=list)  # callee state rewritten
     callee_refusals: list[str] = dataclasses.field(default_factory=list)  # and what could not be, with the line
     notes: list[str] = dataclasses.field(default_factory=list)  # checks made eager-only or device-side
+    host_inputs: list[str] = dataclasses.field(default_factory=list)  # inputs made on the host: moved or why not
 
 
 def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool = True) -> GraphPlan:
@@ -77,8 +79,8 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         raise GraphError(f"--region {pattern} names {len(regions)} functions ({names}): name one")
     region = regions[0]
     files = discover_files(paths, settings)
-    root = Path(os.path.commonpath([str(_abs(f).parent) for f in files] +
-                                   [str(_abs(region.path).parent)]))
+    root = _above_packages(Path(os.path.commonpath([str(_abs(f).parent) for f in files] +
+                                                   [str(_abs(region.path).parent)])))
     with tempfile.TemporaryDirectory(prefix="graphsafe-graph-") as scratch:
         copies = _copy_tree(files, root, Path(scratch))
         region_copy = copies[str(_abs(region.path))]
@@ -103,7 +105,12 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
             host_lines.setdefault(line, set()).update(codes)
         text = _fixed_shapes(text, project.diagnostics, region.path, region_copy, original_bytes)
         text = _renamed(text, defined, host_lines, region_copy, original_bytes)
-        split = split_region(text, defined, host_lines, per_step, reached)
+        # host work that makes a core input (a sampler, numpy → tensor): to the wrapper, loops hoisted
+        hosted = host_inputs(text, defined, host_lines, reached)
+        text, host_lines, per_step, reached = (hosted.source, *map(hosted.remap, (host_lines, per_step, reached)))
+        for line, codes in hosted.producers.items():
+            host_lines.setdefault(line, set()).update(codes)
+        split = hosted.in_original_lines(split_region(text, defined, host_lines, per_step, reached, hosted.producers))
         core = defined
         if split.source is not None:
             try:
@@ -115,7 +122,8 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         rel = region_copy.relative_to(scratch).as_posix()
         # GS701's `capturable=True` is left out: graphed(train=True) turns it on at capture, where the
         # parameters are on the GPU, so the same code still steps on the CPU
-        core_settings = dataclasses.replace(settings, regions=(f"{rel}::{core}",), pattern_regions_only=True,
+        core_pattern = _receiver_pattern(project, region, copies, Path(scratch), core) or f"{rel}::{core}"
+        core_settings = dataclasses.replace(settings, regions=(core_pattern,), pattern_regions_only=True,
                                             root=Path(scratch), facts_file=_facts_file(settings),
                                             unfixable=tuple(settings.unfixable) + NOT_FIXED_HERE)
 
@@ -179,8 +187,10 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
     if converted:
         split = dataclasses.replace(split, converted=converted)
     notes += assert_notes(result.applied, lambda path: _shown(back.get(os.path.realpath(path), path)))
+    inputs = [f"{_shown(region.path)}:{line}: {note}"
+              for line, note in (hosted.moved if split.source is not None else []) + hosted.refused]
     return GraphPlan(region.display, region.path, split, core, changed, fixes, blocking,
-                     _wiring(region.display, split, blocking), wire, *callee_notes, notes)
+                     _wiring(region.display, split, blocking), wire, *callee_notes, notes, host_inputs=inputs)
 
 
 def _renamed(text: str, defined: str, host_lines, region_copy: Path, original_bytes: bytes) -> str:
@@ -246,6 +256,21 @@ def _defined_as(project, region) -> str:
     return region.display
 
 
+def _receiver_pattern(project, region, copies: dict[str, Path], scratch: Path, core: str) -> str | None:
+    """The core's region through the class the pattern named when it inherits the method
+    (`affine.py::RandomAffine.forward_core`): `self` calls then go to that class's overrides, as
+    in the region's own check, not to every subclass of the base that defines it."""
+    if region.receiver is None:
+        return None
+    for facts in project.facts:
+        for info in facts.classes:
+            copy = copies.get(str(_abs(facts.path)))
+            if info.key == region.receiver and copy is not None and info.key.startswith(facts.module + "."):
+                named = info.key[len(facts.module) + 1:]
+                return f"{copy.relative_to(scratch).as_posix()}::{named}.{core.rpartition('.')[2]}"
+    return None
+
+
 def _wire_target(project, region, core: str) -> dict:
     """The module and class (or module function) whose `core` graphed() replaces: the class the
     region names (a subclass that inherits the method gets its own graphed core)."""
@@ -295,6 +320,15 @@ def _facts_file(settings: Settings) -> Path | None:
         return _abs(settings.facts_file)
     default = settings.root / ".graphsafe" / "facts.json"
     return _abs(default) if default.is_file() else None
+
+
+def _above_packages(root: Path) -> Path:
+    """The directory above the package `root` is in: the scratch copy keeps the package's own
+    directory, so its modules keep their names (`stable_baselines3.common.buffers`, which the
+    package's absolute imports name) and the core's check resolves its callees."""
+    while (root / "__init__.py").is_file() and root != root.parent:
+        root = root.parent
+    return root
 
 
 def _copy_tree(files: list[Path], root: Path, scratch: Path) -> dict[str, Path]:
@@ -398,6 +432,7 @@ def as_json(result: GraphPlan) -> dict:
             "host_return": split.host_return, "converted": split.converted, "backward_in": split.backward_in,
             "options": wiring_options(split, result.blocking), "fixes": dict(result.fixes),
             "callee_changes": result.callee_changes, "callee_refusals": result.callee_refusals, "notes": result.notes,
+            "host_inputs": result.host_inputs,
             "changed": sorted(_shown(p) for p in result.changed),
             "blocking": [{"path": d.path, "line": d.start.line, "code": d.code, "message": d.message}
                          for d in sorted(result.blocking, key=lambda d: d.sort_key)]}
@@ -472,6 +507,8 @@ def summary(result: GraphPlan, wrote: bool) -> str:
         lines.append(f"  callee state not rewritten: {refusal}")
     for note in result.notes:
         lines.append(f"  note: {note}")
+    for note in result.host_inputs:
+        lines.append(f"  host input: {note}")
     if result.fixes:
         lines.append("  fixes applied in the core's reach: " +
                      ", ".join(f"{code} ×{n}" for code, n in sorted(result.fixes.items())))

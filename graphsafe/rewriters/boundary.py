@@ -29,7 +29,9 @@ takes the number as a parameter; a GS402 tensor built from host data before any 
 becomes a core input that graphed copies into its static buffer). A return with host work
 (`return action.cpu()`) is evaluated by the wrapper from the core's results. One moves to the prologue when it commutes with every core statement before it,
 to the epilogue when it commutes with every core statement after it (and the return); else it
-stays in the core, where `check` keeps reporting it. Two statements commute when neither
+stays in the core, where `check` keeps reporting it; a producer of a core input (host data made for
+the tensor work, rewriters/host_inputs.py) moves to the prologue past the core statements it commutes
+with, and is never moved after the core. Two statements commute when neither
 writes a name or attribute chain the other reads or writes (`self.opt.step()` writes
 `self.opt`; in-place `x.add_()` and container methods write their receiver).
 
@@ -93,12 +95,14 @@ class SplitResult:
 
 def split_region(source: str, qualname: str, host_lines: dict[int, set[str]],
                  per_step: dict[int, set[str]] | None = None,
-                 reached: dict[int, set[str]] | None = None) -> SplitResult:
+                 reached: dict[int, set[str]] | None = None, producers: Iterable[int] = ()) -> SplitResult:
     """Split the function `qualname` ("f", "Class.method" or "factory.closure") of `source`.
     `host_lines` maps a line to the rule codes reported on it (the region's own diagnostics);
     `per_step` maps a line to the per-step Python numbers GS301 reports read there
     (`self.cur_len`, a parameter `t`); `reached` maps a line to the codes of hazards in the
-    functions its calls reach (`return torch_item(loss)`: a GS101 in torch_item)."""
+    functions its calls reach (`return torch_item(loss)`: a GS101 in torch_item); `producers`: the
+    first lines of statements that make a core input on the host (rewriters/host_inputs.py), moved
+    before the core past the core statements they commute with."""
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as error:
@@ -122,6 +126,8 @@ def split_region(source: str, qualname: str, host_lines: dict[int, set[str]],
         if codes == {"GS301"} and not _stores_into_subscript(fact.node):
             fact.host = False  # tensor work reading a per-step number: the core carries the number
     _mark_exits(facts)
+    for fact in facts:
+        fact.producer = fact.host and fact.first in set(producers)
     ret = None
     if returns is not None:
         ret = _Statement(returns, positions[returns].start.line, positions[returns].end.line)
@@ -174,6 +180,7 @@ class _Statement:
     host: bool = False
     guard: bool = False
     exit: bool = False  # returns from the middle of the step: the core tells the wrapper it did
+    producer: bool = False  # makes a core input on the host: hoisted before the core when it commutes
 
     def __post_init__(self) -> None:
         self.reads, self.writes = _effects(self.node) if self.node is not None else (set(), set())
@@ -192,8 +199,10 @@ def _place(facts: list[_Statement], ret: _Statement | None) -> list[str]:
         for index, fact in enumerate(facts):
             if not fact.host or index in forced:
                 places.append("core")
-            elif all(p == "prologue" for p in places):
+            elif all(p == "prologue" for p in places) or _hoisted(index, facts, places):
                 places.append("prologue")
+            elif fact.producer:
+                places.append("core")  # its value feeds the core: never after it
             else:
                 places.append("epilogue")
         changed = False
@@ -207,6 +216,15 @@ def _place(facts: list[_Statement], ret: _Statement | None) -> list[str]:
                 changed = True
         if not changed:
             return places
+
+
+def _hoisted(index: int, facts: list[_Statement], places: list[str]) -> bool:
+    """A producer of a core input (host data made for the tensor work) runs before the core when
+    it commutes with every statement before it that is not in the prologue, and no early exit
+    comes before it (else the wrapper would make data the step did not)."""
+    fact = facts[index]
+    return fact.producer and not any(f.exit for f in facts[:index]) and all(
+        _commute(fact, facts[i]) for i, p in enumerate(places) if p != "prologue")
 
 
 def _returns_through_hook(statement: cst.BaseStatement, function: cst.FunctionDef, owner) -> bool:
