@@ -90,6 +90,11 @@ def _flatten(name: str, obj: Any, out: list, seen: set[int], depth: int) -> None
     if isinstance(obj, (torch.nn.Module, torch.optim.Optimizer, torch.Tensor, torch.Generator)):
         seen.add(id(obj))
         out.append((name, obj))
+        if isinstance(obj, torch.nn.Module):  # an optimizer a module keeps (sb3's `policy.optimizer`)
+            for module_name, module in obj.named_modules():
+                for key, value in vars(module).items():
+                    if isinstance(value, torch.optim.Optimizer):
+                        _flatten(f"{name}.{module_name + '.' if module_name else ''}{key}", value, out, seen, depth + 1)
     elif isinstance(obj, dict):
         seen.add(id(obj))
         for key, value in obj.items():

@@ -251,3 +251,30 @@ def test_a_step_whose_state_is_sized_for_the_batch_captures_without_the_smaller_
     tokens = torch.ones(3, 1)
     graphed_step = graphed(step, (tokens,), backend="eager")
     assert torch.equal(graphed_step(tokens * 2), torch.full((3,), 10.0))
+
+
+def test_an_optimizer_a_module_keeps_is_found_and_made_capturable_for_a_training_step():
+    # stable-baselines3 keeps the optimizer on the policy module (`self.policy.optimizer`): a
+    # train=True step on the agent must find it there (on a GPU it failed capture as GS701)
+    from graphsafe.runtime.snapshot import resolve_state
+
+    class Policy(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = torch.nn.Linear(3, 1)
+            self.optimizer = torch.optim.Adam(self.parameters(), lr=0.1)
+
+    class Agent:
+        def __init__(self):
+            self.policy = Policy()
+
+        def train(self, x):
+            loss = self.policy.net(x).sum()
+            self.policy.optimizer.zero_grad()
+            loss.backward()
+            self.policy.optimizer.step()
+            return loss.detach()
+
+    agent = Agent()
+    found = resolve_state(None, agent.train, (), {}).optimizers()
+    assert [o for _, o in found] == [agent.policy.optimizer]
