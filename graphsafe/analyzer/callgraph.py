@@ -13,7 +13,7 @@ from pathlib import Path
 
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
 from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, Unit
-from graphsafe.analyzer.returns import ARG_PID
+from graphsafe.analyzer.pids import ARG_PID
 from graphsafe.analyzer.run_facts import ObservedIndex
 from graphsafe.model import CallSite, Confidence, Diagnostic, Region, RegionKind
 

@@ -171,7 +171,7 @@ def collect_facts(
         return found
 
     with lasting_objects(freeze):  # the project's return kinds; re-walks pause the collector themselves
-        return returns.refine(facts, rewalk_all), hits
+        return returns.refine(facts, Project, rewalk_all), hits
 
 
 def _text_of(path: str) -> str | None:
@@ -381,7 +381,7 @@ def _check_source(source: str, filename: str, settings: Settings, others, naming
     facts = run_facts.attach([facts], run_facts.for_settings(settings), lambda _: facts_text)[0]
     if facts.wanted or facts.observed:  # calls into other files whose returned kinds decide a diagnostic: walk again
         facts = returns.refine(
-            [facts, *others],
+            [facts, *others], Project,
             lambda todo: {i: analyze_text(filename, naming.module, naming.is_package, source, CHECK_RULES,
                                           naming.renames, external, **parsing) for i, external in todo},
             only=lambda i: i == 0,  # only the buffer's diagnostics are kept

@@ -44,17 +44,12 @@ from typing import Callable
 
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.facts import CallRef, FileFacts
+from graphsafe.analyzer.pids import ARG_PID, FIELD_PID, OBJECT_PID, RETURNED_FIELD_PID  # noqa: F401 (walker imports them from here)
+from graphsafe.analyzer.run_facts import markers
 
 _MAX_DEPTH = 6
-ARG_PID = "arg:"  # pending id of a parameter: `arg:<function key>:<parameter name>`
-FIELD_PID = "field:"  # pending id of an attribute of an instance: `field:<class>|<class>:<attribute>`
-# pending id of an attribute of what a project call returns: `rfield:<attribute>|<call's pid>`
-RETURNED_FIELD_PID = "rfield:"
 # H: in host memory; D: a dict of tensors
 _SLOT_KINDS = {"T": T.TENSOR, "B": T.BOOL_TENSOR, "L": T.TENSOR_TUPLE, "H": T.TENSOR, "D": T.TENSOR_DICT}
-# suffix of a wanted id that asks for the class of object a call returns (`O:cls`, `M:cls`
-# slots, from return annotations): for the call graph, never for tensor kinds
-OBJECT_PID = "!obj"
 
 
 def _merge_slot(a: str, b: str) -> str:
@@ -262,17 +257,16 @@ def external_kinds(facts: FileFacts, resolver: ReturnKinds) -> dict[str, T.Kind]
     return found
 
 
-def refine(facts: list[FileFacts],
+def refine(facts: list[FileFacts], project: Callable[[list[FileFacts]], object],
            rewalk: Callable[[list[tuple[int, dict[str, T.Kind]]]], dict[int, FileFacts | None]],
            only: Callable[[int], bool] = lambda i: True) -> list[FileFacts]:
     """Facts with the files whose wanted ids resolve to tensors walked again: `rewalk` gets
-    every (file index, kinds) at once, so that it can spread them over a pool."""
+    every (file index, kinds) at once, so that it can spread them over a pool. `project` makes
+    the call graph of the facts (callgraph.Project: passed in, as the call graph imports this
+    module's pending-id prefixes)."""
     if not any(f.wanted or f.observed for f in facts):
         return facts
-    from graphsafe.analyzer.callgraph import Project
-    from graphsafe.analyzer.run_facts import markers
-
-    resolver = ReturnKinds(Project(facts))
+    resolver = ReturnKinds(project(facts))
     todo = []
     for i, f in enumerate(facts):
         if (f.wanted or f.observed) and only(i):

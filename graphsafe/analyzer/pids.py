@@ -1,0 +1,13 @@
+"""Pending ids: the names the per-file walk gives values whose kind only the project knows.
+
+Plain constants, shared by the walker, the return-kind solver (returns.py), the call graph
+(callgraph.py) and run-time facts, so that none of them imports another for a prefix.
+"""
+
+ARG_PID = "arg:"  # pending id of a parameter: `arg:<function key>:<parameter name>`
+FIELD_PID = "field:"  # pending id of an attribute of an instance: `field:<class>|<class>:<attribute>`
+# pending id of an attribute of what a project call returns: `rfield:<attribute>|<call's pid>`
+RETURNED_FIELD_PID = "rfield:"
+# suffix of a wanted id that asks for the class of object a call returns (`O:cls`, `M:cls`
+# slots, from return annotations): for the call graph, never for tensor kinds
+OBJECT_PID = "!obj"
