@@ -24,9 +24,8 @@ from __future__ import annotations
 import ast
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
-from graphsafe.rewriters.boundary import _torch_name
+from graphsafe.rewriters.parsed import parse_torch_module
 
 
 def device_checks(source: str, branches: set[tuple[int, int]],
@@ -35,14 +34,10 @@ def device_checks(source: str, branches: set[tuple[int, int]],
     from 0: the GS201s) and the `assert`s that read a name of `counter_names` ((name, attribute):
     `start`, bound to `caches[0].pos` in the same function). Returns (new source or None, the
     rewritten statements' lines in `source`)."""
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError:
+    parsed = parse_torch_module(source)
+    if parsed is None:
         return None, []
-    torch = _torch_name(module)
-    if torch is None:
-        return None, []
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, torch, positions = parsed
     rewrite = _Rewrite(torch, positions, branches, counter_names)
     new = module.visit(rewrite)
     return (new.code, sorted(rewrite.lines)) if rewrite.lines else (None, [])

@@ -25,9 +25,8 @@ count (the split's lines)."""
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
-from graphsafe.rewriters.boundary import _torch_name
+from graphsafe.rewriters.parsed import parse_torch_module
 from graphsafe.rewriters.nonzero_rows import _functions, _names_in, _statements, _writes_name
 
 _ELEMENTWISE = (cst.Add, cst.Subtract, cst.Multiply)
@@ -38,14 +37,10 @@ def fixed_histogram(source: str, bincount_at: set[tuple[int, int]],
     """Rewrite the `torch.bincount(idx, minlength=n)` starting at one of `bincount_at` ((line,
     column), columns from 0: GS107s) whose index is computed from names filtered by one mask at
     `filter_at` (the GS108s). Returns (new source or None, the bincount lines)."""
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError:
+    parsed = parse_torch_module(source)
+    if parsed is None:
         return None, []
-    torch = _torch_name(module)
-    if torch is None:
-        return None, []
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, torch, positions = parsed
     lines = source.splitlines(keepends=True)
     edits: list[tuple[int, int, int, str]] = []  # (line, start column, end column, text); one line each
     blank: set[int] = set()

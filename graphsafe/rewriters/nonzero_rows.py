@@ -23,9 +23,8 @@ from __future__ import annotations
 import dataclasses
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
-from graphsafe.rewriters.boundary import _torch_name
+from graphsafe.rewriters.parsed import parse_torch_module
 
 
 @dataclasses.dataclass
@@ -39,15 +38,10 @@ def writes_by_mask(source: str, nonzero_at: set[tuple[int, int]], numbers_at: se
     whose value starts at one of `nonzero_at` ((line, column), columns from 0: the GS107s), when
     every use of `rows` is `T[rows] = V` with V a literal number or starting at one of
     `numbers_at` (the GS301s: a per-step Python number)."""
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError:
+    parsed = parse_torch_module(source)
+    if parsed is None:
         return RowsResult(None)
-    torch = _torch_name(module)
-    if torch is None:
-        return RowsResult(None)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
+    module, torch, positions = parsed
     plans: dict[int, object] = {}  # id(node) -> replacement
     lines: list[int] = []
     for function in _functions(module):

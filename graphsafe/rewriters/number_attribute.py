@@ -20,9 +20,8 @@ found a number, or arithmetic of these."""
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
-from graphsafe.rewriters.boundary import _torch_name
+from graphsafe.rewriters.parsed import parse_torch_module
 
 _NUMBER_TYPES = frozenset({"int", "float"})
 _NUMBER_FUNCTIONS = frozenset({"int", "float", "len", "round"})
@@ -54,14 +53,10 @@ def number_attributes(module: cst.Module) -> dict[str, set[str]]:
 def tensor_of_attribute(source: str, at: set[tuple[int, int]]) -> tuple[str | None, list[int]]:
     """Rewrite the `torch.tensor(self.x, ...)` calls that hold one of `at` ((line, column),
     columns from 0: the GS402s) where `self.x` is a number attribute of the enclosing class."""
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError:
+    parsed = parse_torch_module(source)
+    if parsed is None:
         return None, []
-    torch = _torch_name(module)
-    if torch is None:
-        return None, []
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    module, torch, positions = parsed
     numbers = number_attributes(module)
     rewrite = _Rewrite(torch, positions, at, numbers)
     new = module.visit(rewrite)
