@@ -25,6 +25,7 @@ import ast
 
 import libcst as cst
 
+from graphsafe.rewriters.boundary import _names_in
 from graphsafe.rewriters.parsed import parse_torch_module
 
 
@@ -88,7 +89,7 @@ class _Rewrite(cst.CSTTransformer):
         if len(original.body) != 1 or not isinstance(original.body[0], cst.Assert):
             return updated
         node = original.body[0]
-        if not self.bound or not (_names(node.test) & self.bound[-1]) or not _one_test(node.test):
+        if not self.bound or not (_names_in(node.test) & self.bound[-1]) or not _one_test(node.test):
             return updated
         message = _text(node.msg) if node.msg is not None else "assertion failed"
         if message is None:
@@ -97,17 +98,6 @@ class _Rewrite(cst.CSTTransformer):
         check = (f"{self.torch}._assert_async({self.torch}.as_tensor({_code(node.test)}), "
                  f"{_literal('AssertionError: ' + message)})")
         return updated.with_changes(body=[cst.parse_statement(check + "\n").body[0]])
-
-
-def _names(node: cst.CSTNode) -> set[str]:
-    found: set[str] = set()
-
-    class _Collect(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-    node.visit(_Collect())
-    return found
 
 
 def _binds_from(function: cst.FunctionDef, name: str, attribute: str) -> bool:

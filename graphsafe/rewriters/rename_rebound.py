@@ -21,7 +21,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from graphsafe.rewriters.boundary import HOST_CODES, _find
+from graphsafe.rewriters.boundary import HOST_CODES, _find, _names_in
 
 
 def rename_rebound(source: str, qualname: str, host_lines: dict[int, set[str]]) -> str | None:
@@ -37,7 +37,7 @@ def rename_rebound(source: str, qualname: str, host_lines: dict[int, set[str]]) 
     function = found[1]
     body = list(function.body.body)
     declared = _declared(function)
-    taken = _all_names(module)
+    taken = _names_in(module)
     renames: dict[int, dict[str, str]] = {}  # statement index -> {old: new} from there on
     targets_only: dict[int, dict[str, str]] = {}  # the rebinding itself: its target only
     for h, statement in enumerate(body):
@@ -195,17 +195,6 @@ def _declared(function: cst.FunctionDef) -> set[str]:
             found.update(n.name.value for n in node.names)
 
     function.visit(_Find())
-    return found
-
-
-def _all_names(module: cst.Module) -> set[str]:
-    found: set[str] = set()
-
-    class _Collect(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-    module.visit(_Collect())
     return found
 
 
