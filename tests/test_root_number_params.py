@@ -82,3 +82,13 @@ def test_a_root_parameter_passed_inside_a_capture_block_is_reported():
         return g, out
     """)
     assert [line for line, _ in found] == [6]
+
+
+def test_a_root_parameter_a_wrapper_forwards_from_its_own_unseen_callers_may_vary():
+    # graph's split makes the user's step a wrapper calling the core: the wrapper forwards its own
+    # parameter, whose callers are not visible, so the core's parameter may still vary
+    found = gs301("""
+    def sample_step(x, sigma: float):
+        return denoise(x, sigma)
+    """)
+    assert [line for line, _ in found] == [6] and "may vary" in found[0][1]

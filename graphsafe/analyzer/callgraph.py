@@ -581,13 +581,40 @@ class Project:
         (a loop variable, a counter) or a run saw it change; False where every visible caller
         passes a step-invariant one (a per-run setting: `eta`, `temperature`); None where no caller
         is visible: it may vary (reported, and said so)."""
+        return self._number_param_varies(function, name, roots, set())
+
+    def _number_param_varies(self, function: str, name: str, roots: frozenset, seen: set) -> bool | None:
+        if (function, name) in seen:
+            return None
+        seen.add((function, name))
         if self.param_is_varying(function, name, roots - {function}):
             return True
         callers = [c for c in self.callers().get(function, ()) if c != function]
         # a caller that captures passes the value baked at capture: what replays see is not shown
         if not callers or any(c.rpartition(".<")[0] in self.capturing_units() for c in callers):
             return None
+        # a caller forwarding its own number parameter (a wrapper around the region) passes what its
+        # own callers pass: unknown where theirs is
+        slots = self._param_slots(function, name)
+        for _, slot_conditions in self._scalar_callers().get(function, ()):
+            for slot, cond in slot_conditions:
+                if slot in slots and cond and cond[0] == "param" and len(cond) >= 3 and \
+                        self._number_param_varies(cond[1], cond[2], roots, seen) is None:
+                    return None
         return False
+
+    def _param_slots(self, function: str, name: str) -> set[str]:
+        """The argument slots a call fills `function`'s parameter `name` through: its name, its
+        position, its place from the end after `*args`."""
+        slots = {name}
+        located = self.units.get(function)
+        if located is not None and name in located.unit.params:
+            params = located.unit.params
+            index = params.index(name)
+            slots.add(str(index))
+            if len(params) - index <= located.unit.required_tail:
+                slots.add(f"-{len(params) - index}")  # passed after `*args` (`f(*batch, lr)`)
+        return slots
 
     def may_vary_note(self, condition: tuple[str, ...] | None, unit_key: str, roots: frozenset) -> str:
         """The message suffix of a region root's number parameter no visible caller passes."""
@@ -608,13 +635,7 @@ class Project:
         result = (not callers_only and function in roots) or bool(self.observed.changed_number(function, name))
         located = self.units.get(function)
         if not result and located is not None:
-            params = located.unit.params
-            slots = {name}
-            if name in params:
-                index = params.index(name)
-                slots.add(str(index))
-                if len(params) - index <= located.unit.required_tail:
-                    slots.add(f"-{len(params) - index}")  # passed after `*args` (`f(*batch, lr)`)
+            slots = self._param_slots(function, name)
             for caller, slot_conditions in self._scalar_callers().get(function, ()):
                 if any(slot in slots and not (callers_only and cond == ("loop",)) and self.condition_holds(cond, caller, roots)
                        for slot, cond in slot_conditions):
