@@ -162,16 +162,28 @@ def run_eager(request: dict) -> dict:
 
 
 def rng_state(device) -> tuple:
+    """torch's CPU and CUDA states (compared between the twins), then Python's `random` and numpy's
+    global state (only restored: sb3's replay buffer samples its batch with `np.random`)."""
+    import random
+
     import torch
 
-    return torch.get_rng_state(), torch.cuda.get_rng_state(device)
+    numpy = sys.modules.get("numpy")
+    return (torch.get_rng_state(), torch.cuda.get_rng_state(device), random.getstate(),
+            numpy.random.get_state() if numpy is not None else None)
 
 
 def set_rng_state(state: tuple, device) -> None:
+    import random
+
     import torch
 
     torch.set_rng_state(state[0])
     torch.cuda.set_rng_state(state[1], device)
+    random.setstate(state[2])
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and state[3] is not None:
+        numpy.random.set_state(state[3])
 
 
 def twin_step(run_a: Callable[[], Any], run_b: Callable[[], Any], device) -> tuple[Any, Any, tuple, tuple]:
