@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphsafe.rewriters.boundary import _local_names
 from graphsafe.rewriters.parsed import parse_torch_module
 from graphsafe.rewriters.nonzero_rows import _functions, _names_in, _statements, _writes_name
 
@@ -111,7 +112,7 @@ def _plan(statements, index: int, call: cst.Call, positions, filter_at):
             any(_names_in(s, idx) for s in statements[index + 1:]) or \
             any(_names_in(s, idx) for s in earlier[binding_at + 1:]):
         return None
-    names = _names(binding.value)
+    names = _local_names(binding.value)
     filters, mask = [], None
     for position in range(binding_at - 1, -1, -1):
         small = earlier[position]
@@ -166,24 +167,8 @@ def _elementwise(expr: cst.BaseExpression) -> bool:
         return isinstance(expr.value, (cst.Name, cst.Attribute)) and _elementwise(expr.value)
     if isinstance(expr, cst.BinaryOperation):
         return isinstance(expr.operator, _ELEMENTWISE + (cst.Power,)) and _elementwise(expr.left) and \
-            _elementwise(expr.right) and (not isinstance(expr.operator, cst.Power) or not _names(expr) - {"self"})
+            _elementwise(expr.right) and (not isinstance(expr.operator, cst.Power) or not _local_names(expr) - {"self"})
     return False
-
-
-def _names(expr: cst.BaseExpression) -> set[str]:
-    """The plain names an expression reads (not the attributes of a chain)."""
-    found: set[str] = set()
-
-    class _Collect(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            found.add(name.value)
-
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
-            return False
-
-    expr.visit(_Collect())
-    return found
 
 
 def _one_line(where) -> bool:

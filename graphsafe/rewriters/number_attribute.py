@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphsafe.rewriters.boundary import _chain
 from graphsafe.rewriters.parsed import parse_torch_module
 
 _NUMBER_TYPES = frozenset({"int", "float"})
@@ -94,15 +95,6 @@ class _Rewrite(cst.CSTTransformer):
         self.lines.append(where.start.line)
         shape = cst.Arg(cst.Tuple([]), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
         return updated.with_changes(func=cst.parse_expression(f"{self.torch}.full"), args=[shape, *updated.args])
-
-
-def _chain(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        head = _chain(node.value)
-        return f"{head}.{node.attr.value}" if head else None
-    return None
 
 
 def _number_fields(cls: cst.ClassDef) -> set[str]:
