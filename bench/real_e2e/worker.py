@@ -478,7 +478,8 @@ def run_gpu_graph(request: dict) -> dict:
                                                                 request["inner"]))
     except Exception as error:  # graphed() classified its own capture failure: keep its rule and line
         failure = getattr(error, "failure", None) or classify_exception(error, phase)
-        result.update(match=False, failure=failure.to_json(), error=f"{type(error).__name__}: {error}"[:400])
+        result.update(match=False, failure=failure.to_json(), error=f"{type(error).__name__}: {error}"[:400],
+                      traceback=traceback.format_exc()[-6000:])  # the failing line in torch's frames too
     result["mismatches"] = result["mismatches"][:8]
     return result
 

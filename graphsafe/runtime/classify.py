@@ -543,7 +543,8 @@ def classify(record: FailureRecord, is_library: Callable[[str], bool] | None = N
         why, fix = _WHY["GS701"]
         detail = f"{match.group(1)} was built with capturable=False: {why}; {fix}"
     elif any(_PINNED in m for m in messages):
-        code = _pinned_code(source) if torch_code is None or torch_code in ("GS104",) else torch_code
+        # a copy is never a branch: torch.distributions' frames name GS201 for their validation only
+        code = _pinned_code(source) if torch_code in (None, "GS104", "GS201") else torch_code
         error_class = "pageable host copy during capture"
         if code == "GS402" and re.search(r"\[[^\]]*\[", source):
             detail = ("a Python list used as an index is copied to the device as a tensor at every call: "

@@ -77,6 +77,7 @@ import torch.utils._pytree as pytree
 from graphsafe.runtime.capture import recover_after_failed_capture
 from graphsafe.runtime.classify import CaptureFailure, classify_exception, exit_summary
 from graphsafe.runtime.graphed_autograd import needs_autograd, object_holding_grad
+from graphsafe.runtime.host_numbers import NumbersFromPinnedMemory
 
 __all__ = ["graphed", "graph_method", "GraphedMethod", "GraphedCallable", "GraphedInputError", "GraphedCaptureError", "choose_bucket", "normalize_buckets", "pad_batch",
            "unpad_batch"]
@@ -198,6 +199,7 @@ class _Entry:
     output_batched: list[bool] = field(default_factory=list)
     inout: list[int] = field(default_factory=list)  # leaves the step mutates in place
     flat_output: Any = None  # (leaves, spec) of `output`, computed on the first call
+    kept: list = field(default_factory=list)  # pinned host numbers the graph copies from at each replay
 
 
 @dataclass
@@ -567,7 +569,8 @@ class GraphedCallable:
             capture_stream = torch.cuda.Stream()
             try:
                 with self._range(f"graphsafe.capture[{label}]"), self._grad_mode(), torch.cuda.stream(capture_stream):
-                    with torch.cuda.graph(graph, pool=self.pool, stream=capture_stream):
+                    with torch.cuda.graph(graph, pool=self.pool, stream=capture_stream), \
+                            NumbersFromPinnedMemory() as numbers:
                         output = self._call_on(statics)
             except Exception as error:  # torch's text names a CUDA error; the user wants the rule and the line
                 failure = classify_exception(error, phase="capture")
@@ -578,7 +581,8 @@ class GraphedCallable:
         self.capture_seconds[bucket] = time.perf_counter() - started
         inout = [i for i, (s, v) in enumerate(zip(statics, versions))
                  if isinstance(s, torch.Tensor) and s._version != v]
-        return _Entry(bucket, graph, statics, output, inout=inout)
+        kept = numbers.kept if self.backend != "eager" else []
+        return _Entry(bucket, graph, statics, output, inout=inout, kept=kept)
 
     def _find_batched_outputs(self, leaves: list[Any]) -> None:
         """Which output leaves carry the batch: the ones whose batch dimension follows the bucket.

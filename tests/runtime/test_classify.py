@@ -137,6 +137,16 @@ def test_pageable_copies(source, code):
         assert "list used as an index" in failure.cause
 
 
+def test_pageable_copy_inside_a_distribution_constructor_is_a_host_copy_not_a_branch():
+    # HalfNormal(scale) -> broadcast_all(0, scale) -> torch.tensor(0, device=scale.device)
+    inner = Frame(f"{TORCH}/distributions/utils.py", 50, "broadcast_all", "torch.tensor(v, **options)")
+    record = FailureRecord.of(("RuntimeError", PINNED, user_frames(34, "sigma = dist.HalfNormal(one)", "model",
+                                                                    inner)))
+    failure = classify(record, LibraryFilter())
+    assert failure.code == "GS402"
+    assert failure.line == 34
+
+
 def test_pinned_copy_followed_by_an_invalidated_capture_keeps_the_copy_as_cause():
     record = FailureRecord.of(("AcceleratorError", E901, CAPTURE_FRAMES),
                               ("RuntimeError", PINNED, user_frames(12, "w = torch.tensor([1.0, 2.0], device='cuda')")))
