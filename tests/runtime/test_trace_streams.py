@@ -382,13 +382,13 @@ def test_an_autotuned_kernel_warmed_up_before_the_trace_is_not_gs710(fake_triton
     assert autotuner.run.__name__ == "run" and "graphsafe" not in autotuner.run.__code__.co_filename
 
 
-# --- issue 23's re-created cases (tests/cases23, docs/cases.md's tracer column) ------------------
+# --- issue 23's re-created cases (tests/capture_cases, docs/cases.md's tracer column) ------------------
 
-CASES = Path(__file__).parent.parent / "cases23"
+CASES = Path(__file__).parent.parent / "capture_cases"
 
 
 def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"cases23_{name}", CASES / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"capture_cases_{name}", CASES / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -1,4 +1,4 @@
-"""Issue 23's real-case table, executable: every tests/cases23 file marked `static` is reported by
+"""Issue 23's real-case table, executable: every tests/capture_cases file marked `static` is reported by
 `graphsafe check` with its expected code (its negative twin with none of the codes it names), and
 every file marked `runtime` is named by the capture classifier from its recorded error, at the
 file's own line. docs/cases.md lists every case."""
@@ -14,7 +14,7 @@ import pytest
 from graphsafe.runtime.classify import FailureRecord, Frame, LibraryFilter, classify
 from tests.helpers import run_cli
 
-CASES = Path(__file__).parent / "cases23"
+CASES = Path(__file__).parent / "capture_cases"
 DOCS = Path(__file__).parent.parent / "docs" / "cases.md"
 SITE = "/usr/lib/python3.12/site-packages"  # where recorded library frames live (torch, triton)
 CAPTURE_EXIT = (Frame(f"{SITE}/torch/cuda/graphs.py", 265, "graph.__exit__", "self.cuda_graph.capture_end()"),)
