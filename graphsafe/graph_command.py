@@ -29,6 +29,7 @@ from graphsafe.analyzer.engine import check_paths, discover_files
 from graphsafe.analyzer.grouping import each_use
 from graphsafe.config import Settings
 from graphsafe.fixer import fix_paths, read_text
+from graphsafe.graph_loop import exit_loop_in, plan_loop_body
 from graphsafe.model import Diagnostic, RegionKind
 from graphsafe.rewriters.boundary import SplitResult, convert_fixed_values, split_region
 from graphsafe.rewriters.host_callees import host_callee_lines
@@ -81,6 +82,14 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
     files = discover_files(paths, settings)
     root = _above_packages(Path(os.path.commonpath([str(_abs(f).parent) for f in files] +
                                                    [str(_abs(region.path).parent)])))
+    # a loop that exits on device data (`if done.all(): break`): its body is graphed instead (graph_loop.py)
+    loop = exit_loop_in(project, region, _defined_as(project, region))
+    loop_note = ""
+    if loop is not None:
+        staged, loop_note = plan_loop_body(plan, paths, settings, project, region, _defined_as(project, region), loop,
+                                           files, root, _facts_file(settings))
+        if staged is not None:
+            return staged
     with tempfile.TemporaryDirectory(prefix="graphsafe-graph-") as scratch:
         copies = _copy_tree(files, root, Path(scratch))
         region_copy = copies[str(_abs(region.path))]
@@ -187,6 +196,7 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
     if converted:
         split = dataclasses.replace(split, converted=converted)
     notes += assert_notes(result.applied, lambda path: _shown(back.get(os.path.realpath(path), path)))
+    notes += [loop_note] * bool(loop_note)
     inputs = [f"{_shown(region.path)}:{line}: {note}"
               for line, note in (hosted.moved if split.source is not None else []) + hosted.refused]
     return GraphPlan(region.display, region.path, split, core, changed, fixes, blocking,

@@ -183,7 +183,11 @@ class _Statement:
     producer: bool = False  # makes a core input on the host: hoisted before the core when it commutes
 
     def __post_init__(self) -> None:
-        self.reads, self.writes = _effects(self.node) if self.node is not None else (set(), set())
+        collector = _Effects()
+        if self.node is not None:
+            self.node.visit(collector)
+        self.reads, self.writes, self.rebinds = collector.reads, collector.writes, collector.rebinds
+        self.refs = _appended_reference(self.node)
 
 
 def _place(facts: list[_Statement], ret: _Statement | None) -> list[str]:
@@ -259,7 +263,23 @@ def _stores_into_subscript(node: cst.CSTNode) -> bool:
 
 
 def _commute(a: _Statement, b: _Statement) -> bool:
-    return not (_overlaps(a.writes, b.reads | b.writes) or _overlaps(b.writes, a.reads))
+    # `lst.append(x)` stores a reference: an in-place write of x before or after it shows through
+    # the list the same way; only rebinding x changes which object is appended
+    a_reads = a.reads - {r for r in a.refs if not _overlaps(b.rebinds, {r})}
+    b_reads = b.reads - {r for r in b.refs if not _overlaps(a.rebinds, {r})}
+    return not (_overlaps(a.writes, b_reads | b.writes) or _overlaps(b.writes, a_reads))
+
+
+def _appended_reference(node) -> set[str]:
+    """{"x"} for a statement `chain.append(x)`: the name whose object a list keeps."""
+    if not (isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1 and isinstance(node.body[0], cst.Expr)):
+        return set()
+    call = node.body[0].value
+    if (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "append"
+            and _chain(call.func.value) and len(call.args) == 1 and not call.args[0].keyword
+            and not call.args[0].star and isinstance(call.args[0].value, cst.Name)):
+        return {call.args[0].value.value}
+    return set()
 
 
 def _overlaps(left: set[str], right: set[str]) -> bool:
@@ -278,6 +298,7 @@ class _Effects(cst.CSTVisitor):
     def __init__(self) -> None:
         self.reads: set[str] = set()
         self.writes: set[str] = set()
+        self.rebinds: set[str] = set()  # written by binding, not in place (`x = ...`, `self.a = ...`)
 
     def _target(self, node: cst.BaseExpression) -> None:
         if isinstance(node, (cst.Tuple, cst.List)):
@@ -292,6 +313,7 @@ class _Effects(cst.CSTVisitor):
             node.visit(self)
         elif (chain := _chain(node)) is not None:
             self.writes.add(chain)
+            self.rebinds.add(chain)
         else:
             node.visit(self)
 
