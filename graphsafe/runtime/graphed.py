@@ -227,6 +227,9 @@ class _EagerGraph:
                     static.copy_(new)
 
 
+MAX_STRUCTURES = 4  # argument structures one graphed callable captures (each its own graphs)
+
+
 class GraphedCallable:
     """See the module docstring; built by `graphed(...)`."""
 
@@ -237,6 +240,8 @@ class GraphedCallable:
                  pool: Any = None, warmup: int = 3, clone_outputs: bool = True, pad_value: float | None = 0,
                  generators: Iterable[torch.Generator] = (), nvtx_ranges: bool = True,
                  reset_after_warmup: bool = True, backend: str = "cuda", name: str | None = None) -> None:
+        # the options again, for the graph of another argument structure (_by_structure)
+        options = {k: v for k, v in locals().items() if k not in ("self", "fn", "sample_args", "sample_kwargs")}
         if not callable(fn):
             raise TypeError(f"graphed: fn must be callable, got {type(fn).__name__}")
         if backend not in ("cuda", "eager"):
@@ -278,6 +283,8 @@ class GraphedCallable:
         self._spec = None
         self._flat_key: tuple | None = None  # (positional count, keyword names) of a flat captured call
         self._autograd = None  # AutogradGraphs when the first call needed a backward (graphed_autograd)
+        self._options = options
+        self._structures: dict[Any, GraphedCallable] = {}  # another argument structure → its own graphs
         functools.update_wrapper(self, fn, updated=())
         if sample_args is not None or sample_kwargs is not None:
             self._capture_all(_as_tuple(sample_args), dict(sample_kwargs or {}))
@@ -628,9 +635,7 @@ class GraphedCallable:
         leaves, spec = self._flatten_call(args, kwargs)
         self._refuse_autograd_through(leaves)
         if spec is not None and spec != self._spec:
-            raise GraphedInputError(f"graphed {self.name}: the arguments' structure differs from the captured one "
-                                    f"({len(leaves)} leaves vs {len(self._leaves)}); pass the same arguments in the "
-                                    "same form")
+            return self._by_structure(spec, leaves, args, kwargs)
         size, same_shape = self._check(leaves)
         bucket = choose_bucket(size, self.buckets, self.pad) if same_shape else None
         if bucket is None:
@@ -647,6 +652,25 @@ class GraphedCallable:
             self.stats["padded"] += 1
         self._copy_back(entry, leaves, size)
         return self._outputs(entry, size)
+
+    def _by_structure(self, spec, leaves: list[Any], args: tuple, kwargs: dict) -> Any:
+        """A call whose arguments have another structure (a decoder's first step passes `None` where
+        later steps pass a state tuple): graphs of its own, sharing the memory pool and the counts,
+        up to MAX_STRUCTURES; past that an error (a structure that keeps changing is no graph)."""
+        other = self._structures.get(spec)
+        if other is None:
+            if len(self._structures) + 1 >= MAX_STRUCTURES:
+                raise GraphedInputError(
+                    f"graphed {self.name}: the arguments' structure differs from the {len(self._structures) + 1} "
+                    f"captured ones ({len(leaves)} leaves vs {len(self._leaves)}); pass the same arguments in the "
+                    "same form")
+            if self.pool is None and self.backend == "cuda":
+                self.pool = torch.cuda.graph_pool_handle()
+            other = GraphedCallable(self.fn, **dict(self._options, pool=self.pool,
+                                                    name=f"{self.name}[structure {len(self._structures) + 2}]"))
+            other.stats = self.stats
+            self._structures[spec] = other
+        return other(*args, **kwargs)
 
     def _flatten_call(self, args: tuple, kwargs: dict) -> tuple[list[Any], Any]:
         """The call's leaves; its structure too (None: the captured call's structure, checked

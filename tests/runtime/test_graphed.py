@@ -158,7 +158,6 @@ def test_outputs_are_fresh_tensors_or_documented_views():
     (lambda s: s(torch.randint(0, 5, (3, 1)), torch.tensor(0)), "has 2 dimensions"),
     (lambda s: s(torch.randint(0, 5, (3,)), 0), "must be a tensor, got int"),
     (lambda s: s(torch.randint(0, 5, (3,)), torch.tensor([0, 1])), "has 1 dimensions (2,), captured 0 ()"),
-    (lambda s: s(torch.randint(0, 5, (3,))), "structure differs"),
 ])
 def test_mismatched_inputs_are_errors_not_wrong_answers(call, message):
     _, _, step = decode_pair()
