@@ -77,6 +77,7 @@ import torch.utils._pytree as pytree
 from graphsafe.runtime.capture import recover_after_failed_capture
 from graphsafe.runtime.classify import CaptureFailure, classify_exception, exit_summary
 from graphsafe.runtime.graphed_autograd import needs_autograd, object_holding_grad
+from graphsafe.runtime.attribute_state import AttributeState, none_flags, rebind
 from graphsafe.runtime.host_numbers import NumbersFromPinnedMemory
 
 __all__ = ["graphed", "graph_method", "GraphedMethod", "GraphedCallable", "GraphedInputError", "GraphedCaptureError", "choose_bucket", "normalize_buckets", "pad_batch",
@@ -200,6 +201,7 @@ class _Entry:
     inout: list[int] = field(default_factory=list)  # leaves the step mutates in place
     flat_output: Any = None  # (leaves, spec) of `output`, computed on the first call
     kept: list = field(default_factory=list)  # pinned host numbers the graph copies from at each replay
+    rebind: list = field(default_factory=list)  # attribute bindings the capture left: made again after a replay
 
 
 @dataclass
@@ -285,6 +287,10 @@ class GraphedCallable:
         self._autograd = None  # AutogradGraphs when the first call needed a backward (graphed_autograd)
         self._options = options
         self._structures: dict[Any, GraphedCallable] = {}  # another argument structure → its own graphs
+        self._attributes: AttributeState | None = None  # state kept as attribute bindings (attribute_state.py)
+        self._attributes_before: dict = {}
+        self._from_none: list = []  # attributes the capture found None and set: their None-ness keys the graphs
+        self._captured_flags: tuple = ()
         functools.update_wrapper(self, fn, updated=())
         if sample_args is not None or sample_kwargs is not None:
             self._capture_all(_as_tuple(sample_args), dict(sample_kwargs or {}))
@@ -416,6 +422,10 @@ class GraphedCallable:
         tracked = self._tracked(args, kwargs)
         from graphsafe.runtime.snapshot import Snapshot
 
+        if self.backend == "cuda":
+            self._attributes = AttributeState(tracked)
+            self._attributes_before = self._attributes.bindings()
+
         saved = Snapshot(tracked, rng=True, parameters=self.train) if self.reset_after_warmup else None
         self._group_lrs = self._device_lrs(leaves)
         try:
@@ -430,6 +440,8 @@ class GraphedCallable:
                 if self.backend == "cuda":
                     torch.cuda.synchronize()
                 saved.restore_values()
+            if self._attributes is not None and saved is not None:  # the call's own bindings: its replay
+                self._attributes.put_back(self._attributes_before)  # makes the capture's again
 
     def _capture_autograd(self, args: tuple, kwargs: dict) -> None:
         """train=False called with autograd on and inputs that require grad (a loss whose result a
@@ -567,6 +579,8 @@ class GraphedCallable:
                 for _ in range(self.warmup):
                     self._call_on(statics)
             torch.cuda.current_stream().wait_stream(stream)
+            if self._attributes is not None and self.reset_after_warmup:  # the call's own path, not the
+                self._attributes.put_back(self._attributes_before)  # one the warm-up left
             graph = torch.cuda.CUDAGraph()
             for generator in self.generators:
                 if not hasattr(graph, "register_generator_state"):
@@ -579,6 +593,8 @@ class GraphedCallable:
                     with torch.cuda.graph(graph, pool=self.pool, stream=capture_stream), \
                             NumbersFromPinnedMemory() as numbers:
                         output = self._call_on(statics)
+                        if self._attributes is not None:
+                            self._attributes.close_loops(self._attributes_before)
             except Exception as error:  # torch's text names a CUDA error; the user wants the rule and the line
                 failure = classify_exception(error, phase="capture")
                 del graph  # a failed capture leaves the RNG in capture mode: no random numbers until recovered
@@ -589,7 +605,12 @@ class GraphedCallable:
         inout = [i for i, (s, v) in enumerate(zip(statics, versions))
                  if isinstance(s, torch.Tensor) and s._version != v]
         kept = numbers.kept if self.backend != "eager" else []
-        return _Entry(bucket, graph, statics, output, inout=inout, kept=kept)
+        rebind = []
+        if self._attributes is not None:
+            rebind = self._attributes.left_by_capture(self._attributes_before)
+            self._from_none = AttributeState.from_none(self._attributes_before, rebind)
+            self._captured_flags = (True,) * len(self._from_none)  # the graph is for a call that finds them None
+        return _Entry(bucket, graph, statics, output, inout=inout, kept=kept, rebind=rebind)
 
     def _find_batched_outputs(self, leaves: list[Any]) -> None:
         """Which output leaves carry the batch: the ones whose batch dimension follows the bucket.
@@ -634,8 +655,9 @@ class GraphedCallable:
             return self._call_autograd(args, kwargs)
         leaves, spec = self._flatten_call(args, kwargs)
         self._refuse_autograd_through(leaves)
-        if spec is not None and spec != self._spec:
-            return self._by_structure(spec, leaves, args, kwargs)
+        flags = none_flags(self._from_none) if self._from_none else ()
+        if (spec is not None and spec != self._spec) or flags != self._captured_flags:
+            return self._by_structure((self._spec if spec is None else spec, flags), leaves, args, kwargs)
         size, same_shape = self._check(leaves)
         bucket = choose_bucket(size, self.buckets, self.pad) if same_shape else None
         if bucket is None:
@@ -647,6 +669,7 @@ class GraphedCallable:
         self._copy_in(entry, leaves, size)
         with self._range(f"graphsafe.replay[{self.name} b={bucket}]"):
             entry.graph.replay()
+        rebind(entry.rebind)
         self.stats["replays"] += 1
         if size != bucket:
             self.stats["padded"] += 1
@@ -655,8 +678,9 @@ class GraphedCallable:
 
     def _by_structure(self, spec, leaves: list[Any], args: tuple, kwargs: dict) -> Any:
         """A call whose arguments have another structure (a decoder's first step passes `None` where
-        later steps pass a state tuple): graphs of its own, sharing the memory pool and the counts,
-        up to MAX_STRUCTURES; past that an error (a structure that keeps changing is no graph)."""
+        later steps pass a state tuple), or whose state attributes the capture found `None` are set
+        (or `None` again): graphs of their own, sharing the memory pool and the counts, up to
+        MAX_STRUCTURES; past that an error (a structure that keeps changing is no graph)."""
         other = self._structures.get(spec)
         if other is None:
             if len(self._structures) + 1 >= MAX_STRUCTURES:

@@ -1,0 +1,99 @@
+"""State a step keeps as attribute bindings, through capture and replay.
+
+A decoder's attention keeps `self.prev_attn = attn.detach()` between steps, and `reset()` sets
+it and a cached `self.enc_h` back to `None` at each new sequence, which the first step tests
+(`if self.enc_h is None: self.enc_h = self.mlp(enc)`). A CUDA graph replays the tensor work and
+none of this Python, so graphed() handles such bindings itself (graphed.py):
+
+- before the capture, the bindings go back to what they were before the warm-up calls, so the
+  graph records the path the call itself takes (the warm-up had filled the `None`s);
+- a tensor attribute the capture rebinds to a tensor of the same shape, dtype and device gets
+  the new value copied into the old tensor at the end of the graph, and the old binding back:
+  the next replay reads what this one wrote (else it reads the capture's tensor for good);
+- the bindings a capture leaves (a `None` now a graph tensor) are made again after each replay;
+- which of the attributes the capture found `None` are `None` now is part of the graph's key: a
+  call that finds them set again (or `None` again after a reset) takes another graph.
+
+Attributes of the step's modules and plain state objects whose value is a tensor or `None`
+(names not starting with `_`); parameters and buffers live elsewhere and are not touched.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+_Binding = tuple[Any, str]  # (object, attribute name)
+
+
+class AttributeState:
+    def __init__(self, tracked) -> None:
+        objects: list[Any] = []
+        seen: set[int] = set()
+        for _, module in tracked.modules():
+            for sub in module.modules():
+                if id(sub) not in seen:
+                    seen.add(id(sub))
+                    objects.append(sub)
+        for _, obj in tracked.plain_objects():
+            if id(obj) not in seen and hasattr(obj, "__dict__"):
+                seen.add(id(obj))
+                objects.append(obj)
+        self.objects = objects
+
+    def bindings(self) -> dict[tuple[int, str], tuple[Any, str, Any]]:
+        """{(id, name): (object, name, value)} for every watched attribute now."""
+        found = {}
+        for obj in self.objects:
+            for name, value in list(vars(obj).items()):
+                if not name.startswith("_") and (value is None or _is_state_tensor(value)):
+                    found[(id(obj), name)] = (obj, name, value)
+        return found
+
+    def put_back(self, saved: dict) -> None:
+        """The bindings of `saved` again; watched attributes made since then are removed."""
+        now = self.bindings()
+        for key, (obj, name, _) in now.items():
+            if key not in saved:
+                vars(obj).pop(name, None)
+        for obj, name, value in saved.values():
+            vars(obj)[name] = value
+
+    def close_loops(self, before: dict) -> None:
+        """Inside the capture, after the step: a tensor rebound to a like tensor is written in place."""
+        for key, (obj, name, value) in self.bindings().items():
+            old = before.get(key, (None, None, None))[2]
+            if _is_state_tensor(old) and value is not old and _alike(old, value):
+                with torch.no_grad():
+                    old.copy_(value)
+                vars(obj)[name] = old
+
+    def left_by_capture(self, before: dict) -> list[tuple[Any, str, Any]]:
+        """(object, name, value) of the bindings that differ from `before`: made again after a replay."""
+        return [(obj, name, value) for key, (obj, name, value) in self.bindings().items()
+                if key not in before or before[key][2] is not value]
+
+    @staticmethod
+    def from_none(before: dict, left: list[tuple[Any, str, Any]]) -> list[_Binding]:
+        """The attributes the capture found `None` and left set: their `None`-ness keys the graph."""
+        return [(obj, name) for obj, name, value in left
+                if value is not None and before.get((id(obj), name), (None, None, None))[2] is None]
+
+
+def none_flags(watched: list[_Binding]) -> tuple[bool, ...]:
+    return tuple(vars(obj).get(name) is None for obj, name in watched)
+
+
+def rebind(left: list[tuple[Any, str, Any]]) -> None:
+    for obj, name, value in left:
+        vars(obj)[name] = value
+
+
+def _is_state_tensor(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter)
+
+
+def _alike(old: torch.Tensor, new: Any) -> bool:
+    return (isinstance(new, torch.Tensor) and new.shape == old.shape and new.dtype == old.dtype
+            and new.device == old.device and not old.requires_grad and not new.requires_grad)
