@@ -57,6 +57,14 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
   replay, so an LR scheduler or the caller's `group["lr"] = x` takes effect; between calls the
   group holds its Python number as before. Other optimizers' lr is baked: a replay after it
   changed is an error (GS301).
+- Another argument structure (a decoder's first step passes `None` where later steps pass a
+  state tuple) gets graphs of its own, sharing the pool and `.stats`, up to MAX_STRUCTURES.
+- State kept as attribute bindings of the step's modules and state objects (`self.prev =
+  attn.detach()`, a cache reset to `None` and made on the first step): put back to its
+  pre-warm-up bindings before the capture, closed in place at the graph's end, re-bound after each
+  replay, and its `None`-ness part of the graph's key (runtime/attribute_state.py).
+- `torch.tensor(<Python numbers>, device="cuda")` inside the step (torch.distributions does it)
+  is copied from pinned host memory while capturing (runtime/host_numbers.py).
 - `backend="eager"` runs the same input handling without graphs (fn is called on the static
   buffers): for tests of bucketing and padding on machines without a GPU.
 """
