@@ -108,3 +108,29 @@ def test_graph_graphs_the_loop_body_and_the_written_program_decodes_the_same(tmp
     written = program.read_text(encoding="utf-8")
     assert "def forward_body_core(self" in written and "if done.all():" in written
     assert _same(_decode(DECODER, _inputs()), _decode(written, _inputs()))
+
+
+def test_a_while_loop_on_device_data_moves_its_whole_body():
+    source = textwrap.dedent('''\
+        import torch
+
+
+        def decode(x, limit):
+            done = torch.zeros(x.shape[0], dtype=torch.bool)
+            n = 0
+            while not done.all() and n < limit:
+                x = x * 0.5 + 1.0
+                done = done | (x > 1.9)
+                n += 1
+            return x, n
+    ''')
+    assert exit_loops(source, "decode") == [(7, [7])]
+    body, why = extract_loop_body(source, "decode", 7)
+    assert why == "" and body.body_name == "decode_body" and body.results == ["done", "n", "x"]
+    assert "done, n, x = decode_body(x, done, n)" in body.source
+    run = {}
+    for name, text in (("orig", source), ("body", body.source)):
+        namespace: dict = {}
+        exec(compile(text, name, "exec"), namespace)
+        run[name] = [namespace["decode"](torch.linspace(0, 1.5, 4), limit) for limit in (1, 3, 50)]
+    assert all(torch.equal(a[0], b[0]) and a[1] == b[1] for a, b in zip(run["orig"], run["body"]))

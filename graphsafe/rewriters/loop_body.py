@@ -50,18 +50,22 @@ class LoopBody:
 
 
 def exit_loops(source: str, defined: str) -> list[tuple[int, list[int]]]:
-    """(line of the `for`, lines of its trailing exit statements) for each top-level `for` of the
-    function `defined` whose body ends in statements that `break` or `continue`."""
+    """(line of the loop, lines of its exit) for each top-level loop of the function `defined`
+    that exits by its own test: a `for` whose body ends in statements that `break` or `continue`
+    (those statements), or a `while` (its condition, and such trailing statements)."""
     function = _function(source, defined)
     if function is None:
         return []
     found = []
     for statement in function.body:
-        if isinstance(statement, ast.For) and not statement.orelse:
-            split = _tail_start(statement.body)
-            if 0 < split < len(statement.body):
-                lines = [line for s in statement.body[split:] for line in range(s.lineno, s.end_lineno + 1)]
-                found.append((statement.lineno, lines))
+        if not isinstance(statement, (ast.For, ast.While)) or statement.orelse:
+            continue
+        split = _tail_start(statement.body)
+        lines = [line for s in statement.body[split:] for line in range(s.lineno, s.end_lineno + 1)]
+        if isinstance(statement, ast.While):
+            lines += list(range(statement.test.lineno, statement.test.end_lineno + 1))
+        if 0 < split and lines:
+            found.append((statement.lineno, sorted(lines)))
     return found
 
 
@@ -74,9 +78,9 @@ def extract_loop_body(source: str, defined: str, loop_line: int) -> tuple[LoopBo
     function = _function_in(tree, defined)
     if function is None:
         return None, f"no function {defined}"
-    loop = next((s for s in function.body if isinstance(s, ast.For) and s.lineno == loop_line), None)
+    loop = next((s for s in function.body if isinstance(s, (ast.For, ast.While)) and s.lineno == loop_line), None)
     if loop is None:
-        return None, f"no top-level `for` at line {loop_line} in {defined}"
+        return None, f"no top-level loop at line {loop_line} in {defined}"
     split = _tail_start(loop.body)
     moved = loop.body[:split]
     if not moved:
@@ -141,7 +145,7 @@ def _unmovable(moved: list[ast.stmt]) -> str:
     return ""
 
 
-def _interface(function, loop: ast.For, moved: list[ast.stmt]) -> tuple[list[str], list[str], str]:
+def _interface(function, loop: ast.For | ast.While, moved: list[ast.stmt]) -> tuple[list[str], list[str], str]:
     """(parameters, results, why not): what the moved statements read and bind, against the function."""
     bound = _bound_names(function)
     reads: list[str] = []  # in order, for stable signatures
@@ -335,13 +339,13 @@ class _Extract(cst.CSTTransformer):
             return updated
         statements = list(updated.body.body)
         for i, statement in enumerate(original.body.body):
-            if isinstance(statement, cst.For) and \
+            if isinstance(statement, (cst.For, cst.While)) and \
                     self.get_metadata(PositionProvider, statement).start.line == self.loop_line:
                 statements[i] = self._loop_calling_body(statements[i])
                 break
         return updated.with_changes(body=updated.body.with_changes(body=statements))
 
-    def _loop_calling_body(self, loop: cst.For) -> cst.For:
+    def _loop_calling_body(self, loop: cst.For | cst.While) -> cst.For | cst.While:
         moved = list(loop.body.body[:self.split])
         tail = list(loop.body.body[self.split:])
         args = [p for p in self.params if p != self.receiver]
