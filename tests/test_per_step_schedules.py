@@ -114,3 +114,57 @@ class Agent:
         return q + y
 """
     assert ("agent.py", 18, "GS301") not in project_findings(tmp_path, {"agent.py": source}, "GS301")
+
+
+# ----------------------------------------- param-group keys rewritten between steps
+
+OPTIMIZER = """
+import torch
+
+
+def momentum_update(grads, bufs, beta=0.9):
+    torch._foreach_mul_(bufs, beta)
+    return bufs
+
+
+class HybridSGD(torch.optim.Optimizer):
+    def step(self, closure=None):  # graphsafe: region
+        for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            lr, momentum = group["lr"], group["momentum"]
+            bufs = [self.state[p]["buf"] for p in params]
+            momentum_update([p.grad for p in params], bufs, beta=momentum)
+            torch._foreach_add_(params, bufs, alpha=-lr)
+"""
+
+TRAINER = """
+import numpy as np
+
+
+class Trainer:
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+        for x in self.optimizer.param_groups:
+            x["momentum"] = float(np.clip(0.9, 0.0, 1.0))
+
+    def train(self, loader):
+        for ni, batch in enumerate(loader):
+            for x in self.optimizer.param_groups:
+                x["momentum"] = {value}
+            self.optimizer.step()
+"""
+
+
+def _optimizer_findings(tmp_path, value: str) -> set:
+    files = {"hybrid.py": OPTIMIZER, "trainer.py": TRAINER.format(value=value)}
+    return {(f, line) for f, line, _ in project_findings(tmp_path, files, "GS301")}
+
+
+def test_a_param_group_key_a_warm_up_rewrites_is_per_step_in_the_optimizer_step(tmp_path):
+    got = _optimizer_findings(tmp_path, "float(np.interp(ni, [0, 100], [0.8, 0.9]))")
+    # the momentum given to a helper (line 6) and the learning rate (line 17) both
+    assert got == {("hybrid.py", 6), ("hybrid.py", 17)}
+
+
+def test_a_param_group_key_set_to_a_literal_or_only_in_init_is_silent(tmp_path):
+    assert _optimizer_findings(tmp_path, "0.9") == {("hybrid.py", 17)}

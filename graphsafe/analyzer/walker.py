@@ -20,7 +20,7 @@ from graphsafe.analyzer import host_resident, per_step, run_facts, tensor_use, t
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_valued_names
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
-from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
+from graphsafe.analyzer.facts import GROUP_KEY, CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
 from graphsafe.analyzer.names import ImportTable, bound_names, dotted
 from graphsafe.analyzer.nodes import children, node_types
 from graphsafe.analyzer.noqa import noqa_directives, noqa_lines
@@ -249,6 +249,7 @@ class FileWalker:
         self.number_attrs: dict[str, set[str]] = {}  # class key → attributes set to number literals
         self.varying_entries: dict[str, set[tuple[str, str]]] = {}  # class key → (dict attribute, key) set per step
         self.outside_sets: set[tuple[str, str]] = set()  # see FileFacts.outside_sets
+        self.group_keys: set[str] = set()  # see FileFacts.group_keys
         self.attr_reads: set[tuple[str, str, str]] = set()  # see FileFacts.attr_reads
         self.properties: set[str] = set()
         self.number_functions: frozenset[str] = frozenset()  # module functions annotated `-> float`
@@ -571,6 +572,10 @@ class FileWalker:
             label = per_step.scheduled_entry(expr, self.function_node) or per_step.advanced_entry(expr, self.function_node)
             if label is not None:
                 return ScalarSource(label)
+            group_key = per_step.scheduled_group_key(expr, self.function_node)
+            if group_key is not None:  # `group["momentum"]`: per step where the project rewrites it
+                return ScalarSource(f'param-group entry `{expr.value.value if type(expr.value) is cst.Name else "param_group"}'
+                                    f'["{group_key}"]` (rewritten between steps)', (GROUP_KEY, group_key))
             if scope.class_key not in self.varying_entries:
                 return None
             entry = _self_entry(expr, scope.self_name)
@@ -2216,6 +2221,8 @@ class FileWalker:
         self.scope = outer
 
     def _visit_assign(self, node: cst.Assign) -> None:
+        if type(node.value) is not cst.Integer and self.scope.is_function and "param_groups" in self.source:
+            self.group_keys.update(per_step.written_group_keys(node, self.function_node))
         self._visit(node.value)
         kind = self._kind(node.value)
         for target in node.targets:
@@ -3039,6 +3046,7 @@ class FileWalker:
             always=tuple(build(pending) for pending in self.always),
             wanted=tuple(sorted(self.wanted)),
             outside_sets=tuple(sorted(self.outside_sets)),
+            group_keys=tuple(sorted(self.group_keys)),
             attr_reads=tuple(sorted(self.attr_reads)),
             errors=tuple(self._failure_diagnostic(name, error, line_of(function.name))
                          for function, name, error in self.failures),
