@@ -84,7 +84,7 @@ import torch.utils._pytree as pytree
 
 from graphsafe.runtime.capture import recover_after_failed_capture
 from graphsafe.runtime.classify import CaptureFailure, classify_exception, exit_summary
-from graphsafe.runtime.graphed_autograd import needs_autograd, object_holding_grad
+from graphsafe.runtime.graphed_autograd import needs_autograd
 from graphsafe.runtime.attribute_state import AttributeState, none_flags, rebind
 from graphsafe.runtime.host_numbers import NumbersFromPinnedMemory
 
@@ -416,12 +416,6 @@ class GraphedCallable:
         if not self.train and needs_autograd(args, kwargs):
             self._capture_autograd(args, kwargs)
             return
-        held = None if self.train else object_holding_grad(args, kwargs)
-        if held is not None:
-            raise GraphedInputError(
-                f"graphed {self.name}: an argument ({held}) holds tensors that require grad: a graph captured "
-                "without autograd would give the caller's backward outputs with no history; pass those tensors "
-                "as arguments (the region then gets a backward graph), or graph the whole step with train=True")
         sample_batch = self._template(args, kwargs)
         self.buckets = normalize_buckets(self._bucket_request, sample_batch)
         if self.backend == "cuda" and self.pool is None:

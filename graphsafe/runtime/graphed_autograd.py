@@ -22,6 +22,8 @@ from typing import Any, Callable
 import torch
 import torch.utils._pytree as pytree
 
+from graphsafe.runtime.object_arguments import ObjectArgumentError, Skeleton, flatten_object, object_positions, tensors_in
+
 
 class AutogradRegionError(ValueError):
     """The region cannot be graphed with its backward (the reason is in the message)."""
@@ -40,25 +42,10 @@ class _Layout:
 
 
 def needs_autograd(args: tuple, kwargs: dict) -> bool:
-    """Autograd is on and some tensor argument requires grad: a backward outside will need this
-    call's graph."""
+    """Autograd is on and some tensor argument requires grad, or is held by an object argument (a
+    distribution built from the model's outputs): a backward outside will need this call's graph."""
     return torch.is_grad_enabled() and any(
-        isinstance(leaf, torch.Tensor) and leaf.requires_grad for leaf in pytree.tree_leaves((args, kwargs)))
-
-
-def object_holding_grad(args: tuple, kwargs: dict) -> str | None:
-    """The type name of a non-tensor argument whose attributes hold a tensor in an autograd graph
-    (a distribution object built from the model's outputs): a graph captured without autograd
-    would hand the caller's backward outputs with no history. None if there is none."""
-    if not torch.is_grad_enabled():
-        return None
-    for leaf in pytree.tree_leaves((args, kwargs)):
-        if isinstance(leaf, torch.Tensor) or not hasattr(leaf, "__dict__"):
-            continue
-        for value in vars(leaf).values():
-            if isinstance(value, torch.Tensor) and value.requires_grad and value.grad_fn is not None:
-                return type(leaf).__name__
-    return None
+        tensor.requires_grad for leaf in pytree.tree_leaves((args, kwargs)) for tensor in tensors_in(leaf))
 
 
 def _static_copy(tensor: torch.Tensor) -> torch.Tensor:
@@ -110,11 +97,22 @@ class AutogradGraphs:
         self.fn, self.name, self.backend = fn, name, backend
         leaves, self._spec = pytree.tree_flatten((args, kwargs))
         self._positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
-        self._constants = [None if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
-        self._layouts = [_Layout.of(leaves[i]) for i in self._positions]
-        statics = [_static_copy(leaves[i]) for i in self._positions]
+        tensors = [leaves[i] for i in self._positions]
+        self._objects: dict[int, Skeleton] = {}  # object arguments holding tensors, by leaf position
+        for i in object_positions(leaves):
+            held, self._objects[i] = _flatten(leaves[i], f"{type(leaves[i]).__name__} (leaf {i})", name)
+            tensors.extend(held)
+        self._constants = [None if i in self._objects or isinstance(leaf, torch.Tensor) else leaf
+                           for i, leaf in enumerate(leaves)]
+        self._layouts = [_Layout.of(t) for t in tensors]
+        statics = [_static_copy(t) for t in tensors]
         since = _sequence_marker()
         probe = pytree.tree_leaves(self._call(statics))
+        for skeleton in self._objects.values():
+            try:
+                skeleton.writes()
+            except ObjectArgumentError as error:
+                raise AutogradRegionError(f"graphed {name}: {error}") from None
         if not all(isinstance(o, torch.Tensor) for o in probe):
             raise AutogradRegionError(f"graphed {name}: a region with a backward must return tensors only "
                                       f"(got {', '.join(sorted({type(o).__name__ for o in probe}))})")
@@ -128,11 +126,18 @@ class AutogradGraphs:
                 lambda *tensors: self._call(tensors[:len(statics)]), surface,
                 num_warmup_iters=warmup, allow_unused_input=True, pool=pool)
         self.stats = {"replays": 0, "eager": 0}
+        self._object_keys = {i: skeleton.key for i, skeleton in self._objects.items()}
 
     def _call(self, tensors) -> Any:
+        """The region on the given tensors: arguments in place, objects rebuilt around theirs (a
+        fresh copy each call: memos the warm-up filled must not reach the capture)."""
         leaves = list(self._constants)
         for position, tensor in zip(self._positions, tensors):
             leaves[position] = tensor
+        start = len(self._positions)
+        for position, skeleton in self._objects.items():
+            leaves[position] = skeleton.rebuild(list(tensors[start:start + skeleton.count]))
+            start += skeleton.count
         args, kwargs = pytree.tree_unflatten(leaves, self._spec)
         return self.fn(*args, **kwargs)
 
@@ -140,13 +145,15 @@ class AutogradGraphs:
         leaves, spec = pytree.tree_flatten((args, kwargs))
         if spec != self._spec:
             raise mismatch("the arguments' structure", len(leaves), len(self._constants))
-        tensors = []
-        same_layout = True
+        tensors, held = [], []
         for index, (leaf, constant) in enumerate(zip(leaves, self._constants)):
             if isinstance(leaf, torch.Tensor):
                 tensors.append(leaf)
+            elif index in self._object_keys:
+                held.extend(self._object_tensors(index, leaf, mismatch))
             elif not _same(leaf, constant):
                 raise mismatch(f"argument leaf {index}", leaf, constant)
+        tensors.extend(held)
         if len(tensors) != len(self._layouts):
             raise mismatch("the tensor arguments", len(tensors), len(self._layouts))
         same_layout = all(_Layout.of(t) == layout for t, layout in zip(tensors, self._layouts))
@@ -155,6 +162,23 @@ class AutogradGraphs:
             return self.fn(*args, **kwargs)
         self.stats["replays"] += 1
         return self._graphed(*tensors, *self._extras)
+
+    def _object_tensors(self, index: int, leaf: Any, mismatch: Callable[[str, Any, Any], Exception]) -> list:
+        try:
+            held, skeleton = flatten_object(leaf, type(leaf).__name__)
+        except ObjectArgumentError as error:
+            raise mismatch(f"argument leaf {index}", f"an object that cannot be copied ({error})", "a copyable one")
+        if skeleton.key != self._object_keys[index]:
+            raise mismatch(f"the structure of argument leaf {index} ({type(leaf).__name__}: its types, attributes, "
+                           "containers or constants)", "another", "the first call's")
+        return held
+
+
+def _flatten(value: Any, label: str, name: str) -> tuple[list[torch.Tensor], Skeleton]:
+    try:
+        return flatten_object(value, label)
+    except ObjectArgumentError as error:
+        raise AutogradRegionError(f"graphed {name}: {error}") from None
 
 
 def _same(a: Any, b: Any) -> bool:
