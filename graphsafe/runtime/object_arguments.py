@@ -76,7 +76,8 @@ class Skeleton:
 
     def writes(self) -> None:
         """Raise if the region changed what the last rebuild put into a copy (beyond adding memos)."""
-        for copy, given in self._copies:
+        copies, self._copies = self._copies, []  # the copies hold the region's tensors: not kept
+        for copy, given in copies:
             if isinstance(copy, list):  # any change to a list is state
                 if len(copy) != len(given) or any(a is not b for a, b in zip(copy, given)):
                     raise ObjectArgumentError(f"the region changes a list held by its argument {self.name}")
@@ -119,21 +120,24 @@ def _walk(value: Any, tensors: list, index: dict, name: str, depth: int, path: s
         if kind not in (dict, OrderedDict, defaultdict):
             raise ObjectArgumentError(f"its argument {name} holds tensors in a {kind.__name__} (a dict type "
                                       "with state of its own, which a copy might not keep)")
-        parts = [_walk(value[k], tensors, index, name, depth + 1, path) for k in keys]
+        # walked in sorted key order: a memo filled in another order on another call has the same
+        # layout (the copy keeps the first call's insertion order)
+        parts = {k: _walk(value[k], tensors, index, f"{name}[{k!r}]", depth + 1, path) for k in sorted(keys, key=repr)}
         factory = value.default_factory if kind is defaultdict else None
-        return ("dict", kind, factory, keys, [p[0] for p in parts]), ("D", kind, tuple(keys), tuple(p[1] for p in parts))
+        return (("dict", kind, factory, keys, [parts[k][0] for k in keys]),
+                ("D", kind, tuple((k, part[1]) for k, part in parts.items())))
     if isinstance(value, (list, tuple)):
         if kind not in (list, tuple) and not hasattr(kind, "_fields"):
             raise ObjectArgumentError(f"its argument {name} holds tensors in a {kind.__name__} (a sequence type "
                                       "a copy might not rebuild)")
-        parts = [_walk(v, tensors, index, name, depth + 1, path) for v in value]
+        parts = [_walk(v, tensors, index, f"{name}[{i}]", depth + 1, path) for i, v in enumerate(value)]
         return ("seq", kind, [p[0] for p in parts]), ("S", kind, tuple(p[1] for p in parts))
     slots = _slots(kind)
     if slots:
         raise ObjectArgumentError(f"its argument {name} holds a {kind.__name__} with __slots__ ({slots[0]}): "
                                   "it cannot be copied around the graph's inputs")
     names = list(vars(value))
-    parts = [_walk(vars(value)[n], tensors, index, name, depth + 1, path) for n in names]
+    parts = [_walk(vars(value)[n], tensors, index, f"{name}.{n}", depth + 1, path) for n in names]
     return ("object", kind, names, [p[0] for p in parts]), ("O", kind, tuple(names), tuple(p[1] for p in parts))
 
 
