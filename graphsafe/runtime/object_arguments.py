@@ -1,14 +1,17 @@
 """Object arguments that hold tensors (a distribution built from the model's outputs, a lazy
 covariance holding its factors), flattened so a region graphed with its backward can take them.
 
-`flatten_object(value)` walks the object's attributes and the lists, tuples and dicts they hold, in
-their (insertion) order, and returns its tensors (each once: a tensor held twice is one input) and
+`flatten_object(value)` walks the object's attributes and the lists, tuples and dicts they hold (in
+their order; a dict's entries in sorted key order, so a memo filled in another order has one
+layout), and returns its tensors (each once: a tensor held twice is one input) and
 a `Skeleton`: everything else, plus a layout key that two calls share only if their objects have the
 same types, attribute names, containers, constants and tensor positions. `Skeleton.rebuild(tensors)`
 makes a shallow copy of every object and container on the way to a tensor, with the given tensors
 in place (the graph's static leaves), so the region reads the graph's inputs and the caller's object
 is never written. Modules are referenced, not walked (their parameters reach the graph through the
-region's autograd graph); values that hold no tensor are shared with the caller's object.
+region's autograd graph); lists and dicts are copied even when empty (a memo the region fills
+stays on the copy); other values that hold no tensor are shared with the caller's object (a write
+to one during the capture would reach it: not checked).
 
 Writes the region makes to the copy are checked after a probe call (`Skeleton.writes`): adding an
 attribute or a dict entry is a memo being filled (torch's `lazy_property`, a `cached` decorator's
