@@ -120,10 +120,13 @@ class AutogradGraphs:
         for i in object_positions(leaves):
             held, self._objects[i] = _flatten(leaves[i], f"{type(leaves[i]).__name__} (leaf {i})", name)
             tensors.extend(held)
-        self._held = held_intermediates(fn)  # memos on the region's modules: inputs too
-        self._held_skeletons: list[Skeleton] = []
-        for module, attribute in self._held:
-            held, skeleton = _flatten(vars(module)[attribute], label(module, attribute), name)
+        self._held, self._held_skeletons = [], []  # memos on the region's modules: inputs too
+        for module, attribute in held_intermediates(fn):
+            try:
+                held, skeleton = flatten_object(vars(module)[attribute], label(module, attribute))
+            except ObjectArgumentError:  # not copyable: if the region reads it, outside_leaves refuses
+                continue
+            self._held.append((module, attribute))
             self._held_skeletons.append(skeleton)
             tensors.extend(held)
         self._constants = [None if i in self._objects or isinstance(leaf, torch.Tensor) else leaf

@@ -184,9 +184,10 @@ class Elbo(torch.nn.Module):
         return nll(dist, target) + (self.strategy._memo["q"] ** 2).sum()
 
 
-def _elbo_steps(make_region, steps=3, device="cpu"):
+def _elbo_steps(make_region, steps=3, device="cpu", prepare=lambda strategy: None):
     torch.manual_seed(0)
     strategy = Strategy().to(device)
+    prepare(strategy)
     region = make_region(Elbo(strategy))
     weight = torch.linspace(0.1, 0.5, 5, device=device).requires_grad_()
     grads = []
@@ -213,6 +214,28 @@ def test_a_memo_of_another_layout_on_a_later_step_gets_graphs_of_its_own():
     _, step = _elbo_steps(lambda elbo: graphed(elbo.forward, backend="eager"), steps=4)
     assert len(step._autograd_layouts) == 2 and step.stats["replays"] == 4
 
+
+def test_an_uncopyable_memo_the_region_does_not_read_leaves_it_graphed():
+    def keyed(strategy):
+        strategy.by_key = {object(): strategy.raw * 2}  # a cache keyed on an object: not copyable
+
+    expected, _ = _elbo_steps(lambda elbo: elbo, prepare=keyed)
+    got, step = _elbo_steps(lambda elbo: graphed(elbo.forward, backend="eager"), prepare=keyed)
+    assert all(torch.equal(w, h) for want, have in zip(expected, got) for w, h in zip(want, have))
+    assert step.stats["replays"] == 3 and [name for _, name in step._autograd._held] == ["_memo"]
+
+
+def test_an_uncopyable_memo_the_region_reads_is_refused_as_computed_before_the_call():
+    strategy = Strategy()
+
+    class ReadsKeyed(Elbo):
+        def forward(self, dist, target):
+            return nll(dist, target) + next(iter(self.strategy.by_key.values())).sum()
+
+    strategy.by_key = {object(): strategy.raw * 2}
+    step = graphed(ReadsKeyed(strategy).forward, backend="eager")
+    with pytest.raises(GraphedInputError, match="computed before the call"):
+        step(_model_outputs(torch.ones(5, requires_grad=True), 0), torch.zeros(5))
 
 def test_a_region_that_rebinds_a_memo_on_its_module_is_refused():
     strategy = Strategy()
