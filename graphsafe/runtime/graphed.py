@@ -39,7 +39,8 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
   mutates (a KV cache) get their values back after warm-up. When the first call comes with
   autograd on and an argument that requires grad (a loss whose result the caller's backward
   needs), the region gets a forward and a backward graph instead (graphed_autograd.py): the
-  gradients reach the arguments and the parameters it reads through `self`.
+  gradients reach the arguments (objects holding tensors too, e.g. a distribution), the memos of
+  intermediates its modules hold, and the parameters it reads through `self`.
 - RNG: the default CUDA generator is registered by `torch.cuda.graph`; pass custom CUDA
   generators in `generators=`. Every replay draws fresh numbers.
 - NVTX ranges `graphsafe.capture[name b=8]` and `graphsafe.replay[name b=8]` come from the
@@ -84,7 +85,7 @@ import torch.utils._pytree as pytree
 
 from graphsafe.runtime.capture import recover_after_failed_capture
 from graphsafe.runtime.classify import CaptureFailure, classify_exception, exit_summary
-from graphsafe.runtime.graphed_autograd import needs_autograd, object_holding_grad
+from graphsafe.runtime.graphed_autograd import needs_autograd
 from graphsafe.runtime.attribute_state import AttributeState, none_flags, rebind
 from graphsafe.runtime.host_numbers import NumbersFromPinnedMemory
 
@@ -293,6 +294,7 @@ class GraphedCallable:
         self._spec = None
         self._flat_key: tuple | None = None  # (positional count, keyword names) of a flat captured call
         self._autograd = None  # AutogradGraphs when the first call needed a backward (graphed_autograd)
+        self._autograd_layouts: dict[tuple, Any] = {}  # its graphs per object-argument layout
         self._options = options
         self._structures: dict[Any, GraphedCallable] = {}  # another argument structure → its own graphs
         self._attributes: AttributeState | None = None  # state kept as attribute bindings (attribute_state.py)
@@ -416,12 +418,6 @@ class GraphedCallable:
         if not self.train and needs_autograd(args, kwargs):
             self._capture_autograd(args, kwargs)
             return
-        held = None if self.train else object_holding_grad(args, kwargs)
-        if held is not None:
-            raise GraphedInputError(
-                f"graphed {self.name}: an argument ({held}) holds tensors that require grad: a graph captured "
-                "without autograd would give the caller's backward outputs with no history; pass those tensors "
-                "as arguments (the region then gets a backward graph), or graph the whole step with train=True")
         sample_batch = self._template(args, kwargs)
         self.buckets = normalize_buckets(self._bucket_request, sample_batch)
         if self.backend == "cuda" and self.pool is None:
@@ -463,8 +459,11 @@ class GraphedCallable:
         # back into them would bump versions the caller's autograd graph saved (the backward would fail)
         saved = Snapshot(self._tracked((), {}), rng=True, parameters=False) if self.reset_after_warmup else None
         try:
-            self._autograd = AutogradGraphs(self.fn, args, kwargs, name=self.name, pool=self.pool,
-                                            warmup=self.warmup, backend=self.backend)
+            graphs = AutogradGraphs(self.fn, args, kwargs, name=self.name, pool=self.pool,
+                                    warmup=self.warmup, backend=self.backend)
+            if self._autograd is not None:
+                graphs.stats = self._autograd.stats  # one count over the layouts
+            self._autograd = self._autograd_layouts[graphs.layout] = graphs
         except AutogradRegionError as error:
             raise GraphedInputError(str(error)) from None
         finally:
@@ -479,7 +478,21 @@ class GraphedCallable:
                                  "a device tensor")
 
     def _call_autograd(self, args: tuple, kwargs: dict) -> Any:
-        out = self._autograd(args, kwargs, self._autograd_mismatch)
+        from graphsafe.runtime.graphed_autograd import ObjectLayoutChanged
+
+        try:
+            out = self._autograd(args, kwargs, self._autograd_mismatch)
+        except ObjectLayoutChanged as changed:  # graphs of their own, as for another argument structure
+            known = self._autograd_layouts.get(changed.layout)
+            if known is None and len(self._autograd_layouts) >= MAX_STRUCTURES:
+                raise GraphedInputError(f"graphed {self.name}: its object arguments or the intermediates it reads "
+                                        f"from its modules changed layout again ({MAX_STRUCTURES} captured); pass "
+                                        "objects of the same form") from None
+            if known is None:
+                self._capture_autograd(args, kwargs)
+            else:
+                self._autograd = known
+            out = self._autograd(args, kwargs, self._autograd_mismatch)
         self.stats["replays"], self.stats["eager"] = self._autograd.stats["replays"], self._autograd.stats["eager"]
         if not self.clone_outputs:
             return out
