@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import host_resident, per_step, run_facts, tensor_use, tensorness as T
+from graphsafe.analyzer import data_sizes, host_resident, per_step, run_facts, tensor_use, tensorness as T
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_valued_names
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
@@ -173,6 +173,8 @@ class _Scope:
     host_names: set[str] = field(default_factory=set)  # locals bound to `t.cpu()` and the like
     # locals holding CPU tensors built here or Python int lists, with why (host_resident.py)
     host_held: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # local name → (why its length, or its value as a size, depends on tensor data, is it a size)
+    data_sized: dict[str, tuple[str, bool]] = field(default_factory=dict)
     # locals and parameters holding integer tensors (`idx = torch.arange(n)`, `i: LongTensor`)
     int_names: set[str] = field(default_factory=set)
     # local name → the parameter whose tensor it views (`value = value[0]`): same device
@@ -470,6 +472,21 @@ class FileWalker:
     def here(self) -> Place:
         """The current place, for a report made later (e.g. from `end_module`)."""
         return Place(tuple(self.scope.units), self.statement)
+
+    def data_size_reason(self, expr: cst.BaseExpression, tensor: bool = False) -> str | None:
+        """Why `expr` is a size that depends on tensor data (`n` with `n = x.shape[0]` after `x =
+        x[mask]`), or with `tensor`, a tensor whose length does (see analyzer/data_sizes.py)."""
+        scope = self.scope
+        if scope is None or not scope.is_function:
+            return None
+        find = data_sizes.sized_reason if tensor else data_sizes.size_reason
+        return find(expr, scope.data_sized, self._kind, self.resolve, self.code_for)
+
+    def note_loop_sizes(self, body: cst.CSTNode) -> None:
+        """A loop's body rebinding a name to a data-sized tensor: its test and next pass see it so."""
+        if self.scope is not None and self.scope.is_function:
+            with self.looking_ahead():
+                data_sizes.loop_carried(self.scope.data_sized, body, self._kind, self.resolve, self.code_for)
 
     def is_loop_variable(self, name: str) -> bool:
         """Is `name` bound by a `for` loop enclosing the code being walked?"""
@@ -1497,6 +1514,9 @@ class FileWalker:
               pid: str | None = None) -> None:
         scope = self.scope
         assert scope is not None
+        if value is not None and scope.is_function:
+            data_sizes.record(scope.data_sized, target, value, self._kind, self.resolve, self.code_for,
+                              type(self.enclosing_statement(self.statement)) is cst.FunctionDef)
         if isinstance(target, cst.Name):
             if kind.tag == "unknown" and target.value in self._use_receivers:
                 kind = self._kind_from_use(target.value, kind)
@@ -2398,6 +2418,7 @@ class FileWalker:
         self._bind_loop_target(node.target, node.iter)
         host_resident.record_loop(self.scope.host_held, node.target, node.iter)
         self.loop_names.append({n.value for n in bound_names(node.target)})
+        self.note_loop_sizes(node.body)
         try:
             self._walk_block(node.body)
         finally:
