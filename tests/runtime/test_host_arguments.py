@@ -1,0 +1,84 @@
+"""CPU tensor arguments that the graphed step moves onto the device itself (runtime/host_arguments.py):
+the `.to(<device>)` becomes a buffer graphed() fills before each replay; host work on them is refused.
+On CPU, capture is simulated (`capturing=`) and the meta device stands for the GPU."""
+import pytest
+import torch
+
+from graphsafe.runtime.host_arguments import CpuArgumentOnHost, HostArgumentsOnDevice, fill
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+
+def _mode(x: torch.Tensor, capturing: bool = True) -> HostArgumentsOnDevice:
+    return HostArgumentsOnDevice({id(x): "args[0]"}, capturing=lambda: capturing)
+
+
+def test_a_to_onto_the_device_while_capturing_becomes_a_buffer_of_the_asked_dtype_and_device():
+    x = torch.arange(6, dtype=torch.float32).view(2, 3)
+    with _mode(x) as mode:
+        a = x.to(dtype=torch.float64, device="meta")
+        b = x.to("meta")
+    assert (a.device.type, a.dtype, tuple(a.shape)) == ("meta", torch.float64, (2, 3))
+    assert (b.device.type, b.dtype) == ("meta", torch.float32)
+    assert [(arg is x, buf) for arg, buf in mode.moved] == [(True, a), (True, b)]  # one buffer per `.to`
+
+
+def test_fill_copies_each_cpu_argument_into_its_buffer_before_a_replay():
+    x, buffer = torch.tensor([1.0, 2.0]), torch.zeros(2, dtype=torch.float64)
+    fill([(x, buffer)])
+    x.copy_(torch.tensor([5.0, 7.0]))  # the next call's values, copied into the static argument
+    fill([(x, buffer)])
+    assert buffer.tolist() == [5.0, 7.0] and buffer.dtype == torch.float64
+
+
+@pytest.mark.parametrize("use", [lambda x: x[0], lambda x: x + 1, lambda x: x.to(torch.float64),
+                                 lambda x: torch.cat([x, x])])
+def test_host_work_on_a_cpu_argument_while_capturing_is_refused_with_its_name(use):
+    x = torch.ones(3)
+    with pytest.raises(CpuArgumentOnHost, match=r"args\[0\] is a CPU tensor and the step uses it on the host"):
+        with _mode(x):
+            use(x)
+
+
+def test_metadata_reads_of_a_cpu_argument_pass_while_capturing():
+    x = torch.ones(2, 3)
+    with _mode(x) as mode:
+        facts = (x.shape, x.dtype, x.device, x.size(1), x.dim(), len(x), x.numel())
+    assert facts == (torch.Size([2, 3]), torch.float32, torch.device("cpu"), 3, 2, 2, 6) and mode.moved == []
+
+
+def test_outside_capture_the_step_runs_as_written():
+    x = torch.ones(3)
+    with _mode(x, capturing=False) as mode:
+        y = x[0] + 1
+        z = x.to(torch.float64)
+    assert y.item() == 2.0 and z.dtype == torch.float64 and mode.moved == []
+
+
+@pytest.mark.cuda
+@cuda
+def test_graphed_step_moving_a_cpu_argument_replays_the_calls_values():
+    from graphsafe.runtime import graphed
+
+    weight = torch.randn(4, 4, device="cuda")
+
+    def step(row):  # rwkv's shape: the embedding row made on the CPU, moved by the step
+        x = row.to(dtype=torch.float32, device=weight.device)
+        return torch.tanh(x @ weight)
+
+    rows = [torch.randn(4) for _ in range(5)]
+    fast = graphed(step, (rows[0],), batched=[])
+    for row in rows:
+        assert torch.allclose(fast(row), step(row), rtol=1e-6, atol=1e-6)
+    assert fast.stats["replays"] == len(rows) and fast.stats["eager"] == 0
+
+
+@pytest.mark.cuda
+@cuda
+def test_graphed_refuses_a_cpu_argument_the_step_never_moves_to_the_device():
+    from graphsafe.runtime import graphed
+    from graphsafe.runtime.graphed import GraphedInputError
+
+    weight = torch.randn(4, device="cuda")
+    with pytest.raises(GraphedInputError, match=r"is on cpu and the step does not move it"):
+        graphed(lambda row, w: w * 2, (torch.randn(4), weight), batched=[])(torch.randn(4), weight)
