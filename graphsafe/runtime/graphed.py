@@ -618,10 +618,6 @@ class GraphedCallable:
                  if isinstance(s, torch.Tensor) and s._version != v]
         kept = numbers.kept if self.backend != "eager" else []
         moved = on_device.moved if self.backend != "eager" else []
-        unmoved = set(host) - {id(argument) for argument, _ in moved}
-        if self.backend != "eager" and unmoved:
-            raise GraphedInputError(f"graphed: {host[min(unmoved)]} is on cpu and the step does not move it to the "
-                                    "device (`.to(<cuda device>)`): CUDA graphs read device memory; move it to the GPU")
         rebind = []
         if self._attributes is not None:
             rebind = self._attributes.left_by_capture(self._attributes_before)

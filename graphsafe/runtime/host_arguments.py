@@ -13,7 +13,8 @@ for, done by graphed() instead of the graph: same values, same dtype and device.
 
 Refused while capturing, with the argument and the operation: any other use of a CPU argument
 than metadata (`.shape`, `.dtype`, ...) and a `.to` onto a CUDA device. Host work on it would run
-once, at capture, and never again at replay (silently wrong), so it is an error, not a graph.
+once, at capture, and never again at replay (silently wrong), so it is an error, not a graph. A CPU
+argument the step never reads (a CPU entry of a dict of weights passed whole) is left alone.
 """
 
 from __future__ import annotations
