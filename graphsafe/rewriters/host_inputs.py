@@ -120,8 +120,19 @@ def host_inputs(source: str, qualname: str, own: dict[int, set[str]], reached: d
                 result.refused.append((line, f"a host input stays in the core: `{clash}` is called before it and may "
                                              "change what it reads"))
             elif made:
-                where = "on this line" if HOST_COPY in codes_of(statement)[0] else "in what it calls"
-                result.refused.append((line, f"a host-to-device copy {where} stays in the core: it reads {made}"))
+                prefix, why = _leading_inputs(statement, body[:index], codes_of, positions)
+                if prefix:
+                    for other in prefix:
+                        result.producers[positions[other].start.line] = set().union(*codes_of(other))
+                    result.producers[line] = set().union(*codes_of(statement))
+                    lines = f"{positions[prefix[0]].start.line}–{positions[prefix[-1]].end.line}"
+                    result.moved.append((line, f"the host input made here moves to the wrapper with lines {lines}, "
+                                               "the region's first statements, which it reads (no hazard on them): "
+                                               "their values become core inputs"))
+                else:
+                    where = "on this line" if HOST_COPY in codes_of(statement)[0] else "in what it calls"
+                    result.refused.append((line, f"a host-to-device copy {where} stays in the core: it reads {made}"
+                                                 + (f"; {why}" if why else "")))
             else:
                 result.producers[line] = set().union(*codes_of(statement))
         elif isinstance(statement, cst.For):
@@ -262,6 +273,35 @@ def _made_by_tensor_work(producer: cst.CSTNode, before: list[cst.CSTNode], codes
             return (f"`{clash}`, which line {positions[other].start.line} computes before it in the core (the "
                     "wrapper cannot make it before the core's work)")
     return None
+
+
+def _leading_inputs(producer: cst.CSTNode, before: list[cst.CSTNode], codes_of, positions
+                    ) -> tuple[list[cst.CSTNode], str | None]:
+    """The region's first statements, up to the last one whose names the producer reads (directly
+    or through the statements between): `in_tensor = self.transform(input); batch_shape =
+    in_tensor.shape; params = self.sample(batch_shape)`. They move to the wrapper with the
+    producer, in their order, so every statement still runs after the same ones as before (no
+    commuting assumed); their values become core inputs (graphed() copies the tensors into its
+    static buffers; shapes are fixed per graph). Only when none of them has a hazard of its own or
+    in what it calls, beyond host work: the wrapper runs them eagerly, and capture needs nothing
+    rewritten there. ([], why not) otherwise."""
+    needed, _ = _effects(producer)
+    last = -1
+    for index in range(len(before) - 1, -1, -1):
+        reads, writes = _effects(before[index])
+        if _overlaps(writes, needed):
+            needed |= reads
+            last = max(last, index)
+    if last < 0:
+        return [], None
+    prefix = before[:last + 1]
+    for other in prefix:
+        here, via = codes_of(other)
+        bad = sorted((here | via) - HOST_CODES)
+        if bad or _assigned_names(other) is None and here | via:
+            return [], (f"line {positions[other].start.line}, which it depends on, has "
+                        f"{', '.join(bad) or 'host work that is not an assignment'}: the core keeps it")
+    return prefix, None
 
 
 def _called_on_read(producer: cst.CSTNode, others: list[cst.CSTNode], first: str | None) -> str | None:
