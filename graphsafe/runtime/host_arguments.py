@@ -24,9 +24,12 @@ from typing import Any, Callable
 import torch
 from torch.overrides import TorchFunctionMode
 
+from graphsafe.runtime.host_recipes import recordable, recipe, results
+
 # reads of a tensor's metadata: host facts that are fixed for a graph (graphed() keys on them)
 _METADATA = frozenset("""shape size dim ndim ndimension numel dtype device is_cuda is_cpu layout requires_grad
-    is_contiguous stride element_size nelement __len__ is_floating_point is_complex names""".split())
+    is_contiguous stride element_size nelement __len__ is_floating_point is_complex names is_inference
+    _version""".split())
 
 
 class CpuArgumentOnHost(RuntimeError):
@@ -58,6 +61,14 @@ class HostArgumentsOnDevice(TorchFunctionMode):
             target = _target(name, args[1:], kwargs, receiver)
             if target is not None and target[0].type != "cpu":
                 return self._buffer(receiver, *target)
+        if recordable(name, args, kwargs):  # host work on this call's arguments: run again before each replay
+            value = func(*args, **kwargs)
+            made = results(value)
+            if made is not None:
+                for index, tensor in enumerate(made):
+                    self.arguments[id(tensor)] = f"{name}(...) of {self.arguments[id(named[0])]}"
+                    self.moved.append((recipe(func, args, kwargs, index), tensor))  # keeps `tensor` alive
+                return value
         argument = self.arguments[id(named[0])]
         raise CpuArgumentOnHost(
             f"graphed: {argument} is a CPU tensor and the step uses it on the host ({name}) while capturing: "
@@ -76,8 +87,8 @@ def fill(moved: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
     """Before a replay: the CPU arguments' values into the device buffers the graph reads (a
     blocking copy from pageable memory, on the current stream, ordered before the replay)."""
     with torch.no_grad():
-        for argument, buffer in moved:
-            buffer.copy_(argument)
+        for source, buffer in moved:  # a recipe (host work on the arguments) before the copies that read it
+            buffer.copy_(source() if callable(source) else source)
 
 
 def _name_of(func: Any) -> str:

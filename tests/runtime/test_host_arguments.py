@@ -31,11 +31,11 @@ def test_fill_copies_each_cpu_argument_into_its_buffer_before_a_replay():
     assert buffer.tolist() == [5.0, 7.0] and buffer.dtype == torch.float64
 
 
-@pytest.mark.parametrize("use", [lambda x: x[0], lambda x: x + 1, lambda x: x.to(torch.float64),
-                                 lambda x: torch.cat([x, x])])
-def test_host_work_on_a_cpu_argument_while_capturing_is_refused_with_its_name(use):
+@pytest.mark.parametrize("use", [lambda x: bool(x[0] > 0), lambda x: x[0].item(), lambda x: x.tolist(),
+                                 lambda x: x.add_(1), lambda x: torch.bernoulli(x / 2), lambda x: x + x.to("meta")])
+def test_host_work_on_a_cpu_argument_that_reaches_python_or_draws_or_writes_is_refused_with_its_name(use):
     x = torch.ones(3)
-    with pytest.raises(CpuArgumentOnHost, match=r"args\[0\] is a CPU tensor and the step uses it on the host"):
+    with pytest.raises(CpuArgumentOnHost, match=r"args\[0\]\S* is a CPU tensor and the step uses it on the host"):
         with _mode(x):
             use(x)
 
@@ -83,3 +83,16 @@ def test_a_cpu_argument_the_step_never_reads_is_left_alone():
     weights = {"emb": torch.randn(4), "w": torch.randn(4, device="cuda")}
     fast = graphed(lambda ws: ws["w"] * 2, (weights,), batched=[])
     assert torch.equal(fast(weights), weights["w"] * 2) and fast.stats["replays"] == 1
+
+
+def test_tensor_ops_on_a_cpu_argument_are_run_again_before_each_replay_with_the_calls_values():
+    x = torch.tensor([0.2, 0.9, 0.7])
+    with _mode(x) as mode:
+        gate = torch.atleast_1d(x > 0.5).view(-1, 1)  # kornia: to_apply = atleast_1d(batch_prob > 0.5)
+        scaled = torch.cat([x, x]) * 2
+        on_device = gate.to("meta")
+    assert on_device.device.type == "meta" and gate.tolist() == [[False], [True], [True]]
+    x.copy_(torch.tensor([0.8, 0.1, 0.6]))  # the next call's values, copied into the static argument
+    fill(mode.moved)
+    assert gate.tolist() == [[True], [False], [True]] and torch.equal(scaled, torch.cat([x, x]) * 2)
+    assert callable(mode.moved[0][0]) and mode.moved[-1][1] is on_device  # recipes come before the copies
