@@ -11,8 +11,10 @@ no kernels); graphed() copies the CPU argument into every such buffer before eac
 outside the graph, so the replay reads this call's values. The `.to` is the copy the step asked
 for, done by graphed() instead of the graph: same values, same dtype and device.
 
+A tensor op on CPU arguments alone (kornia's `batch_prob > 0.5` before its `.to(device)`) is
+recorded and run again before each replay, ahead of the copies (runtime/host_recipes.py).
 Refused while capturing, with the argument and the operation: any other use of a CPU argument
-than metadata (`.shape`, `.dtype`, ...) and a `.to` onto a CUDA device. Host work on it would run
+than metadata (`.shape`, `.dtype`, ...), a `.to` onto a CUDA device and such a recorded op. Host work on it would run
 once, at capture, and never again at replay (silently wrong), so it is an error, not a graph. A CPU
 argument the step never reads (a CPU entry of a dict of weights passed whole) is left alone.
 """
