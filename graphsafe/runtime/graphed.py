@@ -65,6 +65,9 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
   replay, and its `None`-ness part of the graph's key (runtime/attribute_state.py).
 - `torch.tensor(<Python numbers>, device="cuda")` inside the step (torch.distributions does it)
   is copied from pinned host memory while capturing (runtime/host_numbers.py).
+- A CPU tensor argument the step moves to the device itself (`x.to(device=dev)`, where only the
+  step knows `dev`): the `.to` reads a device buffer graphed() fills before each replay; other host
+  work on it while capturing is refused with its name (runtime/host_arguments.py).
 - `backend="eager"` runs the same input handling without graphs (fn is called on the static
   buffers): for tests of bucketing and padding on machines without a GPU.
 """
