@@ -294,12 +294,12 @@ AUGMENT = textwrap.dedent('''\
 ''')
 
 
-def test_a_guarded_producer_moves_with_the_hazard_free_statements_it_reads_at_the_top_of_the_region():
+def test_a_guarded_producer_moves_with_the_hazard_free_statements_it_reads():
     # line 5 reads `shape`, computed at 4 from `x` of line 3: the three move together, in their order
     result = host_inputs(AUGMENT, "Augment.forward", {}, {5: {"GS402"}, 7: {"GS402", "GS105"}})
     assert sorted(result.producers) == [3, 4, 5]
-    assert result.moved == [(5, "the host input made here moves to the wrapper with lines 3–4, the region's first "
-                                "statements, which it reads (no hazard on them): their values become core inputs")]
+    assert result.moved == [(5, "the host input made here moves to the wrapper with line 3, 4, which it reads (no "
+                                "hazard on them): their values become core inputs")]
     assert result.refused == [(7, "a host-to-device copy in what it calls stays in the core: what it reaches also has "
                                   "GS105: tensor work, which the core keeps")]
     split = split_region(AUGMENT, "Augment.forward", dict(result.producers), {}, {}, result.producers)
@@ -389,3 +389,40 @@ def test_a_forward_whose_callee_builds_a_tensor_from_a_number_is_tensor_work_not
                                   "tensor input: tensor work, which the core keeps"),
                               (6, "a host-to-device copy in what it calls stays in the core: what it reaches also "
                                   "has GS302: tensor work, which the core keeps")]
+
+
+def test_a_statement_the_producer_does_not_read_stays_in_the_core_when_it_commutes():
+    source = textwrap.dedent('''\
+        class Decoder:
+            def forward(self, tokens, state=None):
+                w = self.w
+                if state is None:
+                    for i in range(2):
+                        state = self.fresh(w, i)
+                many = len(tokens) > 1
+                x = w["emb"][tokens if many else tokens[0]]
+                return self.layers(x, state)
+    ''')
+    # the block binds `i` on some paths only: it is not taken, and the maker commutes with it
+    result = host_inputs(source, "Decoder.forward", {}, {8: {"GS402"}})
+    assert sorted(result.producers) == [3, 7, 8] and result.refused == []
+    split = split_region(source, "Decoder.forward", dict(result.producers), {}, {}, result.producers)
+    wrapper, core = split.source.split("def forward_core")
+    assert "for i in range(2)" in core and "many = len(tokens) > 1" in wrapper and split.prologue_lines == [3, 7, 8]
+
+
+def test_a_block_the_producer_reads_keeps_it_in_the_core_with_the_reason():
+    source = textwrap.dedent('''\
+        class Decoder:
+            def forward(self, tokens):
+                if len(tokens) > 1:
+                    many = True
+                else:
+                    many = False
+                x = self.emb[tokens if many else tokens[0]]
+                return self.layers(x)
+    ''')
+    result = host_inputs(source, "Decoder.forward", {}, {7: {"GS402"}})
+    assert result.producers == {} and result.refused[0][1].endswith(
+        "; line 3, which it depends on, is not an assignment of names (it may bind them on some paths only): the core "
+        "keeps it")

@@ -125,10 +125,10 @@ def host_inputs(source: str, qualname: str, own: dict[int, set[str]], reached: d
                     for other in prefix:
                         result.producers[positions[other].start.line] = set().union(*codes_of(other))
                     result.producers[line] = set().union(*codes_of(statement))
-                    lines = f"{positions[prefix[0]].start.line}–{positions[prefix[-1]].end.line}"
-                    result.moved.append((line, f"the host input made here moves to the wrapper with lines {lines}, "
-                                               "the region's first statements, which it reads (no hazard on them): "
-                                               "their values become core inputs"))
+                    lines = ", ".join(str(positions[other].start.line) for other in prefix)
+                    result.moved.append((line, f"the host input made here moves to the wrapper with line {lines}, "
+                                               "which it reads (no hazard on them): their values become core "
+                                               "inputs"))
                 else:
                     where = "on this line" if HOST_COPY in codes_of(statement)[0] else "in what it calls"
                     result.refused.append((line, f"a host-to-device copy {where} stays in the core: it reads {made}"
@@ -277,30 +277,34 @@ def _made_by_tensor_work(producer: cst.CSTNode, before: list[cst.CSTNode], codes
 
 def _leading_inputs(producer: cst.CSTNode, before: list[cst.CSTNode], codes_of, positions
                     ) -> tuple[list[cst.CSTNode], str | None]:
-    """The region's first statements, up to the last one whose names the producer reads (directly
-    or through the statements between): `in_tensor = self.transform(input); batch_shape =
-    in_tensor.shape; params = self.sample(batch_shape)`. They move to the wrapper with the
-    producer, in their order, so every statement still runs after the same ones as before (no
-    commuting assumed); their values become core inputs (graphed() copies the tensors into its
-    static buffers; shapes are fixed per graph). Only when none of them has a hazard of its own or
-    in what it calls, beyond host work: the wrapper runs them eagerly, and capture needs nothing
-    rewritten there. ([], why not) otherwise."""
+    """The statements before the producer that it reads, directly or through each other
+    (`in_tensor = self.transform(input); batch_shape = in_tensor.shape; params =
+    self.sample(batch_shape)`), and those that do not commute with one of them (`input_shape =
+    in_tensor.shape` between two bindings of `in_tensor`): they move to the wrapper with the
+    producer, in their order, so each still runs after every statement it does not commute with
+    (the split checks the rest). Their values become core inputs (graphed() copies the tensors
+    into its static buffers; shapes are fixed per graph). Only assignments of names with no hazard
+    beyond host work, of their own or in what they call: the wrapper runs them eagerly, and capture
+    needs nothing rewritten there; a block (`if state is None: for i ...:`) may bind names on some
+    paths only. ([], why not) otherwise."""
+    taken: list[int] = []
     needed, _ = _effects(producer)
-    last = -1
     for index in range(len(before) - 1, -1, -1):
         reads, writes = _effects(before[index])
-        if _overlaps(writes, needed):
+        clash = any(_overlaps(writes, r | w) or _overlaps(w, reads)
+                    for r, w in (_effects(before[k]) for k in taken))
+        if _overlaps(writes, needed) or clash:
             needed |= reads
-            last = max(last, index)
-    if last < 0:
+            taken.append(index)
+    if not taken:
         return [], None
-    prefix = before[:last + 1]
+    prefix = [before[k] for k in sorted(taken)]
     for other in prefix:
         here, via = codes_of(other)
         bad = sorted((here | via) - HOST_CODES)
-        if bad or _assigned_names(other) is None and here | via:
-            return [], (f"line {positions[other].start.line}, which it depends on, has "
-                        f"{', '.join(bad) or 'host work that is not an assignment'}: the core keeps it")
+        if bad or _assigned_names(other) is None:
+            what = f"has {', '.join(bad)}" if bad else "is not an assignment of names (it may bind them on some paths only)"
+            return [], f"line {positions[other].start.line}, which it depends on, {what}: the core keeps it"
     return prefix, None
 
 
