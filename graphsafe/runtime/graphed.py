@@ -66,6 +66,9 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
   replay, and its `None`-ness part of the graph's key (runtime/attribute_state.py).
 - `torch.tensor(<Python numbers>, device="cuda")` inside the step (torch.distributions does it)
   is copied from pinned host memory while capturing (runtime/host_numbers.py).
+- A CPU tensor argument the step moves to the device itself (`x.to(device=dev)`, where only the
+  step knows `dev`): the `.to` reads a device buffer graphed() fills before each replay; other host
+  work on it while capturing is refused with its name (runtime/host_arguments.py).
 - `backend="eager"` runs the same input handling without graphs (fn is called on the static
   buffers): for tests of bucketing and padding on machines without a GPU.
 """
@@ -88,6 +91,7 @@ from graphsafe.runtime.classify import CaptureFailure, classify_exception, exit_
 from graphsafe.runtime.graphed_autograd import needs_autograd
 from graphsafe.runtime.attribute_state import AttributeState, none_flags, rebind
 from graphsafe.runtime.host_numbers import NumbersFromPinnedMemory
+from graphsafe.runtime.host_arguments import HostArgumentsOnDevice, fill
 
 __all__ = ["graphed", "graph_method", "GraphedMethod", "GraphedCallable", "GraphedInputError", "GraphedCaptureError", "choose_bucket", "normalize_buckets", "pad_batch",
            "unpad_batch"]
@@ -211,6 +215,7 @@ class _Entry:
     flat_output: Any = None  # (leaves, spec) of `output`, computed on the first call
     kept: list = field(default_factory=list)  # pinned host numbers the graph copies from at each replay
     rebind: list = field(default_factory=list)  # attribute bindings the capture left: made again after a replay
+    moved: list = field(default_factory=list)  # (CPU argument, device buffer): filled before each replay
 
 
 @dataclass
@@ -366,9 +371,10 @@ class GraphedCallable:
         templates = []
         for leaf, name in zip(leaves, names):
             if isinstance(leaf, torch.Tensor):
-                if self.backend == "cuda" and leaf.device.type != "cuda":
+                if self.backend == "cuda" and leaf.device.type not in ("cuda", "cpu"):
                     raise GraphedInputError(f"graphed: {name} is on {leaf.device}: CUDA graphs read device memory; "
                                             "move it to the GPU")
+                # a CPU tensor: capturable only where the step moves it to the device (runtime/host_arguments.py)
                 is_batched = batched_roots(name, leaf)
                 if is_batched:
                     size = leaf.shape[self.batch_dim]
@@ -585,6 +591,7 @@ class GraphedCallable:
         statics = [self._static_for(bucket, leaf, t, device) for leaf, t in zip(leaves, self._leaves)]
         versions = [s._version if isinstance(s, torch.Tensor) else None for s in statics]
         label = f"{self.name} b={bucket}"
+        host = {id(s): t.name for s, t in zip(statics, self._leaves) if isinstance(s, torch.Tensor) and not s.is_cuda}
         started = time.perf_counter()
         if self.backend == "eager":
             with self._grad_mode():
@@ -612,7 +619,7 @@ class GraphedCallable:
             try:
                 with self._range(f"graphsafe.capture[{label}]"), self._grad_mode(), torch.cuda.stream(capture_stream):
                     with torch.cuda.graph(graph, pool=self.pool, stream=capture_stream), \
-                            NumbersFromPinnedMemory() as numbers:
+                            NumbersFromPinnedMemory() as numbers, HostArgumentsOnDevice(host) as on_device:
                         output = self._call_on(statics)
                         if self._attributes is not None:
                             self._attributes.close_loops(self._attributes_before)
@@ -626,12 +633,14 @@ class GraphedCallable:
         inout = [i for i, (s, v) in enumerate(zip(statics, versions))
                  if isinstance(s, torch.Tensor) and s._version != v]
         kept = numbers.kept if self.backend != "eager" else []
+        moved = on_device.moved if self.backend != "eager" else []
         rebind = []
         if self._attributes is not None:
             rebind = self._attributes.left_by_capture(self._attributes_before)
             self._from_none = AttributeState.from_none(self._attributes_before, rebind)
             self._captured_flags = (True,) * len(self._from_none)  # the graph is for a call that finds them None
-        return _Entry(bucket, graph, statics, output, inout=inout, kept=kept, rebind=rebind)
+        return _Entry(bucket, graph, statics, output, inout=inout, kept=kept, rebind=rebind,
+                      moved=moved)
 
     def _find_batched_outputs(self, leaves: list[Any]) -> None:
         """Which output leaves carry the batch: the ones whose batch dimension follows the bucket.
@@ -688,6 +697,7 @@ class GraphedCallable:
         entry = self.graphs[bucket]
         self._refresh_lrs()
         self._copy_in(entry, leaves, size)
+        fill(entry.moved)
         with self._range(f"graphsafe.replay[{self.name} b={bucket}]"):
             entry.graph.replay()
         rebind(entry.rebind)
