@@ -19,7 +19,6 @@ from graphsafe.analyzer.discovery import ModuleNaming, discover, module_name, mo
 from graphsafe.analyzer.facts import FileFacts, Unit
 from graphsafe.analyzer.fix_scope import without_out_of_scope_fixes
 from graphsafe.analyzer.grouping import each_use, group_uses
-from graphsafe.analyzer.kept_trees import KeptTrees
 from graphsafe.analyzer.noqa import suppressed
 from graphsafe.analyzer.unused_noqa import unused_noqa
 from graphsafe.analyzer.parsing import analyze_bytes, analyze_text, error_facts, lasting_objects, no_cyclic_gc
@@ -54,9 +53,8 @@ def _display_path(path: Path, root: Path) -> str:
         return str(path)
 
 
-def _analyze_job(job: tuple[str, str, str, bool, tuple], external=None, parse=None) -> tuple[FileFacts, str]:
+def _analyze_job(job: tuple[str, str, str, bool, tuple], external=None) -> tuple[FileFacts, str]:
     """Read and analyse one file in a worker; returns the facts and the cache key of what was read.
-    `parse`: text → syntax tree (kept_trees.py), where not libcst's parser.
 
     Workers read the files themselves so the parent never holds the tree's contents (they
     would be copied into every forked worker's memory)."""
@@ -64,8 +62,7 @@ def _analyze_job(job: tuple[str, str, str, bool, tuple], external=None, parse=No
     content = read_source(Path(path))
     if isinstance(content, str):
         return error_facts(shown, module, content), ""
-    parsing = {"parse": parse} if parse is not None else {}
-    facts = analyze_bytes(shown, module, is_package, content, CHECK_RULES, renames, external, **parsing)
+    facts = analyze_bytes(shown, module, is_package, content, CHECK_RULES, renames, external)
     key = FactsCache.key(shown, module + repr(renames) + ("\0" + external_key(external) if external else ""), content)
     if len(content) > _BIG_FILE:
         _release_memory()  # a big file's syntax tree leaves the worker's heap fragmented
@@ -131,7 +128,6 @@ def collect_facts(
             pending.append((index, (shown, str(path), named.module, named.is_package, named.renames)))
     total, done = len(files), len(files) - len(pending)
     jobs = jobs or os.cpu_count() or 1
-    kept = KeptTrees()  # the serial walks' trees of files that may be walked again
 
     def finish(index: int, facts: FileFacts, key: str) -> None:
         nonlocal done
@@ -155,10 +151,7 @@ def collect_facts(
                     finish(index, *_answered(job, answer))
     else:
         for index, job in pending:
-            facts, key = _analyze_job(job, parse=kept.keeping(index))
-            if not facts.wanted:
-                kept.drop(index)  # not walked again (run-time facts alone: parsed again, rare)
-            finish(index, facts, key)
+            finish(index, *_analyze_job(job))
     facts = run_facts.attach([results[i] for i in range(len(files))], observed, _text_of)
 
     def rewalk_all(todo: list[tuple[int, dict]]) -> dict[int, FileFacts | None]:
@@ -174,14 +167,11 @@ def collect_facts(
                 job = work[order[k]][0]
                 found[todo[order[k]][0]] = _answered(job, answer)[0] if isinstance(answer, WorkerDied) else answer
         else:
-            found.update({i: _rewalk(*w, kept.reusing(i)) for (i, _), w in zip(todo, work)})
+            found.update({i: _rewalk(*w) for (i, _), w in zip(todo, work)})
         return found
 
-    try:
-        with lasting_objects(freeze):  # the project's return kinds; re-walks pause the collector themselves
-            return returns.refine(facts, Project, rewalk_all), hits
-    finally:
-        kept.clear()
+    with lasting_objects(freeze):  # the project's return kinds; re-walks pause the collector themselves
+        return returns.refine(facts, Project, rewalk_all), hits
 
 
 def _text_of(path: str) -> str | None:
@@ -210,11 +200,9 @@ def _cached_rewalk(job: tuple[str, str, str, bool, tuple], external: dict, cache
     return cache.get(_rewalk_key(shown, module, renames, external, content))
 
 
-def _rewalk(job: tuple[str, str, str, bool, tuple], external: dict, cache: FactsCache | None,
-            parse=None) -> FileFacts | None:
+def _rewalk(job: tuple[str, str, str, bool, tuple], external: dict, cache: FactsCache | None) -> FileFacts | None:
     """Walk a file again with the kinds that project functions elsewhere return. Cached under
-    the file's content and those kinds: when a callee's summary changes, the key changes.
-    `parse`: the first walk's tree where it was kept (kept_trees.py)."""
+    the file's content and those kinds: when a callee's summary changes, the key changes."""
     shown, path, module, is_package, renames = job
     if cache:
         content = read_source(Path(path))
@@ -223,7 +211,7 @@ def _rewalk(job: tuple[str, str, str, bool, tuple], external: dict, cache: Facts
         cached = cache.get(_rewalk_key(shown, module, renames, external, content))
         if cached is not None:
             return cached
-    facts, key = _analyze_job(job, external, parse)
+    facts, key = _analyze_job(job, external)
     if cache and key:
         cache.put(key, facts)
     return facts

@@ -111,8 +111,7 @@ def undecodable(content: bytes, error: UnicodeDecodeError) -> tuple[str, Positio
     return detail, position_at(before, len(before))
 
 
-def analyze_bytes(path: str, module: str, is_package: bool, content: bytes, rules, renames=None, external=None,
-                  parse=cst.parse_module) -> FileFacts:
+def analyze_bytes(path: str, module: str, is_package: bool, content: bytes, rules, renames=None, external=None) -> FileFacts:
     try:
         text = decode(content)
     except UnicodeDecodeError as error:
@@ -120,7 +119,7 @@ def analyze_bytes(path: str, module: str, is_package: bool, content: bytes, rule
         return error_facts(path, module, detail, where.line, where.column)
     except SyntaxError as error:  # a bad coding cookie
         return error_facts(path, module, f"bad encoding declaration: {error.msg if hasattr(error, 'msg') else error}")
-    return analyze_text(path, module, is_package, text, rules, renames, external, parse)
+    return analyze_text(path, module, is_package, text, rules, renames, external)
 
 
 def analyze_text(path: str, module: str, is_package: bool, text: str, rules, renames=None, external=None,
