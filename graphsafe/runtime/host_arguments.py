@@ -31,7 +31,7 @@ from graphsafe.runtime.host_recipes import recordable, recipe, results
 # reads of a tensor's metadata: host facts that are fixed for a graph (graphed() keys on them)
 _METADATA = frozenset("""shape size dim ndim ndimension numel dtype device is_cuda is_cpu layout requires_grad
     is_contiguous stride element_size nelement __len__ is_floating_point is_complex names is_inference
-    _version""".split())
+    _version is_pinned""".split())
 
 
 class CpuArgumentOnHost(RuntimeError):
