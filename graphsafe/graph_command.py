@@ -35,6 +35,7 @@ from graphsafe.rewriters.boundary import SplitResult, convert_fixed_values, spli
 from graphsafe.rewriters.branch_select import select_left_branches
 from graphsafe.rewriters.host_callees import host_callee_lines
 from graphsafe.rewriters.host_inputs import host_inputs
+from graphsafe.rewriters.moved_by_core import device_move_note, host_values_moved_by_core
 from graphsafe.rewriters.left_blockers import settle_blockers
 from graphsafe.rewriters.fixed_histogram import fixed_histogram
 from graphsafe.rewriters.nonzero_rows import writes_by_mask
@@ -115,6 +116,12 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
             host_lines.setdefault(line, set()).update(codes)
         text = _fixed_shapes(text, project.diagnostics, region.path, region_copy, original_bytes)
         text = _renamed(text, defined, host_lines, region_copy, original_bytes)
+        # a host value the core moves to the device itself: its maker goes to the wrapper (moved_by_core.py)
+        makers, device_moves = host_values_moved_by_core(text, defined, host_lines)
+        for line, codes in makers.items():
+            host_lines.setdefault(line, set()).update(codes)
+        for line, _, _ in device_moves:
+            host_lines[line] = host_lines[line] - {"GS402"}
         # host work that makes a core input (a sampler, numpy → tensor): to the wrapper, loops hoisted
         hosted = host_inputs(text, defined, host_lines, reached)
         text, host_lines, per_step, reached = (hosted.source, *map(hosted.remap, (host_lines, per_step, reached)))
@@ -206,6 +213,8 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
     notes += [loop_note] * bool(loop_note)
     inputs = [f"{_shown(region.path)}:{line}: {note}"
               for line, note in (hosted.moved if split.source is not None else []) + hosted.refused]
+    inputs += [f"{_shown(region.path)}:{copy}: " + device_move_note(copy, maker, name, maker in split.prologue_lines)
+               for copy, maker, name in device_moves]
     return GraphPlan(region.display, region.path, split, core, changed, fixes, blocking,
                      _wiring(region.display, split, blocking), wire, *callee_notes, notes, host_inputs=inputs)
 

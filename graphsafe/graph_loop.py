@@ -24,7 +24,9 @@ def exit_loop_in(project, region, defined: str) -> tuple[int, int] | None:
     read = read_text(region.path)
     if isinstance(read, str):
         return None
-    lines = {d.start.line for d in each_use(project.diagnostics) if _same(d.path, region.path)}
+    from graphsafe.graph_command import _abs
+
+    lines = {d.start.line for d in each_use(project.diagnostics) if _abs(d.path) == _abs(region.path)}
     for loop_line, tail in exit_loops(read[1], defined):
         hit = sorted(lines & set(tail))
         if hit:
@@ -36,7 +38,7 @@ def plan_loop_body(plan, paths: list[Path], settings, project, region, defined: 
                    files, root: Path, facts_file):
     """The plan of the loop body as the region, on the user's paths; None where it cannot be moved
     (the caller plans the region as it is; the reason is in the returned note)."""
-    from graphsafe.graph_command import _copy_tree, _receiver_pattern, _shown
+    from graphsafe.graph_command import _abs, _copy_tree, _receiver_pattern, _shown
 
     original_bytes, text = read_text(region.path)
     body, why = extract_loop_body(text, defined, loop[0])
@@ -46,13 +48,13 @@ def plan_loop_body(plan, paths: list[Path], settings, project, region, defined: 
     with tempfile.TemporaryDirectory(prefix="graphsafe-loop-") as stage:
         stage_root = Path(stage)
         copies = _copy_tree(files, root, stage_root)
-        region_copy = copies[str(_absolute(region.path))]
+        region_copy = copies[str(_abs(region.path))]
         try:
             staged = SourceEncoding.of(original_bytes).encode(body.source)
         except UnicodeEncodeError as error:
             return None, f"{_shown(region.path)}: the loop body cannot be written like the file: {error}"
         region_copy.write_bytes(staged)
-        staged_paths = [stage_root / _absolute(p).relative_to(root) for p in paths]
+        staged_paths = [stage_root / _abs(p).relative_to(root) for p in paths]
         # through the class the user named when it inherits the region (its overrides, not every subclass's)
         pattern = (_receiver_pattern(project, region, copies, stage_root, body.body_name)
                    or f"{region_copy.relative_to(stage_root).as_posix()}::{body.body_name}")
@@ -68,7 +70,7 @@ def plan_loop_body(plan, paths: list[Path], settings, project, region, defined: 
         for path, (_, new) in inner.changed.items():
             original = back.get(os.path.realpath(path), path)
             changed[original] = (Path(original).read_bytes(), new)
-        changed.setdefault(str(_absolute(region.path)), (original_bytes, staged))
+        changed.setdefault(str(_abs(region.path)), (original_bytes, staged))
         blocking = [dataclasses.replace(d, path=_shown(back.get(os.path.realpath(d.path), d.path)))
                     for d in inner.blocking]
         note = (f"{_shown(region.path)}:{loop[0]}: the loop's exit reads the device (line {loop[1]}): its body "
@@ -81,10 +83,3 @@ def plan_loop_body(plan, paths: list[Path], settings, project, region, defined: 
             notes=[note] + [mapped(n) for n in inner.notes], host_inputs=[mapped(n) for n in inner.host_inputs])
     return result, ""
 
-
-def _absolute(path) -> Path:
-    return Path(os.path.abspath(path))
-
-
-def _same(a, b) -> bool:
-    return _absolute(a) == _absolute(b)

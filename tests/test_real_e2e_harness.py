@@ -120,3 +120,32 @@ def test_merge_makes_one_table_from_several_runs_the_last_row_of_a_step_winning(
 def test_a_failure_names_the_package_line_not_the_scratch_copy():
     assert report.package_path("/root/out/scratch/rk4/fixed/torchdiffeq/_impl/misc.py") == "torchdiffeq/_impl/misc.py"
     assert report.package_path("/work/repo/bench/real_e2e/steps/s.py") == "/work/repo/bench/real_e2e/steps/s.py"
+
+
+def test_the_facts_mode_traces_the_step_and_writes_facts_graph_can_read(tmp_path, monkeypatch):
+    from graphsafe.analyzer import run_facts
+
+    package = tmp_path / "toypkg"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "import torch\n\n\ndef step(x, scale):\n    if x.sum() > 0:\n        x = x * scale\n    return x + 1\n",
+        encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import toypkg
+
+    class Step:  # what a bench/real_e2e/steps module declares
+        REGION = "toypkg/__init__.py::step"
+
+        @staticmethod
+        def build(device, seed):
+            from bench.real_e2e.step_api import Built
+            return Built(step=toypkg.step, inputs=lambda i: (torch.full((3,), float(i) - 1.0), 2.0 + i),
+                         state=lambda: {})
+
+    monkeypatch.setattr(worker, "load_step", lambda request: Step)
+    out = tmp_path / "facts.json"
+    result = worker.run_facts({"step": "toy", "paths": [str(tmp_path)], "device": "cpu", "seed": 0, "steps": 3,
+                               "facts_out": str(out)})
+    assert result["saved"] and result["findings"] >= 1  # the branch on `x.sum() > 0`, simulated on the CPU
+    facts = run_facts.load(out)
+    assert facts.root == tmp_path

@@ -294,14 +294,58 @@ AUGMENT = textwrap.dedent('''\
 ''')
 
 
-def test_a_guarded_producer_reading_what_the_tensor_work_computes_stays_with_the_reason():
-    result = host_inputs(AUGMENT, "Augment.forward", {}, {5: {"GS402"}, 7: {"GS402", "GS502"}})
+def test_a_guarded_producer_moves_with_the_hazard_free_statements_it_reads():
+    # line 5 reads `shape`, computed at 4 from `x` of line 3: the three move together, in their order
+    result = host_inputs(AUGMENT, "Augment.forward", {}, {5: {"GS402"}, 7: {"GS402", "GS105"}})
+    assert sorted(result.producers) == [3, 4, 5]
+    assert result.moved == [(5, "the host input made here moves to the wrapper with line 3, 4, which it reads (no "
+                                "hazard on them): their values become core inputs")]
+    assert result.refused == [(7, "a host-to-device copy in what it calls stays in the core: what it reaches also has "
+                                  "GS105: tensor work, which the core keeps")]
+    split = split_region(AUGMENT, "Augment.forward", dict(result.producers), {}, {}, result.producers)
+    wrapper, core = split.source.split("def forward_core")
+    assert ("x = self.prepare(x)\n        shape = x.shape\n        if params is None:\n            params = "
+            "self.sample(shape)\n        _result = self.forward_core(x, params)") in wrapper
+    assert "out = self.apply(x, params)" in core and "prepare" not in core and split.prologue_lines == [3, 4, 5]
+
+
+def test_the_moved_statements_compute_what_the_original_did_call_after_call():
+    program = textwrap.dedent('''\
+        import torch
+
+
+        class Augment:
+            def __init__(self):
+                self.gen = torch.Generator().manual_seed(0)
+
+            def prepare(self, x):
+                return x.unsqueeze(0) if x.dim() == 3 else x
+
+            def sample(self, shape):
+                return torch.rand(shape[0], generator=self.gen).to(torch.float64)
+
+            def apply(self, x, params):
+                return x * params.view(-1, 1, 1, 1).to(x.dtype)
+    ''') + textwrap.indent(AUGMENT.split("\n", 1)[1], "")
+    guard = program.splitlines().index("        if params is None:") + 1
+    result = host_inputs(program, "Augment.forward", {}, {guard: {"GS402"}})
+    split = split_region(program, "Augment.forward", dict(result.producers), {}, {}, result.producers)
+    assert split.source is not None and split.prologue_lines == [guard - 2, guard - 1, guard], split.refusal
+    assert "self.apply(x, params)" in split.source.split("def forward_core")[1]
+    outputs = []
+    for source in (program, split.source):
+        namespace: dict = {}
+        exec(compile(source, "<program>", "exec"), namespace)
+        augment = namespace["Augment"]()
+        outputs.append([augment.forward(torch.full((3, 2, 2), float(i))) for i in range(4)])
+    assert all(torch.equal(a, b) for a, b in zip(*outputs))
+
+
+def test_a_producer_reading_what_hazardous_tensor_work_computes_stays_with_the_reason():
+    result = host_inputs(AUGMENT, "Augment.forward", {3: {"GS401"}}, {5: {"GS402"}})
     assert result.refused == [(5, "a host-to-device copy in what it calls stays in the core: it reads `shape`, which "
                                   "line 4 computes before it in the core (the wrapper cannot make it before the core's "
-                                  "work)"),
-                              (7, "a host-to-device copy in what it calls stays in the core: it reads `x`, which "
-                                  "line 3 computes before it in the core (the wrapper cannot make it before the core's "
-                                  "work)")]
+                                  "work); line 3, which it depends on, has GS401: the core keeps it")]
     assert result.producers == {}
 
 
@@ -345,3 +389,40 @@ def test_a_forward_whose_callee_builds_a_tensor_from_a_number_is_tensor_work_not
                                   "tensor input: tensor work, which the core keeps"),
                               (6, "a host-to-device copy in what it calls stays in the core: what it reaches also "
                                   "has GS302: tensor work, which the core keeps")]
+
+
+def test_a_statement_the_producer_does_not_read_stays_in_the_core_when_it_commutes():
+    source = textwrap.dedent('''\
+        class Decoder:
+            def forward(self, tokens, state=None):
+                w = self.w
+                if state is None:
+                    for i in range(2):
+                        state = self.fresh(w, i)
+                many = len(tokens) > 1
+                x = w["emb"][tokens if many else tokens[0]]
+                return self.layers(x, state)
+    ''')
+    # the block binds `i` on some paths only: it is not taken, and the maker commutes with it
+    result = host_inputs(source, "Decoder.forward", {}, {8: {"GS402"}})
+    assert sorted(result.producers) == [3, 7, 8] and result.refused == []
+    split = split_region(source, "Decoder.forward", dict(result.producers), {}, {}, result.producers)
+    wrapper, core = split.source.split("def forward_core")
+    assert "for i in range(2)" in core and "many = len(tokens) > 1" in wrapper and split.prologue_lines == [3, 7, 8]
+
+
+def test_a_block_the_producer_reads_keeps_it_in_the_core_with_the_reason():
+    source = textwrap.dedent('''\
+        class Decoder:
+            def forward(self, tokens):
+                if len(tokens) > 1:
+                    many = True
+                else:
+                    many = False
+                x = self.emb[tokens if many else tokens[0]]
+                return self.layers(x)
+    ''')
+    result = host_inputs(source, "Decoder.forward", {}, {7: {"GS402"}})
+    assert result.producers == {} and result.refused[0][1].endswith(
+        "; line 3, which it depends on, is not an assignment of names (it may bind them on some paths only): the core "
+        "keeps it")

@@ -173,7 +173,13 @@ def run_step(info: StepInfo, args: argparse.Namespace, deadline: float) -> dict:
         result["error"] = str(error)
         return result
     result["static"] = static.check_and_fix(info.region, roots).to_json()
-    result["graph"] = static.graph_variant(info.region, roots)
+    facts = None
+    if args.facts:  # `graphsafe trace --save-facts` on the step first, as a user would before `graph`
+        facts_out = step_dir / "facts.json"
+        result["facts"] = run_worker(request_for("facts", info, roots["graph"], paths, args,
+                                                 facts_out=str(facts_out)), args.trial_timeout_s)
+        facts = facts_out if facts_out.is_file() else None
+    result["graph"] = static.graph_variant(info.region, roots, facts=facts)
     if args.device == "cpu":
         result["cpu"] = run_cpu(info, roots, paths, result, args, step_dir)
     else:
@@ -197,6 +203,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="scratch trees, traces, results.json and results.md")
     parser.add_argument("--n-steps", type=int, default=6, help="steps compared, the inputs changing each (default 6)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--facts", action="store_true", help="trace the step first and give `graph` the run-time "
+                        "facts (graphsafe trace --save-facts), as a user does before `graph`")
     parser.add_argument("--variants", default="fixed", help="GPU: variants to capture: fixed and/or unsafe")
     parser.add_argument("--no-compile", dest="compile", action="store_false", help="GPU: skip torch.compile")
     parser.add_argument("--repeats", type=int, default=15, help="GPU timing samples (median)")

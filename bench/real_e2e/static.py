@@ -97,11 +97,13 @@ def check_and_fix(region: str, roots: dict[str, Path], timeout: float = 300.0) -
     return result
 
 
-def graph_variant(region: str, roots: dict[str, Path], timeout: float = 300.0) -> dict:
-    """`graphsafe graph --region REGION --json` on graph/: its summary (core, wiring options, what
-    still blocks) and the files it changed; {"error": ...} when it could not run."""
+def graph_variant(region: str, roots: dict[str, Path], timeout: float = 300.0, facts: Path | None = None) -> dict:
+    """`graphsafe graph --region REGION --json` on graph/ (with `--facts FILE` from a traced run
+    when given): its summary (core, wiring options, what still blocks) and the files it changed;
+    {"error": ...} when it could not run."""
+    extra = ["--facts", str(facts)] if facts is not None else []
     try:
-        done = _graphsafe(["graph", ".", "--region", region, "--json"], roots["graph"], timeout)
+        done = _graphsafe(["graph", ".", "--region", region, "--json", *extra], roots["graph"], timeout)
     except subprocess.TimeoutExpired:
         return {"error": f"graphsafe graph did not finish in {timeout:g} s"}
     if done.returncode not in (0, 1):

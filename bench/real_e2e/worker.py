@@ -551,7 +551,30 @@ def _graphed_objects(installed) -> list:
     return list(installed) if isinstance(installed, list) else [installed]
 
 
-MODES = {"eager": run_eager, "gpu_orig": run_gpu_orig, "gpu_fixed": run_gpu_fixed, "gpu_graph": run_gpu_graph}
+def run_facts(request: dict) -> dict:
+    """`graphsafe trace --save-facts` on the step, as a user runs it before `graph`: `steps` calls
+    with the inputs changing, traced (on a CPU the tracer simulates the device's syncs and host
+    copies), the facts written for the variant's tree (request["facts_out"])."""
+    from pathlib import Path
+
+    from graphsafe.runtime.facts_writer import FactsRecorder, save
+    from graphsafe.runtime.trace_cli import observing_calls
+    from graphsafe.runtime.tracer import StepTracer
+
+    module = load_step(request)
+    built = module.build(request["device"], request["seed"])
+    check_imported_from(module, request["paths"][0])
+    stepper = StepTracer(built.step)
+    facts = FactsRecorder(stepper.tracer.is_library_file)
+    for i in range(request["steps"]):
+        with observing_calls(facts):
+            stepper.step(tuple(built.inputs(i)), {})
+    findings = stepper.report().findings
+    problem = save(facts, findings, Path(request["facts_out"]), Path(request["paths"][0]))
+    return {"saved": problem is None, "problem": problem, "findings": len(findings)}
+
+
+MODES = {"facts": run_facts, "eager": run_eager, "gpu_orig": run_gpu_orig, "gpu_fixed": run_gpu_fixed, "gpu_graph": run_gpu_graph}
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -63,7 +63,7 @@ class DepthTrainer:
         automask = idx >= len(sources)
         self.mask_stats[scale] = automask.float().mean()  # expect: GS503
         masked_pixels = torch.nonzero(automask)  # expect: GS107
-        photo = min_loss[automask].mean() if masked_pixels.shape[0] > 0 else min_loss.mean()  # expect: GS108
+        photo = min_loss[automask].mean() if masked_pixels.shape[0] > 0 else min_loss.mean()  # expect: GS108, GS201
         self.last_photo = photo.item()  # expect: GS101
         self.running_photo = 0.9 * self.running_photo + 0.1 * photo.detach()  # expect: GS401
         small = F.interpolate(target, size=disp.shape[-2:], mode="bilinear", align_corners=False)

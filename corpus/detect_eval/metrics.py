@@ -24,7 +24,7 @@ class DetectionMetrics:
         self.num_gt += torch.bincount(gt_labels, minlength=self.num_classes)  # expect: GS107
         if boxes.shape[0] == 0:
             return
-        if gt_boxes.shape[0] == 0:
+        if gt_boxes.shape[0] == 0:  # expect: GS201
             tp = torch.zeros_like(scores, dtype=torch.bool)
         else:
             best_iou, best_gt = box_iou(boxes, gt_boxes).max(1)

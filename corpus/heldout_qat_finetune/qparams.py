@@ -12,7 +12,7 @@ def per_channel_qparams(min_val: torch.Tensor, max_val: torch.Tensor, levels: in
     max_pos = torch.clamp(max_val, min=0.0)
     scale = (max_pos - min_neg).clamp(min=1e-8) / levels  # expect: GS301
     collapsed = scale[scale <= 1e-8]  # expect: GS108
-    if collapsed.numel() > 0:
+    if collapsed.numel() > 0:  # expect: GS201
         warnings.warn(f"{collapsed.numel()} channels have a collapsed range")  # expect: GS501
     assert torch.all(scale > 0), "non-positive quantization scale"  # expect: GS201
     zero_point = torch.round(-min_neg / scale)

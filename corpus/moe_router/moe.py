@@ -64,7 +64,7 @@ class SparseMoE(nn.Module):
         out = torch.zeros_like(tokens)
         expert_mask = F.one_hot(experts, num_classes=self.n_experts).permute(2, 1, 0)
         expert_hit = torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero()  # expect: GS107
-        for expert_idx in expert_hit:
+        for expert_idx in expert_hit:  # expect: GS201
             expert = self.experts[expert_idx]  # expect: GS105
             slot, token_idx = torch.where(expert_mask[expert_idx].squeeze(0))  # expect: GS107
             y = expert(tokens[token_idx]) * weights[token_idx, slot, None]

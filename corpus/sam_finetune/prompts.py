@@ -22,7 +22,7 @@ def boxes_from_masks(masks: torch.Tensor) -> torch.Tensor:
     boxes = []
     for m in masks:
         ys, xs = torch.nonzero(m, as_tuple=True)  # expect: GS107
-        if ys.numel() == 0:
+        if ys.numel() == 0:  # expect: GS201
             boxes.append(m.new_zeros(4))
             continue
         boxes.append(torch.stack([xs.min(), ys.min(), xs.max(), ys.max()]).float())

@@ -49,7 +49,7 @@ class ApplyTimestampRules:
                     logits[k, : self.eot] = -float("inf")
         seen = tokens[:, self.sample_begin:]
         timestamps = seen[seen.ge(ts)]  # expect: GS108
-        if len(timestamps) > 0:
+        if len(timestamps) > 0:  # expect: GS201
             logits[:, ts] = -float("inf")
         if self.max_initial_timestamp_index is None:
             warnings.warn("no limit on the initial timestamp")  # expect: GS501

@@ -13,6 +13,9 @@ from graphsafe.analyzer.run_facts import Observed
 from graphsafe.model import Confidence, Diagnostic, Hit, RegionKind
 
 
+GROUP_KEY = "group-key"  # Hit condition (GROUP_KEY, key): some file rewrites that param-group key per step
+
+
 @dataclass(frozen=True)
 class CallRef:
     """A call seen in a unit, unresolved.
@@ -121,6 +124,10 @@ class FileFacts:
     # (class, attribute) set on an instance inside a loop by code outside the class
     # (`session.temperature = t` for each fallback temperature)
     outside_sets: tuple[tuple[str, str], ...] = ()
+    # param-group keys other than "lr" this file rewrites between steps (`x["momentum"] =
+    # float(np.interp(...))` in a warm-up): a read of them in an optimizer step is per step
+    # where any file writes them (Hit condition (GROUP_KEY, key))
+    group_keys: tuple[str, ...] = ()
     # (reading unit, class, attribute): `self.scheduler.sigmas` read where `self.scheduler` holds
     # an instance of that class (a class of the project, as this file names it)
     attr_reads: tuple[tuple[str, str, str], ...] = ()

@@ -117,6 +117,32 @@ def scheduled_entry(expr: cst.Subscript, function: cst.FunctionDef | None) -> st
     return f'param-group entry `{_shown(expr.value)}["{key}"]` (a scheduler rewrites it between steps)'
 
 
+def scheduled_group_key(expr: cst.Subscript, function: cst.FunctionDef | None) -> str | None:
+    """The key of `group["momentum"]` read from an optimizer's param groups, for a key other
+    than the learning rate: per step only where the project rewrites that key between steps
+    (`written_group_keys`, solved project-wide on the condition ("group-key", key))."""
+    key = entry_key(expr)
+    if key is None or key in SCHEDULED_KEYS or key == "params" or not param_group(expr.value, function):
+        return None
+    return key
+
+
+def written_group_keys(node: cst.Assign, function: cst.FunctionDef | None) -> Iterator[str]:
+    """Keys a warm-up or a scheduler rewrites in an optimizer's param groups: `x["momentum"] =
+    float(np.interp(ni, xi, [w, m]))` in `for x in opt.param_groups` of a function other than
+    `__init__`, with a value that is not a literal (a literal is a reset or a setting)."""
+    if function is None or function.name.value == "__init__":
+        return
+    value = node.value.expression if type(node.value) is cst.UnaryOperation else node.value
+    if type(value) in (cst.Integer, cst.Float, cst.SimpleString, cst.Name) and (
+            type(value) is not cst.Name or value.value in ("True", "False", "None")):
+        return
+    for target in node.targets:
+        tgt = target.target
+        if type(tgt) is cst.Subscript and (key := entry_key(tgt)) is not None and param_group(tgt.value, function):
+            yield key
+
+
 def advanced_entry(expr: cst.Subscript, function: cst.FunctionDef | None) -> str | None:
     """A label for `state["step"]` where `function` advances that entry (`state["step"] += 1`)
     of state kept across calls (`state = self.state[p]`) and starts it as a number literal."""

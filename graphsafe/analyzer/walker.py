@@ -16,10 +16,11 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import host_resident, per_step, run_facts, tensor_use, tensorness as T
+from graphsafe.analyzer import data_sizes, host_resident, per_step, run_facts, tensor_use, tensorness as T
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_valued_names
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
-from graphsafe.analyzer.facts import CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
+from graphsafe.analyzer.inherited import inherited_attr
+from graphsafe.analyzer.facts import GROUP_KEY, CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
 from graphsafe.analyzer.names import ImportTable, bound_names, dotted
 from graphsafe.analyzer.nodes import children, node_types
 from graphsafe.analyzer.noqa import noqa_directives, noqa_lines
@@ -172,6 +173,8 @@ class _Scope:
     host_names: set[str] = field(default_factory=set)  # locals bound to `t.cpu()` and the like
     # locals holding CPU tensors built here or Python int lists, with why (host_resident.py)
     host_held: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # local name → (why its length, or its value as a size, depends on tensor data, is it a size)
+    data_sized: dict[str, tuple[str, bool]] = field(default_factory=dict)
     # locals and parameters holding integer tensors (`idx = torch.arange(n)`, `i: LongTensor`)
     int_names: set[str] = field(default_factory=set)
     # local name → the parameter whose tensor it views (`value = value[0]`): same device
@@ -248,6 +251,7 @@ class FileWalker:
         self.number_attrs: dict[str, set[str]] = {}  # class key → attributes set to number literals
         self.varying_entries: dict[str, set[tuple[str, str]]] = {}  # class key → (dict attribute, key) set per step
         self.outside_sets: set[tuple[str, str]] = set()  # see FileFacts.outside_sets
+        self.group_keys: set[str] = set()  # see FileFacts.group_keys
         self.attr_reads: set[tuple[str, str, str]] = set()  # see FileFacts.attr_reads
         self.properties: set[str] = set()
         self.number_functions: frozenset[str] = frozenset()  # module functions annotated `-> float`
@@ -469,6 +473,21 @@ class FileWalker:
         """The current place, for a report made later (e.g. from `end_module`)."""
         return Place(tuple(self.scope.units), self.statement)
 
+    def data_size_reason(self, expr: cst.BaseExpression, tensor: bool = False) -> str | None:
+        """Why `expr` is a size that depends on tensor data (`n` with `n = x.shape[0]` after `x =
+        x[mask]`), or with `tensor`, a tensor whose length does (see analyzer/data_sizes.py)."""
+        scope = self.scope
+        if scope is None or not scope.is_function:
+            return None
+        find = data_sizes.sized_reason if tensor else data_sizes.size_reason
+        return find(expr, scope.data_sized, self._kind, self.resolve, self.code_for)
+
+    def note_loop_sizes(self, body: cst.CSTNode) -> None:
+        """A loop's body rebinding a name to a data-sized tensor: its test and next pass see it so."""
+        if self.scope is not None and self.scope.is_function:
+            with self.looking_ahead():
+                data_sizes.loop_carried(self.scope.data_sized, body, self._kind, self.resolve, self.code_for)
+
     def is_loop_variable(self, name: str) -> bool:
         """Is `name` bound by a `for` loop enclosing the code being walked?"""
         return any(name in names for names in self.loop_names)
@@ -537,6 +556,10 @@ class FileWalker:
                 key = f"{scope.class_key}.{attr}"
                 if key in self.properties:  # `d = self.current_decay`: what the property returns
                     return self.scalar_returns.get(key)
+                if inherited_attr(scope.class_key, attr, self):
+                    # `self.progress_remaining` of a base class in another file that updates it
+                    # between steps: decided project-wide (callgraph.attr_is_varying follows bases)
+                    return ScalarSource(f"attribute `self.{attr}`", (scope.class_key, attr))
                 return None
             base = self._kind(expr.value)
             if base.tag == "object":
@@ -566,6 +589,10 @@ class FileWalker:
             label = per_step.scheduled_entry(expr, self.function_node) or per_step.advanced_entry(expr, self.function_node)
             if label is not None:
                 return ScalarSource(label)
+            group_key = per_step.scheduled_group_key(expr, self.function_node)
+            if group_key is not None:  # `group["momentum"]`: per step where the project rewrites it
+                return ScalarSource(f'param-group entry `{expr.value.value if type(expr.value) is cst.Name else "param_group"}'
+                                    f'["{group_key}"]` (rewritten between steps)', (GROUP_KEY, group_key))
             if scope.class_key not in self.varying_entries:
                 return None
             entry = _self_entry(expr, scope.self_name)
@@ -622,7 +649,7 @@ class FileWalker:
             if type(func) is cst.Attribute:
                 if type(func.value) is cst.Name and self.scope.imports.is_imported(func.value.value):
                     return self._imported_helper_source(call)  # `schedules.position_lr(it, cfg)`
-                return self._schedule_method_source(call, func)
+                return self._schedule_method_source(call, func.value)
             if type(func) is cst.Name and func.value in self.scope.env:
                 return self._held_callable_source(call, func)  # `f = lambda t: ...; f(self.step)`
             return self._imported_helper_source(call)
@@ -692,23 +719,37 @@ class FileWalker:
         # index's result of unknown kind (`self.net(x)[:, -1]`) may well be one
         return (tag == "unknown" and type(expr) in (cst.Name, cst.Attribute)) or self.scalar_source(expr) is not None
 
-    def _schedule_method_source(self, call: cst.Call, func: cst.Attribute) -> ScalarSource | None:
-        """`self.sched.value(self.updates)`: a method of a program object (a schedule) given a
-        number that varies for certain computes, on the host, a value fixed at capture like it."""
+    def _schedule_method_source(self, call: cst.Call, held: cst.BaseExpression) -> ScalarSource | None:
+        """`self.sched.value(self.updates)`: a method of a program object (a schedule) `held` in
+        `self.sched` given a number that varies for certain computes, on the host, a value fixed
+        at capture like it; so does calling the object (`self.sched(self.updates)`)."""
         if not call.args:
             return None
-        receiver = self._kind(func.value)
-        if receiver.tag != "object" or not receiver.refs or any(r.startswith("torch.") for r in receiver.refs):
+        if not self._held_object(held):
             return None
         return self._certain_arg_source(call)
+
+    def _held_object(self, held: cst.BaseExpression) -> bool:
+        """Does `held` hold an object of a program class (not torch's)? An attribute a method
+        rebinds from a number to one (`self.clip = clip` in `__init__`, `self.clip =
+        Schedule(self.clip)` in a setup method) counts by the classes it is given."""
+        receiver = self._kind(held)
+        refs = receiver.refs if receiver.tag == "object" else ()
+        if not refs and receiver.tag in ("scalar", "unknown") and type(held) is cst.Attribute and self.is_self(held.value):
+            refs = tuple(self.attr_objects.get((self.scope.class_key or "", held.attr.value), ()))
+        return bool(refs) and not any(r.startswith("torch.") for r in refs)
 
     def _held_callable_source(self, call: cst.Call, func: cst.BaseExpression) -> ScalarSource | None:
         """A callable held in a local or an attribute (a lambda, a `partial`, an inherited
         method) given a number that varies for certain and no tensor: what it computes on the
-        host is fixed at capture. Not a module (calling one is device work on tensors)."""
-        if not call.args or self._kind(func).tag in ("object", "modules", "tensor", "bool-tensor"):
-            return None
+        host is fixed at capture. Not a module (calling one is device work on tensors); a
+        schedule object of the program (`self.clip_range(self.progress)`, its `__call__`) is
+        asked like its methods (`_schedule_method_source`)."""
         if any(self._kind(arg.value).is_tensor for arg in call.args):
+            return None  # given a tensor: device work (a module's forward)
+        if type(func) is not cst.Name and self._held_object(func):
+            return self._schedule_method_source(call, func)
+        if not call.args or self._kind(func).tag in ("object", "modules", "tensor", "bool-tensor"):
             return None
         return self._certain_arg_source(call)
 
@@ -1473,6 +1514,9 @@ class FileWalker:
               pid: str | None = None) -> None:
         scope = self.scope
         assert scope is not None
+        if value is not None and scope.is_function:
+            data_sizes.record(scope.data_sized, target, value, self._kind, self.resolve, self.code_for,
+                              type(self.enclosing_statement(self.statement)) is cst.FunctionDef)
         if isinstance(target, cst.Name):
             if kind.tag == "unknown" and target.value in self._use_receivers:
                 kind = self._kind_from_use(target.value, kind)
@@ -2197,6 +2241,8 @@ class FileWalker:
         self.scope = outer
 
     def _visit_assign(self, node: cst.Assign) -> None:
+        if type(node.value) is not cst.Integer and self.scope.is_function and "param_groups" in self.source:
+            self.group_keys.update(per_step.written_group_keys(node, self.function_node))
         self._visit(node.value)
         kind = self._kind(node.value)
         for target in node.targets:
@@ -2372,6 +2418,7 @@ class FileWalker:
         self._bind_loop_target(node.target, node.iter)
         host_resident.record_loop(self.scope.host_held, node.target, node.iter)
         self.loop_names.append({n.value for n in bound_names(node.target)})
+        self.note_loop_sizes(node.body)
         try:
             self._walk_block(node.body)
         finally:
@@ -2536,8 +2583,8 @@ class FileWalker:
         (the call graph keeps the edge only if it is one)."""
         scope = self.scope
         key = scope.class_key
-        if (key not in self._foreign_based or type(node.value) is not cst.Name or node.value.value != scope.self_name
-                or node.attr.value in self.class_attr_kinds.get(key, ()) or f"{key}.{node.attr.value}" in self._class_methods):
+        if (type(node.value) is not cst.Name or node.value.value != scope.self_name
+                or not inherited_attr(key, node.attr.value, self)):
             return None
         return CallRef("prop", node.attr.value)
 
@@ -3020,6 +3067,7 @@ class FileWalker:
             always=tuple(build(pending) for pending in self.always),
             wanted=tuple(sorted(self.wanted)),
             outside_sets=tuple(sorted(self.outside_sets)),
+            group_keys=tuple(sorted(self.group_keys)),
             attr_reads=tuple(sorted(self.attr_reads)),
             errors=tuple(self._failure_diagnostic(name, error, line_of(function.name))
                          for function, name, error in self.failures),

@@ -125,6 +125,8 @@ def split_region(source: str, qualname: str, host_lines: dict[int, set[str]],
         fact.host = bool(codes) and codes <= HOST_CODES
         if codes == {"GS301"} and not _stores_into_subscript(fact.node):
             fact.host = False  # tensor work reading a per-step number: the core carries the number
+        if not codes and fact.first in set(producers):
+            fact.host = True  # hazard-free work a host input reads, moved with it (rewriters/host_inputs.py)
     _mark_exits(facts)
     for fact in facts:
         fact.producer = fact.host and fact.first in set(producers)
@@ -649,6 +651,8 @@ def _rewrite(module, owner, function, core_name, prologue, core, epilogue, ret, 
         core_body = [cst.SimpleStatementLine([cst.Pass()])]
 
     new_params = [p.with_changes(comma=cst.MaybeSentinel.DEFAULT) for p in keep]
+    if passed_in or attributes:  # the wrapper passes every one: a default before them would not parse
+        new_params = [p.with_changes(default=None, equal=cst.MaybeSentinel.DEFAULT) for p in new_params]
     new_params += [cst.Param(cst.Name(n)) for n in passed_in]
     new_params += [cst.Param(cst.Name(n)) for n in attributes.values()]
     core_params = params.with_changes(params=new_params, star_arg=star or cst.MaybeSentinel.DEFAULT,

@@ -120,8 +120,19 @@ def host_inputs(source: str, qualname: str, own: dict[int, set[str]], reached: d
                 result.refused.append((line, f"a host input stays in the core: `{clash}` is called before it and may "
                                              "change what it reads"))
             elif made:
-                where = "on this line" if HOST_COPY in codes_of(statement)[0] else "in what it calls"
-                result.refused.append((line, f"a host-to-device copy {where} stays in the core: it reads {made}"))
+                prefix, why = _leading_inputs(statement, body[:index], codes_of, positions)
+                if prefix:
+                    for other in prefix:
+                        result.producers[positions[other].start.line] = set().union(*codes_of(other))
+                    result.producers[line] = set().union(*codes_of(statement))
+                    lines = ", ".join(str(positions[other].start.line) for other in prefix)
+                    result.moved.append((line, f"the host input made here moves to the wrapper with line {lines}, "
+                                               "which it reads (no hazard on them): their values become core "
+                                               "inputs"))
+                else:
+                    where = "on this line" if HOST_COPY in codes_of(statement)[0] else "in what it calls"
+                    result.refused.append((line, f"a host-to-device copy {where} stays in the core: it reads {made}"
+                                                 + (f"; {why}" if why else "")))
             else:
                 result.producers[line] = set().union(*codes_of(statement))
         elif isinstance(statement, cst.For):
@@ -262,6 +273,39 @@ def _made_by_tensor_work(producer: cst.CSTNode, before: list[cst.CSTNode], codes
             return (f"`{clash}`, which line {positions[other].start.line} computes before it in the core (the "
                     "wrapper cannot make it before the core's work)")
     return None
+
+
+def _leading_inputs(producer: cst.CSTNode, before: list[cst.CSTNode], codes_of, positions
+                    ) -> tuple[list[cst.CSTNode], str | None]:
+    """The statements before the producer that it reads, directly or through each other
+    (`in_tensor = self.transform(input); batch_shape = in_tensor.shape; params =
+    self.sample(batch_shape)`), and those that do not commute with one of them (`input_shape =
+    in_tensor.shape` between two bindings of `in_tensor`): they move to the wrapper with the
+    producer, in their order, so each still runs after every statement it does not commute with
+    (the split checks the rest). Their values become core inputs (graphed() copies the tensors
+    into its static buffers; shapes are fixed per graph). Only assignments of names with no hazard
+    beyond host work, of their own or in what they call: the wrapper runs them eagerly, and capture
+    needs nothing rewritten there; a block (`if state is None: for i ...:`) may bind names on some
+    paths only. ([], why not) otherwise."""
+    taken: list[int] = []
+    needed, _ = _effects(producer)
+    for index in range(len(before) - 1, -1, -1):
+        reads, writes = _effects(before[index])
+        clash = any(_overlaps(writes, r | w) or _overlaps(w, reads)
+                    for r, w in (_effects(before[k]) for k in taken))
+        if _overlaps(writes, needed) or clash:
+            needed |= reads
+            taken.append(index)
+    if not taken:
+        return [], None
+    prefix = [before[k] for k in sorted(taken)]
+    for other in prefix:
+        here, via = codes_of(other)
+        bad = sorted((here | via) - HOST_CODES)
+        if bad or _assigned_names(other) is None:
+            what = f"has {', '.join(bad)}" if bad else "is not an assignment of names (it may bind them on some paths only)"
+            return [], f"line {positions[other].start.line}, which it depends on, {what}: the core keeps it"
+    return prefix, None
 
 
 def _called_on_read(producer: cst.CSTNode, others: list[cst.CSTNode], first: str | None) -> str | None:

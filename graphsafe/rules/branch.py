@@ -85,6 +85,10 @@ class TensorBranch(Rule):
     including `if (x > 0).any():`; the builtins `any`/`all` over tensors in such a test
     (`if any(torch.isnan(g).any() for g in grads):`, `assert all(torch.isfinite(x))`); and a
     chained comparison whose first pair holds a tensor (`t0 < t < t1` is `t0 < t and t < t1`).
+    Also a test on a size that depends on tensor data, and a `for` loop over such a tensor: the
+    length of `x[mask]`, `x.nonzero()`, `torch.where(c)`, `x.unique()` or `x.masked_select(m)`
+    (`if not x.shape[0]:`, `n = len(x); if n > k:`, `while order.numel() > 0:` where the loop
+    rebinds `order = rest[iou <= t]`, `for i in idx:`); the report names the selection.
     """
     fixable = True
 
@@ -93,7 +97,7 @@ class TensorBranch(Rule):
     principle = Principle.STATIC
     consequence = Consequence.CAPTURE_FAILS
     summary = "Python `if`/`while`/`assert`/`and`/`or`/`not`/chained comparison on a tensor value"
-    message = "{what} on a tensor value needs it on the host and records one branch: {consequence}"
+    message = "{what} on {value} needs it on the host and records one branch: {consequence}"
     valid = (
         "if x.shape[0] > 1:\n    pass",
         "if y is None:\n    pass",
@@ -134,6 +138,10 @@ class TensorBranch(Rule):
         Example("if (x < 0).any():\n    return x.abs()\nelse:\n    return x", fixed="return torch.where((x < 0).any(), x.abs(), x)"),
     )
 
+    @classmethod
+    def format_message(cls, **fields: str) -> str:
+        return super().format_message(**{"value": "a tensor value", **fields})
+
     def _check(self, test: cst.BaseExpression, ctx, what: str, fix=None) -> None:
         for operand in truth_tested(test):
             if ctx.kind(operand).is_tensor:
@@ -143,12 +151,25 @@ class TensorBranch(Rule):
             found = any_all_element(operand, ctx)
             if found is not None and ctx.kind(found[1]).is_tensor:
                 ctx.report(self, operand, what=f"{what} through `{found[0]}(...)` of tensors")
+                continue
+            size = ctx.data_size_reason(operand)
+            if size is not None:
+                # `if not n:` with `n = x.shape[0]` after `x = x[mask]`: the count is tensor data
+                ctx.report(self, operand, what=what, value=f"a size that depends on tensor data ({size})")
 
     def visit_If(self, node: cst.If, ctx) -> None:
         self._check(node.test, ctx, "`if`", fix=lambda: if_statement_fix(node, ctx))
 
     def visit_While(self, node: cst.While, ctx) -> None:
+        ctx.note_loop_sizes(node.body)  # `order = rest[keep]` in the body decides the next test
         self._check(node.test, ctx, "`while`")
+
+    def visit_For(self, node: cst.For, ctx) -> None:
+        # `for i in idx:` with `idx = x.nonzero()`: the trip count is tensor data
+        reason = ctx.data_size_reason(node.iter, tensor=True)
+        if reason is not None:
+            ctx.report(self, node.iter, what="a `for` loop",
+                       value=f"a tensor whose length depends on its data ({reason})")
 
     def visit_Assert(self, node: cst.Assert, ctx) -> None:
         self._check(node.test, ctx, "`assert`", fix=lambda: assert_fix(node, ctx))

@@ -39,7 +39,8 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
   mutates (a KV cache) get their values back after warm-up. When the first call comes with
   autograd on and an argument that requires grad (a loss whose result the caller's backward
   needs), the region gets a forward and a backward graph instead (graphed_autograd.py): the
-  gradients reach the arguments and the parameters it reads through `self`.
+  gradients reach the arguments (objects holding tensors too, e.g. a distribution), the memos of
+  intermediates its modules hold, and the parameters it reads through `self`.
 - RNG: the default CUDA generator is registered by `torch.cuda.graph`; pass custom CUDA
   generators in `generators=`. Every replay draws fresh numbers.
 - NVTX ranges `graphsafe.capture[name b=8]` and `graphsafe.replay[name b=8]` come from the
@@ -65,6 +66,9 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
   replay, and its `None`-ness part of the graph's key (runtime/attribute_state.py).
 - `torch.tensor(<Python numbers>, device="cuda")` inside the step (torch.distributions does it)
   is copied from pinned host memory while capturing (runtime/host_numbers.py).
+- A CPU tensor argument the step moves to the device itself (`x.to(device=dev)`, where only the
+  step knows `dev`): the `.to` reads a device buffer graphed() fills before each replay; other host
+  work on it while capturing is refused with its name (runtime/host_arguments.py).
 - `backend="eager"` runs the same input handling without graphs (fn is called on the static
   buffers): for tests of bucketing and padding on machines without a GPU.
 """
@@ -84,9 +88,10 @@ import torch.utils._pytree as pytree
 
 from graphsafe.runtime.capture import recover_after_failed_capture
 from graphsafe.runtime.classify import CaptureFailure, classify_exception, exit_summary
-from graphsafe.runtime.graphed_autograd import needs_autograd, object_holding_grad
+from graphsafe.runtime.graphed_autograd import needs_autograd
 from graphsafe.runtime.attribute_state import AttributeState, none_flags, rebind
 from graphsafe.runtime.host_numbers import NumbersFromPinnedMemory
+from graphsafe.runtime.host_arguments import HostArgumentsOnDevice, fill
 
 __all__ = ["graphed", "graph_method", "GraphedMethod", "GraphedCallable", "GraphedInputError", "GraphedCaptureError", "choose_bucket", "normalize_buckets", "pad_batch",
            "unpad_batch"]
@@ -210,6 +215,7 @@ class _Entry:
     flat_output: Any = None  # (leaves, spec) of `output`, computed on the first call
     kept: list = field(default_factory=list)  # pinned host numbers the graph copies from at each replay
     rebind: list = field(default_factory=list)  # attribute bindings the capture left: made again after a replay
+    moved: list = field(default_factory=list)  # (CPU argument, device buffer): filled before each replay
 
 
 @dataclass
@@ -293,6 +299,7 @@ class GraphedCallable:
         self._spec = None
         self._flat_key: tuple | None = None  # (positional count, keyword names) of a flat captured call
         self._autograd = None  # AutogradGraphs when the first call needed a backward (graphed_autograd)
+        self._autograd_layouts: dict[tuple, Any] = {}  # its graphs per object-argument layout
         self._options = options
         self._structures: dict[Any, GraphedCallable] = {}  # another argument structure → its own graphs
         self._attributes: AttributeState | None = None  # state kept as attribute bindings (attribute_state.py)
@@ -364,9 +371,10 @@ class GraphedCallable:
         templates = []
         for leaf, name in zip(leaves, names):
             if isinstance(leaf, torch.Tensor):
-                if self.backend == "cuda" and leaf.device.type != "cuda":
+                if self.backend == "cuda" and leaf.device.type not in ("cuda", "cpu"):
                     raise GraphedInputError(f"graphed: {name} is on {leaf.device}: CUDA graphs read device memory; "
                                             "move it to the GPU")
+                # a CPU tensor: capturable only where the step moves it to the device (runtime/host_arguments.py)
                 is_batched = batched_roots(name, leaf)
                 if is_batched:
                     size = leaf.shape[self.batch_dim]
@@ -416,12 +424,6 @@ class GraphedCallable:
         if not self.train and needs_autograd(args, kwargs):
             self._capture_autograd(args, kwargs)
             return
-        held = None if self.train else object_holding_grad(args, kwargs)
-        if held is not None:
-            raise GraphedInputError(
-                f"graphed {self.name}: an argument ({held}) holds tensors that require grad: a graph captured "
-                "without autograd would give the caller's backward outputs with no history; pass those tensors "
-                "as arguments (the region then gets a backward graph), or graph the whole step with train=True")
         sample_batch = self._template(args, kwargs)
         self.buckets = normalize_buckets(self._bucket_request, sample_batch)
         if self.backend == "cuda" and self.pool is None:
@@ -463,8 +465,11 @@ class GraphedCallable:
         # back into them would bump versions the caller's autograd graph saved (the backward would fail)
         saved = Snapshot(self._tracked((), {}), rng=True, parameters=False) if self.reset_after_warmup else None
         try:
-            self._autograd = AutogradGraphs(self.fn, args, kwargs, name=self.name, pool=self.pool,
-                                            warmup=self.warmup, backend=self.backend)
+            graphs = AutogradGraphs(self.fn, args, kwargs, name=self.name, pool=self.pool,
+                                    warmup=self.warmup, backend=self.backend)
+            if self._autograd is not None:
+                graphs.stats = self._autograd.stats  # one count over the layouts
+            self._autograd = self._autograd_layouts[graphs.layout] = graphs
         except AutogradRegionError as error:
             raise GraphedInputError(str(error)) from None
         finally:
@@ -479,7 +484,21 @@ class GraphedCallable:
                                  "a device tensor")
 
     def _call_autograd(self, args: tuple, kwargs: dict) -> Any:
-        out = self._autograd(args, kwargs, self._autograd_mismatch)
+        from graphsafe.runtime.graphed_autograd import ObjectLayoutChanged
+
+        try:
+            out = self._autograd(args, kwargs, self._autograd_mismatch)
+        except ObjectLayoutChanged as changed:  # graphs of their own, as for another argument structure
+            known = self._autograd_layouts.get(changed.layout)
+            if known is None and len(self._autograd_layouts) >= MAX_STRUCTURES:
+                raise GraphedInputError(f"graphed {self.name}: its object arguments or the intermediates it reads "
+                                        f"from its modules changed layout again ({MAX_STRUCTURES} captured); pass "
+                                        "objects of the same form") from None
+            if known is None:
+                self._capture_autograd(args, kwargs)
+            else:
+                self._autograd = known
+            out = self._autograd(args, kwargs, self._autograd_mismatch)
         self.stats["replays"], self.stats["eager"] = self._autograd.stats["replays"], self._autograd.stats["eager"]
         if not self.clone_outputs:
             return out
@@ -572,6 +591,7 @@ class GraphedCallable:
         statics = [self._static_for(bucket, leaf, t, device) for leaf, t in zip(leaves, self._leaves)]
         versions = [s._version if isinstance(s, torch.Tensor) else None for s in statics]
         label = f"{self.name} b={bucket}"
+        host = {id(s): t.name for s, t in zip(statics, self._leaves) if isinstance(s, torch.Tensor) and not s.is_cuda}
         started = time.perf_counter()
         if self.backend == "eager":
             with self._grad_mode():
@@ -599,7 +619,7 @@ class GraphedCallable:
             try:
                 with self._range(f"graphsafe.capture[{label}]"), self._grad_mode(), torch.cuda.stream(capture_stream):
                     with torch.cuda.graph(graph, pool=self.pool, stream=capture_stream), \
-                            NumbersFromPinnedMemory() as numbers:
+                            NumbersFromPinnedMemory() as numbers, HostArgumentsOnDevice(host) as on_device:
                         output = self._call_on(statics)
                         if self._attributes is not None:
                             self._attributes.close_loops(self._attributes_before)
@@ -613,12 +633,14 @@ class GraphedCallable:
         inout = [i for i, (s, v) in enumerate(zip(statics, versions))
                  if isinstance(s, torch.Tensor) and s._version != v]
         kept = numbers.kept if self.backend != "eager" else []
+        moved = on_device.moved if self.backend != "eager" else []
         rebind = []
         if self._attributes is not None:
             rebind = self._attributes.left_by_capture(self._attributes_before)
             self._from_none = AttributeState.from_none(self._attributes_before, rebind)
             self._captured_flags = (True,) * len(self._from_none)  # the graph is for a call that finds them None
-        return _Entry(bucket, graph, statics, output, inout=inout, kept=kept, rebind=rebind)
+        return _Entry(bucket, graph, statics, output, inout=inout, kept=kept, rebind=rebind,
+                      moved=moved)
 
     def _find_batched_outputs(self, leaves: list[Any]) -> None:
         """Which output leaves carry the batch: the ones whose batch dimension follows the bucket.
@@ -675,6 +697,7 @@ class GraphedCallable:
         entry = self.graphs[bucket]
         self._refresh_lrs()
         self._copy_in(entry, leaves, size)
+        fill(entry.moved)
         with self._range(f"graphsafe.replay[{self.name} b={bucket}]"):
             entry.graph.replay()
         rebind(entry.rebind)

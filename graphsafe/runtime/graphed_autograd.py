@@ -7,11 +7,19 @@ builds them: the forward, and its backward replayed by an autograd Function when
 backward reaches it. Gradients flow to the arguments and to every leaf the outputs depend on (a
 module's parameters used through `self`, found from the autograd graph of an eager probe).
 
+Objects are inputs too: an argument that holds tensors (a distribution with a lazy covariance;
+object_arguments.py) and an attribute of the region's modules that holds tensors with autograd
+history (a memo the model's forward filled; held_intermediates.py) are flattened to their tensors,
+which become static leaves of the forward graph, and the region runs on copies rebuilt around those
+leaves; the backward returns their gradients into the caller's tensors. A call whose objects have
+another layout (types, attributes, constants) gets graphs of its own, up to MAX_STRUCTURES.
+
 What it refuses, with the reason (a wrong gradient is worse than an eager step): outputs whose
-autograd history reaches tensors built before the call (an intermediate kept on an object, whose
-backward would replay stale saved tensors), outputs that are not tensors, and autocast with its
-weight cache on. Calls whose non-tensor arguments differ from the first call's are an error
-(GS301, as in `graphed`); calls with other tensor shapes, dtypes or requires-grad run eagerly.
+autograd history reaches other tensors built before the call (an intermediate read through a
+closure, whose backward would replay stale saved tensors), objects that cannot be copied safely
+(object_arguments.py), outputs that are not tensors, and autocast with its weight cache on. Calls
+whose non-tensor arguments differ from the first call's are an error (GS301, as in `graphed`);
+calls with other tensor shapes, dtypes or requires-grad run eagerly.
 """
 
 from __future__ import annotations
@@ -22,9 +30,21 @@ from typing import Any, Callable
 import torch
 import torch.utils._pytree as pytree
 
+from graphsafe.runtime.held_intermediates import bind, held_intermediates, label
+from graphsafe.runtime.object_arguments import ObjectArgumentError, Skeleton, flatten_object, object_positions, tensors_in
+
 
 class AutogradRegionError(ValueError):
     """The region cannot be graphed with its backward (the reason is in the message)."""
+
+
+class ObjectLayoutChanged(Exception):
+    """A call's object arguments or held intermediates have another layout than the captured ones
+    (a memo filled on the first step only): graphs of their own are needed (`layout` keys them)."""
+
+    def __init__(self, layout: tuple) -> None:
+        super().__init__("another object layout")
+        self.layout = layout
 
 
 @dataclass(frozen=True)
@@ -40,25 +60,10 @@ class _Layout:
 
 
 def needs_autograd(args: tuple, kwargs: dict) -> bool:
-    """Autograd is on and some tensor argument requires grad: a backward outside will need this
-    call's graph."""
+    """Autograd is on and some tensor argument requires grad, or is held by an object argument (a
+    distribution built from the model's outputs): a backward outside will need this call's graph."""
     return torch.is_grad_enabled() and any(
-        isinstance(leaf, torch.Tensor) and leaf.requires_grad for leaf in pytree.tree_leaves((args, kwargs)))
-
-
-def object_holding_grad(args: tuple, kwargs: dict) -> str | None:
-    """The type name of a non-tensor argument whose attributes hold a tensor in an autograd graph
-    (a distribution object built from the model's outputs): a graph captured without autograd
-    would hand the caller's backward outputs with no history. None if there is none."""
-    if not torch.is_grad_enabled():
-        return None
-    for leaf in pytree.tree_leaves((args, kwargs)):
-        if isinstance(leaf, torch.Tensor) or not hasattr(leaf, "__dict__"):
-            continue
-        for value in vars(leaf).values():
-            if isinstance(value, torch.Tensor) and value.requires_grad and value.grad_fn is not None:
-                return type(leaf).__name__
-    return None
+        tensor.requires_grad for leaf in pytree.tree_leaves((args, kwargs)) for tensor in tensors_in(leaf))
 
 
 def _static_copy(tensor: torch.Tensor) -> torch.Tensor:
@@ -110,11 +115,31 @@ class AutogradGraphs:
         self.fn, self.name, self.backend = fn, name, backend
         leaves, self._spec = pytree.tree_flatten((args, kwargs))
         self._positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
-        self._constants = [None if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
-        self._layouts = [_Layout.of(leaves[i]) for i in self._positions]
-        statics = [_static_copy(leaves[i]) for i in self._positions]
+        tensors = [leaves[i] for i in self._positions]
+        self._objects: dict[int, Skeleton] = {}  # object arguments holding tensors, by leaf position
+        for i in object_positions(leaves):
+            held, self._objects[i] = _flatten(leaves[i], f"{type(leaves[i]).__name__} (leaf {i})", name)
+            tensors.extend(held)
+        self._held, self._held_skeletons = [], []  # memos on the region's modules: inputs too
+        for module, attribute in held_intermediates(fn):
+            try:
+                held, skeleton = flatten_object(vars(module)[attribute], label(module, attribute))
+            except ObjectArgumentError:  # not copyable: if the region reads it, outside_leaves refuses
+                continue
+            self._held.append((module, attribute))
+            self._held_skeletons.append(skeleton)
+            tensors.extend(held)
+        self._constants = [None if i in self._objects or isinstance(leaf, torch.Tensor) else leaf
+                           for i, leaf in enumerate(leaves)]
+        self._layouts = [_Layout.of(t) for t in tensors]
+        statics = [_static_copy(t) for t in tensors]
         since = _sequence_marker()
         probe = pytree.tree_leaves(self._call(statics))
+        for skeleton in (*self._objects.values(), *self._held_skeletons):
+            try:
+                skeleton.writes()
+            except ObjectArgumentError as error:
+                raise AutogradRegionError(f"graphed {name}: {error}") from None
         if not all(isinstance(o, torch.Tensor) for o in probe):
             raise AutogradRegionError(f"graphed {name}: a region with a backward must return tensors only "
                                       f"(got {', '.join(sorted({type(o).__name__ for o in probe}))})")
@@ -128,25 +153,53 @@ class AutogradGraphs:
                 lambda *tensors: self._call(tensors[:len(statics)]), surface,
                 num_warmup_iters=warmup, allow_unused_input=True, pool=pool)
         self.stats = {"replays": 0, "eager": 0}
+        self._object_keys = {i: skeleton.key for i, skeleton in self._objects.items()}
+        self._held_keys = [skeleton.key for skeleton in self._held_skeletons]
+        self.layout = (tuple(self._object_keys.items()), tuple(self._held_keys))
 
     def _call(self, tensors) -> Any:
+        """The region on the given tensors: arguments in place, objects rebuilt around theirs (a
+        fresh copy each call: memos the warm-up filled must not reach the capture)."""
         leaves = list(self._constants)
         for position, tensor in zip(self._positions, tensors):
             leaves[position] = tensor
+        start = len(self._positions)
+        for position, skeleton in self._objects.items():
+            leaves[position] = skeleton.rebuild(list(tensors[start:start + skeleton.count]))
+            start += skeleton.count
+        copies = []
+        for skeleton in self._held_skeletons:
+            copies.append(skeleton.rebuild(list(tensors[start:start + skeleton.count])))
+            start += skeleton.count
         args, kwargs = pytree.tree_unflatten(leaves, self._spec)
-        return self.fn(*args, **kwargs)
+        before = bind(self._held, copies)
+        try:
+            return self.fn(*args, **kwargs)
+        finally:
+            rebound = [label(m, a) for (m, a), copy in zip(self._held, copies) if vars(m).get(a) is not copy]
+            bind(self._held, before)
+            if rebound:
+                raise AutogradRegionError(f"graphed {self.name}: the region rebinds {', '.join(rebound)}, which "
+                                          "holds tensors computed before the call: state a graph would not keep")
 
     def __call__(self, args: tuple, kwargs: dict, mismatch: Callable[[str, Any, Any], Exception]) -> Any:
         leaves, spec = pytree.tree_flatten((args, kwargs))
         if spec != self._spec:
             raise mismatch("the arguments' structure", len(leaves), len(self._constants))
-        tensors = []
-        same_layout = True
+        tensors, held, object_keys, held_keys = [], [], {}, []
         for index, (leaf, constant) in enumerate(zip(leaves, self._constants)):
             if isinstance(leaf, torch.Tensor):
                 tensors.append(leaf)
+            elif index in self._object_keys:
+                object_keys[index] = self._object_tensors(f"argument leaf {index}", leaf, held, mismatch)
             elif not _same(leaf, constant):
                 raise mismatch(f"argument leaf {index}", leaf, constant)
+        for module, attribute in self._held:
+            held_keys.append(self._object_tensors(label(module, attribute), vars(module).get(attribute), held, mismatch))
+        layout = (tuple(object_keys.items()), tuple(held_keys))
+        if layout != self.layout:
+            raise ObjectLayoutChanged(layout)
+        tensors.extend(held)
         if len(tensors) != len(self._layouts):
             raise mismatch("the tensor arguments", len(tensors), len(self._layouts))
         same_layout = all(_Layout.of(t) == layout for t, layout in zip(tensors, self._layouts))
@@ -155,6 +208,22 @@ class AutogradGraphs:
             return self.fn(*args, **kwargs)
         self.stats["replays"] += 1
         return self._graphed(*tensors, *self._extras)
+
+    def _object_tensors(self, where: str, value: Any, into: list, mismatch: Callable[[str, Any, Any], Exception]) -> tuple:
+        """Add the tensors of an object argument or a held intermediate to `into`; its layout key."""
+        try:
+            held, skeleton = flatten_object(value, type(value).__name__)
+        except ObjectArgumentError as error:
+            raise mismatch(where, f"an object that cannot be copied ({error})", "a copyable one")
+        into.extend(held)
+        return skeleton.key
+
+
+def _flatten(value: Any, label: str, name: str) -> tuple[list[torch.Tensor], Skeleton]:
+    try:
+        return flatten_object(value, label)
+    except ObjectArgumentError as error:
+        raise AutogradRegionError(f"graphed {name}: {error}") from None
 
 
 def _same(a: Any, b: Any) -> bool:

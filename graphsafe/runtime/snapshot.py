@@ -259,7 +259,13 @@ def _copy_into(target: torch.Tensor, saved: torch.Tensor) -> None:
     with torch.no_grad():
         if target.shape != saved.shape:  # resized in place (resize_, set_): give it its shape back
             target.resize_(saved.shape)
+        if _overlaps_itself(target):  # an expanded view (stride 0) cannot be written; its base is restored
+            return
         target.copy_(saved)
+
+
+def _overlaps_itself(tensor: torch.Tensor) -> bool:
+    return any(stride == 0 and size > 1 for stride, size in zip(tensor.stride(), tensor.shape))
 
 
 class Snapshot:

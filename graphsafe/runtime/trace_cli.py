@@ -287,7 +287,7 @@ def _trace_callable(args: argparse.Namespace) -> _Outcome:
             shared = step_inputs(factory()) if factory is not None and not per_step else ((), {})
             for step in range(steps):
                 call_args, call_kwargs = step_inputs(factory(step)) if per_step else shared
-                with _observing(facts):
+                with observing_calls(facts):
                     stepper.step(call_args, call_kwargs)
         except Exception as raised:
             error = _describe_exception(raised, stepper.tracer.is_library_file)
@@ -303,7 +303,7 @@ def _facts_recorder(args: argparse.Namespace, tracer):
 
 
 @contextmanager
-def _observing(facts):
+def observing_calls(facts):
     """A callable's step: every user function it calls is looked at as it is entered."""
     if facts is None:
         yield

@@ -141,9 +141,10 @@ def test_the_callers_autograd_graph_survives_the_capture_of_the_region():
     assert raw.grad is not None and a.grad is not None
 
 
-def test_an_object_argument_holding_tensors_in_an_autograd_graph_is_refused_with_the_reason():
+def test_an_object_argument_holding_tensors_in_an_autograd_graph_gets_a_backward_graph():
     # gpytorch's marginal log likelihood takes a distribution object built from the model's
-    # outputs: captured without autograd, the caller's backward found no history to follow
+    # outputs: captured without autograd, the caller's backward found no history to follow; the
+    # object's tensors are now inputs of a graph with its backward (object_arguments.py)
     class Normal:
         def __init__(self, mean):
             self.mean = mean
@@ -154,7 +155,7 @@ def test_an_object_argument_holding_tensors_in_an_autograd_graph_is_refused_with
         return ((dist.mean - target) ** 2).sum()
 
     step = graphed(loss, backend="eager")
-    with pytest.raises(GraphedInputError, match=r"\(Normal\) holds tensors that require grad"):
-        step(Normal(weight * 2), torch.zeros(3))
-    with torch.no_grad():  # evaluation: nothing to refuse
+    step(Normal(weight * 2), torch.zeros(3)).backward()
+    assert step._autograd is not None and weight.grad.tolist() == [8.0, 8.0, 8.0]
+    with torch.no_grad():  # evaluation: no backward graph
         assert graphed(loss, backend="eager")(Normal(weight * 2), torch.zeros(3)).item() == 12.0
