@@ -168,7 +168,8 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
             callee.built_on_device |= late.built_on_device
             final = check_paths(scratch_paths, core_settings, use_cache=False)
         # branches on tensors whose arms only assign: selections of both outcomes (rewriters/branch_select.py)
-        selects, unselected = select_left_branches(final.diagnostics, sources)
+        backward = backward_in_reach(final)  # the rewrites below neither add nor remove a backward call
+        selects, unselected = select_left_branches(final.diagnostics, sources, differentiable=backward is not None)
         if selects:
             callee.changed += selects
             final = check_paths(scratch_paths, core_settings, use_cache=False)
@@ -183,7 +184,6 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
                         [_scratch_shown(r, back) for r in callee.refused])
         notes = [_scratch_shown(c, back) for c in repairs.changed + repairs.refused + unselected] \
             + [validation] * bool(validation)
-        backward = backward_in_reach(final)
         if backward:
             split = dataclasses.replace(split, backward_in=_shown(back.get(os.path.realpath(backward[0]), backward[0]))
                                         + f":{backward[1]}")

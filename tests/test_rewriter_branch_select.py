@@ -103,3 +103,76 @@ def test_branches_that_guard_an_index_do_more_than_assign_or_test_with_and_are_r
     assert result.source is None
     assert [(line, why.split(":")[1].strip()[:10]) for line, why in result.refused] == [
         (5, "`table[i]`"), (7, "an arm doe"), (9, "`and`/`or`")]
+
+
+SINGULAR = textwrap.dedent('''\
+    import torch
+
+
+    def f(x, n, d):
+        if x.sum() > 0:
+            y = torch.sqrt(x)
+        else:
+            y = x
+        if d != 0:
+            z = x / d
+        else:
+            z = x
+        if n.sum() > 0:
+            w = n // 2
+        else:
+            w = n % d
+        return y, z, w
+''')
+
+
+def test_where_a_backward_runs_singular_arms_and_division_are_refused_and_integer_division_always():
+    branches = {_at(SINGULAR, 5, "x.sum"), _at(SINGULAR, 9, "d"), _at(SINGULAR, 13, "n.sum")}
+    forward = select_branches(SINGULAR, branches)
+    assert forward.lines == [5, 9]  # `n % d` may raise on the CPU for an integer zero
+    assert [line for line, _ in forward.refused] == [13]
+    training = select_branches(SINGULAR, branches, differentiable=True)
+    assert training.lines == [] and [line for line, _ in training.refused] == [5, 9, 13]
+    assert "infinite gradient" in training.refused[0][1] and "may be zero" in training.refused[1][1]
+
+
+GRAPHED_STEP = textwrap.dedent('''\
+    import torch
+
+
+    class Stepper:
+        def __init__(self):
+            self.lo = 0.01
+
+        def step(self, y, dt):
+            scale = self.scale(y, dt)
+            return y + scale * y, scale
+
+        def scale(self, y, dt):
+            err = (y * dt).abs().max()
+            if err > 1:
+                scale = dt * 0.5
+            else:
+                scale = dt * 2
+            return scale
+''')
+
+
+def test_graph_writes_a_callees_branch_on_a_tensor_as_a_selection_and_the_program_steps_the_same(tmp_path, capsys):
+    import json
+
+    from tests.helpers import run_cli
+
+    program = tmp_path / "stepper.py"
+    program.write_text(GRAPHED_STEP, encoding="utf-8")
+    code, out, err = run_cli(capsys, "graph", str(program), "--region", "Stepper.step", "--no-cache", "--json")
+    summary = json.loads(out)
+    assert summary["blocking"] == [], summary
+    written = program.read_text(encoding="utf-8")
+    assert "torch.where(" in written and "if err > 1" not in written
+    before, after = _load(GRAPHED_STEP)["Stepper"](), _load(written)["Stepper"]()
+    y = torch.tensor([0.5, -2.0])
+    for dt in (0.1, 3.0, 0.7, 5.0):
+        dt = torch.tensor(dt)
+        for a, b in zip(before.step(y, dt), after.step(y, dt)):
+            assert torch.equal(a, b)

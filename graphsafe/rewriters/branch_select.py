@@ -16,13 +16,19 @@ Only `if` statements whose test the analyzer reported as a branch on a tensor (G
 it must be bound before the `if`), values side-effect-free (names, attributes, literals,
 arithmetic, `torch.*` calls and tensor methods not ending in `_`), no subscripts (an index the
 branch may guard could be out of range on the arm not taken), no division but by a non-zero
-literal or by something the condition reads (a tensor, per the GS201: inf, never ZeroDivisionError), no `and`/`or`
-and no chained comparison in the test (both read a tensor as a Python bool). An early return
+literal or (true division only: an integer tensor's `//` and `%` by zero raise on the CPU) by
+something the condition reads (a tensor, per the GS201: inf, never ZeroDivisionError), no `and`/`or`
+and no chained comparison in the test (both read a tensor as a Python bool). Where the region runs
+a backward pass, an arm not taken still gets a zero gradient times its own: `inf * 0` is NaN, so
+there division by anything but a literal and functions singular somewhere (sqrt, log, pow, ...)
+are refused. An early return
 needs the rest of the function to be such assignments (or selects) and one final `return`.
 
 Not a safe fix (applied only by `graph`, the capture path): torch.where evaluates both arms,
-promotes their dtypes and broadcasts their shapes, and returns a new tensor where the branch
-bound an existing one (an alias written in place later would differ). The condition is
+promotes their dtypes and broadcasts their shapes (an arm of another dtype or shape than the
+other gives the promoted one on both paths), returns a new tensor where the branch bound an
+existing one (an alias written in place later would differ), and an arm not taken that raises
+(a shape mismatch) now raises. `graph`'s notes name each line rewritten. The condition is
 evaluated once, where the `if` was. Static path: no torch import.
 """
 
@@ -41,6 +47,9 @@ _TENSOR_METHODS = frozenset({
     "max", "maximum", "mean", "min", "minimum", "neg", "pow", "reciprocal", "reshape", "rsqrt", "sign", "sqrt",
     "squeeze", "sum", "to", "type_as", "unsqueeze", "view", "view_as", "where",
 })
+# functions whose gradient is infinite somewhere (selected away, inf * 0 is still NaN)
+_SINGULAR = frozenset({"sqrt", "rsqrt", "log", "log2", "log10", "log1p", "reciprocal", "pow", "acos", "asin", "atanh",
+                       "div", "true_divide", "divide", "float_power"})
 _BOOL_TESTS = frozenset({"isfinite", "isinf", "isnan", "all", "any", "logical_and", "logical_or", "logical_not",
                          "eq", "ne", "lt", "le", "gt", "ge", "isclose"})
 
@@ -52,21 +61,22 @@ class Selected:
     refused: list[tuple[int, str]]  # (line, why) of the GS201 `if` statements left as they were
 
 
-def select_branches(source: str, branches: set[tuple[int, int]]) -> Selected:
+def select_branches(source: str, branches: set[tuple[int, int]], *, differentiable: bool = False) -> Selected:
     """Rewrite the `if` statements whose test holds one of `branches` ((line, column from 0): the
     GS201 spans) as selections, where the pattern above holds."""
     parsed = parse_torch_module(source)
     if parsed is None:
         return Selected(None, [], [])
     module, torch, positions = parsed
-    rewrite = _Rewrite(torch, positions, branches)
+    rewrite = _Rewrite(torch, positions, branches, differentiable)
     new = module.visit(rewrite)
     return Selected(new.code if rewrite.lines else None, sorted(rewrite.lines), sorted(rewrite.refused))
 
 
 class _Rewrite(cst.CSTTransformer):
-    def __init__(self, torch: str, positions, branches) -> None:
+    def __init__(self, torch: str, positions, branches, differentiable: bool) -> None:
         self.torch, self.positions, self.branches = torch, positions, branches
+        self.differentiable = differentiable
         self.lines: list[int] = []
         self.refused: list[tuple[int, str]] = []
         self.functions: list[cst.FunctionDef] = []
@@ -109,7 +119,7 @@ class _Rewrite(cst.CSTTransformer):
         if why is None:
             test_names = _names(original.test)
             why = next((w for arm in arms for value in arm.values()
-                        if (w := _value_refusal(value, test_names, self.torch))), None)
+                        if (w := _value_refusal(value, test_names, self.torch, self.differentiable))), None)
         if why is None:
             bound = _bound_before(self.functions[-1], self.positions, self.positions[original].start.line)
             one_armed = set(arms[0]) ^ set(arms[1] if len(arms) > 1 else {})
@@ -157,13 +167,14 @@ class _Rewrite(cst.CSTTransformer):
             early = _only_return(statement.body)
             if early is None:
                 continue
-            why = _test_refusal(statement.test, self.torch) or _value_refusal(early, _names(statement.test), self.torch)
+            why = _test_refusal(statement.test, self.torch) or \
+                _value_refusal(early, _names(statement.test), self.torch, self.differentiable)
             at = next((i for i, s in enumerate(new_body) if s.deep_equals(statement)), None)
             rest = new_body[at + 1:] if at is not None else []
             if why is None and at is None:
                 why = "the `if` was changed by another rewrite"
             if why is None:
-                why = _rest_refusal(rest, _names(statement.test), self.torch)
+                why = _rest_refusal(rest, _names(statement.test), self.torch, self.differentiable)
             if why is not None:
                 self._refuse(statement, f"not a select of an early return: {why}")
                 continue
@@ -210,7 +221,8 @@ def _assignments(block: cst.BaseSuite) -> dict[str, cst.BaseExpression] | str:
     return values
 
 
-def _value_refusal(value: cst.BaseExpression, test_names: set[str], torch: str) -> str | None:
+def _value_refusal(value: cst.BaseExpression, test_names: set[str], torch: str,
+                   differentiable: bool = False) -> str | None:
     """Why evaluating `value` on every call may not do what the branch did, or None."""
     for node in _walk(value):
         if isinstance(node, cst.Subscript):
@@ -220,8 +232,14 @@ def _value_refusal(value: cst.BaseExpression, test_names: set[str], torch: str) 
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Divide, cst.FloorDivide,
                                                                                 cst.Modulo)):
             nonzero = isinstance(node.right, (cst.Integer, cst.Float)) and node.right.evaluated_value != 0
-            if not (nonzero or _names(node.right) & test_names):
-                return f"`{_code(node)}` divides by a value the condition does not show to be a tensor"
+            tested = isinstance(node.operator, cst.Divide) and not differentiable and _names(node.right) & test_names
+            if not (nonzero or tested):
+                return f"`{_code(node)}` divides by a value that may be zero on the arm not taken"
+        if differentiable and isinstance(node, cst.Call) and _callee_name(node) in _SINGULAR:
+            return f"`{_code(node)}` has an infinite gradient somewhere: NaN through the arm not taken"
+        if differentiable and isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Power) \
+                and not isinstance(node.right, cst.Integer):
+            return f"`{_code(node)}` has an infinite gradient somewhere: NaN through the arm not taken"
         if isinstance(node, cst.Call):
             name = _callee_name(node)
             func = node.func
@@ -232,7 +250,8 @@ def _value_refusal(value: cst.BaseExpression, test_names: set[str], torch: str) 
     return None
 
 
-def _rest_refusal(rest: list[cst.BaseStatement], test_names: set[str], torch: str) -> str | None:
+def _rest_refusal(rest: list[cst.BaseStatement], test_names: set[str], torch: str,
+                  differentiable: bool = False) -> str | None:
     if not rest:
         return "nothing follows it"
     last = rest[-1]
@@ -246,10 +265,10 @@ def _rest_refusal(rest: list[cst.BaseStatement], test_names: set[str], torch: st
             if not (isinstance(small, cst.Assign) and len(small.targets) == 1
                     and isinstance(small.targets[0].target, cst.Name)):
                 return f"`{_code(small)}` after it is not an assignment of a name"
-            why = _value_refusal(small.value, test_names | _bound_names(rest), torch)
+            why = _value_refusal(small.value, test_names | _bound_names(rest), torch, differentiable)
             if why:
                 return why
-    return _value_refusal(last.body[0].value, test_names | _bound_names(rest), torch)
+    return _value_refusal(last.body[0].value, test_names | _bound_names(rest), torch, differentiable)
 
 
 def _bound_names(statements) -> set[str]:
@@ -316,9 +335,10 @@ def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
 
-def select_left_branches(diagnostics, sources) -> tuple[list[str], list[str]]:
+def select_left_branches(diagnostics, sources, *, differentiable: bool = False) -> tuple[list[str], list[str]]:
     """The GS201 `if` statements still listed, as selections, in the scratch files
-    (callee_state.Sources): (one line per file rewritten, one line per `if` refused, with why)."""
+    (callee_state.Sources): (one line per file rewritten, one line per `if` refused, with why).
+    `differentiable`: the region runs a backward pass (see the module's docstring)."""
     wanted: dict[str, tuple[str, set]] = {}
     for d in diagnostics:
         if d.code == "GS201":
@@ -331,7 +351,7 @@ def select_left_branches(diagnostics, sources) -> tuple[list[str], list[str]]:
             text = path.read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        selected = select_branches(text, branches)
+        selected = select_branches(text, branches, differentiable=differentiable)
         refused += [f"{shown}:{line}: {why}" for line, why in selected.refused]
         if selected.source is not None:
             path.write_bytes(selected.source.encode("utf-8"))
