@@ -32,6 +32,7 @@ from graphsafe.fixer import fix_paths, read_text
 from graphsafe.graph_loop import exit_loop_in, plan_loop_body
 from graphsafe.model import Diagnostic, RegionKind
 from graphsafe.rewriters.boundary import SplitResult, convert_fixed_values, split_region
+from graphsafe.rewriters.branch_select import select_left_branches
 from graphsafe.rewriters.host_callees import host_callee_lines
 from graphsafe.rewriters.host_inputs import host_inputs
 from graphsafe.rewriters.moved_by_core import device_move_note, host_values_moved_by_core
@@ -166,6 +167,12 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
             callee.refused = [r for r in callee.refused if r not in late.refusals]
             callee.built_on_device |= late.built_on_device
             final = check_paths(scratch_paths, core_settings, use_cache=False)
+        # branches on tensors whose arms only assign: selections of both outcomes (rewriters/branch_select.py)
+        backward = backward_in_reach(final)  # the rewrites below neither add nor remove a backward call
+        selects, unselected = select_left_branches(final.diagnostics, sources, differentiable=backward is not None)
+        if selects:
+            callee.changed += selects
+            final = check_paths(scratch_paths, core_settings, use_cache=False)
         # checks that only warn or validate: eager-only (rewriters/warn_repair.py, validation_capture.py)
         repairs = unconditional_repairs(final.diagnostics, scratch_paths)
         validation = wrap_core_file(region_copy, core, [_abs(f) for f in files])  # module names: the user's tree
@@ -175,8 +182,8 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         back = {os.path.realpath(copy): original for original, copy in copies.items()}
         callee_notes = ([_scratch_shown(c, back) for c in callee.changed],
                         [_scratch_shown(r, back) for r in callee.refused])
-        notes = [_scratch_shown(c, back) for c in repairs.changed + repairs.refused] + [validation] * bool(validation)
-        backward = backward_in_reach(final)
+        notes = [_scratch_shown(c, back) for c in repairs.changed + repairs.refused + unselected] \
+            + [validation] * bool(validation)
         if backward:
             split = dataclasses.replace(split, backward_in=_shown(back.get(os.path.realpath(backward[0]), backward[0]))
                                         + f":{backward[1]}")
