@@ -69,8 +69,23 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
 - A CPU tensor argument the step moves to the device itself (`x.to(device=dev)`, where only the
   step knows `dev`): the `.to` reads a device buffer graphed() fills before each replay; other host
   work on it while capturing is refused with its name (runtime/host_arguments.py).
+- Host reads of device data inside the step (library code: gpytorch's `torch.equal(x1, x2)`, an
+  `if t.any():`, an `.item()`), limited to `torch.equal` and `item`/`bool`/`int`/`float`/`tolist`
+  of tensors of at most 16 elements: the value every warm-up call read at that line (and occurrence)
+  is baked, and the graph sets a device flag when this replay's tensors would read another value
+  (runtime/host_read_guards.py). After each replay graphed() reads the flag (one small
+  device-to-host read per call, which waits for the replay); when set, the replay's results are
+  thrown away and the call runs eagerly (`.stats["fallbacks"]`). Guaranteed: every call returns
+  what the eager step returns for that call, except random draws (a thrown-away replay advanced
+  the generator). Not baked, a capture error naming the line: a value that differed between warm-up
+  calls, a read no warm-up call reached, reads of larger tensors. Refused (GraphedInputError with
+  the lines): guards in a step that writes state in place (an argument, a module's buffer or
+  parameter, an attribute rebound), which a thrown-away replay would already have changed;
+  `train=True` steps get no guards (their reads stay capture errors).
 - `backend="eager"` runs the same input handling without graphs (fn is called on the static
-  buffers): for tests of bucketing and padding on machines without a GPU.
+  buffers): for tests of bucketing and padding on machines without a GPU. Host reads are simulated
+  as a graph runs them: every tensor counts as device data, and each replay runs fn with the baked
+  values while the guard decides the fallback.
 """
 
 from __future__ import annotations
@@ -440,7 +455,7 @@ class GraphedCallable:
 
         saved = Snapshot(tracked, rng=True, parameters=self.train) if self.reset_after_warmup else None
         self._group_lrs = self._device_lrs(leaves)
-        watched = state_tensors(tracked.objects, leaves)
+        watched = state_tensors(tracked, leaves)
         before = versions(watched)
         try:
             for bucket in sorted(self.buckets, reverse=True):  # largest first: smaller ones reuse its memory
@@ -471,7 +486,7 @@ class GraphedCallable:
 
         if self.backend == "cuda" and self.pool is None:
             self.pool = torch.cuda.graph_pool_handle()
-        watched = state_tensors(self._tracked((), {}).objects)
+        watched = state_tensors(self._tracked((), {}))
         before = versions(watched)
         # the region's own state only: the probe and warm-up ran on copies of the arguments, and writing
         # back into them would bump versions the caller's autograd graph saved (the backward would fail)

@@ -14,6 +14,10 @@ which become static leaves of the forward graph, and the region runs on copies r
 leaves; the backward returns their gradients into the caller's tensors. A call whose objects have
 another layout (types, attributes, constants) gets graphs of its own, up to MAX_STRUCTURES.
 
+Host reads of device data in the forward (gpytorch's `torch.equal` in a lazily evaluated kernel)
+are baked with a device-checked guard (host_read_guards.py): a replay whose guard fires is thrown
+away, before its backward can run, and the call runs eagerly with the caller's arguments.
+
 What it refuses, with the reason (a wrong gradient is worse than an eager step): outputs whose
 autograd history reaches other tensors built before the call (an intermediate read through a
 closure, whose backward would replay stale saved tensors), objects that cannot be copied safely

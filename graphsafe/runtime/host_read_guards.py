@@ -174,24 +174,19 @@ class HostReadGuards(TorchFunctionMode):
             self.flag.logical_or_(differs)
 
 
-def state_tensors(objects: Iterable[tuple[str, Any]], extra: Iterable[Any] = ()) -> list[torch.Tensor]:
-    """Tensors a region could write in place: its modules' parameters and buffers, its optimizers'
-    state, tracked tensors, and `extra` (its static inputs)."""
+def state_tensors(tracked: Any, extra: Iterable[Any] = ()) -> list[torch.Tensor]:
+    """Tensors a region could write in place: those of the state graphed() tracks (snapshot.Tracked:
+    the step's modules' parameters and buffers, its optimizers' state, tensors among its arguments,
+    closure cells, globals and their plain objects) and `extra` (its static inputs)."""
     found: dict[int, torch.Tensor] = {}
-    for _, obj in objects:
-        if isinstance(obj, torch.nn.Module):
-            for tensor in (*obj.parameters(), *obj.buffers()):
-                found.setdefault(id(tensor), tensor)
-        elif isinstance(obj, torch.optim.Optimizer):
-            for state in obj.state.values():
-                for value in state.values():
-                    if isinstance(value, torch.Tensor):
-                        found.setdefault(id(value), value)
-        elif isinstance(obj, torch.Tensor):
-            found.setdefault(id(obj), obj)
-    for value in extra:
-        if isinstance(value, torch.Tensor):
-            found.setdefault(id(value), value)
+    tensors = [t for _, t in tracked.tensors()] + list(extra)
+    for _, module in tracked.modules():
+        tensors += [*module.parameters(), *module.buffers()]
+    for _, optimizer in tracked.optimizers():
+        tensors += [v for state in optimizer.state.values() for v in state.values()]
+    for tensor in tensors:
+        if isinstance(tensor, torch.Tensor):
+            found.setdefault(id(tensor), tensor)
     return list(found.values())
 
 

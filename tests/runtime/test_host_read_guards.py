@@ -97,20 +97,65 @@ def test_a_guarded_region_that_writes_state_in_place_is_refused_with_the_line():
         graphed(Counter(), backend="eager", batched=[])(torch.ones(2), torch.ones(2))
 
 
+TOTAL = torch.zeros(())
+
+
+def writes_a_closure_tensor():
+    seen = torch.zeros(())
+
+    def region(a, b):
+        seen.add_(1)
+        return a * 2 if torch.equal(a, b) else a
+
+    return region
+
+
+def writes_a_global_tensor(a, b):
+    TOTAL.add_(a.sum())
+    return a * 2 if torch.equal(a, b) else a
+
+
+def writes_its_argument(a, b):
+    b.mul_(1)  # an argument mutated: graphed() copies it back after each replay
+    return a * 2 if torch.equal(a, b) else a
+
+
+@pytest.mark.parametrize("region", [writes_a_closure_tensor(), writes_a_global_tensor, writes_its_argument])
+def test_guards_are_refused_for_closure_global_and_argument_writes(region):
+    with pytest.raises(GraphedInputError, match=r"\(torch\.equal\).*writes state in place"):
+        graphed(region, backend="eager", batched=[])(torch.ones(2), torch.ones(2))
+
+
+def test_a_guarded_loss_region_that_writes_a_buffer_is_refused_with_the_line():
+    class Tracking(torch.nn.Module):  # a loss module keeping a running count: state written in place
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("calls", torch.zeros(()))
+
+        def forward(self, mean, target):
+            self.calls.add_(1)
+            same = torch.equal(mean.detach(), target)
+            return ((mean - target) ** 2).sum() * (1.0 if same else 2.0)
+
+    weight = torch.ones(2, requires_grad=True)
+    with pytest.raises(GraphedInputError, match=r"test_host_read_guards\.py:\d+ \(torch\.equal\).*writes state in place"):
+        graphed(Tracking(), backend="eager")(weight * 1, torch.ones(2))
+
+
 def test_a_training_step_gets_no_guards_its_reads_run_as_written():
     # a whole step writes its parameters in place: a replay could not be thrown away
-    model = torch.nn.Linear(2, 1)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    weight = torch.ones(2, requires_grad=True)
     counts = []
 
     def step(x):
-        loss = model(x).pow(2).mean()
+        loss = (x @ weight).pow(2).mean()
         loss.backward()
         counts.append(torch.tensor(float(len(counts))).item())  # differs on every call: never baked
-        opt.step()
+        with torch.no_grad():
+            weight.sub_(0.1 * weight.grad)
         return loss.detach()
 
-    fast = graphed(step, backend="eager", train=True, optimizer=opt, batched=[])
+    fast = graphed(step, backend="eager", train=True, batched=[])
     fast(torch.ones(3, 2))
     assert "fallbacks" not in fast.stats and not fast.graphs[0].guards.sites
 
@@ -144,6 +189,14 @@ def test_reads_of_large_tensors_and_differing_shapes_are_not_guarded():
         big.tolist()
         torch.equal(small, torch.ones(3))  # decided by the shapes: no device read
     assert guards.sites == {}
+
+
+def test_a_read_no_warm_up_call_reached_is_not_baked():
+    guards = HostReadGuards(simulated=True)
+    guards.capture_begins()  # the capture takes a path the warm-up did not
+    with pytest.raises(HostReadNotBaked, match=r"bool\(\) at .*test_host_read_guards\.py:\d+ .*never reached"):
+        with guards.call():
+            bool(torch.ones(()))
 
 
 def test_outside_a_capture_the_mode_only_records():
