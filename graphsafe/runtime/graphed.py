@@ -70,7 +70,7 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
   step knows `dev`): the `.to` reads a device buffer graphed() fills before each replay; other host
   work on it while capturing is refused with its name (runtime/host_arguments.py).
 - Host reads of device data inside the step (library code: gpytorch's `torch.equal(x1, x2)`, an
-  `if t.any():`, an `.item()`), limited to `torch.equal` and `item`/`bool`/`int`/`float`/`tolist`
+  `if t.any():`, an `.item()`), limited to `torch.equal`/`allclose` and `item`/`bool`/`int`/`float`/`tolist`
   of tensors of at most 16 elements: the value every warm-up call read at that line (and occurrence)
   is baked, and the graph sets a device flag when this replay's tensors would read another value
   (runtime/host_read_guards.py). After each replay graphed() reads the flag (one small

@@ -5,17 +5,19 @@ Library code branches on device data where a user cannot reach: gpytorch's kerne
 read often gives the same value on every call (there x1 and x2 hold the same points), but nothing
 static proves it. A graph cannot sync, so graphed() bakes the value and checks it on the device:
 
-- warm-up (eager): each read of a small set, `torch.equal`, and `Tensor.item` / `__bool__` /
+- warm-up (eager): each read of a small set, `torch.equal` / `torch.allclose` (functions or
+  methods), and `Tensor.item` / `__bool__` /
   `__int__` / `__float__` / `tolist` on tensors of at most SMALL elements (an `if t.any():` is a
   `__bool__`), is recorded per call site: the caller's file and line and the read's occurrence
   number at that line within the call;
 - capture: the read returns the value the warm-up calls gave (every one the same) instead of
   syncing, and adds to a device flag (made inside the graph, so each replay starts it at False)
   whether this replay's tensors would have given another value: `torch.equal` as torch computes it
-  (same shape and `(a == b).all()`, so a NaN is never equal), the other reads by comparing the
+  (same shape and `(a == b).all()`, so a NaN is never equal), `torch.allclose` as
+  `isclose(...).all()` with its tolerances, the other reads by comparing the
   tensor with the warm-up's (NaN equal to NaN; `__bool__` by truth value);
-- after each replay graphed() reads the flag (one device-to-host read of one byte per call: the
-  only cost); when it is set, the replay's results are thrown away and the call runs eagerly
+- after each replay graphed() reads the flag (one device-to-host read of one byte per call, which
+  waits for the replay to finish; with the guard's few small kernels, the cost); when it is set, the replay's results are thrown away and the call runs eagerly
   (`stats["fallbacks"]`), so a call returns what an eager call returns.
 
 Not baked: a read whose value differed between the warm-up calls, or that the capture reaches
@@ -39,8 +41,10 @@ from torch.overrides import TorchFunctionMode
 
 SMALL = 16  # elements: a read of a bigger tensor is data handed to the host, not a branch
 
-_READS = {torch.equal: "torch.equal", torch.Tensor.item: ".item()", torch.Tensor.__bool__: "bool()",
+_READS = {torch.equal: "torch.equal", torch.Tensor.equal: "torch.equal", torch.allclose: "torch.allclose",
+          torch.Tensor.allclose: "torch.allclose", torch.Tensor.item: ".item()", torch.Tensor.__bool__: "bool()",
           torch.Tensor.__int__: "int()", torch.Tensor.__float__: "float()", torch.Tensor.tolist: ".tolist()"}
+_PAIRS = ("torch.equal", "torch.allclose")  # reads of two tensors
 _OWN_FILES = (os.path.normcase(__file__), os.path.normcase(torch.overrides.__file__))
 
 
@@ -110,7 +114,7 @@ class HostReadGuards(TorchFunctionMode):
         if not self._capturing():
             value = func(*args, **kwargs)
             site.values.append(value)
-            if read != "torch.equal":
+            if read not in _PAIRS:
                 site.tensor = args[0].detach().clone()
             return value
         if not site.agreed():
@@ -123,19 +127,21 @@ class HostReadGuards(TorchFunctionMode):
             raise HostReadNotBaked(f"graphed: {read} at {site.where} reads a tensor of another size while capturing "
                                    "than in the warm-up calls: it cannot be baked into the graph with a guard")
         value = site.values[0]
-        self._add(self._differs(read, args, value, site.tensor))
+        self._add(self._differs(read, args, kwargs, value, site.tensor))
         self.baked.append(f"{site.where} ({read})")
         return value
 
     def _guarded(self, read: str, args: tuple) -> bool:
-        tensors = args[:2] if read == "torch.equal" else args[:1]
-        if len(tensors) != (2 if read == "torch.equal" else 1) or not all(isinstance(t, torch.Tensor) for t in tensors):
+        pair = read in _PAIRS
+        tensors = args[:2] if pair else args[:1]
+        if len(tensors) != (2 if pair else 1) or not all(isinstance(t, torch.Tensor) for t in tensors):
             return False
         if not self.simulated and all(t.device.type == "cpu" for t in tensors):
             return False  # host data: no sync
-        if read == "torch.equal":
+        if pair:
             a, b = tensors
-            return a.shape == b.shape and a.dtype == b.dtype and a.device == b.device  # else decided by metadata
+            same_shape = a.shape == b.shape or read == "torch.allclose"  # allclose broadcasts
+            return same_shape and a.dtype == b.dtype and a.device == b.device  # else decided by metadata
         return tensors[0].numel() <= SMALL and not tensors[0].is_complex()
 
     def _site(self, read: str) -> _Site:
@@ -151,10 +157,14 @@ class HostReadGuards(TorchFunctionMode):
             site = self.sites[key] = _Site(f"{where[0]}:{where[1]}", read)
         return site
 
-    def _differs(self, read: str, args: tuple, value: Any, reference: torch.Tensor | None) -> torch.Tensor:
+    def _differs(self, read: str, args: tuple, kwargs: dict, value: Any,
+                 reference: torch.Tensor | None) -> torch.Tensor:
         """A 0-dim bool tensor: this call's tensors would have given another value than `value`."""
-        if read == "torch.equal":
-            equal = (args[0] == args[1]).all()  # NaN != NaN, as torch.equal
+        if read in _PAIRS:
+            if read == "torch.equal":
+                equal = (args[0] == args[1]).all()  # NaN != NaN, as torch.equal
+            else:  # torch.allclose is isclose(...).all(), with the same tolerances and equal_nan
+                equal = torch.isclose(*args, **kwargs).all()
             return ~equal if value else equal
         tensor = args[0].detach().reshape(-1)
         if read == "bool()":

@@ -44,6 +44,18 @@ def test_torch_equal_of_a_tensor_with_itself_fires_only_on_a_nan():
     assert fast.stats["fallbacks"] == 1  # the call with a NaN
 
 
+def test_allclose_method_baked_with_its_tolerances_falls_back_past_them():
+    def region(a, b):
+        return a + 1 if a.allclose(b, atol=0.1) else a - 1
+
+    fast = graphed(region, backend="eager", batched=[])
+    a = torch.zeros(3)
+    for shift in [0.0, 0.0, 0.05, 0.5, 0.0]:  # within the tolerance but 0.5
+        b = a + shift
+        assert same(fast(a, b), region(a, b))
+    assert fast.stats["fallbacks"] == 1 and fast.stats["replays"] == 4
+
+
 def test_item_baked_with_a_guard_falls_back_when_the_value_changes():
     def region(x, n):
         steps = int(n.item())  # a Python count read from the device
