@@ -22,7 +22,7 @@ static proves it. A graph cannot sync, so graphed() bakes the value and checks i
 
 Not baked: a read whose value differed between the warm-up calls, or that the capture reaches
 without a warm-up call having reached it (another path): capture fails with HostReadNotBaked
-naming the line. Guards are refused (graphed() raises with the lines) for regions that write state
+naming the line (classify.py gives it the read's rule: GS109 for `torch.equal`, GS101 for `.item()`). Guards are refused (graphed() raises with the lines) for regions that write state
 in place (a training step, a buffer updated, an argument mutated), where a replay thrown away would
 already have changed what the eager call reads. Reads of CPU tensors are not device reads and are
 left alone; reads of larger tensors (data, not a branch) stay capture errors.

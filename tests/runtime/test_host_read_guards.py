@@ -211,6 +211,20 @@ def test_a_read_no_warm_up_call_reached_is_not_baked():
             bool(torch.ones(()))
 
 
+def test_a_read_not_baked_is_classified_as_its_sync_rule_at_its_line():
+    from graphsafe.runtime.classify import classify_exception
+
+    guards = HostReadGuards(simulated=True)
+    guards.capture_begins()
+    a = torch.ones(2)
+    with pytest.raises(HostReadNotBaked) as raised:
+        with guards.call():
+            same = torch.equal(a, a)  # noqa: F841  (the line the failure names)
+    failure = classify_exception(raised.value, phase="capture")
+    assert failure.code == "GS109" and failure.file.endswith("test_host_read_guards.py")
+    assert "cannot be baked" in failure.cause
+
+
 def test_outside_a_capture_the_mode_only_records():
     guards = HostReadGuards(simulated=True)
     t = torch.tensor([1.0, 2.0])
@@ -249,3 +263,20 @@ def test_cuda_loss_region_with_a_baked_read_falls_back_with_eager_gradients():
         (expected_grad,) = torch.autograd.grad(expected, weight)
         assert torch.allclose(out, expected) and torch.allclose(grad, expected_grad)
     assert fast.stats["fallbacks"] == 1 and fast.stats["replays"] == 3
+
+
+@pytest.mark.cuda
+@cuda
+def test_cuda_capture_of_a_read_that_differs_between_warm_up_calls_fails_with_its_line():
+    from graphsafe.runtime.graphed import GraphedCaptureError
+
+    calls = []
+
+    def region(x):
+        calls.append(1)
+        if (x.sum() * len(calls)).item() > 1:  # 1, 2, 3, ... over the warm-up: never one value
+            return x + 1
+        return x
+
+    with pytest.raises(GraphedCaptureError, match=r"test_host_read_guards\.py:\d+"):
+        graphed(region, batched=[])(torch.ones(1, device="cuda"))
