@@ -56,6 +56,21 @@ def test_allclose_method_baked_with_its_tolerances_falls_back_past_them():
     assert fast.stats["fallbacks"] == 1 and fast.stats["replays"] == 4
 
 
+def test_reads_at_one_line_are_baked_per_occurrence_in_the_call():
+    def region(a, b, c):
+        total = torch.zeros(())
+        for other in (b, c):  # one line, two reads per call: True then False at warm-up
+            total = total + (1.0 if torch.equal(a, other) else 10.0)
+        return total
+
+    fast = graphed(region, backend="eager", batched=[])
+    a = torch.ones(2)
+    for b, c in [(a, a + 1), (a, a + 1), (a + 1, a + 1), (a, a), (a, a + 2)]:
+        assert same(fast(a, b, c), region(a, b, c))
+    assert fast.stats["fallbacks"] == 2 and fast.stats["replays"] == 3
+    assert sorted(key[2] for key in fast.graphs[0].guards.sites) == [0, 1]
+
+
 def test_item_baked_with_a_guard_falls_back_when_the_value_changes():
     def region(x, n):
         steps = int(n.item())  # a Python count read from the device
