@@ -469,6 +469,7 @@ def run_gpu_graph(request: dict) -> dict:
         graphs = [g for g in _graphed_objects(installed)]
         result["replays"] = sum(g.stats["replays"] for g in graphs)
         result["eager_calls"] = sum(g.stats["eager"] for g in graphs)
+        result["guard_fallbacks"] = sum(g.stats.get("fallbacks", 0) for g in graphs)  # baked host reads that differed
         phase = "timing"
         args = a.inputs(0)
         result["graph_ms"] = statistics.median(backend.time_ms(lambda: a.step(*args), request["repeats"],

@@ -584,6 +584,10 @@ def classify(record: FailureRecord, is_library: Callable[[str], bool] | None = N
     elif any(_DEVICE_MISMATCH.search(m) for m in messages) and phase == "capture":
         code, error_class = "GS904", "capture on another device"
         detail = _sentence("GS904")
+    elif top.type.endswith("HostReadNotBaked"):  # graphed()'s guards could not bake a host read (host_read_guards.py)
+        code = torch_code or code_from_source(source) or "GS106"
+        error_class = "host read not baked"
+        detail = _first_line(top.message)
     elif root_number in (900, 901) and _autotuner_ran(chain):
         code, error_class = "GS710", _chain_label(numbers)
         detail = _sentence("GS710")

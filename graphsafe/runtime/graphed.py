@@ -69,8 +69,23 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
 - A CPU tensor argument the step moves to the device itself (`x.to(device=dev)`, where only the
   step knows `dev`): the `.to` reads a device buffer graphed() fills before each replay; other host
   work on it while capturing is refused with its name (runtime/host_arguments.py).
+- Host reads of device data inside the step (library code: gpytorch's `torch.equal(x1, x2)`, an
+  `if t.any():`, an `.item()`), limited to `torch.equal`/`allclose` and `item`/`bool`/`int`/`float`/`tolist`
+  of tensors of at most 16 elements: the value every warm-up call read at that line (and occurrence)
+  is baked, and the graph sets a device flag when this replay's tensors would read another value
+  (runtime/host_read_guards.py). After each replay graphed() reads the flag (one small
+  device-to-host read per call, which waits for the replay); when set, the replay's results are
+  thrown away and the call runs eagerly (`.stats["fallbacks"]`). Guaranteed: every call returns
+  what the eager step returns for that call, except random draws (a thrown-away replay advanced
+  the generator). Not baked, a capture error naming the line: a value that differed between warm-up
+  calls, a read no warm-up call reached, reads of larger tensors. Refused (GraphedInputError with
+  the lines): guards in a step that writes state in place (an argument, a module's buffer or
+  parameter, an attribute rebound), which a thrown-away replay would already have changed;
+  `train=True` steps get no guards (their reads stay capture errors).
 - `backend="eager"` runs the same input handling without graphs (fn is called on the static
-  buffers): for tests of bucketing and padding on machines without a GPU.
+  buffers): for tests of bucketing and padding on machines without a GPU. Host reads are simulated
+  as a graph runs them: every tensor counts as device data, and each replay runs fn with the baked
+  values while the guard decides the fallback.
 """
 
 from __future__ import annotations
@@ -92,6 +107,7 @@ from graphsafe.runtime.graphed_autograd import needs_autograd
 from graphsafe.runtime.attribute_state import AttributeState, none_flags, rebind
 from graphsafe.runtime.host_numbers import NumbersFromPinnedMemory
 from graphsafe.runtime.host_arguments import HostArgumentsOnDevice, fill
+from graphsafe.runtime.host_read_guards import HostReadGuards, refuse_if_writing, state_tensors, versions
 
 __all__ = ["graphed", "graph_method", "GraphedMethod", "GraphedCallable", "GraphedInputError", "GraphedCaptureError", "choose_bucket", "normalize_buckets", "pad_batch",
            "unpad_batch"]
@@ -216,6 +232,7 @@ class _Entry:
     kept: list = field(default_factory=list)  # pinned host numbers the graph copies from at each replay
     rebind: list = field(default_factory=list)  # attribute bindings the capture left: made again after a replay
     moved: list = field(default_factory=list)  # (CPU argument, device buffer): filled before each replay
+    guards: Any = None  # HostReadGuards: host reads baked at capture, checked on the device (host_read_guards.py)
 
 
 @dataclass
@@ -438,9 +455,17 @@ class GraphedCallable:
 
         saved = Snapshot(tracked, rng=True, parameters=self.train) if self.reset_after_warmup else None
         self._group_lrs = self._device_lrs(leaves)
+        watched = state_tensors(tracked, leaves)
+        before = versions(watched)
         try:
             for bucket in sorted(self.buckets, reverse=True):  # largest first: smaller ones reuse its memory
-                self.graphs[bucket] = self._capture(bucket, leaves)
+                entry = self.graphs[bucket] = self._capture(bucket, leaves)
+                try:  # a replay thrown away must have changed nothing the eager call reads
+                    refuse_if_writing(self.name, entry.guards.baked, watched, before,
+                                      self.train or bool(entry.inout) or bool(entry.rebind))
+                except ValueError as error:
+                    del self.graphs[bucket]
+                    raise GraphedInputError(str(error)) from None
             self._find_batched_outputs(leaves)
         finally:
             for lr in self._group_lrs:  # between calls the group holds its number again
@@ -461,12 +486,18 @@ class GraphedCallable:
 
         if self.backend == "cuda" and self.pool is None:
             self.pool = torch.cuda.graph_pool_handle()
+        watched = state_tensors(self._tracked((), {}))
+        before = versions(watched)
         # the region's own state only: the probe and warm-up ran on copies of the arguments, and writing
         # back into them would bump versions the caller's autograd graph saved (the backward would fail)
         saved = Snapshot(self._tracked((), {}), rng=True, parameters=False) if self.reset_after_warmup else None
         try:
             graphs = AutogradGraphs(self.fn, args, kwargs, name=self.name, pool=self.pool,
                                     warmup=self.warmup, backend=self.backend)
+            try:  # a replay thrown away must have changed nothing the eager call reads
+                refuse_if_writing(self.name, graphs.guards.baked, watched, before)
+            except ValueError as error:
+                raise AutogradRegionError(str(error)) from None
             if self._autograd is not None:
                 graphs.stats = self._autograd.stats  # one count over the layouts
             self._autograd = self._autograd_layouts[graphs.layout] = graphs
@@ -500,6 +531,8 @@ class GraphedCallable:
                 self._autograd = known
             out = self._autograd(args, kwargs, self._autograd_mismatch)
         self.stats["replays"], self.stats["eager"] = self._autograd.stats["replays"], self._autograd.stats["eager"]
+        if self._autograd.stats["fallbacks"] or self._autograd.guards.baked:
+            self.stats["fallbacks"] = self._autograd.stats["fallbacks"]
         if not self.clone_outputs:
             return out
         return pytree.tree_map(lambda o: o.clone() if isinstance(o, torch.Tensor) else o, out)
@@ -579,8 +612,8 @@ class GraphedCallable:
         args, kwargs = pytree.tree_unflatten(statics, self._spec)
         return self.fn(*args, **kwargs)
 
-    def _call_in_mode(self, statics: list[Any]) -> Any:
-        with self._grad_mode():
+    def _call_guarded(self, guards: HostReadGuards, statics: list[Any]) -> Any:
+        with self._grad_mode(), guards.call():
             return self._call_on(statics)
 
     def _grad_mode(self):
@@ -593,19 +626,25 @@ class GraphedCallable:
         label = f"{self.name} b={bucket}"
         host = {id(s): t.name for s, t in zip(statics, self._leaves) if isinstance(s, torch.Tensor) and not s.is_cuda}
         started = time.perf_counter()
+        # a training step writes its parameters in place: a replay cannot be thrown away, so no guards
+        guards = HostReadGuards(simulated=self.backend == "eager", active=not self.train)
         if self.backend == "eager":
             with self._grad_mode():
                 for _ in range(self.warmup):
-                    self._call_on(statics)
-                graph = _EagerGraph(lambda: self._call_in_mode(statics))
-                output = self._call_on(statics)
+                    with guards.call():
+                        self._call_on(statics)
+                guards.capture_begins()  # a simulated replay runs fn with the baked reads
+                graph = _EagerGraph(lambda: self._call_guarded(guards, statics))
+                with guards.call():
+                    output = self._call_on(statics)
             graph.output = output
         else:
             stream = torch.cuda.Stream()
             stream.wait_stream(torch.cuda.current_stream())
             with self._grad_mode(), torch.cuda.stream(stream):
                 for _ in range(self.warmup):
-                    self._call_on(statics)
+                    with guards.call():
+                        self._call_on(statics)
             torch.cuda.current_stream().wait_stream(stream)
             if self._attributes is not None and self.reset_after_warmup:  # the call's own path, not the
                 self._attributes.put_back(self._attributes_before)  # one the warm-up left
@@ -619,7 +658,8 @@ class GraphedCallable:
             try:
                 with self._range(f"graphsafe.capture[{label}]"), self._grad_mode(), torch.cuda.stream(capture_stream):
                     with torch.cuda.graph(graph, pool=self.pool, stream=capture_stream), \
-                            NumbersFromPinnedMemory() as numbers, HostArgumentsOnDevice(host) as on_device:
+                            NumbersFromPinnedMemory() as numbers, HostArgumentsOnDevice(host) as on_device, \
+                            guards.call():
                         output = self._call_on(statics)
                         if self._attributes is not None:
                             self._attributes.close_loops(self._attributes_before)
@@ -639,8 +679,10 @@ class GraphedCallable:
             rebind = self._attributes.left_by_capture(self._attributes_before)
             self._from_none = AttributeState.from_none(self._attributes_before, rebind)
             self._captured_flags = (True,) * len(self._from_none)  # the graph is for a call that finds them None
+        if guards.baked:
+            self.stats.setdefault("fallbacks", 0)
         return _Entry(bucket, graph, statics, output, inout=inout, kept=kept, rebind=rebind,
-                      moved=moved)
+                      moved=moved, guards=guards)
 
     def _find_batched_outputs(self, leaves: list[Any]) -> None:
         """Which output leaves carry the batch: the ones whose batch dimension follows the bucket.
@@ -700,6 +742,10 @@ class GraphedCallable:
         fill(entry.moved)
         with self._range(f"graphsafe.replay[{self.name} b={bucket}]"):
             entry.graph.replay()
+        if entry.guards.fired():  # a baked host read would have read another value: this call runs eagerly
+            self.stats["fallbacks"] += 1
+            with self._grad_mode():
+                return self.fn(*args, **kwargs)
         rebind(entry.rebind)
         self.stats["replays"] += 1
         if size != bucket:

@@ -14,6 +14,10 @@ which become static leaves of the forward graph, and the region runs on copies r
 leaves; the backward returns their gradients into the caller's tensors. A call whose objects have
 another layout (types, attributes, constants) gets graphs of its own, up to MAX_STRUCTURES.
 
+Host reads of device data in the forward (gpytorch's `torch.equal` in a lazily evaluated kernel)
+are baked with a device-checked guard (host_read_guards.py): a replay whose guard fires is thrown
+away, before its backward can run, and the call runs eagerly with the caller's arguments.
+
 What it refuses, with the reason (a wrong gradient is worse than an eager step): outputs whose
 autograd history reaches other tensors built before the call (an intermediate read through a
 closure, whose backward would replay stale saved tensors), objects that cannot be copied safely
@@ -31,6 +35,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from graphsafe.runtime.held_intermediates import bind, held_intermediates, label
+from graphsafe.runtime.host_read_guards import HostReadGuards
 from graphsafe.runtime.object_arguments import ObjectArgumentError, Skeleton, flatten_object, object_positions, tensors_in
 
 
@@ -113,6 +118,7 @@ class AutogradGraphs:
             raise AutogradRegionError(f"graphed {name}: autocast's weight cache is on; enter autocast with "
                                       "cache_enabled=False around a graphed region with a backward")
         self.fn, self.name, self.backend = fn, name, backend
+        self.guards = HostReadGuards(simulated=backend == "eager")  # host reads baked, checked on the device
         leaves, self._spec = pytree.tree_flatten((args, kwargs))
         self._positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
         tensors = [leaves[i] for i in self._positions]
@@ -147,12 +153,17 @@ class AutogradGraphs:
         del probe
         surface = tuple(statics) + self._extras
         if backend == "eager":  # the same argument handling without graphs (tests on CPU)
+            if self.guards.sites:  # host reads: warm-up and capture as make_graphed_callables runs them
+                for _ in range(warmup):
+                    self._call(statics)
+                self.guards.capture_begins()
+                self._call(statics)
             self._graphed = lambda *tensors: self._call(tensors[:len(statics)])
         else:
             self._graphed = torch.cuda.make_graphed_callables(
                 lambda *tensors: self._call(tensors[:len(statics)]), surface,
                 num_warmup_iters=warmup, allow_unused_input=True, pool=pool)
-        self.stats = {"replays": 0, "eager": 0}
+        self.stats = {"replays": 0, "eager": 0, "fallbacks": 0}
         self._object_keys = {i: skeleton.key for i, skeleton in self._objects.items()}
         self._held_keys = [skeleton.key for skeleton in self._held_skeletons]
         self.layout = (tuple(self._object_keys.items()), tuple(self._held_keys))
@@ -174,7 +185,8 @@ class AutogradGraphs:
         args, kwargs = pytree.tree_unflatten(leaves, self._spec)
         before = bind(self._held, copies)
         try:
-            return self.fn(*args, **kwargs)
+            with self.guards.call():
+                return self.fn(*args, **kwargs)
         finally:
             rebound = [label(m, a) for (m, a), copy in zip(self._held, copies) if vars(m).get(a) is not copy]
             bind(self._held, before)
@@ -206,8 +218,12 @@ class AutogradGraphs:
         if not same_layout or not torch.is_grad_enabled():
             self.stats["eager"] += 1
             return self.fn(*args, **kwargs)
+        out = self._graphed(*tensors, *self._extras)
+        if self.guards.fired():  # a baked host read would have read another value: the outputs are thrown away
+            self.stats["fallbacks"] += 1
+            return self.fn(*args, **kwargs)
         self.stats["replays"] += 1
-        return self._graphed(*tensors, *self._extras)
+        return out
 
     def _object_tensors(self, where: str, value: Any, into: list, mismatch: Callable[[str, Any, Any], Exception]) -> tuple:
         """Add the tensors of an object argument or a held intermediate to `into`; its layout key."""
