@@ -164,8 +164,8 @@ def test_host_state_after_a_call_in_the_core_stays_and_says_which_line():
 
 
 def test_host_state_in_a_region_with_a_backward_stays():
-    source = SOLVER.replace("        return y0 + self.drift(y0) * dt + dw\n",
-                            "        out = y0 + self.drift(y0) * dt + dw\n        out.sum().backward()\n        return out\n")
+    trained = "        out = y0 + self.drift(y0) * dt + dw\n        out.sum().backward()\n        return out\n"
+    source = SOLVER.replace("        return y0 + self.drift(y0) * dt + dw\n", trained)
     result = host_inputs(source, "Solver.step", {}, REACHED)
     assert not result.producers and "the region runs a backward" in result.refused[0][1]
 

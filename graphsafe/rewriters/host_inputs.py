@@ -18,6 +18,16 @@ wrapper runs it before the core and hands the value to the core as an argument; 
 each argument tensor into its static device buffer with `.copy_()` before every replay, and the
 core reads that buffer, so the copy never happens during capture.
 
+A call with no host copy in its reach whose reach keeps host state that no rewrite carries to the
+device (HOST_STATE: a container it changes, a generator seeded on the host) and does host work only
+(HOST_WORK: also per-step host numbers and counters, syncs, warnings) is a producer too: a noise
+object called in a solver step, `dw = self.bm(t0, t1)` (host floats of the times, an interval tree,
+a generator per interval). Top level only, and only when no core statement before it calls anything
+(a random draw there and one in the producer could share a stream: moved first, they would swap)
+and the region runs no backward (the value would reach the core as a copy, outside autograd).
+Its draws and side effects keep their order: the host work before it stays before it, the core
+statements it crosses call nothing, and the core's own draws come after it as before.
+
 Where it may move:
 - a producer at the top level of the region moves to the wrapper when it commutes with every
   core statement before it (rewriters/boundary.py: neither writes what the other reads or
@@ -270,7 +280,8 @@ def _refuse_host_state(statement: cst.CSTNode, codes_of, positions, result: Host
         why = f"it reads `{_first_overlap(tensors, _effects(statement)[0])}`, a tensor input: tensor work"
     else:
         return
-    result.refused.append((positions[statement].start.line, f"host work that keeps host state stays in the core: {why}"))
+    line = positions[statement].start.line
+    result.refused.append((line, f"host work that keeps host state stays in the core: {why}"))
 
 
 def _tensor_parameters(function: cst.FunctionDef) -> set[str]:
