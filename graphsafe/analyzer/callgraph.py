@@ -467,13 +467,17 @@ class Project:
                 extra = injected[unit.class_key]  # module surgery: the injected class runs in this forward
             lines = unit.call_lines or (0,) * len(unit.calls)
             seen_calls = frozenset(self.observed.calls_from(key)) or None
-            found = [(c, line) for ref, line in zip(unit.calls, lines)
-                     for c in self.callees_on(ref, unit.class_key, receiver, seen_calls)]
+            found, sites = [], []  # sites: each call, its line and what static analysis resolves it to
+            for ref, line in zip(unit.calls, lines):
+                callees = self.callees_on(ref, unit.class_key, receiver, seen_calls)
+                found += [(c, line) for c in callees]
+                sites.append((ref, line, [c for c, _ in callees]))
             found += [((c, None), 0) for c in extra]
             # what a traced run saw it call; a base-class method of the object this code runs on
             # keeps running on it (its `self` calls go to that object's overrides only)
             here = receiver or unit.class_key
-            found += [((c, here if here and self.is_subclass(here, self.units[c].unit.class_key or "") else None), 0)
+            found += [((c, here if here and self.is_subclass(here, self.units[c].unit.class_key or "") else None),
+                       _observed_call_line(c, sites))
                       for c in self.observed.calls_from(key) if c in self.units]
             for (callee, callee_receiver), line in found:
                 if callee not in parent:
@@ -854,3 +858,26 @@ def _relative(path: str, root: Path | None) -> str:
         except ValueError:
             pass
     return p.as_posix()
+
+
+_CALLED_AS_OBJECT = frozenset({"__call__", "forward"})  # what calling an object (`self.bm(t0, t1)`) runs
+
+
+def _observed_call_line(callee: str, sites: list) -> int:
+    """The line of the call a traced run saw reach `callee` (a unit key): the one line with a call
+    whose name fits and that static analysis resolves to nothing (`self.bm(...)` for
+    `BrownianInterval.__call__`, `self.buf.sample(...)` for `Buffer.sample`) or to a method of the
+    same name (the abstract base's `__call__` the run's class overrides); 0 when no line or several
+    fit (the chain then names no line of the caller)."""
+    method = callee.rpartition(".")[2]
+    lines = set()
+    for ref, line, resolved in sites:
+        if resolved:
+            fits = any(key.rpartition(".")[2] == method for key in resolved)
+        elif ref.kind in ("self", "global"):  # `self.bm(...)`, `fn(...)`: an object called, or a function
+            fits = method in _CALLED_AS_OBJECT or ref.target.rpartition(".")[2] == method
+        else:  # kinds that name the method they call last (`Class::sde::f_and_g`); "prop" reads an attribute
+            fits = ref.kind != "prop" and ref.target.replace("::", ".").rpartition(".")[2] == method
+        if fits and line:
+            lines.add(line)
+    return lines.pop() if len(lines) == 1 else 0

@@ -347,6 +347,7 @@ class _Effects(cst.CSTVisitor):
 
     def visit_Del(self, node: cst.Del) -> bool:
         self._target(node.target)
+        node.target.visit(self)  # `del x` needs `x` bound: a core that deletes it takes it as a parameter
         return False
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> bool:

@@ -18,6 +18,16 @@ wrapper runs it before the core and hands the value to the core as an argument; 
 each argument tensor into its static device buffer with `.copy_()` before every replay, and the
 core reads that buffer, so the copy never happens during capture.
 
+A call with no host copy in its reach whose reach keeps host state that no rewrite carries to the
+device (HOST_STATE: a container it changes, a generator seeded on the host) and does host work only
+(HOST_WORK: also per-step host numbers and counters, syncs, warnings) is a producer too: a noise
+object called in a solver step, `dw = self.bm(t0, t1)` (host floats of the times, an interval tree,
+a generator per interval). Top level only, and only when no core statement before it calls anything
+(a random draw there and one in the producer could share a stream: moved first, they would swap)
+and the region runs no backward (the value would reach the core as a copy, outside autograd).
+Its draws and side effects keep their order: the host work before it stays before it, the core
+statements it crosses call nothing, and the core's own draws come after it as before.
+
 Where it may move:
 - a producer at the top level of the region moves to the wrapper when it commutes with every
   core statement before it (rewriters/boundary.py: neither writes what the other reads or
@@ -55,6 +65,14 @@ HOST_COPY = "GS402"  # host-data-tensor: a copy of host memory to the device
 # (GS1xx) or a branch on one (GS201) in its reach says it is tensor work (a model's forward whose
 # callee builds a tensor from a number): that stays in the core, where the other rewrites reach it.
 PRODUCER_CODES = frozenset({HOST_COPY, "GS501", "GS502", "GS503", "GS504", "GS505"})
+# A call with no host copy in its reach is a producer too when what it reaches keeps host state that
+# no rewrite carries to the device (HOST_STATE: containers it changes, generators seeded on the host:
+# a Brownian-motion object's interval tree) and does nothing but host work (HOST_WORK: also per-step
+# host numbers and counters, syncs on what the caller passed in, warnings). A counter alone (GS302)
+# is left to the callee-state rewrite, and a host copy beside a counter is tensor work (above).
+HOST_STATE = frozenset({"GS503", "GS601"})
+HOST_WORK = PRODUCER_CODES - {HOST_COPY} | {"GS101", "GS102", "GS103", "GS104", "GS105", "GS106", "GS301", "GS302",
+                                           "GS601"}
 
 
 @dataclass
@@ -108,12 +126,23 @@ def host_inputs(source: str, qualname: str, own: dict[int, set[str]], reached: d
         return (HOST_COPY in codes and codes <= PRODUCER_CODES and _assigned_names(node) is not None
                 and not _overlaps(tensors, _effects(node)[0]))
 
+    def keeps_host_state(node: cst.CSTNode) -> bool:
+        """A call whose reach keeps host state and does host work only (HOST_STATE, HOST_WORK)."""
+        here, via = codes_of(node)
+        codes = here | via
+        return (HOST_COPY not in codes and bool(codes & HOST_STATE) and codes <= HOST_WORK
+                and _assigned_names(node) is not None and not _overlaps(tensors, _effects(node)[0]))
+
     first = function.params.params[0].name.value if function.params.params else None
     result = HostInputs(source)
     hoists = []
+    backward = ".backward(" in cst.Module([]).code_for_node(function)
     for index, statement in enumerate(body):
         line = positions[statement].start.line
-        if is_producer(statement):
+        stateful = not is_producer(statement) and keeps_host_state(statement)
+        if stateful and (backward or _calls_before(body[:index], codes_of)):
+            result.refused.append((line, _host_state_stays(body[:index], codes_of, positions, backward)))
+        elif is_producer(statement) or stateful:
             clash = _called_on_read(statement, body[:index], first)
             made = _made_by_tensor_work(statement, body[:index], codes_of, positions)
             if clash:
@@ -124,7 +153,7 @@ def host_inputs(source: str, qualname: str, own: dict[int, set[str]], reached: d
                 if prefix:
                     for other in prefix:
                         result.producers[positions[other].start.line] = set().union(*codes_of(other))
-                    result.producers[line] = set().union(*codes_of(statement))
+                    result.producers[line] = _as_host(set().union(*codes_of(statement)))
                     lines = ", ".join(str(positions[other].start.line) for other in prefix)
                     result.moved.append((line, f"the host input made here moves to the wrapper with line {lines}, "
                                                "which it reads (no hazard on them): their values become core "
@@ -134,7 +163,12 @@ def host_inputs(source: str, qualname: str, own: dict[int, set[str]], reached: d
                     result.refused.append((line, f"a host-to-device copy {where} stays in the core: it reads {made}"
                                                  + (f"; {why}" if why else "")))
             else:
-                result.producers[line] = set().union(*codes_of(statement))
+                result.producers[line] = _as_host(set().union(*codes_of(statement)))
+                if stateful:
+                    result.moved.append((line, "the value made here by host work that keeps host state (what it "
+                                               "reaches: " + ", ".join(sorted(set().union(*codes_of(statement))))
+                                         + ") moves to the wrapper, which runs it before the core every call; the "
+                                           "core takes it as an input"))
         elif isinstance(statement, cst.For):
             inner = [s for s in _loop_body(statement) if is_producer(s)]
             for other in _loop_body(statement):
@@ -156,6 +190,7 @@ def host_inputs(source: str, qualname: str, own: dict[int, set[str]], reached: d
                                                                     "stays in the core (one is hoisted per loop)"))
         else:
             _refuse_copies(statement, codes_of, positions, result, tensors)
+            _refuse_host_state(statement, codes_of, positions, result, tensors)
     if len(hoists) > 1:
         for loop, producer in hoists[1:]:
             result.refused.append((positions[producer].start.line,
@@ -187,6 +222,66 @@ def _refuse_copies(statement: cst.CSTNode, codes_of, positions, result: HostInpu
         return  # an assignment of host work: a producer, placed by the split
     where = "on this line" if HOST_COPY in here else "in what it calls"
     result.refused.append((line, f"a host-to-device copy {where} stays in the core: {why}"))
+
+
+def _as_host(codes: set[str]) -> set[str]:
+    """A producer's codes as the split reads them: those outside HOST_CODES dropped (a producer with
+    none left is host work to the split), and a lone per-step number (which the split would keep in
+    the core as tensor work reading it) too."""
+    kept = codes & HOST_CODES
+    return set() if kept == {"GS301"} else kept
+
+
+def _calls_before(before: list[cst.CSTNode], codes_of) -> cst.CSTNode | None:
+    """The first statement before it that is not host work and calls something: the wrapper would
+    run the producer first, and a random draw in each (one stream) would come in the other order."""
+    for other in before:
+        here, via = codes_of(other)
+        if here | via and (here | via) <= HOST_CODES:
+            continue  # host work: stays before it, in the wrapper
+        if _calls(other):
+            return other
+    return None
+
+
+def _calls(node: cst.CSTNode) -> list[str]:
+    found: list[str] = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            found.append(cst.Module([]).code_for_node(call.func))
+
+    node.visit(_Calls())
+    return found
+
+
+def _host_state_stays(before: list[cst.CSTNode], codes_of, positions, backward: bool) -> str:
+    if backward:
+        return ("host work that keeps host state stays in the core: the region runs a backward, and the value the "
+                "wrapper made would reach the core as a copy, outside autograd")
+    other = _calls_before(before, codes_of)
+    return (f"host work that keeps host state stays in the core: line {positions[other].start.line} calls "
+            f"`{_calls(other)[0]}` before it in the core; the wrapper would run this first, and random draws of "
+            "the two from one stream would come in the other order")
+
+
+def _refuse_host_state(statement: cst.CSTNode, codes_of, positions, result: HostInputs, tensors: set[str]) -> None:
+    """Host state in what a statement reaches (HOST_STATE) that is not a producer's: why it stays."""
+    here, via = codes_of(statement)
+    codes = here | via
+    if HOST_COPY in codes or not codes & HOST_STATE:
+        return
+    other = sorted(codes - HOST_WORK)
+    if other:
+        why = f"what it reaches also has {', '.join(other)}: tensor work, which the core keeps"
+    elif _assigned_names(statement) is None:
+        why = "it is not an assignment of names: the core can take only names"
+    elif _first_overlap(tensors, _effects(statement)[0]):
+        why = f"it reads `{_first_overlap(tensors, _effects(statement)[0])}`, a tensor input: tensor work"
+    else:
+        return
+    line = positions[statement].start.line
+    result.refused.append((line, f"host work that keeps host state stays in the core: {why}"))
 
 
 def _tensor_parameters(function: cst.FunctionDef) -> set[str]:
