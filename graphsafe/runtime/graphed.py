@@ -90,6 +90,9 @@ from graphsafe.runtime.capture import recover_after_failed_capture
 from graphsafe.runtime.classify import CaptureFailure, classify_exception, exit_summary
 from graphsafe.runtime.graphed_autograd import needs_autograd
 from graphsafe.runtime.attribute_state import AttributeState, none_flags, rebind
+from graphsafe.runtime import argument_slots
+from graphsafe.runtime.container_state import ContainerAttributes, ContainerStateError
+from graphsafe.runtime.container_state import rebind as rebind_containers
 from graphsafe.runtime.host_numbers import NumbersFromPinnedMemory
 from graphsafe.runtime.host_arguments import HostArgumentsOnDevice, fill
 
@@ -216,6 +219,8 @@ class _Entry:
     kept: list = field(default_factory=list)  # pinned host numbers the graph copies from at each replay
     rebind: list = field(default_factory=list)  # attribute bindings the capture left: made again after a replay
     moved: list = field(default_factory=list)  # (CPU argument, device buffer): filled before each replay
+    containers: list = field(default_factory=list)  # container attributes the capture left: made again after a replay
+    slots: list = field(default_factory=list)  # (path, key, static buffer): the caller's rebound argument slots
 
 
 @dataclass
@@ -304,6 +309,8 @@ class GraphedCallable:
         self._structures: dict[Any, GraphedCallable] = {}  # another argument structure → its own graphs
         self._attributes: AttributeState | None = None  # state kept as attribute bindings (attribute_state.py)
         self._attributes_before: dict = {}
+        self._containers: ContainerAttributes | None = None  # dict/list/tuple attributes (container_state.py)
+        self._containers_before: dict = {}
         self._from_none: list = []  # attributes the capture found None and set: their None-ness keys the graphs
         self._captured_flags: tuple = ()
         functools.update_wrapper(self, fn, updated=())
@@ -435,6 +442,8 @@ class GraphedCallable:
         if self.backend == "cuda":
             self._attributes = AttributeState(tracked)
             self._attributes_before = self._attributes.bindings()
+            self._containers = ContainerAttributes(self._attributes.objects)
+            self._containers_before = self._containers.bindings()
 
         saved = Snapshot(tracked, rng=True, parameters=self.train) if self.reset_after_warmup else None
         self._group_lrs = self._device_lrs(leaves)
@@ -451,7 +460,7 @@ class GraphedCallable:
                     torch.cuda.synchronize()
                 saved.restore_values()
             if self._attributes is not None and saved is not None:  # the call's own bindings: its replay
-                self._attributes.put_back(self._attributes_before)  # makes the capture's again
+                self._put_back_bindings()  # makes the capture's again
 
     def _capture_autograd(self, args: tuple, kwargs: dict) -> None:
         """train=False called with autograd on and inputs that require grad (a loss whose result a
@@ -579,6 +588,45 @@ class GraphedCallable:
         args, kwargs = pytree.tree_unflatten(statics, self._spec)
         return self.fn(*args, **kwargs)
 
+    def _call_observing(self, statics: list[Any]) -> tuple[Any, list]:
+        """The step on the static buffers, and the slots of its list/dict arguments it rebound."""
+        args, kwargs = pytree.tree_unflatten(statics, self._spec)
+        before = argument_slots.snapshot(args, kwargs)
+        output = self.fn(*args, **kwargs)
+        return output, argument_slots.observe(before, self.name)
+
+    def _call_closing(self, statics: list[Any]) -> Any:
+        """backend="eager"'s replay: the step, its rebound argument slots written into the buffers."""
+        with self._grad_mode():
+            output, rebound = self._call_observing(statics)
+        argument_slots.close(rebound)
+        return output
+
+    def _warm_up(self, statics: list[Any], leaves: list[Any]) -> set[int]:
+        """The warm-up calls; the static leaves whose slots the step rebinds become graphed()'s own
+        buffers (a clone where the caller's tensor was the buffer): their indices."""
+        rebound: list = []
+        try:
+            with self._grad_mode():
+                for _ in range(self.warmup):
+                    _, rebound = self._call_observing(statics)
+            argument_slots.check_closable(rebound, self.name)
+        except argument_slots.SlotRebindingError as error:
+            raise GraphedInputError(str(error)) from None
+        indices = argument_slots.leaf_indices(rebound, statics)
+        for index in indices:
+            if statics[index] is leaves[index]:  # closing the loop must not write into the caller's tensor
+                statics[index] = statics[index].detach().clone()
+        return set(indices)
+
+    def _put_back_bindings(self) -> None:
+        """Attribute and container bindings as they were before the warm-up (no warm-up, probe or
+        capture value stays visible)."""
+        if self._attributes is not None:
+            self._attributes.put_back(self._attributes_before)
+        if self._containers is not None:
+            self._containers.put_back(self._containers_before)
+
     def _call_in_mode(self, statics: list[Any]) -> Any:
         with self._grad_mode():
             return self._call_on(statics)
@@ -593,22 +641,23 @@ class GraphedCallable:
         label = f"{self.name} b={bucket}"
         host = {id(s): t.name for s, t in zip(statics, self._leaves) if isinstance(s, torch.Tensor) and not s.is_cuda}
         started = time.perf_counter()
+        rebound: list = []
         if self.backend == "eager":
+            slot_leaves = self._warm_up(statics, leaves)
+            graph = _EagerGraph(lambda: self._call_closing(statics))
             with self._grad_mode():
-                for _ in range(self.warmup):
-                    self._call_on(statics)
-                graph = _EagerGraph(lambda: self._call_in_mode(statics))
-                output = self._call_on(statics)
+                output, rebound = self._call_observing(statics)
+            argument_slots.close(rebound)
             graph.output = output
         else:
             stream = torch.cuda.Stream()
             stream.wait_stream(torch.cuda.current_stream())
-            with self._grad_mode(), torch.cuda.stream(stream):
-                for _ in range(self.warmup):
-                    self._call_on(statics)
+            with torch.cuda.stream(stream):
+                slot_leaves = self._warm_up(statics, leaves)
             torch.cuda.current_stream().wait_stream(stream)
+            warmed = self._containers.bindings() if self._containers is not None else {}
             if self._attributes is not None and self.reset_after_warmup:  # the call's own path, not the
-                self._attributes.put_back(self._attributes_before)  # one the warm-up left
+                self._put_back_bindings()  # one the warm-up left
             graph = torch.cuda.CUDAGraph()
             for generator in self.generators:
                 if not hasattr(graph, "register_generator_state"):
@@ -620,9 +669,11 @@ class GraphedCallable:
                 with self._range(f"graphsafe.capture[{label}]"), self._grad_mode(), torch.cuda.stream(capture_stream):
                     with torch.cuda.graph(graph, pool=self.pool, stream=capture_stream), \
                             NumbersFromPinnedMemory() as numbers, HostArgumentsOnDevice(host) as on_device:
-                        output = self._call_on(statics)
+                        output, rebound = self._call_observing(statics)
+                        argument_slots.close(rebound)  # closed in the graph: the next replay reads it
                         if self._attributes is not None:
                             self._attributes.close_loops(self._attributes_before)
+                            self._containers.close_loops(self._containers_before)
             except Exception as error:  # torch's text names a CUDA error; the user wants the rule and the line
                 failure = classify_exception(error, phase="capture")
                 del graph  # a failed capture leaves the RNG in capture mode: no random numbers until recovered
@@ -630,17 +681,25 @@ class GraphedCallable:
                 raise GraphedCaptureError(self.name, failure, usable) from error
             torch.cuda.synchronize()
         self.capture_seconds[bucket] = time.perf_counter() - started
+        if set(argument_slots.leaf_indices(rebound, statics)) != slot_leaves:
+            raise GraphedInputError(f"graphed {self.name}: the capture rebound other slots of its list/dict "
+                                    "arguments than the warm-up calls did: the step's path is not fixed")
+        # the rebound slots' buffers are graphed()'s own: the caller gets them in its slots instead of a copy
         inout = [i for i, (s, v) in enumerate(zip(statics, versions))
-                 if isinstance(s, torch.Tensor) and s._version != v]
+                 if isinstance(s, torch.Tensor) and s._version != v and i not in slot_leaves]
         kept = numbers.kept if self.backend != "eager" else []
         moved = on_device.moved if self.backend != "eager" else []
-        rebind = []
+        rebind, containers = [], []
         if self._attributes is not None:
             rebind = self._attributes.left_by_capture(self._attributes_before)
+            try:
+                containers = self._containers.left_by_capture(self._containers_before, warmed, self.name)
+            except ContainerStateError as error:
+                raise GraphedInputError(str(error)) from None
             self._from_none = AttributeState.from_none(self._attributes_before, rebind)
             self._captured_flags = (True,) * len(self._from_none)  # the graph is for a call that finds them None
         return _Entry(bucket, graph, statics, output, inout=inout, kept=kept, rebind=rebind,
-                      moved=moved)
+                      moved=moved, containers=containers, slots=[(r.path, r.key, r.old) for r in rebound])
 
     def _find_batched_outputs(self, leaves: list[Any]) -> None:
         """Which output leaves carry the batch: the ones whose batch dimension follows the bucket.
@@ -660,6 +719,8 @@ class GraphedCallable:
                         out = self._call_on(probe)
                 except Exception:  # state sized for the batch (a KV cache) takes no smaller one: judge by size
                     out = None
+                finally:  # the probe is graphed()'s own call: none of its bindings stays visible
+                    self._put_back_bindings()
                 if out is not None:
                     sizes[bucket - 1] = [o.shape[self.batch_dim] if isinstance(o, torch.Tensor)
                                          and o.dim() > self.batch_dim else None for o in pytree.tree_leaves(out)]
@@ -701,6 +762,10 @@ class GraphedCallable:
         with self._range(f"graphsafe.replay[{self.name} b={bucket}]"):
             entry.graph.replay()
         rebind(entry.rebind)
+        if entry.containers:
+            rebind_containers(entry.containers)
+        if entry.slots:
+            argument_slots.put_into(entry.slots, args, kwargs)
         self.stats["replays"] += 1
         if size != bucket:
             self.stats["padded"] += 1
