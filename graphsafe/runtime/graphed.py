@@ -64,6 +64,15 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
   attn.detach()`, a cache reset to `None` and made on the first step): put back to its
   pre-warm-up bindings before the capture, closed in place at the graph's end, re-bound after each
   replay, and its `None`-ness part of the graph's key (runtime/attribute_state.py).
+  Dict, list and tuple attributes (kornia's `self._params = params`, a cache dict set in place)
+  likewise: put back before the capture and after the probe, re-made after each replay with the
+  capture's entries (a per-call Python value among them is refused; runtime/container_state.py).
+  The probe: with one bucket and padding, an eager call one row smaller tells which outputs carry
+  the batch (to cut padded rows off); none of its bindings stays visible.
+- Slots of the caller's list/dict arguments the step rebinds (`state[i] = new`, a recurrent
+  decoder's state): written into graphed()'s own buffers at the graph's end, and the caller's
+  container gets those buffers in its slots after each replay; pass them back next call (no copy).
+  Valid until the next call, like `clone_outputs=False` outputs (runtime/argument_slots.py).
 - `torch.tensor(<Python numbers>, device="cuda")` inside the step (torch.distributions does it)
   is copied from pinned host memory while capturing (runtime/host_numbers.py).
 - A CPU tensor argument the step moves to the device itself (`x.to(device=dev)`, where only the

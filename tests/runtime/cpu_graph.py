@@ -46,6 +46,8 @@ class SimulatedGraph:
                                     fresh if isinstance(fresh, (tuple, list)) else (fresh,)):
                     if isinstance(old, torch.Tensor) and isinstance(new, torch.Tensor) and new is not old \
                             and not torch._C._is_alias_of(new, old):
+                        if old.shape != new.shape:  # resized later by an `out=` op, as at capture
+                            old.resize_(new.shape)
                         old.copy_(new)
 
 
@@ -61,7 +63,8 @@ def _graph(graph, pool=None, stream=None, **_):
         yield
     with torch.no_grad():
         for tensor, value in recorder.written.values():
-            tensor.copy_(value)
+            if tensor.shape == value.shape:  # else resized by an `out=` op: made by the capture itself
+                tensor.copy_(value)
 
 
 def simulate_cuda_graphs(monkeypatch) -> None:
