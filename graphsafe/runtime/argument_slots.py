@@ -116,13 +116,17 @@ def leaf_indices(rebound: list[Rebound], statics: list[Any]) -> list[int]:
     return sorted({index[id(r.old)] for r in rebound if id(r.old) in index})
 
 
-def put_into(closed: list[tuple[Path, Any, torch.Tensor]], args: tuple, kwargs: dict) -> None:
-    """After a replay: the caller's containers get the static buffers in the rebound slots."""
+def put_into(closed: list[tuple[Path, Any, torch.Tensor, bool]], args: tuple, kwargs: dict, rows: int,
+             batch_dim: int) -> None:
+    """After a replay: the caller's containers get the static buffers in the rebound slots (a
+    batched buffer cut to the call's `rows` when it was padded)."""
     root = (args, kwargs)
-    for path, key, buffer in closed:
+    for path, key, buffer, batched in closed:
         container = root
         for step in path:
             container = container[step]
+        if batched and buffer.shape[batch_dim] != rows:
+            buffer = buffer.narrow(batch_dim, 0, rows)
         container[key] = buffer
 
 

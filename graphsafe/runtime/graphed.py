@@ -707,8 +707,10 @@ class GraphedCallable:
                 raise GraphedInputError(str(error)) from None
             self._from_none = AttributeState.from_none(self._attributes_before, rebind)
             self._captured_flags = (True,) * len(self._from_none)  # the graph is for a call that finds them None
+        position = {id(s): i for i, s in enumerate(statics)}
+        slots = [(r.path, r.key, r.old, self._leaves[position[id(r.old)]].batched) for r in rebound]
         return _Entry(bucket, graph, statics, output, inout=inout, kept=kept, rebind=rebind,
-                      moved=moved, containers=containers, slots=[(r.path, r.key, r.old) for r in rebound])
+                      moved=moved, containers=containers, slots=slots)
 
     def _find_batched_outputs(self, leaves: list[Any]) -> None:
         """Which output leaves carry the batch: the ones whose batch dimension follows the bucket.
@@ -774,7 +776,7 @@ class GraphedCallable:
         if entry.containers:
             rebind_containers(entry.containers)
         if entry.slots:
-            argument_slots.put_into(entry.slots, args, kwargs)
+            argument_slots.put_into(entry.slots, args, kwargs, size, self.batch_dim)
         self.stats["replays"] += 1
         if size != bucket:
             self.stats["padded"] += 1

@@ -78,6 +78,26 @@ def test_a_new_state_list_from_the_caller_is_read_by_the_next_replay(monkeypatch
     torch.testing.assert_close(state[0], twin[0], rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("backend", ["eager", "cuda"])
+def test_padded_batches_get_their_own_rows_of_the_state_buffers_in_their_slots(monkeypatch, backend):
+    if backend == "cuda":
+        simulate_cuda_graphs(monkeypatch)
+    graphed_model, eager_model = Decoder(), Decoder()
+    step = graphed(graphed_model.forward, backend=backend, buckets=[4], nvtx_ranges=False)
+    state = [torch.linspace(-1, 1, 9).reshape(3, 3), torch.zeros(3, 3)]
+    twin = [t.clone() for t in state]
+    for t in range(4):
+        tok = torch.full((3, 3), 0.25 * t)
+        with torch.no_grad():
+            out, _ = step(tok, state)
+            expected, _ = eager_model(tok, twin)
+        torch.testing.assert_close(out, expected, rtol=0, atol=0)
+        assert [tuple(s.shape) for s in state] == [(3, 3), (3, 3)]
+        for mine, theirs in zip(state, twin):
+            torch.testing.assert_close(mine, theirs, rtol=0, atol=0)
+    assert step.stats["padded"] == 4
+
+
 def test_a_step_that_appends_to_its_list_argument_is_refused_with_the_argument():
     def step(x, history):
         history.append(x * 2)
