@@ -15,7 +15,10 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 class _Recorder(TorchDispatchMode):
     """Records each op; the tensors ops write in place are put back at the end, as a real capture
-    (which runs no kernel) leaves memory as it found it."""
+    (which runs no kernel) leaves memory as it found it. Ops reading a tensor of `host` (ids of
+    tensors that stand for host memory) are host work: run, not recorded."""
+
+    host: set[int] = set()
 
     def __init__(self, ops: list) -> None:
         super().__init__()
@@ -30,7 +33,9 @@ class _Recorder(TorchDispatchMode):
                     and id(value) not in self.written:
                 self.written[id(value)] = (value, value.detach().clone())
         out = func(*args, **kwargs)
-        self.ops.append((func, args, kwargs, out))
+        inputs = [a for a in (*args, *kwargs.values()) for a in (a if isinstance(a, (list, tuple)) else (a,))]
+        if not any(isinstance(a, torch.Tensor) and id(a) in self.host for a in inputs):
+            self.ops.append((func, args, kwargs, out))
         return out
 
 
@@ -41,6 +46,8 @@ class SimulatedGraph:
     def replay(self) -> None:
         with torch.no_grad():
             for func, args, kwargs, out in self.ops:
+                if func.__name__.startswith(("empty", "new_empty")):
+                    continue  # an allocation, not a kernel: a replay leaves the memory as it is
                 fresh = func(*args, **kwargs)
                 for old, new in zip(out if isinstance(out, (tuple, list)) else (out,),
                                     fresh if isinstance(fresh, (tuple, list)) else (fresh,)):
