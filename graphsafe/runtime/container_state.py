@@ -32,6 +32,7 @@ import torch.utils._pytree as pytree
 from graphsafe.runtime.attribute_state import module_machinery
 
 _CONTAINERS = (dict, list, tuple)
+_PLAIN = frozenset({int, float, bool, complex, str, bytes, type(None)})  # values a replay cannot change
 _Key = tuple[int, str]
 
 
@@ -138,8 +139,8 @@ def _changing_value(warmed: Any, captured: Any) -> str | None:
     if seen_spec != now_spec:
         return "entries whose structure"
     for path, (a, b) in zip(pytree.tree_flatten_with_path(captured)[0], zip(seen, now)):
-        if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
-            continue
+        if not (type(a) in _PLAIN and type(b) in _PLAIN):
+            continue  # tensors (a replay rewrites them) and objects whose equality is unknown: kept as captured
         try:
             same = type(a) is type(b) and bool(a == b)
         except Exception:

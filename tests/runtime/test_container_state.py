@@ -106,3 +106,22 @@ def test_a_per_call_python_value_in_a_dict_attribute_is_refused_with_its_name(mo
 @cuda
 def test_a_dict_attribute_rebound_per_call_holds_each_cuda_replays_values():
     assert check_augment("cuda").stats["replays"] == 4
+
+
+class Tagging(torch.nn.Module):
+    """A fresh object per call (no equality of its own) beside a tensor: kept as the capture made it."""
+
+    def forward(self, x):
+        self._last = (object(), x * 3)
+        return x + 1
+
+
+def test_a_fresh_object_in_a_tuple_attribute_is_kept_not_refused(monkeypatch):
+    simulate_cuda_graphs(monkeypatch)
+    tagging = Tagging()
+    step = graphed(tagging.forward, batched=[], nvtx_ranges=False)
+    for t in range(3):
+        x = torch.full((2, 2), float(t))
+        with torch.no_grad():
+            step(x)
+        torch.testing.assert_close(tagging._last[1], x * 3, rtol=0, atol=0)
