@@ -11,9 +11,11 @@ the caller's list would never change, and its next step would read stale state. 
   into its static buffer, staged through a clone when it shares memory with another rebound slot's
   buffer (`state[1] = state[0]`: the second slot must get the old value); the slot is bound back
   to the buffer, so the next replay reads what this one wrote;
-- after each replay the caller's container gets the buffer in that slot (`put_into`): the caller
-  passes it back next call, and graphed() sees its own buffer (no copy). Like `clone_outputs=False`
-  outputs, the tensors in the slots are valid until the next call.
+- after each replay the caller's container gets that slot's value (`put_into`): a clone of the
+  buffer, as outputs are cloned (eager code leaves each call's state in new tensors, and a caller
+  that keeps an old state list, as a beam search does, must still read it); with
+  `clone_outputs=False` the buffer itself, passed back next call without a copy and, like those
+  outputs, valid until the next call.
 
 Refused with the slot's name: a slot rebound to something other than a tensor of its buffer's
 shape, dtype and device (a replay cannot produce it), and a container whose length the step
@@ -117,9 +119,9 @@ def leaf_indices(rebound: list[Rebound], statics: list[Any]) -> list[int]:
 
 
 def put_into(closed: list[tuple[Path, Any, torch.Tensor, bool]], args: tuple, kwargs: dict, rows: int,
-             batch_dim: int) -> None:
+             batch_dim: int, clone: bool = True) -> None:
     """After a replay: the caller's containers get the static buffers in the rebound slots (a
-    batched buffer cut to the call's `rows` when it was padded)."""
+    batched buffer cut to the call's `rows` when it was padded), cloned unless `clone` is False."""
     root = (args, kwargs)
     for path, key, buffer, batched in closed:
         container = root
@@ -127,7 +129,7 @@ def put_into(closed: list[tuple[Path, Any, torch.Tensor, bool]], args: tuple, kw
             container = container[step]
         if batched and buffer.shape[batch_dim] != rows:
             buffer = buffer.narrow(batch_dim, 0, rows)
-        container[key] = buffer
+        container[key] = buffer.clone() if clone else buffer
 
 
 def describe(path: Path) -> str:

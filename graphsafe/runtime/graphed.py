@@ -71,8 +71,9 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
   the batch (to cut padded rows off); none of its bindings stays visible.
 - Slots of the caller's list/dict arguments the step rebinds (`state[i] = new`, a recurrent
   decoder's state): written into graphed()'s own buffers at the graph's end, and the caller's
-  container gets those buffers in its slots after each replay; pass them back next call (no copy).
-  Valid until the next call, like `clone_outputs=False` outputs (runtime/argument_slots.py).
+  container gets clones of them in its slots after each replay (with `clone_outputs=False` the
+  buffers themselves: passed back next call without a copy, valid until the next call)
+  (runtime/argument_slots.py).
 - `torch.tensor(<Python numbers>, device="cuda")` inside the step (torch.distributions does it)
   is copied from pinned host memory while capturing (runtime/host_numbers.py).
 - A CPU tensor argument the step moves to the device itself (`x.to(device=dev)`, where only the
@@ -776,7 +777,7 @@ class GraphedCallable:
         if entry.containers:
             rebind_containers(entry.containers)
         if entry.slots:
-            argument_slots.put_into(entry.slots, args, kwargs, size, self.batch_dim)
+            argument_slots.put_into(entry.slots, args, kwargs, size, self.batch_dim, clone=self.clone_outputs)
         self.stats["replays"] += 1
         if size != bucket:
             self.stats["padded"] += 1
