@@ -14,13 +14,17 @@ none of this Python, so graphed() handles such bindings itself (graphed.py):
 - which of the attributes the capture found `None` are `None` now is part of the graph's key: a
   call that finds them set again (or `None` again after a reset) takes another graph.
 
-Attributes of the step's modules and plain state objects whose value is a tensor or `None`
-(names not starting with `_`); parameters and buffers live elsewhere and are not touched.
+Attributes of the step's modules and plain state objects whose value is a tensor or `None`,
+private ones included (kornia keeps the last call's matrix as `self._transform_matrix`), except
+nn.Module's own bookkeeping (`module_machinery`); parameters and buffers live elsewhere and are
+not touched. Dict, list and tuple attributes: container_state.py.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import functools
 
 import torch
 
@@ -44,10 +48,12 @@ class AttributeState:
 
     def bindings(self) -> dict[tuple[int, str], tuple[Any, str, Any]]:
         """{(id, name): (object, name, value)} for every watched attribute now."""
+        machinery = module_machinery()
         found = {}
         for obj in self.objects:
             for name, value in list(vars(obj).items()):
-                if not name.startswith("_") and (value is None or _is_state_tensor(value)):
+                if (value is None or _is_state_tensor(value)) and name not in machinery \
+                        and not name.startswith("__"):
                     found[(id(obj), name)] = (obj, name, value)
         return found
 
@@ -79,6 +85,13 @@ class AttributeState:
         """The attributes the capture found `None` and left set: their `None`-ness keys the graph."""
         return [(obj, name) for obj, name, value in left
                 if value is not None and before.get((id(obj), name), (None, None, None))[2] is None]
+
+
+@functools.lru_cache(maxsize=1)
+def module_machinery() -> frozenset[str]:
+    """The attributes every nn.Module has in its `__dict__` (`_parameters`, `_modules`, hooks,
+    `training`, ...): torch's bookkeeping, not state a step keeps."""
+    return frozenset(vars(torch.nn.Module()))
 
 
 def none_flags(watched: list[_Binding]) -> tuple[bool, ...]:

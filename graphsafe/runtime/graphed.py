@@ -64,6 +64,16 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
   attn.detach()`, a cache reset to `None` and made on the first step): put back to its
   pre-warm-up bindings before the capture, closed in place at the graph's end, re-bound after each
   replay, and its `None`-ness part of the graph's key (runtime/attribute_state.py).
+  Dict, list and tuple attributes (kornia's `self._params = params`, a cache dict set in place)
+  likewise: put back before the capture and after the probe, re-made after each replay with the
+  capture's entries (a per-call Python value among them is refused; runtime/container_state.py).
+  The probe: with one bucket and padding, an eager call one row smaller tells which outputs carry
+  the batch (to cut padded rows off); none of its bindings stays visible.
+- Slots of the caller's list/dict arguments the step rebinds (`state[i] = new`, a recurrent
+  decoder's state): written into graphed()'s own buffers at the graph's end, and the caller's
+  container gets clones of them in its slots after each replay (with `clone_outputs=False` the
+  buffers themselves: passed back next call without a copy, valid until the next call)
+  (runtime/argument_slots.py).
 - `torch.tensor(<Python numbers>, device="cuda")` inside the step (torch.distributions does it)
   is copied from pinned host memory while capturing (runtime/host_numbers.py).
 - A CPU tensor argument the step moves to the device itself (`x.to(device=dev)`, where only the
@@ -105,6 +115,9 @@ from graphsafe.runtime.capture import recover_after_failed_capture
 from graphsafe.runtime.classify import CaptureFailure, classify_exception, exit_summary
 from graphsafe.runtime.graphed_autograd import needs_autograd
 from graphsafe.runtime.attribute_state import AttributeState, none_flags, rebind
+from graphsafe.runtime import argument_slots
+from graphsafe.runtime.container_state import ContainerAttributes, ContainerStateError
+from graphsafe.runtime.container_state import rebind as rebind_containers
 from graphsafe.runtime.host_numbers import NumbersFromPinnedMemory
 from graphsafe.runtime.host_arguments import HostArgumentsOnDevice, fill
 from graphsafe.runtime.host_read_guards import HostReadGuards, refuse_if_writing, state_tensors, versions
@@ -233,6 +246,8 @@ class _Entry:
     rebind: list = field(default_factory=list)  # attribute bindings the capture left: made again after a replay
     moved: list = field(default_factory=list)  # (CPU argument, device buffer): filled before each replay
     guards: Any = None  # HostReadGuards: host reads baked at capture, checked on the device (host_read_guards.py)
+    containers: list = field(default_factory=list)  # container attributes the capture left: made again after a replay
+    slots: list = field(default_factory=list)  # (path, key, static buffer): the caller's rebound argument slots
 
 
 @dataclass
@@ -321,6 +336,8 @@ class GraphedCallable:
         self._structures: dict[Any, GraphedCallable] = {}  # another argument structure → its own graphs
         self._attributes: AttributeState | None = None  # state kept as attribute bindings (attribute_state.py)
         self._attributes_before: dict = {}
+        self._containers: ContainerAttributes | None = None  # dict/list/tuple attributes (container_state.py)
+        self._containers_before: dict = {}
         self._from_none: list = []  # attributes the capture found None and set: their None-ness keys the graphs
         self._captured_flags: tuple = ()
         functools.update_wrapper(self, fn, updated=())
@@ -452,6 +469,8 @@ class GraphedCallable:
         if self.backend == "cuda":
             self._attributes = AttributeState(tracked)
             self._attributes_before = self._attributes.bindings()
+            self._containers = ContainerAttributes(self._attributes.objects)
+            self._containers_before = self._containers.bindings()
 
         saved = Snapshot(tracked, rng=True, parameters=self.train) if self.reset_after_warmup else None
         self._group_lrs = self._device_lrs(leaves)
@@ -462,7 +481,8 @@ class GraphedCallable:
                 entry = self.graphs[bucket] = self._capture(bucket, leaves)
                 try:  # a replay thrown away must have changed nothing the eager call reads
                     refuse_if_writing(self.name, entry.guards.baked, watched, before,
-                                      self.train or bool(entry.inout) or bool(entry.rebind))
+                                      self.train or bool(entry.inout) or bool(entry.rebind)
+                                      or bool(entry.containers))
                 except ValueError as error:
                     del self.graphs[bucket]
                     raise GraphedInputError(str(error)) from None
@@ -476,7 +496,7 @@ class GraphedCallable:
                     torch.cuda.synchronize()
                 saved.restore_values()
             if self._attributes is not None and saved is not None:  # the call's own bindings: its replay
-                self._attributes.put_back(self._attributes_before)  # makes the capture's again
+                self._put_back_bindings()  # makes the capture's again
 
     def _capture_autograd(self, args: tuple, kwargs: dict) -> None:
         """train=False called with autograd on and inputs that require grad (a loss whose result a
@@ -612,9 +632,46 @@ class GraphedCallable:
         args, kwargs = pytree.tree_unflatten(statics, self._spec)
         return self.fn(*args, **kwargs)
 
-    def _call_guarded(self, guards: HostReadGuards, statics: list[Any]) -> Any:
+    def _call_observing(self, statics: list[Any]) -> tuple[Any, list]:
+        """The step on the static buffers, and the slots of its list/dict arguments it rebound."""
+        args, kwargs = pytree.tree_unflatten(statics, self._spec)
+        before = argument_slots.snapshot(args, kwargs)
+        output = self.fn(*args, **kwargs)
+        return output, argument_slots.observe(before, self.name)
+
+    def _call_closing(self, guards: HostReadGuards, statics: list[Any]) -> Any:
+        """backend="eager"'s replay: the step (host reads baked), its rebound argument slots written into
+        the buffers."""
         with self._grad_mode(), guards.call():
-            return self._call_on(statics)
+            output, rebound = self._call_observing(statics)
+        argument_slots.close(rebound)
+        return output
+
+    def _warm_up(self, statics: list[Any], leaves: list[Any], guards: HostReadGuards) -> set[int]:
+        """The warm-up calls; the static leaves whose slots the step rebinds become graphed()'s own
+        buffers (a clone where the caller's tensor was the buffer): their indices."""
+        rebound: list = []
+        try:
+            with self._grad_mode():
+                for _ in range(self.warmup):
+                    with guards.call():  # host reads recorded (host_read_guards.py)
+                        _, rebound = self._call_observing(statics)
+            argument_slots.check_closable(rebound, self.name)
+        except argument_slots.SlotRebindingError as error:
+            raise GraphedInputError(str(error)) from None
+        indices = argument_slots.leaf_indices(rebound, statics)
+        for index in indices:
+            if statics[index] is leaves[index]:  # closing the loop must not write into the caller's tensor
+                statics[index] = statics[index].detach().clone()
+        return set(indices)
+
+    def _put_back_bindings(self) -> None:
+        """Attribute and container bindings as they were before the warm-up (no warm-up, probe or
+        capture value stays visible)."""
+        if self._attributes is not None:
+            self._attributes.put_back(self._attributes_before)
+        if self._containers is not None:
+            self._containers.put_back(self._containers_before)
 
     def _grad_mode(self):
         return contextlib.nullcontext() if self.train else torch.no_grad()
@@ -628,26 +685,25 @@ class GraphedCallable:
         started = time.perf_counter()
         # a training step writes its parameters in place: a replay cannot be thrown away, so no guards
         guards = HostReadGuards(simulated=self.backend == "eager", active=not self.train)
+        rebound: list = []
         if self.backend == "eager":
+            slot_leaves = self._warm_up(statics, leaves, guards)
+            graph = _EagerGraph(lambda: self._call_closing(guards, statics))
             with self._grad_mode():
-                for _ in range(self.warmup):
-                    with guards.call():
-                        self._call_on(statics)
                 guards.capture_begins()  # a simulated replay runs fn with the baked reads
-                graph = _EagerGraph(lambda: self._call_guarded(guards, statics))
                 with guards.call():
-                    output = self._call_on(statics)
+                    output, rebound = self._call_observing(statics)
+            argument_slots.close(rebound)
             graph.output = output
         else:
             stream = torch.cuda.Stream()
             stream.wait_stream(torch.cuda.current_stream())
-            with self._grad_mode(), torch.cuda.stream(stream):
-                for _ in range(self.warmup):
-                    with guards.call():
-                        self._call_on(statics)
+            with torch.cuda.stream(stream):
+                slot_leaves = self._warm_up(statics, leaves, guards)
             torch.cuda.current_stream().wait_stream(stream)
+            warmed = self._containers.bindings() if self._containers is not None else {}
             if self._attributes is not None and self.reset_after_warmup:  # the call's own path, not the
-                self._attributes.put_back(self._attributes_before)  # one the warm-up left
+                self._put_back_bindings()  # one the warm-up left
             graph = torch.cuda.CUDAGraph()
             for generator in self.generators:
                 if not hasattr(graph, "register_generator_state"):
@@ -660,9 +716,11 @@ class GraphedCallable:
                     with torch.cuda.graph(graph, pool=self.pool, stream=capture_stream), \
                             NumbersFromPinnedMemory() as numbers, HostArgumentsOnDevice(host) as on_device, \
                             guards.call():
-                        output = self._call_on(statics)
+                        output, rebound = self._call_observing(statics)
+                        argument_slots.close(rebound)  # closed in the graph: the next replay reads it
                         if self._attributes is not None:
                             self._attributes.close_loops(self._attributes_before)
+                            self._containers.close_loops(self._containers_before)
             except Exception as error:  # torch's text names a CUDA error; the user wants the rule and the line
                 failure = classify_exception(error, phase="capture")
                 del graph  # a failed capture leaves the RNG in capture mode: no random numbers until recovered
@@ -670,19 +728,29 @@ class GraphedCallable:
                 raise GraphedCaptureError(self.name, failure, usable) from error
             torch.cuda.synchronize()
         self.capture_seconds[bucket] = time.perf_counter() - started
+        if set(argument_slots.leaf_indices(rebound, statics)) != slot_leaves:
+            raise GraphedInputError(f"graphed {self.name}: the capture rebound other slots of its list/dict "
+                                    "arguments than the warm-up calls did: the step's path is not fixed")
+        # the rebound slots' buffers are graphed()'s own: the caller gets them in its slots instead of a copy
         inout = [i for i, (s, v) in enumerate(zip(statics, versions))
-                 if isinstance(s, torch.Tensor) and s._version != v]
+                 if isinstance(s, torch.Tensor) and s._version != v and i not in slot_leaves]
         kept = numbers.kept if self.backend != "eager" else []
         moved = on_device.moved if self.backend != "eager" else []
-        rebind = []
+        rebind, containers = [], []
         if self._attributes is not None:
             rebind = self._attributes.left_by_capture(self._attributes_before)
+            try:
+                containers = self._containers.left_by_capture(self._containers_before, warmed, self.name)
+            except ContainerStateError as error:
+                raise GraphedInputError(str(error)) from None
             self._from_none = AttributeState.from_none(self._attributes_before, rebind)
             self._captured_flags = (True,) * len(self._from_none)  # the graph is for a call that finds them None
         if guards.baked:
             self.stats.setdefault("fallbacks", 0)
+        position = {id(s): i for i, s in enumerate(statics)}
+        slots = [(r.path, r.key, r.old, self._leaves[position[id(r.old)]].batched) for r in rebound]
         return _Entry(bucket, graph, statics, output, inout=inout, kept=kept, rebind=rebind,
-                      moved=moved, guards=guards)
+                      moved=moved, containers=containers, slots=slots, guards=guards)
 
     def _find_batched_outputs(self, leaves: list[Any]) -> None:
         """Which output leaves carry the batch: the ones whose batch dimension follows the bucket.
@@ -702,6 +770,8 @@ class GraphedCallable:
                         out = self._call_on(probe)
                 except Exception:  # state sized for the batch (a KV cache) takes no smaller one: judge by size
                     out = None
+                finally:  # the probe is graphed()'s own call: none of its bindings stays visible
+                    self._put_back_bindings()
                 if out is not None:
                     sizes[bucket - 1] = [o.shape[self.batch_dim] if isinstance(o, torch.Tensor)
                                          and o.dim() > self.batch_dim else None for o in pytree.tree_leaves(out)]
@@ -747,6 +817,10 @@ class GraphedCallable:
             with self._grad_mode():
                 return self.fn(*args, **kwargs)
         rebind(entry.rebind)
+        if entry.containers:
+            rebind_containers(entry.containers)
+        if entry.slots:
+            argument_slots.put_into(entry.slots, args, kwargs, size, self.batch_dim, clone=self.clone_outputs)
         self.stats["replays"] += 1
         if size != bucket:
             self.stats["padded"] += 1
