@@ -39,6 +39,7 @@ from graphsafe.rewriters.left_blockers import settle_blockers
 from graphsafe.rewriters.fixed_histogram import fixed_histogram
 from graphsafe.rewriters.nonzero_rows import writes_by_mask
 from graphsafe.rewriters.rename_rebound import rename_rebound
+from graphsafe.rewriters.replayed_appends import replayed_append_note, settled_by_replayed_append
 from graphsafe.rewriters.callee_state import Sources, fed_parameters, rewrite_callee_state, settled_by_carried
 from graphsafe.rewriters.validation_capture import settled_by_validation_off, wrap_core_file
 from graphsafe.rewriters.tensor_condition import assert_notes
@@ -194,6 +195,9 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
             if d.code in NOT_FIXED_HERE or (in_region_file and _settled_by_numbers(d, carried, region_lines)) \
                     or settled_by_carried(d, carried, sources) or callee.settles(d) or repairs.settles(d) \
                     or (validation and settled_by_validation_off(d)):
+                continue
+            if settled_by_replayed_append(d, sources):  # graphed() appends again after each replay
+                notes.append(_scratch_shown(replayed_append_note(d), back))
                 continue
             blocking.append(dataclasses.replace(d, path=_shown(original)))
     fixes = Counter(d.code for d in result.applied)

@@ -89,7 +89,7 @@ import torch.utils._pytree as pytree
 from graphsafe.runtime.capture import recover_after_failed_capture
 from graphsafe.runtime.classify import CaptureFailure, classify_exception, exit_summary
 from graphsafe.runtime.graphed_autograd import needs_autograd
-from graphsafe.runtime.attribute_state import AttributeState, none_flags, rebind
+from graphsafe.runtime.attribute_state import AttributeState, append_again, none_flags, rebind
 from graphsafe.runtime.host_numbers import NumbersFromPinnedMemory
 from graphsafe.runtime.host_arguments import HostArgumentsOnDevice, fill
 
@@ -215,6 +215,7 @@ class _Entry:
     flat_output: Any = None  # (leaves, spec) of `output`, computed on the first call
     kept: list = field(default_factory=list)  # pinned host numbers the graph copies from at each replay
     rebind: list = field(default_factory=list)  # attribute bindings the capture left: made again after a replay
+    appended: list = field(default_factory=list)  # (list attribute, what the capture appended): again after a replay
     moved: list = field(default_factory=list)  # (CPU argument, device buffer): filled before each replay
 
 
@@ -616,6 +617,7 @@ class GraphedCallable:
                                        "(CUDAGraph.register_generator_state needs torch >= 2.4)")
                 graph.register_generator_state(generator)
             capture_stream = torch.cuda.Stream()
+            lengths = self._attributes.list_lengths() if self._attributes is not None else {}
             try:
                 with self._range(f"graphsafe.capture[{label}]"), self._grad_mode(), torch.cuda.stream(capture_stream):
                     with torch.cuda.graph(graph, pool=self.pool, stream=capture_stream), \
@@ -634,13 +636,14 @@ class GraphedCallable:
                  if isinstance(s, torch.Tensor) and s._version != v]
         kept = numbers.kept if self.backend != "eager" else []
         moved = on_device.moved if self.backend != "eager" else []
-        rebind = []
+        rebind, appended = [], []
         if self._attributes is not None:
+            appended = AttributeState.take_appended(lengths)  # the replay that follows appends them
             rebind = self._attributes.left_by_capture(self._attributes_before)
             self._from_none = AttributeState.from_none(self._attributes_before, rebind)
             self._captured_flags = (True,) * len(self._from_none)  # the graph is for a call that finds them None
         return _Entry(bucket, graph, statics, output, inout=inout, kept=kept, rebind=rebind,
-                      moved=moved)
+                      moved=moved, appended=appended)
 
     def _find_batched_outputs(self, leaves: list[Any]) -> None:
         """Which output leaves carry the batch: the ones whose batch dimension follows the bucket.
@@ -701,6 +704,7 @@ class GraphedCallable:
         with self._range(f"graphsafe.replay[{self.name} b={bucket}]"):
             entry.graph.replay()
         rebind(entry.rebind)
+        append_again(entry.appended)
         self.stats["replays"] += 1
         if size != bucket:
             self.stats["padded"] += 1
