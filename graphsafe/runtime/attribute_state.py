@@ -13,10 +13,11 @@ none of this Python, so graphed() handles such bindings itself (graphed.py):
 - the bindings a capture leaves (a `None` now a graph tensor) are made again after each replay;
 - which of the attributes the capture found `None` are `None` now is part of the graph's key: a
   call that finds them set again (or `None` again after a reset) takes another graph;
-- a list attribute the step appends to (`self.act_history.append(h.mean())`, a dashboard's
-  history in a submodule): what the capture appended is taken off again, and after each replay
-  a copy of it is appended (tensors cloned: the graph's memory holds this replay's values and the
-  next replay overwrites them), so the list grows call by call as in eager.
+- a list attribute the step appends tensors to (`self.act_history.append(h.mean())`, a
+  dashboard's history in a submodule): what the warm-up and the capture appended is taken off
+  again, and after each replay copies of the capture's tensors are appended (the graph's memory
+  holds this replay's values and the next replay overwrites them), so the list grows call by call
+  as in eager. A capture's append of anything else stays, once, as a first call's would.
 
 Attributes of the step's modules and plain state objects whose value is a tensor or `None`
 (names not starting with `_`); parameters and buffers live elsewhere and are not touched.
@@ -65,7 +66,7 @@ class AttributeState:
                 vars(obj).pop(name, None)
         for obj, name, value in saved.values():
             vars(obj)[name] = value
-        self.take_appended(self._lengths)
+        self.take_appended(self._lengths, tensors_only=False)
 
     def close_loops(self, before: dict) -> None:
         """Inside the capture, after the step: a tensor rebound to a like tensor is written in place."""
@@ -82,13 +83,23 @@ class AttributeState:
                 if not name.startswith("_") and type(value) is list}
 
     @staticmethod
-    def take_appended(lengths: dict[int, tuple[list, int]]) -> list[tuple[list, list]]:
-        """(list, items) that the watched lists gained since `lengths`, taken off them again."""
+    def take_appended(lengths: dict[int, tuple[list, int]], tensors_only: bool = True) -> list[tuple[list, list]]:
+        """(list, items) that the watched lists gained since `lengths`, taken off them again. With
+        `tensors_only` (after a capture) only gains that are all tensors: a step's history. Anything
+        else (a hook handle a first call registers) stays where the capture put it: made once."""
         appended = []
         for items, length in lengths.values():
-            if len(items) > length:
-                appended.append((items, items[length:]))
+            gained = items[length:]
+            if gained and (not tensors_only or all(isinstance(v, torch.Tensor) for v in gained)):
+                appended.append((items, gained))
                 del items[length:]
+        return appended
+
+    def appended_by_capture(self, lengths: dict[int, tuple[list, int]]) -> list[tuple[list, list]]:
+        """After a capture: its tensor appends taken off (a replay makes them again, append_again);
+        what the lists hold now is what later put_back() calls keep."""
+        appended = self.take_appended(lengths)
+        self._lengths = self.list_lengths()
         return appended
 
     def left_by_capture(self, before: dict) -> list[tuple[Any, str, Any]]:
@@ -113,9 +124,9 @@ def rebind(left: list[tuple[Any, str, Any]]) -> None:
 
 
 def append_again(appended: list[tuple[list, list]]) -> None:
-    """After a replay: the capture's appends once more, tensors as copies of this replay's values."""
+    """After a replay: the capture's appends once more, as copies of this replay's values."""
     for items, added in appended:
-        items.extend(v.clone() if isinstance(v, torch.Tensor) else v for v in added)
+        items.extend(v.clone() for v in added)
 
 
 def _is_state_tensor(value: Any) -> bool:

@@ -638,7 +638,7 @@ class GraphedCallable:
         moved = on_device.moved if self.backend != "eager" else []
         rebind, appended = [], []
         if self._attributes is not None:
-            appended = AttributeState.take_appended(lengths)  # the replay that follows appends them
+            appended = self._attributes.appended_by_capture(lengths)  # the replay that follows appends them
             rebind = self._attributes.left_by_capture(self._attributes_before)
             self._from_none = AttributeState.from_none(self._attributes_before, rebind)
             self._captured_flags = (True,) * len(self._from_none)  # the graph is for a call that finds them None

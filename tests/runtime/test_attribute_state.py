@@ -78,6 +78,7 @@ class Block(torch.nn.Module):
         super().__init__()
         self.fc = torch.nn.Linear(4, 4)
         self.history: list[torch.Tensor] = []
+        self.hooks: list[str] = []
 
     def forward(self, x):
         h = self.fc(x)
@@ -93,8 +94,11 @@ def test_a_capture_s_appends_are_taken_off_and_made_again_as_copies_after_each_r
     assert block.history == []
     lengths = state.list_lengths()
     captured = block(torch.ones(2, 4))
-    appended = AttributeState.take_appended(lengths)
-    assert block.history == [] and len(appended) == 1
+    block.hooks.append("handle")  # a first call's registration: not a tensor, kept once
+    appended = state.appended_by_capture(lengths)
+    assert block.history == [] and block.hooks == ["handle"] and len(appended) == 1
+    state.put_back(state.bindings())  # graphed()'s put_back after the capture keeps what it made once
+    assert block.hooks == ["handle"]
     captured_value = appended[0][1][0]
     for value in (1.0, 2.0):  # a "replay" rewrites the captured tensor in place, then the appends follow
         with torch.no_grad():
