@@ -14,6 +14,7 @@ Reads only the diagnostics and the core's file: no torch (the static path)."""
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 from graphsafe.model import Diagnostic
 
@@ -63,8 +64,6 @@ def _core_line(d: Diagnostic, core: str, core_path: str) -> list[int]:
 
 
 def _same(a: str, b: str) -> bool:
-    from pathlib import Path
-
     return Path(a).resolve() == Path(b).resolve()
 
 
