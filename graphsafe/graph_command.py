@@ -40,6 +40,8 @@ from graphsafe.rewriters.left_blockers import settle_blockers
 from graphsafe.rewriters.fixed_histogram import fixed_histogram
 from graphsafe.rewriters.nonzero_rows import writes_by_mask
 from graphsafe.rewriters.rename_rebound import rename_rebound
+from graphsafe.rewriters.replayed_appends import replayed_append_note, settled_by_replayed_append
+from graphsafe.rewriters.smaller_region import smaller_region_advice
 from graphsafe.rewriters.callee_state import Sources, fed_parameters, rewrite_callee_state, settled_by_carried
 from graphsafe.rewriters.validation_capture import settled_by_validation_off, wrap_core_file
 from graphsafe.rewriters.tensor_condition import assert_notes
@@ -194,7 +196,7 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
                 changed[original] = (old, new)
         after = read_text(region_copy)  # as fixed: the final check's lines
         region_lines = after[1].splitlines() if not isinstance(after, str) else []
-        blocking = []
+        blocking, left = [], []
         for d in final.diagnostics:
             original = back.get(os.path.realpath(d.path), d.path)
             in_region_file = _abs(original) == _abs(region.path)
@@ -202,7 +204,15 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
                     or settled_by_carried(d, carried, sources) or callee.settles(d) or repairs.settles(d) \
                     or (validation and settled_by_validation_off(d)):
                 continue
+            if settled_by_replayed_append(d, sources):  # graphed() appends again after each replay
+                notes.append(_scratch_shown(replayed_append_note(d), back))
+                continue
             blocking.append(dataclasses.replace(d, path=_shown(original)))
+            left.append(d)
+        # data-dependent shapes left: which part of the core a graph can take (rewriters/smaller_region.py)
+        advice = smaller_region_advice(left, core, str(region_copy), "\n".join(region_lines), _shown(region.path),
+                                       lambda path: _shown(back.get(os.path.realpath(path), path)))
+        notes += [advice] * bool(advice)
     fixes = Counter(d.code for d in result.applied)
     wire = _wire_target(project, region, core)
     if split.closure:  # the core hangs on the closure the factory returns: graphed where it is held

@@ -5,7 +5,9 @@ rewrite of the scratch files settles it:
   (rewriters/number_attribute.py);
 - GS201 `if ... and <tensor test>: raise E(...)` → `torch._assert_async` (rewriters/device_checks.py);
 - an `assert` that callee_state lists as reading a device counter on the host → `torch._assert_async`
-  (rewriters/device_checks.py); that refusal is then settled.
+  (rewriters/device_checks.py); that refusal is then settled;
+- GS109 `assert torch.allclose(a, b, ...)` → `torch._assert_async(torch.isclose(a, b, ...).all(), ...)`
+  (rewriters/close_check.py).
 
 Reads only the diagnostics, the refusal lines and the scratch files: no torch (the static path)."""
 
@@ -17,6 +19,7 @@ import re
 
 from graphsafe.model import Diagnostic
 from graphsafe.rewriters.callee_state import _device_use, _host_read
+from graphsafe.rewriters.close_check import allclose_asserts
 from graphsafe.rewriters.device_checks import device_checks
 from graphsafe.rewriters.number_attribute import tensor_of_attribute
 
@@ -41,7 +44,7 @@ def settle_blockers(diagnostics: list[Diagnostic], refused: list[str], sources) 
 
     def entry(path: str) -> dict:
         return files.setdefault(str(sources.resolve(path)), {"shown": path, "branches": set(), "tensors": set(),
-                                                            "asserts": {}})
+                                                            "asserts": {}, "close": set()})
 
     for d in diagnostics:
         at = {(u.start.line, u.start.column) for u in (d, *d.also)}
@@ -49,6 +52,8 @@ def settle_blockers(diagnostics: list[Diagnostic], refused: list[str], sources) 
             entry(d.path)["branches"].update(at)
         elif d.code == "GS402":
             entry(d.path)["tensors"].update(at)
+        elif d.code == "GS109":
+            entry(d.path)["close"].update(at)
     for refusal in refused:
         found = _HOST_READ.match(refusal)
         if found:
@@ -76,7 +81,12 @@ def settle_blockers(diagnostics: list[Diagnostic], refused: list[str], sources) 
                     outcome.refusals += refusals
             if wanted["asserts"]:
                 outcome.built_on_device.update((resolved, line) for line in _checks_of_a_condition(text))
-        if new is not None or checked is not None:
+        close, close_lines = allclose_asserts(text, wanted["close"]) if wanted["close"] else (None, [])
+        if close is not None:
+            text = close
+            outcome.changed.append(f"{shown}:{', '.join(map(str, close_lines))}: an assert on `allclose` kept on the "
+                                   "device (torch._assert_async on isclose(...).all())")
+        if new is not None or checked is not None or close is not None:
             path.write_bytes(text.encode("utf-8"))
             sources.forget(path)
     return outcome

@@ -114,7 +114,7 @@ import torch.utils._pytree as pytree
 from graphsafe.runtime.capture import recover_after_failed_capture
 from graphsafe.runtime.classify import CaptureFailure, classify_exception, exit_summary
 from graphsafe.runtime.graphed_autograd import needs_autograd
-from graphsafe.runtime.attribute_state import AttributeState, none_flags, rebind
+from graphsafe.runtime.attribute_state import AttributeState, append_again, none_flags, rebind
 from graphsafe.runtime import argument_slots
 from graphsafe.runtime.container_state import ContainerAttributes, ContainerStateError
 from graphsafe.runtime.container_state import rebind as rebind_containers
@@ -244,6 +244,7 @@ class _Entry:
     flat_output: Any = None  # (leaves, spec) of `output`, computed on the first call
     kept: list = field(default_factory=list)  # pinned host numbers the graph copies from at each replay
     rebind: list = field(default_factory=list)  # attribute bindings the capture left: made again after a replay
+    appended: list = field(default_factory=list)  # (list attribute, what the capture appended): again after a replay
     moved: list = field(default_factory=list)  # (CPU argument, device buffer): filled before each replay
     guards: Any = None  # HostReadGuards: host reads baked at capture, checked on the device (host_read_guards.py)
     containers: list = field(default_factory=list)  # container attributes the capture left: made again after a replay
@@ -711,6 +712,7 @@ class GraphedCallable:
                                        "(CUDAGraph.register_generator_state needs torch >= 2.4)")
                 graph.register_generator_state(generator)
             capture_stream = torch.cuda.Stream()
+            lengths = self._attributes.list_lengths() if self._attributes is not None else {}
             try:
                 with self._range(f"graphsafe.capture[{label}]"), self._grad_mode(), torch.cuda.stream(capture_stream):
                     with torch.cuda.graph(graph, pool=self.pool, stream=capture_stream), \
@@ -736,8 +738,9 @@ class GraphedCallable:
                  if isinstance(s, torch.Tensor) and s._version != v and i not in slot_leaves]
         kept = numbers.kept if self.backend != "eager" else []
         moved = on_device.moved if self.backend != "eager" else []
-        rebind, containers = [], []
+        rebind, containers, appended = [], [], []
         if self._attributes is not None:
+            appended = self._attributes.appended_by_capture(lengths)  # the replay that follows appends them
             rebind = self._attributes.left_by_capture(self._attributes_before)
             try:
                 containers = self._containers.left_by_capture(self._containers_before, warmed, self.name)
@@ -750,7 +753,7 @@ class GraphedCallable:
         position = {id(s): i for i, s in enumerate(statics)}
         slots = [(r.path, r.key, r.old, self._leaves[position[id(r.old)]].batched) for r in rebound]
         return _Entry(bucket, graph, statics, output, inout=inout, kept=kept, rebind=rebind,
-                      moved=moved, containers=containers, slots=slots, guards=guards)
+                      moved=moved, containers=containers, slots=slots, guards=guards, appended=appended)
 
     def _find_batched_outputs(self, leaves: list[Any]) -> None:
         """Which output leaves carry the batch: the ones whose batch dimension follows the bucket.
@@ -817,6 +820,7 @@ class GraphedCallable:
             with self._grad_mode():
                 return self.fn(*args, **kwargs)
         rebind(entry.rebind)
+        append_again(entry.appended)
         if entry.containers:
             rebind_containers(entry.containers)
         if entry.slots:

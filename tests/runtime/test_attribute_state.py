@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from graphsafe.runtime.attribute_state import AttributeState, none_flags, rebind
+from graphsafe.runtime.attribute_state import AttributeState, append_again, none_flags, rebind
 from graphsafe.runtime.graphed import graphed
 from graphsafe.runtime.snapshot import Tracked
 
@@ -69,3 +69,57 @@ def test_a_decoder_step_with_attribute_state_replays_like_eager_across_resets():
                 torch.testing.assert_close(step(enc, query), eager_attention(enc, query), rtol=0, atol=0)
     assert step.stats["replays"] == 12 and step.stats["eager"] == 0
     assert len(step._structures) == 1  # the first step (caches None) and the later ones: two graphs
+
+
+class Block(torch.nn.Module):
+    """A submodule that keeps a dashboard history: one appended tensor per call."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+        self.history: list[torch.Tensor] = []
+        self.hooks: list[str] = []
+
+    def forward(self, x):
+        h = self.fc(x)
+        self.history.append(h.detach().abs().mean())
+        return h
+
+
+def test_a_capture_s_appends_are_taken_off_and_made_again_as_copies_after_each_replay():
+    block = Block()
+    state = AttributeState(Tracked([("block", block)]))
+    block(torch.ones(2, 4))  # a warm-up call: put_back takes its append off
+    state.put_back(state.bindings())
+    assert block.history == []
+    lengths = state.list_lengths()
+    captured = block(torch.ones(2, 4))
+    block.hooks.append("handle")  # a first call's registration: not a tensor, kept once
+    appended = state.appended_by_capture(lengths)
+    assert block.history == [] and block.hooks == ["handle"] and len(appended) == 1
+    state.put_back(state.bindings())  # graphed()'s put_back after the capture keeps what it made once
+    assert block.hooks == ["handle"]
+    captured_value = appended[0][1][0]
+    for value in (1.0, 2.0):  # a "replay" rewrites the captured tensor in place, then the appends follow
+        with torch.no_grad():
+            captured_value.fill_(value)
+        append_again(appended)
+    assert [float(v) for v in block.history] == [1.0, 2.0]
+    assert all(v is not captured_value for v in block.history), "each replay's value is its own copy"
+    assert captured.shape == (2, 4)
+
+
+@pytest.mark.cuda
+@cuda
+def test_a_submodule_s_history_grows_call_by_call_like_eager():
+    torch.manual_seed(0)
+    graphed_block, eager_block = Block().cuda(), Block().cuda()
+    eager_block.load_state_dict(graphed_block.state_dict())
+    step = graphed(graphed_block.forward)
+    for t in range(4):
+        x = torch.full((2, 4), 0.5 * t, device="cuda")
+        with torch.no_grad():
+            torch.testing.assert_close(step(x), eager_block(x), rtol=0, atol=0)
+    assert step.stats["replays"] == 4
+    assert len(graphed_block.history) == len(eager_block.history) == 4
+    torch.testing.assert_close(torch.stack(graphed_block.history), torch.stack(eager_block.history), rtol=0, atol=0)
