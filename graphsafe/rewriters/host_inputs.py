@@ -272,14 +272,9 @@ def _refuse_host_state(statement: cst.CSTNode, codes_of, positions, result: Host
     if HOST_COPY in codes or not codes & HOST_STATE:
         return
     other = sorted(codes - HOST_WORK)
-    if other:
-        why = f"what it reaches also has {', '.join(other)}: tensor work, which the core keeps"
-    elif _assigned_names(statement) is None:
-        why = "it is not an assignment of names: the core can take only names"
-    elif _first_overlap(tensors, _effects(statement)[0]):
-        why = f"it reads `{_first_overlap(tensors, _effects(statement)[0])}`, a tensor input: tensor work"
-    else:
+    if not other:  # host work alone: the split keeps it with the wrapper's host work, nothing to say
         return
+    why = f"what it reaches also has {', '.join(other)}: tensor work, which the core keeps"
     line = positions[statement].start.line
     result.refused.append((line, f"host work that keeps host state stays in the core: {why}"))
 

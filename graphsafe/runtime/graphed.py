@@ -79,10 +79,10 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
 - A CPU tensor argument the step moves to the device itself (`x.to(device=dev)`, where only the
   step knows `dev`): the `.to` reads a device buffer graphed() fills before each replay; other host
   work on it while capturing is refused with its name (runtime/host_arguments.py).
-- Host reads of device data inside the step (library code: gpytorch's `torch.equal(x1, x2)`, an
-  `if t.any():`, an `.item()`), limited to `torch.equal`/`allclose` and `item`/`bool`/`int`/`float`/`tolist`
-  of tensors of at most 16 elements: the value every warm-up call read at that line (and occurrence)
-  is baked, and the graph sets a device flag when this replay's tensors would read another value
+- Host reads of device data inside the step that decide a branch (library code: gpytorch's
+  `torch.equal(x1, x2)`, an `if t.any():`), limited to `torch.equal`/`allclose`, `bool` of tensors
+  of at most 16 elements and `.item()` of bool tensors: the value every warm-up call read at that
+  line (and occurrence) is baked, and the graph sets a device flag when this replay's tensors would read another value
   (runtime/host_read_guards.py). After each replay graphed() reads the flag (one small
   device-to-host read per call, which waits for the replay); when set, the replay's results are
   thrown away and the call runs eagerly (`.stats["fallbacks"]`). Guaranteed: every call returns

@@ -5,11 +5,12 @@ Library code branches on device data where a user cannot reach: gpytorch's kerne
 read often gives the same value on every call (there x1 and x2 hold the same points), but nothing
 static proves it. A graph cannot sync, so graphed() bakes the value and checks it on the device:
 
-- warm-up (eager): each read of a small set, `torch.equal` / `torch.allclose` (functions or
-  methods), and `Tensor.item` / `__bool__` /
-  `__int__` / `__float__` / `tolist` on tensors of at most SMALL elements (an `if t.any():` is a
-  `__bool__`), is recorded per call site: the caller's file and line and the read's occurrence
-  number at that line within the call;
+- warm-up (eager): each read that decides a branch, `torch.equal` / `torch.allclose` (functions or
+  methods), `__bool__` of a tensor of at most SMALL elements (an `if t.any():`) and `.item()` of a
+  bool tensor, is recorded per call site: the caller's file and line and the read's occurrence
+  number at that line within the call. Reads of numbers (`.item()` of a loss, `int(n)`, `.tolist()`)
+  are data that changes from call to call: baked, nearly every replay would be thrown away, so they
+  stay capture errors with their line;
 - capture: the read returns the value the warm-up calls gave (every one the same) instead of
   syncing, and adds to a device flag (made inside the graph, so each replay starts it at False)
   whether this replay's tensors would have given another value: `torch.equal` as torch computes it
@@ -18,7 +19,8 @@ static proves it. A graph cannot sync, so graphed() bakes the value and checks i
   tensor with the warm-up's (NaN equal to NaN; `__bool__` by truth value);
 - after each replay graphed() reads the flag (one device-to-host read of one byte per call, which
   waits for the replay to finish; with the guard's few small kernels, the cost); when it is set, the replay's results are thrown away and the call runs eagerly
-  (`stats["fallbacks"]`), so a call returns what an eager call returns.
+  (`stats["fallbacks"]`, and a RuntimeWarning naming the baked reads the first time), so a call
+  returns what an eager call returns.
 
 Not baked: a read whose value differed between the warm-up calls, or that the capture reaches
 without a warm-up call having reached it (another path): capture fails with HostReadNotBaked
@@ -33,6 +35,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -42,8 +45,7 @@ from torch.overrides import TorchFunctionMode
 SMALL = 16  # elements: a read of a bigger tensor is data handed to the host, not a branch
 
 _READS = {torch.equal: "torch.equal", torch.Tensor.equal: "torch.equal", torch.allclose: "torch.allclose",
-          torch.Tensor.allclose: "torch.allclose", torch.Tensor.item: ".item()", torch.Tensor.__bool__: "bool()",
-          torch.Tensor.__int__: "int()", torch.Tensor.__float__: "float()", torch.Tensor.tolist: ".tolist()"}
+          torch.Tensor.allclose: "torch.allclose", torch.Tensor.item: ".item()", torch.Tensor.__bool__: "bool()"}
 _PAIRS = ("torch.equal", "torch.allclose")  # reads of two tensors
 _OWN_FILES = (os.path.normcase(__file__), os.path.normcase(torch.overrides.__file__))
 
@@ -98,6 +100,11 @@ class HostReadGuards(TorchFunctionMode):
         if self.flag is None:
             return False
         if bool(self.flag):  # the mode is not entered here: this read is graphed()'s own
+            if not self.fallbacks:
+                warnings.warn(f"graphed: a host read baked into the graph ({', '.join(sorted(set(self.baked)))}) "
+                              "would read another value on this call: the replay was thrown away and the call ran "
+                              "eagerly (counted in .stats['fallbacks']); a read that changes often costs a "
+                              "replay and an eager call each time", RuntimeWarning, stacklevel=3)
             self.fallbacks += 1
             return True
         return False
@@ -142,6 +149,8 @@ class HostReadGuards(TorchFunctionMode):
             a, b = tensors
             same_shape = a.shape == b.shape or read == "torch.allclose"  # allclose broadcasts
             return same_shape and a.dtype == b.dtype and a.device == b.device  # else decided by metadata
+        if read == ".item()" and tensors[0].dtype != torch.bool:
+            return False  # a number: data, not a branch (see the module docstring)
         return tensors[0].numel() <= SMALL and not tensors[0].is_complex()
 
     def _site(self, read: str) -> _Site:
@@ -170,8 +179,6 @@ class HostReadGuards(TorchFunctionMode):
         if read == "bool()":
             return (tensor != 0).reshape(()) != bool(value)
         reference = reference.reshape(-1)
-        if read == "int()" and tensor.is_floating_point():
-            tensor, reference = tensor.trunc(), reference.trunc()
         same = tensor == reference
         if tensor.is_floating_point():
             same = same | (tensor.isnan() & reference.isnan())
