@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import data_sizes, delegated_use, host_resident, per_step, run_facts, tensor_use, tensorness as T
+from graphsafe.analyzer import branch_joins, data_sizes, delegated_use, host_resident, per_step, run_facts, tensor_use, tensorness as T
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_valued_names
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
@@ -2110,6 +2110,28 @@ class FileWalker:
             self._visit(child)
 
     # --- special nodes
+    def _visit_if(self, node: cst.If) -> None:
+        """An `if` without `else`: kinds where its body's path and the path around it join
+        (analyzer/branch_joins.py)."""
+        scope = self.scope
+        if scope is None or not scope.is_function or node.orelse is not None:
+            for child in _children(node):
+                self._visit(child)
+            return
+        self._visit(node.test)
+        before = {name: (kind, scope.pending.get(name)) for name, kind in scope.env.items()}
+        self._visit(node.body)
+        leaves = branch_joins.leaves(node)
+        for name, kind in list(scope.env.items()):
+            if name in before and kind is not before[name][0]:
+                found = before[name] if leaves else branch_joins.joined(name, before[name], (kind, scope.pending.get(name)))
+                if found is not None:
+                    scope.env[name] = found[0]
+                    if found[1] is not None:
+                        scope.pending[name] = found[1]
+                    else:
+                        scope.pending.pop(name, None)
+
     def _visit_function(self, node: cst.FunctionDef) -> None:
         outer = self.scope
         assert outer is not None
@@ -3667,6 +3689,7 @@ _SPECIAL: dict[type, Callable] = {
     cst.AnnAssign: FileWalker._visit_annassign,
     cst.AugAssign: FileWalker._visit_augassign,
     cst.For: FileWalker._visit_for,
+    cst.If: FileWalker._visit_if,
     cst.While: FileWalker._visit_while,
     cst.With: FileWalker._visit_with,
     cst.IndentedBlock: FileWalker._visit_block,
