@@ -129,7 +129,11 @@ class ReturnKinds:
             return found if found is not None and found.tag in ("object", "modules") else None
         if pid.startswith(ARG_PID):
             function, _, name = pid[len(ARG_PID):].rpartition(":")
-            return self._argument_kind(function, name, depth)
+            found = self._argument_kind(function, name, depth)
+            if found is not None and found.is_tensor:  # the reason a report prints (this parameter's, not a caller's)
+                caller = ".".join(function.split(".")[-2:]) if function.rpartition(".")[2].startswith("__") else function.rpartition(".")[2]
+                found = T.Kind(found.tag, found.refs, why=f"every call of `{caller}` passes a tensor as `{name}`")
+            return found
         if pid.startswith(RETURNED_FIELD_PID):  # the class comes from the callee's return annotation
             attr, _, made = pid[len(RETURNED_FIELD_PID):].partition("|")
             returned = self._objects(made)
