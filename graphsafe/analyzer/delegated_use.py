@@ -49,11 +49,11 @@ def delegated_tensors(module: cst.Module, resolve: Callable, code_for: Callable[
         _note_passes(function, functions)
     if not any(f.passes for f in functions.values()):
         return {}
-    used: dict[str, dict[str, str]] = {}
-    for key, function in functions.items():
+    used: dict[str, dict[str, str]] = {key: {} for key in functions}
+    for key in {callee for function in functions.values() for callee, _, _, _ in function.passes}:
+        function = functions[key]  # only a callee's own uses decide anything
         names = set(function.positional) | function.named
-        direct = tensor_use.used_as_tensors(function.node.body, names, resolve)
-        used[key] = {name: "" for name in direct}
+        used[key] = {name: "" for name in tensor_use.used_as_tensors(function.node.body, names, resolve)}
     found: dict[str, dict[str, str]] = {key: {} for key in functions}
     changed = True
     while changed:
