@@ -61,12 +61,24 @@ def test_every_caller_passes_a_tensor(call):
 @pytest.mark.parametrize("call,extra", [
     ("is_done(x, 2)", "\ndef other():\n    is_done([[1, 2]], 2)\n"),  # another caller passes a list
     ("is_done(*args)", "\nargs = []\n"),  # unpacked: which argument lands in `ids` is unknown
-    ("is_done(*[n, x])", ""),  # a literal spread by position: `ids` gets the int
+    ("is_done(*[n, x.shape[0]])", ""),  # a literal spread by position: `ids` gets the int
     ("is_done(**{'ids': x, 'eos': 2})", ""),
     ("is_done(n, 2)", ""),  # a Python int
 ])
 def test_one_caller_that_does_not_pass_a_tensor_keeps_it_unknown(call, extra):
     assert branch_lines(region(call, extra)) == []
+
+
+def test_the_report_says_which_parameter_every_caller_passes_a_tensor():
+    from tests.helpers import diagnostics
+
+    found = [d.message for d in diagnostics(region("is_done(x, n)")) if d.code == "GS201"]
+    assert len(found) == 1 and "(every call of `is_done` passes a tensor as `ids`)" in found[0]
+
+
+def test_a_comparison_with_a_tensor_spread_into_the_other_slot_is_a_tensor():
+    # `ids` gets the int, `eos` the tensor: `ids[:, -1] == eos` compares element-wise either way
+    assert branch_lines(region("is_done(*[n, x])")) == [7]
 
 
 def test_a_parameter_left_to_its_default_stays_unknown():

@@ -11,3 +11,12 @@ RETURNED_FIELD_PID = "rfield:"
 # suffix of a wanted id that asks for the class of object a call returns (`O:cls`, `M:cls`
 # slots, from return annotations): for the call graph, never for tensor kinds
 OBJECT_PID = "!obj"
+# joins the pending ids of the operands of arithmetic or a comparison (`kinetic(r) + pe`): the
+# result is a tensor when any one of them is, so each must be asked about, not only the first
+EITHER = "||"
+
+
+def either(*pids: str | None) -> str | None:
+    """One pending id for values any one of which makes a tensor (None where none is pending)."""
+    found = list(dict.fromkeys(p for pid in pids if pid is not None for p in pid.split(EITHER)))
+    return EITHER.join(found) if found else None

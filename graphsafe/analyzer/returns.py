@@ -44,7 +44,7 @@ from typing import Callable
 
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.facts import CallRef, FileFacts
-from graphsafe.analyzer.pids import ARG_PID, FIELD_PID, OBJECT_PID, RETURNED_FIELD_PID  # noqa: F401 (walker imports them from here)
+from graphsafe.analyzer.pids import ARG_PID, EITHER, FIELD_PID, OBJECT_PID, RETURNED_FIELD_PID  # noqa: F401 (walker imports them from here)
 from graphsafe.analyzer.run_facts import markers
 
 _MAX_DEPTH = 6
@@ -116,12 +116,24 @@ class ReturnKinds:
         return result
 
     def _resolve(self, pid: str, depth: int) -> T.Kind | None:
+        if EITHER in pid:  # `kinetic(r) + pe`: a tensor when any operand is one
+            if pid.endswith(OBJECT_PID):
+                return None
+            for part in pid.split(EITHER):
+                found = self.kind(part, depth)
+                if found is not None and found.is_tensor:
+                    return T.Kind(T.TENSOR.tag, why=found.why or _made_by(part))
+            return None
         if pid.endswith(OBJECT_PID):
             found = self._objects(pid[: -len(OBJECT_PID)])
             return found if found is not None and found.tag in ("object", "modules") else None
         if pid.startswith(ARG_PID):
             function, _, name = pid[len(ARG_PID):].rpartition(":")
-            return self._argument_kind(function, name, depth)
+            found = self._argument_kind(function, name, depth)
+            if found is not None and found.is_tensor:  # the reason a report prints (this parameter's, not a caller's)
+                caller = ".".join(function.split(".")[-2:]) if function.rpartition(".")[2].startswith("__") else function.rpartition(".")[2]
+                found = T.Kind(found.tag, found.refs, why=f"every call of `{caller}` passes a tensor as `{name}`")
+            return found
         if pid.startswith(RETURNED_FIELD_PID):  # the class comes from the callee's return annotation
             attr, _, made = pid[len(RETURNED_FIELD_PID):].partition("|")
             returned = self._objects(made)
@@ -247,6 +259,19 @@ class ReturnKinds:
         return kind
 
 
+def _made_by(pid: str) -> str:
+    """Why an operand pending as `pid` is a tensor, for a report: "`energy_of(...)` returns a tensor"."""
+    if pid.startswith(ARG_PID):
+        return f"every caller passes a tensor as `{pid.rpartition(':')[2]}`"
+    if pid.startswith((FIELD_PID, RETURNED_FIELD_PID)):
+        return "a field that holds a tensor"
+    target = pid.split(";")[0].partition(":")[2].split("@")[0].split("#")[0]
+    owner, _, name = target.replace("::", ".").rpartition(".")
+    if name == "__call__":
+        name = owner.rpartition(".")[2]
+    return f"`{name}(...)` returns a tensor"
+
+
 def external_kinds(facts: FileFacts, resolver: ReturnKinds) -> dict[str, T.Kind]:
     """The wanted ids of one file that resolve to tensor kinds (empty: no re-walk needed)."""
     found = {}
@@ -254,6 +279,11 @@ def external_kinds(facts: FileFacts, resolver: ReturnKinds) -> dict[str, T.Kind]
         kind = resolver.kind(pid)
         if kind is not None:
             found[pid] = kind
+            # `u * item_vector(i)`: the re-walk looks each operand up by its own id
+            for part in pid.split(EITHER) if EITHER in pid else ():
+                part_kind = resolver.kind(part)
+                if part_kind is not None:
+                    found[part] = part_kind
     return found
 
 

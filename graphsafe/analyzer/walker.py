@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import data_sizes, host_resident, per_step, run_facts, tensor_use, tensorness as T
+from graphsafe.analyzer import branch_joins, data_sizes, delegated_use, host_resident, per_step, run_facts, tensor_use, tensorness as T
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_valued_names
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
@@ -26,6 +26,7 @@ from graphsafe.analyzer.nodes import children, node_types
 from graphsafe.analyzer.noqa import noqa_directives, noqa_lines
 from graphsafe.analyzer.positions import node_ranges, statement_lines
 from graphsafe.analyzer.returns import OBJECT_PID, ARG_PID, FIELD_PID, RETURNED_FIELD_PID, summarize_returns
+from graphsafe.analyzer.pids import EITHER, either
 from graphsafe.lines import ending_of, line_starts, split_lines, with_newline
 from graphsafe.model import Applicability, Confidence, Diagnostic, Edit, Fix, Hit, Position, RegionKind
 from graphsafe.rewriters.edits import WholeLines
@@ -1033,7 +1034,8 @@ class FileWalker:
         elif base.tag == "unknown" and (self._pending or scope.pending):
             # `terms.kl_per_dim` with `terms = elbo(...)` and `def elbo(...) -> ELBOTerms` elsewhere
             made = self._depends_on(expr.value)
-            if made is not None and not made.startswith((ARG_PID, FIELD_PID, RETURNED_FIELD_PID)) and "#" not in made:
+            if (made is not None and not made.startswith((ARG_PID, FIELD_PID, RETURNED_FIELD_PID)) and "#" not in made
+                    and EITHER not in made):
                 pid = f"{RETURNED_FIELD_PID}{attr}|{made}"
                 if pid in self.external:
                     return self.external[pid]
@@ -1087,7 +1089,7 @@ class FileWalker:
             return pid
         if tp is cst.Subscript:
             base = self._depends_on(expr.value)
-            if base is not None and "#" not in base and len(expr.slice) == 1:
+            if base is not None and "#" not in base and EITHER not in base and len(expr.slice) == 1:
                 index = expr.slice[0].slice
                 if isinstance(index, cst.Index) and isinstance(index.value, cst.Integer):
                     return f"{base}#{index.value.evaluated_value}"
@@ -1095,15 +1097,12 @@ class FileWalker:
         if tp is cst.Attribute:  # a field of an object of a class defined in another file
             self._kind(expr)
             return self._pending.get(id(expr))
-        if tp is cst.BinaryOperation:
-            return self._depends_on(expr.left) or self._depends_on(expr.right)
+        if tp is cst.BinaryOperation:  # `kinetic(r) + pe`: a tensor if either is one
+            return either(self._depends_on(expr.left), self._depends_on(expr.right))
         if tp is cst.UnaryOperation and not isinstance(expr.operator, cst.Not):
             return self._depends_on(expr.expression)
         if tp is cst.Comparison:  # `value > 0`
-            found = self._depends_on(expr.left)
-            for comparison in expr.comparisons:
-                found = found or self._depends_on(comparison.comparator)
-            return found
+            return either(self._depends_on(expr.left), *(self._depends_on(c.comparator) for c in expr.comparisons))
         if tp is cst.BooleanOperation:
             return self._depends_on(expr.left) or self._depends_on(expr.right)
         return None
@@ -1598,6 +1597,7 @@ class FileWalker:
         self.source = source
         self._tensor_receivers: frozenset[str] | None = None  # names a `name.detach(`-like call uses
         self._use_receivers = tensor_use.receivers(source)  # names some call may use as a tensor
+        self._delegated: dict[int, dict[str, str]] | None = None  # see analyzer/delegated_use.py
         self._uses: dict[tuple[int, bool], dict[str, cst.CSTNode]] = {}  # (id of a def, params?) → names used as tensors
         self._none_only_attrs: set[tuple[int, str]] = set()  # (id of a class's kinds, attribute) bound to None only
         # (id of a class's kinds, attribute) annotated `dict[str, Tensor]`: the declaration holds
@@ -2110,6 +2110,28 @@ class FileWalker:
             self._visit(child)
 
     # --- special nodes
+    def _visit_if(self, node: cst.If) -> None:
+        """An `if` without `else`: kinds where its body's path and the path around it join
+        (analyzer/branch_joins.py)."""
+        scope = self.scope
+        if scope is None or not scope.is_function or node.orelse is not None:
+            for child in _children(node):
+                self._visit(child)
+            return
+        self._visit(node.test)
+        before = {name: (kind, scope.pending.get(name)) for name, kind in scope.env.items()}
+        self._visit(node.body)
+        leaves = branch_joins.leaves(node)
+        for name, kind in list(scope.env.items()):
+            if name in before and kind is not before[name][0]:
+                found = before[name] if leaves else branch_joins.joined(name, before[name], (kind, scope.pending.get(name)))
+                if found is not None:
+                    scope.env[name] = found[0]
+                    if found[1] is not None:
+                        scope.pending[name] = found[1]
+                    else:
+                        scope.pending.pop(name, None)
+
     def _visit_function(self, node: cst.FunctionDef) -> None:
         outer = self.scope
         assert outer is not None
@@ -2213,6 +2235,22 @@ class FileWalker:
                 if found is not kind:
                     scope.env[name] = scope.params[name] = found
                     scope.pending.pop(name, None)
+        delegated = self._delegated_params()
+        for name, kind in scope.params.items():
+            reason = delegated.get(name) if kind.tag == "unknown" else None
+            if reason:  # passed on to a same-file function that uses it as a tensor
+                scope.env[name] = scope.params[name] = T.Kind(T.TENSOR.tag, why=reason)
+                scope.pending.pop(name, None)
+
+    def _delegated_params(self) -> dict[str, str]:
+        """The enclosing function's parameters that delegated_use.py finds to be tensors."""
+        function = self.function_node
+        if function is None:
+            return {}
+        if self._delegated is None:
+            self._delegated = delegated_use.delegated_tensors(
+                self.cst_module, self.resolve, self.cst_module.code_for_node)
+        return self._delegated.get(id(function), {})
 
     def _kind_from_use(self, name: str, kind: T.Kind, param: bool = False) -> T.Kind:
         """`kind` (unknown), or a tensor with its reason where the enclosing function uses `name`
@@ -3651,6 +3689,7 @@ _SPECIAL: dict[type, Callable] = {
     cst.AnnAssign: FileWalker._visit_annassign,
     cst.AugAssign: FileWalker._visit_augassign,
     cst.For: FileWalker._visit_for,
+    cst.If: FileWalker._visit_if,
     cst.While: FileWalker._visit_while,
     cst.With: FileWalker._visit_with,
     cst.IndentedBlock: FileWalker._visit_block,
