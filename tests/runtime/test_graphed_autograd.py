@@ -132,6 +132,50 @@ def test_a_loss_region_replays_its_backward_on_the_gpu_like_eager():
     assert step.stats["replays"] == 4
 
 
+class ElboLike(torch.nn.Module):
+    """gpytorch's ELBO shape: a likelihood term and a KL term, each from a parameter of its own read
+    through self, combined with zero terms: `ll - kl + prior - added`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.raw_noise = torch.nn.Parameter(torch.tensor([0.3]))
+        self.variational = torch.nn.Parameter(torch.linspace(-1, 1, 5))
+
+    def forward(self, f, y):
+        log_likelihood = -((f - y) ** 2 * self.raw_noise.exp()).sum().div(f.shape[0])
+        kl = (self.variational.exp() - self.variational).sum().div(100)
+        return log_likelihood - kl + torch.zeros_like(log_likelihood) - torch.zeros_like(log_likelihood)
+
+
+@pytest.mark.cuda
+def test_an_elbo_shaped_loss_gives_every_parameter_its_eager_gradient_on_the_gpu():
+    # on the GPU image (torch 2.11) the leaf walk stopped after the Add/Sub nodes: raw_noise got no gradient
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    torch.manual_seed(0)
+    model, elbo = torch.nn.Linear(3, 1).cuda(), ElboLike().cuda()
+    params = [*model.parameters(), *elbo.parameters()]
+
+    def run(loss_fn):
+        grads = []
+        for i in range(4):
+            x = torch.rand(8, 3, device="cuda", generator=torch.Generator("cuda").manual_seed(i))
+            (-loss_fn(model(x).squeeze(1), x.sum(1))).backward()
+            grads.append([p.grad.clone() for p in params])
+            for p in params:
+                p.grad = None
+        return grads
+
+    expected = run(elbo)
+    step = graphed(elbo.forward)
+    got = run(step)
+    assert sorted(id(t) for t in step._autograd._extras) == sorted([id(elbo.raw_noise), id(elbo.variational)])
+    for want, have in zip(expected, got):
+        for w, h in zip(want, have):
+            torch.testing.assert_close(h, w)
+    assert step.stats["replays"] == 4
+
+
 def test_the_callers_autograd_graph_survives_the_capture_of_the_region():
     # the first call captures (probe, warm-up, state restore): it must not write into the caller's
     # tensors, whose versions the caller's own backward checks (`logit_scale.exp()` saved its output)
