@@ -20,7 +20,9 @@ away, before its backward can run, and the call runs eagerly with the caller's a
 
 What it refuses, with the reason (a wrong gradient is worse than an eager step): outputs whose
 autograd history reaches other tensors built before the call (an intermediate read through a
-closure, whose backward would replay stale saved tensors), objects that cannot be copied safely
+closure, whose backward would replay stale saved tensors), outputs whose autograd history reaches
+no input and no parameter (a history always ends in leaves: one not followed would drop gradients
+an eager call gives), objects that cannot be copied safely
 (object_arguments.py), outputs that are not tensors, and autocast with its weight cache on. Calls
 whose non-tensor arguments differ from the first call's are an error (GS301, as in `graphed`);
 calls with other tensor shapes, dtypes or requires-grad run eagerly.
