@@ -20,7 +20,9 @@ away, before its backward can run, and the call runs eagerly with the caller's a
 
 What it refuses, with the reason (a wrong gradient is worse than an eager step): outputs whose
 autograd history reaches other tensors built before the call (an intermediate read through a
-closure, whose backward would replay stale saved tensors), objects that cannot be copied safely
+closure, whose backward would replay stale saved tensors), outputs whose autograd history reaches
+no input and no parameter (a history always ends in leaves: one not followed would drop gradients
+an eager call gives), objects that cannot be copied safely
 (object_arguments.py), outputs that are not tensors, and autocast with its weight cache on. Calls
 whose non-tensor arguments differ from the first call's are an error (GS301, as in `graphed`);
 calls with other tensor shapes, dtypes or requires-grad run eagerly.
@@ -85,18 +87,24 @@ def _sequence_marker() -> int:
 
 def outside_leaves(outputs: list[torch.Tensor], inputs: list[torch.Tensor], since: int, name: str) -> list[torch.Tensor]:
     """Leaves requiring grad that the outputs depend on and that are not inputs (parameters used
-    through closures or `self`). Raises when the history reaches a node older than `since`."""
+    through closures or `self`). Raises when the history reaches a node older than `since`, and when
+    it reaches no leaf at all (see below)."""
     own = {id(t) for t in inputs}
     found: dict[int, torch.Tensor] = {}
     stack = [o.grad_fn for o in outputs if o.grad_fn is not None]
-    seen: set[int] = set()
+    # the visited nodes' Python wrappers are kept alive: torch up to 2.11 makes one per access and
+    # frees it with its last reference, so a freed node's id() is soon another node's, which the
+    # walk took for visited (on the GPU image it stopped after the loss's Add/Sub: no parameter found)
+    seen: dict[int, Any] = {}
+    leaves = 0
     while stack:
         node = stack.pop()
         if node is None or id(node) in seen:
             continue
-        seen.add(id(node))
+        seen[id(node)] = node
         variable = getattr(node, "variable", None)
         if isinstance(variable, torch.Tensor):  # AccumulateGrad: a leaf
+            leaves += 1
             if id(variable) not in own:
                 found.setdefault(id(variable), variable)
             continue
@@ -106,6 +114,12 @@ def outside_leaves(outputs: list[torch.Tensor], inputs: list[torch.Tensor], sinc
                 f"({type(node).__name__}): its backward would replay stale saved values; pass that tensor as "
                 "an argument, or graph the whole training step with train=True")
         stack.extend(next_node for next_node, _ in node.next_functions)
+    if seen and not leaves:  # a history ends in leaves that require grad: this one was not followed
+        kinds = ", ".join(sorted({type(node).__name__ for node in seen.values()}))
+        raise AutogradRegionError(
+            f"graphed {name}: its outputs' autograd history ({kinds}) reaches no input and no parameter: "
+            "its backward graph would give no gradients where an eager call gives them; call the region "
+            "eagerly")
     return list(found.values())
 
 

@@ -5,11 +5,14 @@ graphs); the cuda-marked ones capture and replay."""
 
 from __future__ import annotations
 
+import weakref
+
 import pytest
 import torch
 
 from graphsafe.runtime import graphed
 from graphsafe.runtime.graphed import GraphedInputError
+from graphsafe.runtime.graphed_autograd import AutogradRegionError, _sequence_marker, outside_leaves
 
 
 class ScaledLoss(torch.nn.Module):
@@ -129,6 +132,50 @@ def test_a_loss_region_replays_its_backward_on_the_gpu_like_eager():
     assert step.stats["replays"] == 4
 
 
+class ElboLike(torch.nn.Module):
+    """gpytorch's ELBO shape: a likelihood term and a KL term, each from a parameter of its own read
+    through self, combined with zero terms: `ll - kl + prior - added`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.raw_noise = torch.nn.Parameter(torch.tensor([0.3]))
+        self.variational = torch.nn.Parameter(torch.linspace(-1, 1, 5))
+
+    def forward(self, f, y):
+        log_likelihood = -((f - y) ** 2 * self.raw_noise.exp()).sum().div(f.shape[0])
+        kl = (self.variational.exp() - self.variational).sum().div(100)
+        return log_likelihood - kl + torch.zeros_like(log_likelihood) - torch.zeros_like(log_likelihood)
+
+
+@pytest.mark.cuda
+def test_an_elbo_shaped_loss_gives_every_parameter_its_eager_gradient_on_the_gpu():
+    # on the GPU image (torch 2.11) the leaf walk stopped after the Add/Sub nodes: raw_noise got no gradient
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    torch.manual_seed(0)
+    model, elbo = torch.nn.Linear(3, 1).cuda(), ElboLike().cuda()
+    params = [*model.parameters(), *elbo.parameters()]
+
+    def run(loss_fn):
+        grads = []
+        for i in range(4):
+            x = torch.rand(8, 3, device="cuda", generator=torch.Generator("cuda").manual_seed(i))
+            (-loss_fn(model(x).squeeze(1), x.sum(1))).backward()
+            grads.append([p.grad.clone() for p in params])
+            for p in params:
+                p.grad = None
+        return grads
+
+    expected = run(elbo)
+    step = graphed(elbo.forward)
+    got = run(step)
+    assert sorted(id(t) for t in step._autograd._extras) == sorted([id(elbo.raw_noise), id(elbo.variational)])
+    for want, have in zip(expected, got):
+        for w, h in zip(want, have):
+            torch.testing.assert_close(h, w)
+    assert step.stats["replays"] == 4
+
+
 def test_the_callers_autograd_graph_survives_the_capture_of_the_region():
     # the first call captures (probe, warm-up, state restore): it must not write into the caller's
     # tensors, whose versions the caller's own backward checks (`logit_scale.exp()` saved its output)
@@ -159,3 +206,73 @@ def test_an_object_argument_holding_tensors_in_an_autograd_graph_gets_a_backward
     assert step._autograd is not None and weight.grad.tolist() == [8.0, 8.0, 8.0]
     with torch.no_grad():  # evaluation: no backward graph
         assert graphed(loss, backend="eager")(Normal(weight * 2), torch.zeros(3)).item() == 12.0
+
+
+class _OldNode:
+    """An autograd node's Python wrapper as torch up to 2.11 made it: the live one if some reference
+    holds it, else a new object, freed with its last reference (torch 2.12+ keeps one per node), so
+    a node visited and dropped leaves its id() to the next wrapper made."""
+
+    live: "weakref.WeakValueDictionary[int, _OldNode]" = weakref.WeakValueDictionary()
+
+    def __init__(self, node) -> None:
+        self._node = node
+
+    @classmethod
+    def of(cls, node):
+        if node is None:
+            return None
+        wrapper = cls.live.get(id(node))
+        if wrapper is None:
+            wrapper = cls.live[id(node)] = cls(node)
+        return wrapper
+
+    @property
+    def next_functions(self):
+        return tuple((_OldNode.of(node), index) for node, index in self._node.next_functions)
+
+    @property
+    def variable(self):
+        return getattr(self._node, "variable", None)
+
+    def _sequence_nr(self) -> int:
+        return self._node._sequence_nr()
+
+
+class _OldOutput:
+    def __init__(self, tensor: torch.Tensor) -> None:
+        self._tensor = tensor
+
+    @property
+    def grad_fn(self):
+        return _OldNode.of(self._tensor.grad_fn)
+
+
+def test_parameters_are_found_when_node_wrappers_are_freed_and_their_ids_reused():
+    # gpytorch's ELBO shape: (log_likelihood - kl + prior - added), each term from its own parameter
+    noise, variational = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    since = _sequence_marker()
+    log_likelihood, kl = (noise * 2).sum().div(4), variational.exp().sum().div(5)
+    loss = log_likelihood - kl + torch.zeros_like(kl) - torch.zeros_like(kl)
+    found = outside_leaves([_OldOutput(loss)], [], since, "elbo")
+    assert sorted(id(t) for t in found) == sorted([id(noise), id(variational)])
+
+
+class _LeaflessNode:
+    """A history that ends before any leaf: what the walk saw on the GPU image (only Add and Sub)."""
+
+    variable = None
+    next_functions = ((None, 0),)
+
+    def _sequence_nr(self) -> int:
+        return 2**62
+
+
+def test_outputs_whose_history_reaches_no_input_nor_parameter_are_refused():
+    output = type("Output", (), {"grad_fn": _LeaflessNode()})()
+    with pytest.raises(AutogradRegionError, match="reaches no input and no parameter"):
+        outside_leaves([output], [], 0, "elbo")
+
+
+def test_outputs_that_do_not_require_grad_are_not_refused_by_the_leaf_walk():
+    assert outside_leaves([torch.ones(2)], [torch.ones(2, requires_grad=True)], 0, "region") == []
