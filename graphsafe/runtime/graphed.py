@@ -242,6 +242,7 @@ class _Entry:
     output_batched: list[bool] = field(default_factory=list)
     inout: list[int] = field(default_factory=list)  # leaves the step mutates in place
     flat_output: Any = None  # (leaves, spec) of `output`, computed on the first call
+    output_inputs: dict = field(default_factory=dict)  # output leaf -> the argument leaf it is (eager returns that one)
     kept: list = field(default_factory=list)  # pinned host numbers the graph copies from at each replay
     rebind: list = field(default_factory=list)  # attribute bindings the capture left: made again after a replay
     appended: list = field(default_factory=list)  # (list attribute, what the capture appended): again after a replay
@@ -829,7 +830,7 @@ class GraphedCallable:
         if size != bucket:
             self.stats["padded"] += 1
         self._copy_back(entry, leaves, size)
-        return self._outputs(entry, size)
+        return self._outputs(entry, size, leaves)
 
     def _by_structure(self, spec, leaves: list[Any], args: tuple, kwargs: dict) -> Any:
         """A call whose arguments have another structure (a decoder's first step passes `None` where
@@ -942,23 +943,43 @@ class GraphedCallable:
                     continue
                 leaf.copy_(static.narrow(self.batch_dim, 0, size) if t.batched else static)
 
-    def _outputs(self, entry: _Entry, size: int) -> Any:
+    def _outputs(self, entry: _Entry, size: int, leaves: list[Any]) -> Any:
+        """The call's outputs: the static outputs cut to the batch and cloned (once per tensor, so
+        outputs that were one tensor stay one); an output that is one of the step's arguments (an
+        ODE solver's state passed through) is the caller's argument, as eagerly: a clone would come
+        apart from it when the caller writes into its tensors afterwards."""
         if entry.flat_output is None:  # the static outputs never change identity: flatten them once
             entry.flat_output = pytree.tree_flatten(entry.output)
+            entry.output_inputs = passed_through(entry.flat_output[0], entry.statics, self._leaves, entry.slots)
         flat, spec = entry.flat_output
         out = []
-        for value, batched in zip(flat, entry.output_batched or [False] * len(flat)):
-            if isinstance(value, torch.Tensor):
-                if batched and size != entry.bucket:
-                    value = value.narrow(self.batch_dim, 0, size)
-                if self.clone_outputs:
-                    value = value.detach().clone()
+        made: dict[int, torch.Tensor] = {}
+        for index, (value, batched) in enumerate(zip(flat, entry.output_batched or [False] * len(flat))):
+            if index in entry.output_inputs:
+                value = leaves[entry.output_inputs[index]]
+            elif isinstance(value, torch.Tensor):
+                key = id(value)
+                if key not in made:
+                    if batched and size != entry.bucket:
+                        value = value.narrow(self.batch_dim, 0, size)
+                    made[key] = value.detach().clone() if self.clone_outputs else value
+                value = made[key]
             out.append(value)
         return pytree.tree_unflatten(out, spec)
 
     def __repr__(self) -> str:
         return (f"<graphed {self.name} buckets={list(self.buckets) or 'on first call'} pad={self.pad} "
                 f"train={self.train} backend={self.backend}>")
+
+
+def passed_through(outputs: list[Any], statics: list[Any], templates: list[_Leaf], slots: list) -> dict[int, int]:
+    """Output leaves that are the static buffer of a tensor argument itself: their argument's index.
+    Per-step numbers (graphed()'s own 0-dim tensors) and rebound argument slots (argument_slots.py
+    hands those back) are not the caller's tensors."""
+    own = {id(old) for _, _, old, _ in slots}
+    position = {id(s): i for i, (s, t) in enumerate(zip(statics, templates))
+                if isinstance(s, torch.Tensor) and t.is_tensor and id(s) not in own}
+    return {k: position[id(o)] for k, o in enumerate(outputs) if isinstance(o, torch.Tensor) and id(o) in position}
 
 
 def statics_device(statics: list[Any]) -> torch.device:
