@@ -325,7 +325,7 @@ class HostDataTensor(_StaticMemoryRule):
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         # `v[:, [-1]]`: PyTorch turns the list into a CPU index tensor and copies it over.
-        if not ctx.kind(node.value).is_tensor:
+        if not ctx.kind(node.value).is_tensor and not _list_beside_other_axes(node, ctx):
             return
         for element in node.slice:
             index = element.slice
@@ -414,6 +414,22 @@ class HostDataTensor(_StaticMemoryRule):
             return  # a tensor in the region: taken to be on the device already
         ctx.report(self, node, what=shown, why="copies host memory to the GPU, which is refused during capture unless it is pinned")
 
+
+
+def _list_beside_other_axes(node: cst.Subscript, ctx) -> bool:
+    """`out["logits"][rows, -1, :]` with `rows` a local list of Python ints: a value of unknown
+    kind indexed on several axes with a list is an array (a list, dict or string raises on that
+    index), and in a region an array is a tensor of the step. A value known not to be a tensor,
+    or one index alone (`table[rows]` may be a dict lookup that fails), is left alone."""
+    if len(node.slice) < 2 or ctx.kind(node.value).not_tensor or ctx.host_origin(node.value) is not None:
+        return False
+    for element in node.slice:
+        index = element.slice
+        if isinstance(index, cst.Index) and type(index.value) is cst.Name:
+            held = ctx.host_index(index.value)
+            if held is not None and "Python list" in held:
+                return True
+    return False
 
 _HOST_INDEXED_WHY = ("gathers rows with a host index and copies them to the GPU (a host table's rows, or the "
                      "index itself for a device table), which is refused during capture")
