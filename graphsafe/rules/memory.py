@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from graphsafe.analyzer import host_copy_helpers
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.names import bound_names, dotted
 from graphsafe.model import Applicability, Consequence, Example, Principle
@@ -289,8 +290,6 @@ class HostDataTensor(_StaticMemoryRule):
                     why = f"copies a CPU tensor to the GPU ({held}), which is refused during capture unless it is pinned"
                 ctx.report(self, node, at=place, what=shown, why=why)
 
-    calls = Callees(last_parts(_HOST_DATA_FACTORIES | _LEGACY_CONSTRUCTORS) | {"cuda", "to", "new_tensor", "type_as"})
-
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if id(node) in self.moved:
             return
@@ -322,6 +321,12 @@ class HostDataTensor(_StaticMemoryRule):
             if first and not ctx.kind(node.func.value).not_tensor and not ctx.kind(first[0].value).is_tensor:
                 ctx.report(self, node, what=f"{ctx.code_for(node.func.value)}.new_tensor(...)",
                            why="copies host data to the GPU, which is refused during capture")
+        else:
+            helper = host_copy_helpers.condition(node, name, ctx)
+            if helper is not None:  # `scalar_like(x, 0.0)`: decided where the project knows the helper
+                ctx.report(self, node, condition=helper, what=f"{ctx.code_for(node.func)}(...)",
+                           why="calls a helper that builds a tensor on the GPU from this host value, "
+                           "a copy refused during capture")
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         # `v[:, [-1]]`: PyTorch turns the list into a CPU index tensor and copies it over.
