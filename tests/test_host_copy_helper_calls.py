@@ -42,3 +42,11 @@ def test_a_same_file_copying_helper_is_reported_at_the_call_and_in_its_body():
 def test_library_calls_given_numbers_stay_quiet():
     source = "import torch\n\n\ndef step(x):  # graphsafe: region\n    return torch.clamp(x, 0.0, 1.0) + max(1, 2)\n"
     assert lines_of(source, "GS402") == []
+
+
+def test_a_number_the_helper_does_not_copy_stays_quiet_at_the_call():
+    # the helper copies a list it builds; the number passed only shapes it: its own line is the report
+    source = ("import math\n\nimport torch\n\n\ndef window(size: int, sigma, device):\n"
+              "    return torch.tensor([math.exp(-x / sigma) for x in range(size)], device=device)\n\n\n"
+              "def step(x):  # graphsafe: region\n    return x * window(5, 1.5, x.device)\n")
+    assert lines_of(source, "GS402") == [7]

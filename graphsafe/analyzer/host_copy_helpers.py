@@ -5,8 +5,8 @@ another module: the helper's own line is reported where it copies, but each call
 is a copy of its own, and the call is what the region's author changes (a tensor made once,
 outside the step). The walker sees only the call: a project function (not torch, numpy, math
 or a builtin) given a Python number. It reports it on a condition the project pass decides
-(`holds`): one of the functions the call resolves to copies host data to the GPU itself
-(an unconditional GS402 hit of the on-device kind), one call deep.
+(`holds`): one of the functions the call resolves to copies the parameter given that number
+to the GPU itself (an unconditional GS402 of a factory whose data is the parameter), one call deep.
 """
 
 from __future__ import annotations
@@ -41,20 +41,35 @@ def condition(node: cst.Call, resolved: str | None, ctx) -> tuple[str, ...] | No
         return None
     if resolved is not None and "." in resolved and resolved.partition(".")[0] != ctx.module.partition(".")[0]:
         return None  # another package's function (`mlflow.log_metric("loss", 1.0)`): not this project's helper
-    if not any(arg.keyword is None and arg.star == "" and _is_number(arg.value) for arg in node.args) and not any(
-            arg.keyword is not None and _is_number(arg.value) for arg in node.args):
+    slots = []  # where the numbers go: positions, keywords
+    for position, arg in enumerate(node.args):
+        if arg.star:
+            break
+        if _is_number(arg.value):
+            slots.append(arg.keyword.value if arg.keyword is not None else str(position))
+    if not slots:
         return None
     refs = dict.fromkeys(f"{ref.kind}|{ref.target}" for ref in ctx.call_refs(node.func))
-    return (HOST_COPY_HELPER, ctx.class_key or "", *refs) if refs else None
+    return (HOST_COPY_HELPER, ctx.class_key or "", ",".join(slots), *refs) if refs else None
+
+
+def copied_parameter(name: str) -> str:
+    """The words GS402 adds where a factory's data is the function's parameter `name`."""
+    return f"(the `{name}` it is given)"
 
 
 def holds(project, condition: tuple[str, ...]) -> bool:
-    """Does a function the call resolves to copy host data to the GPU on every call?"""
+    """Does a function the call resolves to copy one of the numbers the call passes to the GPU,
+    on every call (an unconditional GS402 of a factory whose data is that parameter)?"""
     class_key = condition[1] or None
-    for raw in condition[2:]:
+    slots = condition[2].split(",")
+    for raw in condition[3:]:
         ref = CallRef(*raw.split("|", 1))
         for key in project.callees(ref, class_key):
             unit = project.units[key].unit
-            if any(hit.code == "GS402" and hit.condition is None and _DEVICE_COPY in hit.message for hit in unit.hits):
+            names = [unit.params[int(s)] if s.isdigit() and int(s) < len(unit.params) else s for s in slots]
+            marks = [copied_parameter(n) for n in names if not n.isdigit()]
+            if any(hit.code == "GS402" and hit.condition is None and _DEVICE_COPY in hit.message
+                   and any(m in hit.message for m in marks) for hit in unit.hits):
                 return True
     return False

@@ -361,7 +361,11 @@ class HostDataTensor(_StaticMemoryRule):
         if on_device:
             if fix is None and name == "torch.tensor" and ctx.resolve(cst.Name("torch")) == "torch":
                 fix = full_fix(node, ctx)
-            ctx.report(self, node, fix=fix, what=what, why="copies host data to the GPU, which is refused during capture")
+            why = "copies host data to the GPU, which is refused during capture"
+            if first and type(first[0].value) is cst.Name and first[0].value.value in ctx.params:
+                # each caller's value is copied: host_copy_helpers reports calls passing numbers
+                why = f"copies host data to the GPU {host_copy_helpers.copied_parameter(first[0].value.value)}, which is refused during capture"
+            ctx.report(self, node, fix=fix, what=what, why=why)
         else:
             ctx.report(
                 self, node, fix=fix, what=what,
