@@ -50,3 +50,8 @@ def test_a_number_the_helper_does_not_copy_stays_quiet_at_the_call():
               "    return torch.tensor([math.exp(-x / sigma) for x in range(size)], device=device)\n\n\n"
               "def step(x):  # graphsafe: region\n    return x * window(5, 1.5, x.device)\n")
     assert lines_of(source, "GS402") == [7]
+
+
+def test_a_choice_between_two_numbers_passed_to_a_copying_helper_is_reported():
+    source = HELPER + "\n\ndef step(x, greedy: bool):  # graphsafe: region\n    return scalar_like(x, 0.0 if greedy else 1.0)\n"
+    assert lines_of(source, "GS402") == [5, 13]

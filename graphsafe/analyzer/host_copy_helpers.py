@@ -25,7 +25,9 @@ _LIBRARIES = ("torch.", "numpy.", "math.", "builtins.", "np.")
 
 
 def _is_number(expr: cst.BaseExpression) -> bool:
-    """`0.0`, `-1`, `float("inf")`: a Python number written at the call."""
+    """`0.0`, `-1`, `float("inf")`, `0.0 if flag else 1.0`: a Python number written at the call."""
+    if type(expr) is cst.IfExp:
+        return _is_number(expr.body) and _is_number(expr.orelse)
     if type(expr) is cst.UnaryOperation and type(expr.operator) is cst.Minus:
         expr = expr.expression
     if type(expr) in (cst.Integer, cst.Float):

@@ -142,7 +142,14 @@ class HostDataTensor(_StaticMemoryRule):
     - `.to(x.device)`, `.to(self.device)` or `.cuda()` of rows picked with a host index
       (`self.table[ids.cpu()].to(ids.device)`, or a local bound to `ids.cpu()`: the table is on
       the host, and were it on the device the host index itself would be copied over);
-    - indexing a tensor with a Python list (`v[:, [-1]]`).
+    - indexing a tensor with a Python list (`v[:, [-1]]`), and a value of unknown kind indexed
+      on several axes with a local list of ints (`out["logits"][rows, -1, :]`: only an array
+      takes that index);
+    - a call of a project helper given a Python number (`scalar_like(x, 0.0)`, `0.0 if f else
+      1.0`) where the helper builds a device tensor from the parameter that number goes to
+      (`return torch.tensor(value, device=p.device)`; analyzer/host_copy_helpers.py, one call
+      deep): each call is a copy of its own. The helper's own line is reported too, naming the
+      parameter.
 
     A CPU tensor the function builds is followed through locals (analyzer/host_resident.py):
     `w = torch.arange(n)` (any torch factory without `device=`, window functions included, or a
