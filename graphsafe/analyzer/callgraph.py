@@ -11,6 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graphsafe.analyzer import host_copy_helpers
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
 from graphsafe.analyzer.facts import GROUP_KEY, CallRef, ClassInfo, FileFacts, Unit
 from graphsafe.analyzer.pids import ARG_PID
@@ -549,6 +550,8 @@ class Project:
             return self.param_is_varying(condition[1], condition[2], roots)
         if condition[0] == "param" and len(condition) == 4:  # an undeclared parameter: only what callers pass
             return self.param_is_varying(condition[1], condition[2], roots, callers_only=True)
+        if condition[0] == host_copy_helpers.HOST_COPY_HELPER:
+            return host_copy_helpers.holds(self, condition)
         if condition[0] == REACHES_CAPTURE:
             refs = [CallRef(*ref.split("|", 1)) for ref in condition[3:]]
             return self.reaches_capture(refs, condition[1] or None, int(condition[2]))

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from graphsafe.analyzer import host_copy_helpers
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.names import bound_names, dotted
 from graphsafe.model import Applicability, Consequence, Example, Principle
@@ -141,7 +142,14 @@ class HostDataTensor(_StaticMemoryRule):
     - `.to(x.device)`, `.to(self.device)` or `.cuda()` of rows picked with a host index
       (`self.table[ids.cpu()].to(ids.device)`, or a local bound to `ids.cpu()`: the table is on
       the host, and were it on the device the host index itself would be copied over);
-    - indexing a tensor with a Python list (`v[:, [-1]]`).
+    - indexing a tensor with a Python list (`v[:, [-1]]`), and a value of unknown kind indexed
+      on several axes with a local list of ints (`out["logits"][rows, -1, :]`: only an array
+      takes that index);
+    - a call of a project helper given a Python number (`scalar_like(x, 0.0)`, `0.0 if f else
+      1.0`) where the helper builds a device tensor from the parameter that number goes to
+      (`return torch.tensor(value, device=p.device)`; analyzer/host_copy_helpers.py, one call
+      deep): each call is a copy of its own. The helper's own line is reported too, naming the
+      parameter.
 
     A CPU tensor the function builds is followed through locals (analyzer/host_resident.py):
     `w = torch.arange(n)` (any torch factory without `device=`, window functions included, or a
@@ -289,8 +297,6 @@ class HostDataTensor(_StaticMemoryRule):
                     why = f"copies a CPU tensor to the GPU ({held}), which is refused during capture unless it is pinned"
                 ctx.report(self, node, at=place, what=shown, why=why)
 
-    calls = Callees(last_parts(_HOST_DATA_FACTORIES | _LEGACY_CONSTRUCTORS) | {"cuda", "to", "new_tensor", "type_as"})
-
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if id(node) in self.moved:
             return
@@ -322,10 +328,16 @@ class HostDataTensor(_StaticMemoryRule):
             if first and not ctx.kind(node.func.value).not_tensor and not ctx.kind(first[0].value).is_tensor:
                 ctx.report(self, node, what=f"{ctx.code_for(node.func.value)}.new_tensor(...)",
                            why="copies host data to the GPU, which is refused during capture")
+        else:
+            helper = host_copy_helpers.condition(node, name, ctx)
+            if helper is not None:  # `scalar_like(x, 0.0)`: decided where the project knows the helper
+                ctx.report(self, node, condition=helper, what=f"{ctx.code_for(node.func)}(...)",
+                           why="calls a helper that builds a tensor on the GPU from this host value, "
+                           "a copy refused during capture")
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         # `v[:, [-1]]`: PyTorch turns the list into a CPU index tensor and copies it over.
-        if not ctx.kind(node.value).is_tensor:
+        if not ctx.kind(node.value).is_tensor and not _list_beside_other_axes(node, ctx):
             return
         for element in node.slice:
             index = element.slice
@@ -356,7 +368,11 @@ class HostDataTensor(_StaticMemoryRule):
         if on_device:
             if fix is None and name == "torch.tensor" and ctx.resolve(cst.Name("torch")) == "torch":
                 fix = full_fix(node, ctx)
-            ctx.report(self, node, fix=fix, what=what, why="copies host data to the GPU, which is refused during capture")
+            why = "copies host data to the GPU, which is refused during capture"
+            if first and type(first[0].value) is cst.Name and first[0].value.value in ctx.params:
+                # each caller's value is copied: host_copy_helpers reports calls passing numbers
+                why = f"copies host data to the GPU {host_copy_helpers.copied_parameter(first[0].value.value)}, which is refused during capture"
+            ctx.report(self, node, fix=fix, what=what, why=why)
         else:
             ctx.report(
                 self, node, fix=fix, what=what,
@@ -414,6 +430,22 @@ class HostDataTensor(_StaticMemoryRule):
             return  # a tensor in the region: taken to be on the device already
         ctx.report(self, node, what=shown, why="copies host memory to the GPU, which is refused during capture unless it is pinned")
 
+
+
+def _list_beside_other_axes(node: cst.Subscript, ctx) -> bool:
+    """`out["logits"][rows, -1, :]` with `rows` a local list of Python ints: a value of unknown
+    kind indexed on several axes with a list is an array (a list, dict or string raises on that
+    index), and in a region an array is a tensor of the step. A value known not to be a tensor,
+    or one index alone (`table[rows]` may be a dict lookup that fails), is left alone."""
+    if len(node.slice) < 2 or ctx.kind(node.value).not_tensor or ctx.host_origin(node.value) is not None:
+        return False
+    for element in node.slice:
+        index = element.slice
+        if isinstance(index, cst.Index) and type(index.value) is cst.Name:
+            held = ctx.host_index(index.value)
+            if held is not None and "Python list" in held:
+                return True
+    return False
 
 _HOST_INDEXED_WHY = ("gathers rows with a host index and copies them to the GPU (a host table's rows, or the "
                      "index itself for a device table), which is refused during capture")
