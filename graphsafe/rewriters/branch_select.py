@@ -38,6 +38,7 @@ import dataclasses
 
 import libcst as cst
 
+from graphsafe.analyzer.nodes import descendants
 from graphsafe.rewriters.parsed import parse_torch_module
 
 # tensor methods that compute a new value (none writes in place: those end in `_`)
@@ -193,7 +194,7 @@ class _Rewrite(cst.CSTTransformer):
 
 def _test_refusal(test: cst.BaseExpression, torch: str) -> str | None:
     inner = test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) else test
-    for node in _walk(inner):
+    for node in descendants(inner):
         if isinstance(node, cst.BooleanOperation):
             return "`and`/`or` in the test reads a tensor as a Python bool"
         if isinstance(node, cst.Comparison) and len(node.comparisons) > 1:
@@ -224,7 +225,7 @@ def _assignments(block: cst.BaseSuite) -> dict[str, cst.BaseExpression] | str:
 def _value_refusal(value: cst.BaseExpression, test_names: set[str], torch: str,
                    differentiable: bool = False) -> str | None:
     """Why evaluating `value` on every call may not do what the branch did, or None."""
-    for node in _walk(value):
+    for node in descendants(value):
         if isinstance(node, cst.Subscript):
             return f"`{_code(value)}` indexes (the branch may guard the index)"
         if isinstance(node, (cst.Lambda, cst.Await, cst.Yield, cst.NamedExpr, cst.BaseComp, cst.BaseString)):
@@ -286,7 +287,7 @@ def _bound_before(function: cst.FunctionDef, positions, line: int) -> set[str]:
     """Parameters and names assigned on a line before `line` in the function."""
     bound = {p.name.value for p in (*function.params.posonly_params, *function.params.params,
                                      *function.params.kwonly_params)}
-    for node in _walk(function.body):
+    for node in descendants(function.body):
         targets = []
         if isinstance(node, cst.Assign):
             targets = [t.target for t in node.targets]
@@ -296,7 +297,7 @@ def _bound_before(function: cst.FunctionDef, positions, line: int) -> set[str]:
             targets = [node.target]
         if targets and positions[node].start.line < line:
             for target in targets:
-                bound |= {n.value for n in _walk(target) if isinstance(n, cst.Name)}
+                bound |= {n.value for n in descendants(target) if isinstance(n, cst.Name)}
     return bound
 
 
@@ -320,15 +321,7 @@ def _root(node: cst.BaseExpression) -> str:
 
 
 def _names(node: cst.CSTNode) -> set[str]:
-    return {n.value for n in _walk(node) if isinstance(n, cst.Name)}
-
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
+    return {n.value for n in descendants(node) if isinstance(n, cst.Name)}
 
 
 def _code(node: cst.CSTNode) -> str:

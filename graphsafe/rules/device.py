@@ -13,6 +13,7 @@ import re
 
 import libcst as cst
 
+from graphsafe.analyzer.nodes import descendants
 from graphsafe.model import Consequence, Principle
 from graphsafe.rules.base import Callees, Rule
 from graphsafe.rules.syntax import keyword, literal, positional
@@ -133,12 +134,7 @@ def _gpu_index(expr: cst.BaseExpression) -> bool:
 
 
 def _calls_below(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Call):
-            yield current
-        stack.extend(current.children)
+    return (n for n in descendants(node) if isinstance(n, cst.Call))
 
 
 RULES = (CaptureOnOtherDevice,)

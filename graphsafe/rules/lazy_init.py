@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from graphsafe.analyzer.names import dotted
+from graphsafe.analyzer.nodes import descendants
 from graphsafe.model import Consequence, Example, Principle
 from graphsafe.rules.base import Callees, Rule
 from graphsafe.rules.syntax import literal, positional
@@ -273,7 +274,7 @@ def _allocated_here(expr: cst.BaseExpression, ctx) -> bool:
         return ctx.resolve(expr.func) == SYMM_MEM + "empty"
     if not isinstance(expr, cst.Name) or ctx.function_node is None:
         return False
-    for node in _nodes_below(ctx.function_node.body):
+    for node in descendants(ctx.function_node.body):
         if (isinstance(node, cst.Assign) and isinstance(node.value, cst.Call)
                 and ctx.resolve(node.value.func) == SYMM_MEM + "empty"
                 and any(isinstance(t.target, cst.Name) and t.target.value == expr.value for t in node.targets)):
@@ -296,16 +297,8 @@ def _first_in_capture(calls: list[_Call]) -> list[_Call]:
     return [c for c in calls if c.in_capture and not warmed.get((c.function, c.callee), c.order + 1) < c.order]
 
 
-def _nodes_below(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
-
-
 def _calls_below(node: cst.CSTNode):
-    return (n for n in _nodes_below(node) if isinstance(n, cst.Call))
+    return (n for n in descendants(node) if isinstance(n, cst.Call))
 
 
 RULES = (AutotuneFirstRunInCapture, CaptureWithoutWarmup, SymmetricMemoryInRegion)
