@@ -246,7 +246,8 @@ class _Entry:
     kept: list = field(default_factory=list)  # pinned host numbers the graph copies from at each replay
     rebind: list = field(default_factory=list)  # attribute bindings the capture left: made again after a replay
     appended: list = field(default_factory=list)  # (list attribute, what the capture appended): again after a replay
-    moved: list = field(default_factory=list)  # (CPU argument, device buffer): filled before each replay
+    moved: list = field(default_factory=list)  # (CPU argument, pinned buffer the graph copies from): filled before each replay
+    moved_read: Any = None  # an event after the last replay: its copies from `moved`'s buffers are done
     guards: Any = None  # HostReadGuards: host reads baked at capture, checked on the device (host_read_guards.py)
     containers: list = field(default_factory=list)  # container attributes the capture left: made again after a replay
     slots: list = field(default_factory=list)  # (path, key, static buffer): the caller's rebound argument slots
@@ -813,9 +814,12 @@ class GraphedCallable:
         entry = self.graphs[bucket]
         self._refresh_lrs()
         self._copy_in(entry, leaves, size)
-        fill(entry.moved)
+        fill(entry.moved, entry.moved_read)
         with self._range(f"graphsafe.replay[{self.name} b={bucket}]"):
             entry.graph.replay()
+        if entry.moved and self.backend == "cuda":
+            entry.moved_read = entry.moved_read or torch.cuda.Event()
+            entry.moved_read.record()
         if entry.guards.fired():  # a baked host read would have read another value: this call runs eagerly
             self.stats["fallbacks"] += 1
             with self._grad_mode():

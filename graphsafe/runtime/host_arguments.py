@@ -5,11 +5,15 @@ its embedding table on the CPU, and the step does `x = emb[token]` then `x = x.t
 in its layer loop, where `dev` comes from a per-layer strategy. `graph` moves the CPU lookup to
 the wrapper (the core takes `x`), but the wrapper cannot name the device: only the core knows
 it. What graphed() can observe while capturing is that the argument's use is a `.to` onto a
-CUDA device. This mode turns each such `.to` (or `.cuda()`) of a CPU static argument into a
-device buffer allocated in the graph's pool (its contents are not read at capture: capture runs
-no kernels); graphed() copies the CPU argument into every such buffer before each replay,
-outside the graph, so the replay reads this call's values. The `.to` is the copy the step asked
-for, done by graphed() instead of the graph: same values, same dtype and device.
+CUDA device. This mode turns each such `.to` (or `.cuda()`) of a CPU static argument into a copy
+from a pinned host buffer of its own, recorded by the graph where the step made it; before each
+replay graphed() writes the CPU argument into that pinned buffer, so the replay copies this call's
+values. The `.to` is still the copy the step asked for: same values, same dtype and device.
+
+Why the copy is in the graph rather than a device buffer filled before the replay: a buffer
+allocated during capture takes a block of the graph's pool that kernels earlier in the graph
+used for their temporaries (the pool hands out blocks freed earlier in the capture), and a replay
+runs those earlier kernels again after the fill, over the values (kornia's `to_apply`: H200).
 
 A tensor op on CPU arguments alone (kornia's `batch_prob > 0.5` before its `.to(device)`) is
 recorded and run again before each replay, ahead of the copies (runtime/host_recipes.py).
@@ -79,15 +83,23 @@ class HostArgumentsOnDevice(TorchFunctionMode):
             "argument on the device")
 
     def _buffer(self, argument: torch.Tensor, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
-        # allocated in the graph's pool (capture allows allocation); filled before each replay
+        if device.type == "cuda":  # the graph copies from pinned memory that graphed() fills before each replay
+            staging = torch.empty_like(argument, dtype=dtype, pin_memory=True)
+            staging.copy_(argument)
+            self.moved.append((argument, staging))
+            return staging.to(device, non_blocking=True)
+        # another device (the meta device of the CPU tests): a buffer filled before each replay
         buffer = torch.empty_like(argument, dtype=dtype, device=device)
         self.moved.append((argument, buffer))
         return buffer
 
 
-def fill(moved: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
-    """Before a replay: the CPU arguments' values into the device buffers the graph reads (a
-    blocking copy from pageable memory, on the current stream, ordered before the replay)."""
+def fill(moved: list[tuple[torch.Tensor, torch.Tensor]], last_replay: Any = None) -> None:
+    """Before a replay: the CPU arguments' values into the pinned buffers the graph copies from
+    (or the buffers it reads, off CUDA). `last_replay` is an event recorded after the previous
+    replay: its copies from the pinned buffers must be done before they are written again."""
+    if last_replay is not None:
+        last_replay.synchronize()
     with torch.no_grad():
         for source, buffer in moved:  # a recipe (host work on the arguments) before the copies that read it
             buffer.copy_(source() if callable(source) else source)

@@ -96,3 +96,24 @@ def test_tensor_ops_on_a_cpu_argument_are_run_again_before_each_replay_with_the_
     fill(mode.moved)
     assert gate.tolist() == [[True], [False], [True]] and torch.equal(scaled, torch.cat([x, x]) * 2)
     assert callable(mode.moved[0][0]) and mode.moved[-1][1] is on_device  # recipes come before the copies
+
+
+@pytest.mark.cuda
+@cuda
+def test_a_cpu_argument_moved_after_freed_temporaries_replays_the_calls_values():
+    # kornia on an H200: a device buffer allocated during capture took a block that kernels earlier in the
+    # graph had used for temporaries, so each replay wrote over the values graphed() filled in before it
+    from graphsafe.runtime import graphed
+
+    def step(x, gate):
+        for _ in range(3):
+            x = (x * 1.5 + 1).sin()  # small temporaries, freed during the capture
+        on = torch.atleast_1d(gate > 0.5).view(-1, 1).to(x.device)
+        return torch.where(on, x, -x)
+
+    x = torch.randn(8, 1, device="cuda")
+    gates = [torch.rand(8) for _ in range(6)]
+    fast = graphed(step, (x, gates[0]), batched=[])
+    for gate in gates:
+        assert torch.equal(fast(x, gate), step(x, gate))
+    assert fast.stats["replays"] == len(gates) and fast.stats["eager"] == 0
