@@ -77,8 +77,9 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
 - `torch.tensor(<Python numbers>, device="cuda")` inside the step (torch.distributions does it)
   is copied from pinned host memory while capturing (runtime/host_numbers.py).
 - A CPU tensor argument the step moves to the device itself (`x.to(device=dev)`, where only the
-  step knows `dev`): the `.to` reads a device buffer graphed() fills before each replay; other host
-  work on it while capturing is refused with its name (runtime/host_arguments.py).
+  step knows `dev`): the `.to` is a copy, inside the graph, from a pinned host buffer graphed() fills
+  before each replay; other host work on it while capturing is refused with its name
+  (runtime/host_arguments.py).
 - Host reads of device data inside the step that decide a branch (library code: gpytorch's
   `torch.equal(x1, x2)`, an `if t.any():`), limited to `torch.equal`/`allclose`, `bool` of tensors
   of at most 16 elements and `.item()` of bool tensors: the value every warm-up call read at that
