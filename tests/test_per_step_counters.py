@@ -334,3 +334,49 @@ def test_helper_given_tensors_and_a_setting_of_another_object_is_silent(tmp_path
             return weigh(a, b, self.cfg.w)
     """
     assert project(tmp_path, {"config.py": config, "losses.py": losses, "model.py": model}) == set()
+
+
+# ------------------------------------------------ a field advanced through a held object of unknown class
+
+ENGINE = """\
+class State:
+    def __init__(self):
+        self.iteration = 0
+
+
+class Engine:
+    def __init__(self, update):
+        self.state = State()
+        self.update = update
+
+    def run(self, batches):
+        for batch in batches:
+            self.state.iteration {advance}
+            self.update(self, batch)
+"""
+
+STEP = """\
+import torch
+
+
+def make_update(model: torch.nn.Module, optimizer: torch.optim.Optimizer, every: int):
+    def update(engine, batch: torch.Tensor):  # graphsafe: region
+        if engine.state.iteration % every == 0:
+            optimizer.zero_grad()
+        loss = model(batch).sum()
+        loss.backward()
+        return loss.detach()
+    return update
+"""
+
+
+def test_a_counter_advanced_through_a_held_object_is_per_step_where_its_holder_is_unknown(tmp_path):
+    # ignite: `engine.state.iteration` in the update function; the engine's loop does
+    # `self.state.iteration += 1`, and nothing says what `engine` is where it is read
+    files = {"engine.py": ENGINE.format(advance="+= 1"), "step.py": STEP}
+    assert ("step.py", 6, "GS301") in project(tmp_path, files)
+
+
+def test_a_field_of_a_held_object_that_is_only_set_is_silent(tmp_path):
+    files = {"engine.py": ENGINE.format(advance="= 1"), "step.py": STEP}
+    assert not {f for f in project(tmp_path, files) if f[0] == "step.py" and f[1] == 6}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from graphsafe.analyzer import host_copy_helpers
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
-from graphsafe.analyzer.facts import GROUP_KEY, CallRef, ClassInfo, FileFacts, Unit
+from graphsafe.analyzer.facts import GROUP_KEY, HELD_COUNTER, CallRef, ClassInfo, FileFacts, Unit
 from graphsafe.analyzer.pids import ARG_PID
 from graphsafe.analyzer.run_facts import ObservedIndex
 from graphsafe.model import CallSite, Confidence, Diagnostic, Region, RegionKind
@@ -70,6 +70,7 @@ class Project:
                 self.classes.setdefault(info.key, info)
         self._outside_sets = {pair for facts in files for pair in facts.outside_sets}
         self._group_keys = {key for facts in files for key in facts.group_keys}
+        self._held_counters = {key for facts in files for key in facts.held_counters}
         self._attr_readers: dict[tuple[str, str], list[str]] | None = None
         self._resolved: dict[str, str | None] = {}
         self._methods: dict[tuple[str, str], str | None] = {}
@@ -534,6 +535,8 @@ class Project:
             return unit_key not in self._reachable
         if condition[0] == GROUP_KEY:  # `group["momentum"]`: rewritten between steps somewhere
             return condition[1] in self._group_keys
+        if condition[0] == HELD_COUNTER:  # `engine.state.iteration`: advanced with `+=` somewhere
+            return condition[1] in self._held_counters
         if condition[0] == REACHED_ANY:
             return any(unit in self._reachable for unit in condition[1:])
         if condition[0] == REBOUND_AFTER_REPLAY:

@@ -14,6 +14,7 @@ from graphsafe.model import Confidence, Diagnostic, Hit, RegionKind
 
 
 GROUP_KEY = "group-key"  # Hit condition (GROUP_KEY, key): some file rewrites that param-group key per step
+HELD_COUNTER = "held-counter"  # Hit condition (HELD_COUNTER, "holder.field"): some file advances it with `+=`
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,10 @@ class FileFacts:
     # float(np.interp(...))` in a warm-up): a read of them in an optimizer step is per step
     # where any file writes them (Hit condition (GROUP_KEY, key))
     group_keys: tuple[str, ...] = ()
+    # "holder.field" of a field advanced through a held object with `+= <number>` (`self.state.
+    # iteration += 1` in an engine's loop): a read `engine.state.iteration` whose holder's class is
+    # not known where it is read is per step where any file advances it (Hit condition (HELD_COUNTER, key))
+    held_counters: tuple[str, ...] = ()
     # (reading unit, class, attribute): `self.scheduler.sigmas` read where `self.scheduler` holds
     # an instance of that class (a class of the project, as this file names it)
     attr_reads: tuple[tuple[str, str, str], ...] = ()

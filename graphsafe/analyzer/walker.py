@@ -20,7 +20,7 @@ from graphsafe.analyzer import branch_joins, data_sizes, delegated_use, host_res
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_valued_names
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
-from graphsafe.analyzer.facts import GROUP_KEY, CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
+from graphsafe.analyzer.facts import GROUP_KEY, HELD_COUNTER, CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
 from graphsafe.analyzer.names import ImportTable, bound_names, dotted
 from graphsafe.analyzer.nodes import children, node_types
 from graphsafe.analyzer.noqa import noqa_directives, noqa_lines
@@ -253,6 +253,7 @@ class FileWalker:
         self.varying_entries: dict[str, set[tuple[str, str]]] = {}  # class key → (dict attribute, key) set per step
         self.outside_sets: set[tuple[str, str]] = set()  # see FileFacts.outside_sets
         self.group_keys: set[str] = set()  # see FileFacts.group_keys
+        self.held_counters: set[str] = set()  # see FileFacts.held_counters
         self.attr_reads: set[tuple[str, str, str]] = set()  # see FileFacts.attr_reads
         self.properties: set[str] = set()
         self.number_functions: frozenset[str] = frozenset()  # module functions annotated `-> float`
@@ -582,6 +583,13 @@ class FileWalker:
                 if held and held.startswith(ARG_PID):  # `self.trainer.step`, `self.trainer = trainer`:
                     # a counter of what the constructor's callers pass, decided project-wide
                     return ScalarSource(f"attribute `self.{expr.value.attr.value}.{attr}`", ("@" + held, attr))
+            if base.tag == "unknown" and type(expr.value) is cst.Attribute:
+                # `engine.state.iteration` where the holder's class is not known here: per step where
+                # some method advances that field of a held object (`self.state.iteration += 1`)
+                holder = expr.value.attr.value
+                owner = f"{expr.value.value.value}." if type(expr.value.value) is cst.Name else ""
+                return ScalarSource(f"attribute `{owner}{holder}.{attr}` (advanced with `+=` between steps)",
+                                    (HELD_COUNTER, f"{holder}.{attr}"))
             return None
         if tp is cst.BinaryOperation:
             return self._surest_source((expr.left, expr.right))
@@ -2153,6 +2161,11 @@ class FileWalker:
             unit.marks.append((RegionKind.COMMENT, Confidence.CERTAIN))
         params = node.params
         env: dict[str, T.Kind] = {}
+        if outer.is_function:  # a closure reads the enclosing function's declared parameters
+            # (`def update(engine, batch)` inside `supervised_training_step(model: nn.Module,
+            # optimizer: Optimizer, ...)`), where that function never rebinds them
+            env.update((name, kind) for name, kind in outer.params.items()
+                       if kind != T.UNKNOWN and name not in outer.reassigned)
         self_name = None
         inner = _Scope(outer.imports.child(), env, dict(outer.local_defs), outer.class_key, None, qual + ".", [unit], True)
         self.scope = inner
@@ -2354,6 +2367,8 @@ class FileWalker:
     def _visit_augassign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Attribute) and not self.is_self(node.target.value):
             self._note_outside_set(node.target)  # `m.global_step += 1`: a counter kept from outside
+            if type(node.target.value) is cst.Attribute and type(node.value) in (cst.Integer, cst.Float):
+                self.held_counters.add(f"{node.target.value.attr.value}.{node.target.attr.value}")
         self._visit(node.value)
         self._visit(node.target)  # `x[m] += 1` reads x[m]: not a pure store
 
@@ -3106,6 +3121,7 @@ class FileWalker:
             wanted=tuple(sorted(self.wanted)),
             outside_sets=tuple(sorted(self.outside_sets)),
             group_keys=tuple(sorted(self.group_keys)),
+            held_counters=tuple(sorted(self.held_counters)),
             attr_reads=tuple(sorted(self.attr_reads)),
             errors=tuple(self._failure_diagnostic(name, error, line_of(function.name))
                          for function, name, error in self.failures),
