@@ -33,6 +33,7 @@ from graphsafe.graph_loop import exit_loop_in, plan_loop_body
 from graphsafe.model import Diagnostic, RegionKind
 from graphsafe.rewriters.boundary import SplitResult, convert_fixed_values, split_region
 from graphsafe.rewriters.branch_select import select_left_branches
+from graphsafe.rewriters.data_tail import data_dependent_tail
 from graphsafe.rewriters.host_callees import host_callee_lines
 from graphsafe.rewriters.host_inputs import host_inputs
 from graphsafe.rewriters.moved_by_core import device_move_note, host_values_moved_by_core
@@ -42,6 +43,7 @@ from graphsafe.rewriters.nonzero_rows import writes_by_mask
 from graphsafe.rewriters.rename_rebound import rename_rebound
 from graphsafe.rewriters.replayed_appends import replayed_append_note, settled_by_replayed_append
 from graphsafe.rewriters.smaller_region import smaller_region_advice
+from graphsafe.rewriters.timing_events import timing_event_lines
 from graphsafe.rewriters.callee_state import Sources, fed_parameters, rewrite_callee_state, settled_by_carried
 from graphsafe.rewriters.validation_capture import settled_by_validation_off, wrap_core_file
 from graphsafe.rewriters.tensor_condition import assert_notes
@@ -129,7 +131,11 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         text, host_lines, per_step, reached = (hosted.source, *map(hosted.remap, (host_lines, per_step, reached)))
         for line, codes in hosted.producers.items():
             host_lines.setdefault(line, set()).update(codes)
-        split = hosted.in_original_lines(split_region(text, defined, host_lines, per_step, reached, hosted.producers))
+        # timing events and a data-dependent tail (decoded lists, masked selections): wrapper work
+        for line, codes in timing_event_lines(text, defined).items():
+            host_lines.setdefault(line, set()).update(codes)
+        split_lines = {**host_lines, **data_dependent_tail(text, defined, host_lines, reached)}
+        split = hosted.in_original_lines(split_region(text, defined, split_lines, per_step, reached, hosted.producers))
         core = defined
         if split.source is not None:
             try:
