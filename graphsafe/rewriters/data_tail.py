@@ -13,7 +13,7 @@ reads, run by the wrapper after the graph.
 `decode` reads token lists with `.tolist()` and selects frames with `masked_select`: results of a
 data-dependent size, or host values. No graph holds them (a graph fixes every shape at capture);
 the fixed-capacity alternative changes what the program returns. Such a statement — its own line
-or what its calls reach has a data-dependent shape (GS107, GS108) or a host read (GS101-GS105),
+or what its calls reach has a data-dependent shape (GS107, GS108) or a host value read (GS101-GS103),
 nothing else but host work — whose results only later tail statements, host work or the return
 read is handed to the wrapper as host work (boundary.split_region places it after the core when it
 commutes with the core statements after it). The return then reads the tail's results in the
@@ -30,7 +30,10 @@ import libcst as cst
 from graphsafe.rewriters.boundary import HOST_CODES, _effects, _find, _overlaps, _peel_grad_mode
 
 DATA_SHAPES = frozenset({"GS107", "GS108"})  # a data-dependent output shape
-HOST_READS = frozenset({"GS101", "GS102", "GS103", "GS104", "GS105"})  # .item(), .tolist(), .cpu(), int(), repr
+# host values the user reads: .item(), .tolist(), .cpu() / .to("cpu"). Not `int()` / `bool()` alone (GS105):
+# those are mostly sizes and branch decisions inside tensor work, which graphed()'s guards or the trim
+# of rewriters/trimmed_inputs.py take; a tail statement may still reach one beside a trigger.
+HOST_READS = frozenset({"GS101", "GS102", "GS103"})
 AS_HOST = "GS105"  # what a data-dependent shape is to the split: a size read on the host
 
 
