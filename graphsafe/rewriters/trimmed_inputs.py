@@ -21,9 +21,10 @@ body (a docstring may come first), EXPR reading only its parameters, followed by
 (a parameter trimmed along one dimension, plain `:` before it), and `n` read nowhere else; the
 core passes each of those parameters a parameter of its own, by position, in its first statement.
 
-What the user gets: the core's input now has a shape per distinct trim. graphed() keeps one graph
-per non-batch shape it captured and runs a call of another shape eagerly with `pad=False` (an error
-with pad=True), so the wiring says pad=False and the summary says so.
+What the user gets: the core's input now has a shape per distinct trim. graphed() captures the
+non-batch shape of its first call only and runs a call of another shape eagerly with `pad=False`
+(an error with pad=True), so the wiring says pad=False and the summary says so: the graph replays
+only for calls trimmed to the captured length.
 
 Static path: libcst only, no torch."""
 
@@ -34,9 +35,9 @@ from pathlib import Path
 
 import libcst as cst
 
-from graphsafe.rewriters.boundary import _find, _fresh, _peel_grad_mode
+from graphsafe.rewriters.boundary import _find, _fresh, _peel_grad_mode, _torch_name
 
-CAPTURING = "torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()"
+CAPTURING = "{t}.cuda.is_available() and {t}.cuda.is_current_stream_capturing()"  # False on a CPU-only torch
 SIZE_READ = "GS105"
 
 
@@ -135,7 +136,10 @@ def _one(callee_file: Path, line: int, callee: str, region_file: Path, region: s
     added = f"{fresh} = {given.value}[{bound}]"
     # edits: the callee's read (skipped while capturing), then the wrapper (a line added, an argument renamed)
     value = body[0].body[0].value
-    new_value = f"({tensor}.size({dim}) if {CAPTURING} else {cst.Module([]).code_for_node(value)})"
+    torch_name = _torch_name(module)
+    if torch_name is None:
+        return None  # the callee's file does not import torch: no capture to ask about
+    new_value = f"({tensor}.size({dim}) if {CAPTURING.format(t=torch_name)} else {cst.Module([]).code_for_node(value)})"
     if positions[value].start.line != positions[value].end.line or \
             wrapper_positions[given].start.line != wrapper_positions[given].end.line:
         return None
@@ -154,8 +158,9 @@ def _one(callee_file: Path, line: int, callee: str, region_file: Path, region: s
     now = line + (1 if same_file and line >= first.line else 0)  # the read's line after the added one
     note = (f"{callee_file.name}:{line}: the host size read `{cst.Module([]).code_for_node(value)}` trims "
             f"`{tensor}`: the wrapper now trims it before the core ({added}), and the read there is skipped "
-            f"while a graph is captured; graphed(pad=False) keeps one graph per trimmed shape it captured and "
-            f"runs calls of another shape eagerly")
+            f"while a graph is captured. graphed(pad=False) graphs the trimmed length of the call it captured "
+            f"at (a new length is a new non-batch shape, which it does not capture): a call trimmed to another "
+            f"length runs eagerly (counted in .stats['eager']); inputs padded to one length replay every call")
     return Trim(str(callee_file), now, added, note)
 
 
