@@ -124,6 +124,8 @@ def _one(callee_file: Path, line: int, callee: str, region_file: Path, region: s
         return None
     statement, core_call = at
     core_index = core_params[1:] if core_params and core_params[0] == "self" else core_params
+    if not all(passed[n] in core_index for n in expr_names | {tensor}):
+        return None  # `self` passed on: not a step input the wrapper holds
     index = core_index.index(passed[tensor])
     if index >= len(core_call.args) or not isinstance(core_call.args[index].value, cst.Name) or any(
             not isinstance(core_call.args[core_index.index(passed[n])].value, cst.Name) for n in expr_names):
