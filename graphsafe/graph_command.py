@@ -33,6 +33,8 @@ from graphsafe.graph_loop import exit_loop_in, plan_loop_body
 from graphsafe.model import Diagnostic, RegionKind
 from graphsafe.rewriters.boundary import SplitResult, convert_fixed_values, split_region
 from graphsafe.rewriters.branch_select import select_left_branches
+from graphsafe.rewriters.compiled_region import uncompiled_region
+from graphsafe.rewriters.data_tail import data_dependent_tail
 from graphsafe.rewriters.host_callees import host_callee_lines
 from graphsafe.rewriters.host_inputs import host_inputs
 from graphsafe.rewriters.moved_by_core import device_move_note, host_values_moved_by_core
@@ -42,6 +44,8 @@ from graphsafe.rewriters.nonzero_rows import writes_by_mask
 from graphsafe.rewriters.rename_rebound import rename_rebound
 from graphsafe.rewriters.replayed_appends import replayed_append_note, settled_by_replayed_append
 from graphsafe.rewriters.smaller_region import smaller_region_advice
+from graphsafe.rewriters.timing_events import timing_event_lines
+from graphsafe.rewriters.trimmed_inputs import TrimmedInputs, trim_in_wrapper
 from graphsafe.rewriters.callee_state import Sources, fed_parameters, rewrite_callee_state, settled_by_carried
 from graphsafe.rewriters.validation_capture import settled_by_validation_off, wrap_core_file
 from graphsafe.rewriters.tensor_condition import assert_notes
@@ -71,6 +75,7 @@ class GraphPlan:
     callee_refusals: list[str] = dataclasses.field(default_factory=list)  # and what could not be, with the line
     notes: list[str] = dataclasses.field(default_factory=list)  # checks made eager-only or device-side
     host_inputs: list[str] = dataclasses.field(default_factory=list)  # inputs made on the host: moved or why not
+    shapes_vary: bool = False  # an input trimmed on the host: graphed(pad=False), other shapes run eagerly
 
 
 def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool = True) -> GraphPlan:
@@ -129,7 +134,12 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         text, host_lines, per_step, reached = (hosted.source, *map(hosted.remap, (host_lines, per_step, reached)))
         for line, codes in hosted.producers.items():
             host_lines.setdefault(line, set()).update(codes)
-        split = hosted.in_original_lines(split_region(text, defined, host_lines, per_step, reached, hosted.producers))
+        text, compile_note = uncompiled_region(text, defined)  # graphed() graphs the core, not torch.compile
+        # timing events and a data-dependent tail (decoded lists, masked selections): wrapper work
+        for line, codes in timing_event_lines(text, defined).items():
+            host_lines.setdefault(line, set()).update(codes)
+        split_lines = {**host_lines, **data_dependent_tail(text, defined, host_lines, reached)}
+        split = hosted.in_original_lines(split_region(text, defined, split_lines, per_step, reached, hosted.producers))
         core = defined
         if split.source is not None:
             try:
@@ -181,11 +191,18 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         if repairs.changed or validation:
             final = check_paths(scratch_paths, core_settings, use_cache=False)
             sources.forget(None)
+        # a host size read that trims a step input (`x[:, :int(n.max())]` in a callee): to the wrapper
+        trims = trim_in_wrapper(final.diagnostics, core, region_copy, defined, split.core_name) \
+            if split.source is not None else TrimmedInputs()
+        if trims.trims:
+            final = check_paths(scratch_paths, core_settings, use_cache=False)
+            sources.forget(None)
         back = {os.path.realpath(copy): original for original, copy in copies.items()}
         callee_notes = ([_scratch_shown(c, back) for c in callee.changed],
                         [_scratch_shown(r, back) for r in callee.refused])
         notes = [_scratch_shown(c, back) for c in repairs.changed + repairs.refused + unselected] \
             + [validation] * bool(validation)
+        notes += [t.note for t in trims.trims] + [compile_note] * bool(compile_note and split.source is not None)
         if backward:
             split = dataclasses.replace(split, backward_in=_shown(back.get(os.path.realpath(backward[0]), backward[0]))
                                         + f":{backward[1]}")
@@ -202,7 +219,7 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
             in_region_file = _abs(original) == _abs(region.path)
             if d.code in NOT_FIXED_HERE or (in_region_file and _settled_by_numbers(d, carried, region_lines)) \
                     or settled_by_carried(d, carried, sources) or callee.settles(d) or repairs.settles(d) \
-                    or (validation and settled_by_validation_off(d)):
+                    or (validation and settled_by_validation_off(d)) or trims.settles(d.path, d.start.line, d.code):
                 continue
             if settled_by_replayed_append(d, sources):  # graphed() appends again after each replay
                 notes.append(_scratch_shown(replayed_append_note(d), back))
@@ -225,8 +242,10 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
               for line, note in (hosted.moved if split.source is not None else []) + hosted.refused]
     inputs += [f"{_shown(region.path)}:{copy}: " + device_move_note(copy, maker, name, maker in split.prologue_lines)
                for copy, maker, name in device_moves]
+    shapes_vary = bool(trims.trims)
     return GraphPlan(region.display, region.path, split, core, changed, fixes, blocking,
-                     _wiring(region.display, split, blocking), wire, *callee_notes, notes, host_inputs=inputs)
+                     _wiring(region.display, split, blocking, shapes_vary), wire, *callee_notes, notes,
+                     host_inputs=inputs, shapes_vary=shapes_vary)
 
 
 def _renamed(text: str, defined: str, host_lines, region_copy: Path, original_bytes: bytes) -> str:
@@ -434,9 +453,10 @@ def _walk(function):
             stack.extend(ast.iter_child_nodes(node))
 
 
-def wiring_options(split: SplitResult, blocking: list[Diagnostic]) -> dict:
+def wiring_options(split: SplitResult, blocking: list[Diagnostic], shapes_vary: bool = False) -> dict:
     """The `graphed(...)` options the core needs: train=True when it runs a backward (its own or a
-    callee's), numbers= for its per-step number parameters."""
+    callee's), numbers= for its per-step number parameters, pad=False when the wrapper trims an
+    input to a size read on the host (a call of a shape not captured runs eagerly, not an error)."""
     options: dict = {}
     if ".backward(" in (split.source or "") or split.backward_in:
         options["train"] = True
@@ -444,14 +464,16 @@ def wiring_options(split: SplitResult, blocking: list[Diagnostic]) -> dict:
                                       if any(per_step_number(d) == p for d in blocking)]
     if numbers:
         options["numbers"] = numbers  # per-step Python numbers: device scalars filled per call
+    if shapes_vary and not options.get("train"):  # training never pads: pad=False already
+        options["pad"] = False
     return options
 
 
-def _wiring(region: str, split: SplitResult, blocking: list[Diagnostic]) -> str:
+def _wiring(region: str, split: SplitResult, blocking: list[Diagnostic], shapes_vary: bool = False) -> str:
     owner, _, name = region.rpartition(".")
     core = split.core_name or name
     target = f"fn.{core}" if split.closure else f"obj.{core}" if owner else f"module.{core}"
-    options = wiring_options(split, blocking)
+    options = wiring_options(split, blocking, shapes_vary)
     line = f"{target} = graphed({target}{''.join(f', {k}={v!r}' for k, v in options.items())})"
     who = (f"fn: the {name} function {owner}() returns" if split.closure else
            f"obj: the {owner} whose {name} your loop calls" if owner else "module: the module that defines it")
@@ -466,7 +488,7 @@ def as_json(result: GraphPlan) -> dict:
             "core_parameters": split.core_parameters, "prologue_lines": split.prologue_lines,
             "epilogue_lines": split.epilogue_lines, "kept_host_lines": split.kept_host_lines,
             "host_return": split.host_return, "converted": split.converted, "backward_in": split.backward_in,
-            "options": wiring_options(split, result.blocking), "fixes": dict(result.fixes),
+            "options": wiring_options(split, result.blocking, result.shapes_vary), "fixes": dict(result.fixes),
             "callee_changes": result.callee_changes, "callee_refusals": result.callee_refusals, "notes": result.notes,
             "host_inputs": result.host_inputs,
             "changed": sorted(_shown(p) for p in result.changed),

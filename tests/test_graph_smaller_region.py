@@ -1,6 +1,7 @@
 """Data-dependent shapes `graph` leaves (a boolean-mask read whose rows the user reads): the
 summary says which line of the core first reaches one and which of the core's work before it a
-graph can take (rewriters/smaller_region.py), or that nothing comes before it."""
+graph can take (rewriters/smaller_region.py), or that nothing comes before it. (A data-dependent
+result only the return reads is a tail the wrapper runs: tests/test_graph_data_tail.py.)"""
 
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ PROGRAM = textwrap.dedent('''\
         def step(self, x, mask):
             h = torch.tanh(self.proj(x))
             scores = h.sum(-1)
-            return selected(scores, mask)
+            picked = selected(scores, mask)
+            out = self.proj(picked[:, None].expand(-1, 4))  # tensor work on it: not a tail the wrapper runs
+            return out.sum() + h.sum()
 ''')
 
 
@@ -48,7 +51,9 @@ def test_the_work_before_the_first_line_reaching_a_data_dependent_shape_is_named
 
 def test_a_data_dependent_shape_first_leaves_nothing_before_it(tmp_path, capsys):
     source = PROGRAM.replace("        h = torch.tanh(self.proj(x))\n        scores = h.sum(-1)\n"
-                             "        return selected(scores, mask)",
+                             "        picked = selected(scores, mask)\n"
+                             "        out = self.proj(picked[:, None].expand(-1, 4))  # tensor work on it: not a tail the wrapper runs\n"
+                             "        return out.sum() + h.sum()",
                              "        picked = selected(x.float(), mask)\n        return torch.tanh(self.proj(picked))")
     assert "picked" in source
     _, notes = _notes(tmp_path, capsys, source)
