@@ -669,6 +669,23 @@ class GraphedCallable:
                 statics[index] = statics[index].detach().clone()
         return set(indices)
 
+    def _own_read_only(self, statics: list[Any], leaves: list[Any], versions: list, slots: set[int]) -> None:
+        """An unbatched tensor argument was taken as the graph's buffer (`_static_for`); the ones the
+        warm-up did not write in place become graphed()'s own copies, so that a later call's values
+        are copied into graphed()'s buffer, not into the tensor the caller passed first (which it may
+        still hold: an ODE solver's `y0`, a time grid). State the step writes in place (a KV cache)
+        stays the caller's tensor: pass the same one every call to skip the copies; so does a tensor
+        that requires grad (a parameter: autograd and the optimizer know it by identity)."""
+        seen: set[int] = set()
+        for index, (static, template) in enumerate(zip(statics, self._leaves)):
+            if not (isinstance(static, torch.Tensor) and template.is_tensor) or template.batched or index in slots:
+                continue
+            shared = id(static) in seen  # one tensor passed twice (`t0` and `t1`): two buffers
+            seen.add(id(static))
+            if static is leaves[index] and not static.requires_grad and (shared or static._version == versions[index]):
+                statics[index] = static.detach().clone().requires_grad_(static.requires_grad)
+                versions[index] = statics[index]._version
+
     def _put_back_bindings(self) -> None:
         """Attribute and container bindings as they were before the warm-up (no warm-up, probe or
         capture value stays visible)."""
@@ -692,6 +709,7 @@ class GraphedCallable:
         rebound: list = []
         if self.backend == "eager":
             slot_leaves = self._warm_up(statics, leaves, guards)
+            self._own_read_only(statics, leaves, versions, slot_leaves)
             graph = _EagerGraph(lambda: self._call_closing(guards, statics))
             with self._grad_mode():
                 guards.capture_begins()  # a simulated replay runs fn with the baked reads
@@ -704,7 +722,9 @@ class GraphedCallable:
             stream.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(stream):
                 slot_leaves = self._warm_up(statics, leaves, guards)
+                self._own_read_only(statics, leaves, versions, slot_leaves)
             torch.cuda.current_stream().wait_stream(stream)
+            host = {id(s): t.name for s, t in zip(statics, self._leaves) if isinstance(s, torch.Tensor) and not s.is_cuda}
             warmed = self._containers.bindings() if self._containers is not None else {}
             if self._attributes is not None and self.reset_after_warmup:  # the call's own path, not the
                 self._put_back_bindings()  # one the warm-up left

@@ -329,3 +329,32 @@ def test_a_snapshot_restore_skips_an_expanded_view_it_cannot_write():
     base.add_(1.0)
     saved.restore_values()
     assert torch.equal(base, torch.zeros(1, 3)) and torch.equal(view, torch.zeros(4, 3))
+
+
+def test_a_later_calls_argument_is_not_copied_into_the_tensor_the_first_call_passed():
+    # graphed() took an unbatched argument as its buffer: the next call's values were copied into
+    # the caller's first tensor (an ODE solver's y0 changed under the caller)
+    first, later = torch.ones(3), torch.full((3,), 5.0)
+    fast = graphed(lambda x: x * 2, (first,), batched=[], backend="eager")
+    assert torch.equal(fast(first), torch.full((3,), 2.0)) and torch.equal(fast(later), torch.full((3,), 10.0))
+    assert torch.equal(first, torch.ones(3)) and torch.equal(later, torch.full((3,), 5.0))
+
+
+def test_one_tensor_passed_as_two_arguments_gets_two_buffers():
+    t = torch.tensor(1.0)
+    fast = graphed(lambda a, b: a * 10 + b, (t, t), batched=[], backend="eager")
+    assert fast(t, t).item() == 11.0
+    assert fast(torch.tensor(2.0), torch.tensor(3.0)).item() == 23.0 and t.item() == 1.0
+
+
+def test_state_the_step_writes_in_place_stays_the_callers_tensor():
+    cache = torch.zeros(3)
+
+    def step(x, cache):
+        cache.add_(x)
+        return cache * 1
+
+    fast = graphed(step, (torch.ones(3), cache), batched=[], backend="eager")
+    for _ in range(3):
+        out = fast(torch.ones(3), cache)
+    assert torch.equal(cache, torch.full((3,), 3.0)) and torch.equal(out, cache)
