@@ -60,6 +60,16 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
   changed is an error (GS301).
 - Another argument structure (a decoder's first step passes `None` where later steps pass a
   state tuple) gets graphs of its own, sharing the pool and `.stats`, up to MAX_STRUCTURES.
+- `shapes=N` (default 1): a call whose tensors differ from the captured ones in a dimension other
+  than the batch dimension (an input trimmed to its batch's longest utterance) gets graphs of its
+  own, captured on that call (warm-up and capture, as the first call) and replayed by later calls of
+  that shape, up to N shapes in all (the first call's included); they share the pool, `.stats` and
+  the batch buckets. Each shape costs its warm-up and capture once, and memory: its static inputs
+  and outputs, and the pool grows to the largest shape's intermediates, so the default captures
+  one shape (another runs eagerly with pad=False, an error with pad=True) and N is a bound you
+  choose. Past it a call of a new shape runs eagerly, with a RuntimeWarning the first time
+  (`.stats["other_shapes"]`: shapes captured after the first; `.stats["past_shape_limit"]`: calls
+  run eagerly because N shapes have graphs). Each argument structure has its own N shapes.
 - State kept as attribute bindings of the step's modules and state objects (`self.prev =
   attn.detach()`, a cache reset to `None` and made on the first step): put back to its
   pre-warm-up bindings before the capture, closed in place at the graph's end, re-bound after each
@@ -106,6 +116,7 @@ import functools
 import sys
 import time
 import types
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
@@ -291,7 +302,8 @@ class GraphedCallable:
                  train: bool = False, optimizer: Any = None,
                  pool: Any = None, warmup: int = 3, clone_outputs: bool = True, pad_value: float | None = 0,
                  generators: Iterable[torch.Generator] = (), nvtx_ranges: bool = True,
-                 reset_after_warmup: bool = True, backend: str = "cuda", name: str | None = None) -> None:
+                 reset_after_warmup: bool = True, backend: str = "cuda", name: str | None = None,
+                 shapes: int = 1) -> None:
         # the options again, for the graph of another argument structure (_by_structure)
         options = {k: v for k, v in locals().items() if k not in ("self", "fn", "sample_args", "sample_kwargs")}
         if not callable(fn):
@@ -300,6 +312,8 @@ class GraphedCallable:
             raise ValueError(f"graphed: backend must be 'cuda' or 'eager', got {backend!r}")
         if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 1:
             raise ValueError(f"graphed: warmup must be an integer >= 1 (capture needs a warmed-up step), got {warmup!r}")
+        if isinstance(shapes, bool) or not isinstance(shapes, int) or shapes < 1:
+            raise ValueError(f"graphed: shapes must be an integer >= 1 (how many input shapes get graphs), got {shapes!r}")
         if not isinstance(batch_dim, int) or batch_dim < 0:
             raise ValueError(f"graphed: batch_dim must be a non-negative integer, got {batch_dim!r}")
         if pad is None:
@@ -331,6 +345,9 @@ class GraphedCallable:
         self.graphs: dict[int, _Entry] = {}
         self.capture_seconds: dict[int, float] = {}
         self.stats = {"replays": 0, "eager": 0, "padded": 0}
+        self.shapes = shapes
+        if shapes > 1:
+            self.stats.update(other_shapes=0, past_shape_limit=0)
         self._leaves: list[_Leaf] = []
         self._spec = None
         self._flat_key: tuple | None = None  # (positional count, keyword names) of a flat captured call
@@ -338,6 +355,7 @@ class GraphedCallable:
         self._autograd_layouts: dict[tuple, Any] = {}  # its graphs per object-argument layout
         self._options = options
         self._structures: dict[Any, GraphedCallable] = {}  # another argument structure → its own graphs
+        self._shapes: dict[tuple, GraphedCallable] = {}  # another non-batch shape → its own graphs (shapes=N)
         self._attributes: AttributeState | None = None  # state kept as attribute bindings (attribute_state.py)
         self._attributes_before: dict = {}
         self._containers: ContainerAttributes | None = None  # dict/list/tuple attributes (container_state.py)
@@ -827,6 +845,8 @@ class GraphedCallable:
         if (spec is not None and spec != self._spec) or flags != self._captured_flags:
             return self._by_structure((self._spec if spec is None else spec, flags), leaves, args, kwargs)
         size, same_shape = self._check(leaves)
+        if not same_shape and self.shapes > 1:
+            return self._by_shape(leaves, args, kwargs)
         bucket = choose_bucket(size, self.buckets, self.pad) if same_shape else None
         if bucket is None:
             self.stats["eager"] += 1
@@ -869,13 +889,44 @@ class GraphedCallable:
                     f"graphed {self.name}: the arguments' structure differs from the {len(self._structures) + 1} "
                     f"captured ones ({len(leaves)} leaves vs {len(self._leaves)}); pass the same arguments in the "
                     "same form")
-            if self.pool is None and self.backend == "cuda":
-                self.pool = torch.cuda.graph_pool_handle()
-            other = GraphedCallable(self.fn, **dict(self._options, pool=self.pool,
-                                                    name=f"{self.name}[structure {len(self._structures) + 2}]"))
-            other.stats = self.stats
-            self._structures[spec] = other
+            other = self._structures[spec] = self._sibling(f"structure {len(self._structures) + 2}")
         return other(*args, **kwargs)
+
+    def _by_shape(self, leaves: list[Any], args: tuple, kwargs: dict) -> Any:
+        """shapes=N: a call whose tensors have another non-batch shape replays that shape's graphs,
+        captured on its first call, up to N shapes with the captured one; past that it runs eagerly
+        (a RuntimeWarning the first time)."""
+        key = self._shape_key(leaves)
+        other = self._shapes.get(key)
+        if other is None:
+            if len(self._shapes) + 1 >= self.shapes:
+                if not self.stats["past_shape_limit"]:
+                    warnings.warn(f"graphed {self.name}: {self.shapes} input shapes have graphs (shapes="
+                                  f"{self.shapes}); calls of another shape run eagerly "
+                                  "(.stats['past_shape_limit'] counts them)", RuntimeWarning, stacklevel=3)
+                self.stats["past_shape_limit"] += 1
+                self.stats["eager"] += 1
+                with self._grad_mode():
+                    return self.fn(*args, **kwargs)
+            # shapes=1: its calls come here with its own shape only
+            other = self._shapes[key] = self._sibling(f"shape {len(self._shapes) + 2}", shapes=1)
+            self.stats["other_shapes"] += 1
+        return other(*args, **kwargs)
+
+    def _shape_key(self, leaves: list[Any]) -> tuple:
+        """The call's tensor shapes without the batch dimension of batched inputs (buckets serve that)."""
+        d = self.batch_dim
+        return tuple(tuple(leaf.shape[:d] + leaf.shape[d + 1:]) if t.batched else tuple(leaf.shape)
+                     for leaf, t in zip(leaves, self._leaves) if t.is_tensor)
+
+    def _sibling(self, label: str, **options: Any) -> GraphedCallable:
+        """A graphed callable for another argument structure or shape: graphs of its own, captured on
+        its first call, in this one's memory pool and counted in this one's `.stats`."""
+        if self.pool is None and self.backend == "cuda":
+            self.pool = torch.cuda.graph_pool_handle()
+        other = GraphedCallable(self.fn, **dict(self._options, pool=self.pool, name=f"{self.name}[{label}]", **options))
+        other.stats = self.stats
+        return other
 
     def _flatten_call(self, args: tuple, kwargs: dict) -> tuple[list[Any], Any]:
         """The call's leaves; its structure too (None: the captured call's structure, checked
@@ -895,8 +946,8 @@ class GraphedCallable:
         return rows
 
     def _check(self, leaves: list[Any]) -> tuple[int, bool]:
-        """The call's batch size, and whether every other dimension matches (False: eager with
-        pad=False; an error with pad=True)."""
+        """The call's batch size, and whether every other dimension matches (False: another shape's
+        graphs with shapes=N, else eager with pad=False; an error with pad=True and shapes=1)."""
         size = None
         same = True
         d = self.batch_dim
@@ -933,7 +984,7 @@ class GraphedCallable:
             else:
                 other, expected = tuple(leaf.shape), t.shape
             if tuple(other) != tuple(expected):
-                if self.pad:
+                if self.pad and self.shapes == 1:
                     raise GraphedInputError(f"graphed {self.name}: {t.name} has shape {tuple(leaf.shape)}, captured "
                                             f"{t.shape} (only dimension {d} of batched inputs may vary; GS403)")
                 same = False
@@ -1101,7 +1152,7 @@ def graphed(fn: Callable | None = None, sample_args: Any = None, **options: Any)
         graphed(fn, sample_args, *, sample_kwargs=None, buckets=None, pad=None (True unless train),
                 batch_dim=0, batched=None, numbers=(), train=False, optimizer=None, pool=None, warmup=3,
                 clone_outputs=True, pad_value=0, generators=(), nvtx_ranges=True,
-                reset_after_warmup=True, backend="cuda", name=None)
+                reset_after_warmup=True, backend="cuda", name=None, shapes=1)
 
     With `sample_args` every bucket is captured now; without, on the first call (its arguments
     are the samples). Used bare as `@graphed(buckets=[...])` it decorates.
