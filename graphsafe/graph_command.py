@@ -45,7 +45,7 @@ from graphsafe.rewriters.rename_rebound import rename_rebound
 from graphsafe.rewriters.replayed_appends import replayed_append_note, settled_by_replayed_append
 from graphsafe.rewriters.smaller_region import smaller_region_advice
 from graphsafe.rewriters.timing_events import timing_event_lines
-from graphsafe.rewriters.trimmed_inputs import TrimmedInputs, trim_in_wrapper
+from graphsafe.rewriters.trimmed_inputs import TRIMMED_SHAPES, TrimmedInputs, trim_in_wrapper
 from graphsafe.rewriters.callee_state import Sources, fed_parameters, rewrite_callee_state, settled_by_carried
 from graphsafe.rewriters.validation_capture import settled_by_validation_off, wrap_core_file
 from graphsafe.rewriters.tensor_condition import assert_notes
@@ -75,7 +75,7 @@ class GraphPlan:
     callee_refusals: list[str] = dataclasses.field(default_factory=list)  # and what could not be, with the line
     notes: list[str] = dataclasses.field(default_factory=list)  # checks made eager-only or device-side
     host_inputs: list[str] = dataclasses.field(default_factory=list)  # inputs made on the host: moved or why not
-    shapes_vary: bool = False  # an input trimmed on the host: graphed(pad=False), other shapes run eagerly
+    shapes_vary: bool = False  # an input trimmed on the host: graphed(pad=False, shapes=N), a graph per length
 
 
 def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool = True) -> GraphPlan:
@@ -455,8 +455,9 @@ def _walk(function):
 
 def wiring_options(split: SplitResult, blocking: list[Diagnostic], shapes_vary: bool = False) -> dict:
     """The `graphed(...)` options the core needs: train=True when it runs a backward (its own or a
-    callee's), numbers= for its per-step number parameters, pad=False when the wrapper trims an
-    input to a size read on the host (a call of a shape not captured runs eagerly, not an error)."""
+    callee's), numbers= for its per-step number parameters, pad=False and shapes= when the wrapper
+    trims an input to a size read on the host (each trimmed length gets a graph of its own, up to
+    TRIMMED_SHAPES; a further one runs eagerly, not an error)."""
     options: dict = {}
     if ".backward(" in (split.source or "") or split.backward_in:
         options["train"] = True
@@ -464,8 +465,10 @@ def wiring_options(split: SplitResult, blocking: list[Diagnostic], shapes_vary: 
                                       if any(per_step_number(d) == p for d in blocking)]
     if numbers:
         options["numbers"] = numbers  # per-step Python numbers: device scalars filled per call
-    if shapes_vary and not options.get("train"):  # training never pads: pad=False already
-        options["pad"] = False
+    if shapes_vary:
+        if not options.get("train"):  # training never pads: pad=False already
+            options["pad"] = False
+        options["shapes"] = TRIMMED_SHAPES
     return options
 
 

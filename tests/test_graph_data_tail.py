@@ -132,7 +132,7 @@ def test_timing_events_made_and_recorded_in_a_branch_are_host_lines():
 
 def test_a_host_size_read_that_trims_an_input_moves_to_the_wrapper(tmp_path, capsys):
     summary, graphed_file = _graph(tmp_path, capsys, TRIM, "step")
-    assert summary["blocking"] == [] and summary["options"] == {"pad": False}, summary
+    assert summary["blocking"] == [] and summary["options"] == {"pad": False, "shapes": 16}, summary
     assert any("the wrapper now trims it before the core" in n for n in summary["notes"]), summary["notes"]
     text = graphed_file.read_text(encoding="utf-8")
     wrapper = text[text.index("def step("):text.index("def step_core")]
@@ -151,7 +151,7 @@ def b_step(module, net, x, lengths):
     return module.step(net, x, lengths)
 
 
-def test_a_trimmed_core_replays_its_captured_length_and_runs_other_lengths_eagerly(tmp_path, capsys, monkeypatch):
+def test_a_trimmed_core_replays_a_graph_of_its_own_for_each_trimmed_length(tmp_path, capsys, monkeypatch):
     from graphsafe.runtime import graphed
     from tests.runtime.cpu_graph import simulate_cuda_graphs
 
@@ -170,8 +170,8 @@ def test_a_trimmed_core_replays_its_captured_length_and_runs_other_lengths_eager
             for got, expected in zip(rewritten.step(b, x, lengths), original.step(a, x, lengths)):
                 torch.testing.assert_close(got, expected, rtol=0, atol=0)
     stats = rewritten.step_core.stats
-    # the first call's length (7) gets the graph; 5 and 9 are other shapes: eager, not an error
-    assert stats["eager"] == 2 and stats["replays"] >= 2, stats
+    # the wiring asks for shapes=16: 7 gets the first graph, 5 and 9 graphs of their own; no call eager
+    assert stats["eager"] == 0 and stats["replays"] == 6 and stats["other_shapes"] == 2, stats
 
 
 def test_a_compile_decorator_on_the_region_becomes_a_comment_and_keeps_the_line_count():
@@ -184,3 +184,44 @@ def test_a_compile_decorator_on_the_region_becomes_a_comment_and_keeps_the_line_
     assert uncompiled_region(spread, "step")[0] == spread
     assert uncompiled_region(source.replace("@torch.compile(mode='reduce-overhead')\n", ""), "step") == (
         source.replace("@torch.compile(mode='reduce-overhead')\n", ""), None)
+
+
+def _evaluate_module(directory):
+    sys.path.insert(0, str(directory))
+    try:
+        return importlib.import_module("evaluate")
+    finally:
+        sys.path.remove(str(directory))
+
+
+def _unload(directory):
+    for name in [m for m, v in list(sys.modules.items()) if str(directory) in str(getattr(v, "__file__", "") or "")]:
+        del sys.modules[name]
+
+
+def test_speech_evals_own_loop_replays_a_graph_per_trimmed_length(tmp_path, monkeypatch):
+    """corpus/speech_eval's evaluate() trims each batch to its longest utterance (10..20 frames): with
+    the wiring `graph` prints (shapes=16) every call replays, and the loop computes the original's
+    numbers (before shapes=, 2 replays and 10 eager calls of 12)."""
+    from graphsafe.graph_command import wiring_options
+    from graphsafe.runtime import graphed
+    from tests import finish
+    from tests.runtime.cpu_graph import simulate_cuda_graphs
+
+    program = finish.CORPUS / "speech_eval"
+    target, result = finish.graphed_copy(program, tmp_path)
+    options = wiring_options(result.split, result.blocking, result.shapes_vary)
+    assert options == {"pad": False, "shapes": 16}
+    try:
+        expected = _evaluate_module(program).evaluate(12, 0, torch.device("cpu"))  # before torch.cuda is faked
+    finally:
+        _unload(program)
+    simulate_cuda_graphs(monkeypatch)
+    try:
+        module = _evaluate_module(target)
+        module.eval_step_core = graphed(module.eval_step_core, nvtx_ranges=False, **options)
+        assert module.evaluate(12, 0, torch.device("cpu")) == expected
+        stats = module.eval_step_core.stats
+    finally:
+        _unload(target)
+    assert stats["replays"] == 12 and stats["eager"] == 0 and stats["other_shapes"] >= 2, stats

@@ -22,9 +22,10 @@ body (a docstring may come first), EXPR reading only its parameters, followed by
 core passes each of those parameters a parameter of its own, by position, in its first statement.
 
 What the user gets: the core's input now has a shape per distinct trim. graphed() captures the
-non-batch shape of its first call only and runs a call of another shape eagerly with `pad=False`
-(an error with pad=True), so the wiring says pad=False and the summary says so: the graph replays
-only for calls trimmed to the captured length.
+non-batch shape of its first call only unless asked for more, so the wiring asks for
+`pad=False, shapes=TRIMMED_SHAPES`: each trimmed length gets a graph on its first call, later calls
+of it replay, and past TRIMMED_SHAPES lengths a call runs eagerly (the summary says so). Each graph
+costs memory in the one shared pool: the bound is the user's to change.
 
 Static path: libcst only, no torch."""
 
@@ -39,6 +40,7 @@ from graphsafe.rewriters.boundary import _find, _fresh, _peel_grad_mode, _torch_
 
 CAPTURING = "{t}.cuda.is_available() and {t}.cuda.is_current_stream_capturing()"  # False on a CPU-only torch
 SIZE_READ = "GS105"
+TRIMMED_SHAPES = 16  # graphed(shapes=...) the wiring asks for: at most this many trimmed lengths get graphs
 
 
 @dataclass
@@ -160,9 +162,10 @@ def _one(callee_file: Path, line: int, callee: str, region_file: Path, region: s
     now = line + (1 if same_file and line >= first.line else 0)  # the read's line after the added one
     note = (f"{callee_file.name}:{line}: the host size read `{cst.Module([]).code_for_node(value)}` trims "
             f"`{tensor}`: the wrapper now trims it before the core ({added}), and the read there is skipped "
-            f"while a graph is captured. graphed(pad=False) graphs the trimmed length of the call it captured "
-            f"at (a new length is a new non-batch shape, which it does not capture): a call trimmed to another "
-            f"length runs eagerly (counted in .stats['eager']); inputs padded to one length replay every call")
+            f"while a graph is captured. graphed(pad=False, shapes={TRIMMED_SHAPES}) captures a graph per trimmed "
+            f"length, on that length's first call, and later calls of it replay: at most {TRIMMED_SHAPES} graphs, "
+            f"all in one memory pool; a call of a further length runs eagerly (a RuntimeWarning, counted in "
+            f".stats['past_shape_limit']); inputs padded to one length need one graph")
     return Trim(str(callee_file), now, added, note)
 
 
