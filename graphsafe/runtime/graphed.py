@@ -1044,7 +1044,8 @@ class GraphedCallable:
         return pytree.tree_unflatten(out, spec)
 
     def __repr__(self) -> str:
-        return (f"<graphed {self.name} buckets={list(self.buckets) or 'on first call'} pad={self.pad} "
+        shapes = f" shapes={len(self._shapes) + 1}/{self.shapes}" if self.shapes > 1 else ""
+        return (f"<graphed {self.name} buckets={list(self.buckets) or 'on first call'} pad={self.pad}{shapes} "
                 f"train={self.train} backend={self.backend}>")
 
 

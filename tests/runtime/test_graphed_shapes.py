@@ -64,6 +64,7 @@ def test_each_new_length_gets_a_graph_and_later_calls_of_it_replay(simulated, mo
     assert added == [1] * 8, (added, fast.stats)  # a length's first call captures its graph, then replays it
     assert fast.stats["eager"] == 0 and fast.stats["other_shapes"] == 2 and fast.stats["past_shape_limit"] == 0
     assert len(fast._shapes) == 2 and all(len(other.graphs) == 1 for other in fast._shapes.values())
+    assert "shapes=3/4" in repr(fast)
     # state the step writes in place: the warm-ups and captures were undone, each call counted once
     assert torch.equal(model.frames_seen, reference.frames_seen), (model.frames_seen, reference.frames_seen)
 
