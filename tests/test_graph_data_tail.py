@@ -225,3 +225,26 @@ def test_speech_evals_own_loop_replays_a_graph_per_trimmed_length(tmp_path, monk
     finally:
         _unload(target)
     assert stats["replays"] == 12 and stats["eager"] == 0 and stats["other_shapes"] >= 2, stats
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_speech_evals_own_loop_replays_a_cuda_graph_per_trimmed_length(tmp_path):
+    """The same loop on a GPU: the graphed core (real captures, one per trimmed length) against the
+    split program's eager core, same seeds."""
+    from graphsafe.graph_command import wiring_options
+    from graphsafe.runtime import graphed
+    from tests import finish
+
+    target, result = finish.graphed_copy(finish.CORPUS / "speech_eval", tmp_path)
+    options = wiring_options(result.split, result.blocking, result.shapes_vary)
+    try:
+        module = _evaluate_module(target)
+        expected = module.evaluate(12, 0, torch.device("cuda"))
+        module.eval_step_core = graphed(module.eval_step_core, **options)
+        got = module.evaluate(12, 0, torch.device("cuda"))
+        stats = module.eval_step_core.stats
+    finally:
+        _unload(target)
+    assert got == pytest.approx(expected, rel=1e-5), (got, expected)
+    assert stats["replays"] == 12 and stats["eager"] == 0 and stats["other_shapes"] >= 2, stats
