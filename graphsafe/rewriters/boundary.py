@@ -481,6 +481,20 @@ _GRAD_MODE_CALLS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.en
                               "inference_mode", "enable_grad", "torch.autograd.no_grad"})
 
 
+def region_statements(source: str, qualname: str):
+    """(the region's statements as the split sees them, their positions) in `source`, or None when
+    it does not parse or has no function `qualname`."""
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError:
+        return None
+    positions = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(cst.metadata.PositionProvider)
+    found = _find(module, qualname)
+    if found is None:
+        return None
+    return _peel_grad_mode(found[1])[0], positions
+
+
 def _peel_grad_mode(function: cst.FunctionDef):
     """(the statements to split, how to put a body back): the docstring goes back into the
     wrapper only; a body that is one `with torch.no_grad():` block (after a docstring) is split

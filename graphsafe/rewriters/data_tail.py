@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphsafe.rewriters.boundary import HOST_CODES, _effects, _find, _overlaps, _peel_grad_mode
+from graphsafe.rewriters.boundary import HOST_CODES, _effects, _overlaps, region_statements
 
 DATA_SHAPES = frozenset({"GS107", "GS108"})  # a data-dependent output shape
 # host values the user reads: .item(), .tolist(), .cpu() / .to("cpu"). Not `int()` / `bool()` alone (GS105):
@@ -42,15 +42,10 @@ def data_dependent_tail(source: str, qualname: str, own: dict[int, set[str]],
     """Line → the codes the split reads there, for every line of the tail's statements (and of the
     return when it reads their results): host codes only, so that split_region moves them. `own`:
     the region's own diagnostics (line → codes); `reached`: codes of what each line's calls reach."""
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError:
+    region = region_statements(source, qualname)
+    if region is None:
         return {}
-    positions = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(cst.metadata.PositionProvider)
-    found = _find(module, qualname)
-    if found is None:
-        return {}
-    body, _ = _peel_grad_mode(found[1])
+    body, positions = region
     statements = [_Fact(s, positions[s].start.line, positions[s].end.line, own, reached) for s in body]
     returns = statements[-1] if statements and _is_return(body[-1]) else None
     facts = statements[:-1] if returns is not None else statements

@@ -17,22 +17,17 @@ from __future__ import annotations
 
 import libcst as cst
 
-from graphsafe.rewriters.boundary import _find, _peel_grad_mode
+from graphsafe.rewriters.boundary import region_statements
 
 TIMING = "GS106"  # what the waits on the same events are reported as
 
 
 def timing_event_lines(source: str, qualname: str) -> dict[int, set[str]]:
     """Line → {TIMING} for every line of the region's statements that only make or record events."""
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError:
+    region = region_statements(source, qualname)
+    if region is None:
         return {}
-    positions = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(cst.metadata.PositionProvider)
-    found = _find(module, qualname)
-    if found is None:
-        return {}
-    body, _ = _peel_grad_mode(found[1])
+    body, positions = region
     events: set[str] = set()
     marked: dict[int, set[str]] = {}
     for statement in body:
