@@ -481,18 +481,22 @@ _GRAD_MODE_CALLS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.en
                               "inference_mode", "enable_grad", "torch.autograd.no_grad"})
 
 
-def region_statements(source: str, qualname: str):
-    """(the region's statements as the split sees them, their positions) in `source`, or None when
-    it does not parse or has no function `qualname`."""
+def parsed_function(source: str, qualname: str):
+    """(module, positions, owning class or None, function) of `qualname` in `source`, or None when
+    it does not parse or has no such function."""
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError:
         return None
     positions = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(cst.metadata.PositionProvider)
     found = _find(module, qualname)
-    if found is None:
-        return None
-    return _peel_grad_mode(found[1])[0], positions
+    return None if found is None else (module, positions, found[0], found[1])
+
+
+def region_statements(source: str, qualname: str):
+    """(the region's statements as the split sees them, their positions) in `source`, or None."""
+    parsed = parsed_function(source, qualname)
+    return None if parsed is None else (_peel_grad_mode(parsed[3])[0], parsed[1])
 
 
 def _peel_grad_mode(function: cst.FunctionDef):

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from graphsafe.rewriters.boundary import _find, _fresh, _peel_grad_mode, _torch_name
+from graphsafe.rewriters.boundary import _fresh, _peel_grad_mode, _torch_name, parsed_function
 
 CAPTURING = "{t}.cuda.is_available() and {t}.cuda.is_current_stream_capturing()"  # False on a CPU-only torch
 SIZE_READ = "GS105"
@@ -83,7 +83,7 @@ def _one(callee_file: Path, line: int, callee: str, region_file: Path, region: s
         callee_text = callee_file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-    found = _parsed(callee_text, callee)
+    found = parsed_function(callee_text, callee)
     if found is None:
         return None
     module, positions, owner, function = found
@@ -102,8 +102,8 @@ def _one(callee_file: Path, line: int, callee: str, region_file: Path, region: s
         return None
     # the core's first statement calls it: map the callee's parameters to the core's arguments
     region_text = region_file.read_text(encoding="utf-8")
-    core_found = _parsed(region_text, f"{owner_prefix(region)}{core_name}")
-    wrapper_found = _parsed(region_text, region)
+    core_found = parsed_function(region_text, f"{owner_prefix(region)}{core_name}")
+    wrapper_found = parsed_function(region_text, region)
     if core_found is None or wrapper_found is None:
         return None
     _, core_positions, _, core_function = core_found
@@ -174,14 +174,6 @@ def owner_prefix(region: str) -> str:
     return f"{owner}." if owner else ""
 
 
-def _parsed(text: str, qualname: str):
-    try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError:
-        return None
-    positions = cst.MetadataWrapper(module, unsafe_skip_copy=True).resolve(cst.metadata.PositionProvider)
-    found = _find(module, qualname)
-    return None if found is None else (module, positions, found[0], found[1])
 
 
 def _read_and_trim(first: cst.BaseStatement, second: cst.BaseStatement, function: cst.FunctionDef):
