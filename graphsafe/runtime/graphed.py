@@ -47,6 +47,11 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
   `nvtx` package when installed, else from `torch.cuda.nvtx` (`nvtx_ranges=False` turns them off).
 - `batched=[]` (or no tensor argument with a batch dimension): one graph, every input shape
   fixed (a solver step on fixed-shape state, a metric update, a step reading only its object).
+- Unbatched tensor arguments: CPU ones and device ones up to 1 MiB are copied into buffers of
+  graphed()'s own before each replay. A larger device tensor (weights handed to a core) is itself
+  the graph's buffer, so passing the same one every call costs nothing; passing another one copies
+  its values into the first one, which then changes under the caller (clone it if you keep it).
+  State the step writes in place (a KV cache) is always the caller's tensor.
 - `numbers=[2, "temperature"]` (argument positions or keyword names): per-step Python numbers.
   Each becomes a 0-dim device tensor created at capture and filled with `.fill_()` before every
   replay, so the step reads this call's value instead of the capture's (GS301). The step then
@@ -290,6 +295,7 @@ class _EagerGraph:
                     static.copy_(new)
 
 
+OWN_READ_ONLY_BYTES = 1 << 20  # unbatched read-only device arguments up to this size get buffers of graphed()'s own
 MAX_STRUCTURES = 4  # argument structures one graphed callable captures (each its own graphs)
 
 
@@ -688,20 +694,26 @@ class GraphedCallable:
         return set(indices)
 
     def _own_read_only(self, statics: list[Any], leaves: list[Any], versions: list, slots: set[int]) -> None:
-        """An unbatched tensor argument was taken as the graph's buffer (`_static_for`); the ones the
-        warm-up did not write in place become graphed()'s own copies, so that a later call's values
-        are copied into graphed()'s buffer, not into the tensor the caller passed first (which it may
-        still hold: an ODE solver's `y0`, a time grid). State the step writes in place (a KV cache)
-        stays the caller's tensor: pass the same one every call to skip the copies; so does a tensor
-        that requires grad (a parameter: autograd and the optimizer know it by identity)."""
+        """An unbatched tensor argument was taken as the graph's buffer (`_static_for`), so a later
+        call's values would be copied into the tensor the caller passed first (which it may still
+        hold: an ODE solver's `y0`, a time grid). Read-only ones up to OWN_READ_ONLY_BYTES, and every
+        CPU one, become graphed()'s own copies: copying them in costs little. Larger device tensors
+        stay the caller's, so that passing the same one every call (weights handed to a core, a
+        static input filled in place) costs no copy; a later call with another tensor still copies
+        into the first one (documented in the module docstring). State the step writes in place (a
+        KV cache) and tensors that require grad (parameters: autograd and the optimizer know them by
+        identity) stay the caller's too. One tensor passed as two arguments gets two buffers."""
         seen: set[int] = set()
         for index, (static, template) in enumerate(zip(statics, self._leaves)):
             if not (isinstance(static, torch.Tensor) and template.is_tensor) or template.batched or index in slots:
                 continue
-            shared = id(static) in seen  # one tensor passed twice (`t0` and `t1`): two buffers
+            shared = id(static) in seen  # `t0` and `t1` one tensor at capture: later calls pass two
             seen.add(id(static))
-            if static is leaves[index] and not static.requires_grad and (shared or static._version == versions[index]):
-                statics[index] = static.detach().clone().requires_grad_(static.requires_grad)
+            if static is not leaves[index] or static.requires_grad:
+                continue
+            small = not static.is_cuda or static.numel() * static.element_size() <= OWN_READ_ONLY_BYTES
+            if shared or (small and static._version == versions[index]):
+                statics[index] = static.detach().clone()
                 versions[index] = statics[index]._version
 
     def _put_back_bindings(self) -> None:

@@ -358,3 +358,10 @@ def test_state_the_step_writes_in_place_stays_the_callers_tensor():
     for _ in range(3):
         out = fast(torch.ones(3), cache)
     assert torch.equal(cache, torch.full((3,), 3.0)) and torch.equal(out, cache)
+
+
+def test_a_cpu_argument_gets_a_buffer_of_graphed_s_own():
+    weight = torch.ones(4)
+    fast = graphed(lambda x, w: x * w, (torch.ones(4), weight), batched=[], backend="eager")
+    fast(torch.ones(4), weight)
+    assert next(iter(fast.graphs.values())).statics[1] is not weight

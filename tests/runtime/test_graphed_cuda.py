@@ -212,3 +212,16 @@ def test_an_optimizer_built_without_capturable_is_made_capturable_and_matches_ea
         xi, yi = torch.randn(64, 16, device="cuda"), torch.randn(64, 1, device="cuda")
         torch.testing.assert_close(step(xi, yi), twin_step(xi, yi))
     torch.testing.assert_close(model[0].weight, twin[0].weight)
+
+
+def test_small_arguments_get_own_buffers_and_large_weights_passed_again_are_not_copied():
+    weight = torch.randn(1024, 1024, device="cuda")  # 4 MiB: the graph reads the caller's tensor
+    first = torch.randn(1024, device="cuda")
+    fast = graphed(lambda x, w: w @ x, (first, weight), batched=[])
+    kept = first.clone()
+    for _ in range(3):
+        x = torch.randn(1024, device="cuda")
+        assert torch.allclose(fast(x, weight), weight @ x, rtol=1e-4, atol=1e-4)
+    statics = next(iter(fast.graphs.values())).statics
+    assert statics[1] is weight and statics[0] is not first
+    assert torch.equal(first, kept)  # later calls' inputs were not copied into the first one
