@@ -39,6 +39,7 @@ import torch.utils._pytree as pytree
 from graphsafe.runtime.held_intermediates import bind, held_intermediates, label
 from graphsafe.runtime.host_read_guards import HostReadGuards
 from graphsafe.runtime.object_arguments import ObjectArgumentError, Skeleton, flatten_object, object_positions, tensors_in
+from graphsafe.runtime.parameter_aliases import ParameterAliases
 
 
 class AutogradRegionError(ValueError):
@@ -165,7 +166,6 @@ class AutogradGraphs:
                                       f"(got {', '.join(sorted({type(o).__name__ for o in probe}))})")
         self._extras = tuple(outside_leaves(probe, statics, since, name))
         del probe
-        surface = tuple(statics) + self._extras
         if backend == "eager":  # the same argument handling without graphs (tests on CPU)
             if self.guards.sites:  # host reads: warm-up and capture as make_graphed_callables runs them
                 for _ in range(warmup):
@@ -174,9 +174,16 @@ class AutogradGraphs:
                 self._call(statics)
             self._graphed = lambda *tensors: self._call(tensors[:len(statics)])
         else:
+            # the modules hold fresh aliases of their parameters meanwhile (parameter_aliases.py): the
+            # caller's graph may keep a parameter's AccumulateGrad made on the default stream alive
+            aliases = ParameterAliases(fn, self._extras)
+
+            def region(*tensors: torch.Tensor) -> Any:
+                with aliases.bound():
+                    return self._call(tensors[:len(statics)])
+
             self._graphed = torch.cuda.make_graphed_callables(
-                lambda *tensors: self._call(tensors[:len(statics)]), surface,
-                num_warmup_iters=warmup, allow_unused_input=True, pool=pool)
+                region, tuple(statics) + aliases.surface, num_warmup_iters=warmup, allow_unused_input=True, pool=pool)
         self.stats = {"replays": 0, "eager": 0, "fallbacks": 0}
         self._object_keys = {i: skeleton.key for i, skeleton in self._objects.items()}
         self._held_keys = [skeleton.key for skeleton in self._held_skeletons]

@@ -132,6 +132,39 @@ def test_a_loss_region_replays_its_backward_on_the_gpu_like_eager():
     assert step.stats["replays"] == 4
 
 
+@pytest.mark.cuda
+def test_a_parameter_the_caller_used_before_the_call_gets_its_eager_gradient_from_the_graphs():
+    # the caller multiplies by loss.scale before the region and keeps that graph alive: the parameter's
+    # AccumulateGrad is made on the default stream, and a backward captured through it made the legacy
+    # stream wait on the capture (cudaErrorStreamCaptureImplicit, gpytorch_svgp's raw_outputscale)
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA")
+    torch.manual_seed(0)
+    model, loss = torch.nn.Linear(3, 2).cuda(), ScaledLoss().cuda()
+    params = [*model.parameters(), *loss.parameters()]
+
+    def run(loss_fn):
+        grads = []
+        for i in range(4):
+            x = torch.full((4, 3), float(i + 1), device="cuda")
+            pred = model(x) * loss.scale
+            out = loss_fn(pred, torch.zeros(4, 2, device="cuda"), output_dict=True)["loss"]
+            out.backward()
+            grads.append([p.grad.clone() for p in params])
+            for p in params:
+                p.grad = None
+        return grads
+
+    expected = run(loss)
+    step = graphed(loss.forward)
+    got = run(step)
+    assert [id(t) for t in step._autograd._extras] == [id(loss.scale)]
+    for want, have in zip(expected, got):
+        for w, h in zip(want, have):
+            torch.testing.assert_close(h, w)
+    assert step.stats["replays"] == 4
+
+
 class ElboLike(torch.nn.Module):
     """gpytorch's ELBO shape: a likelihood term and a KL term, each from a parameter of its own read
     through self, combined with zero terms: `ll - kl + prior - added`."""
