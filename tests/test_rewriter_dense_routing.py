@@ -75,6 +75,43 @@ MIXTRAL_RANGE = textwrap.dedent('''\
         return final_hidden_states
 ''')
 
+# transformers 4.36's form: an empty expert skipped, list indices, statements over several lines
+MIXTRAL_LISTS = textwrap.dedent('''\
+    import torch
+    import torch.nn.functional as F
+
+
+    def moe(hidden_states, router_logits, experts, top_k: int):
+        n, hidden_dim = hidden_states.shape
+        routing_weights = F.softmax(router_logits, dim=1, dtype=torch.float)
+        routing_weights, selected_experts = torch.topk(routing_weights, top_k, dim=-1)
+        final_hidden_states = torch.zeros(
+            (n, hidden_dim), dtype=hidden_states.dtype, device=hidden_states.device
+        )
+        expert_mask = torch.nn.functional.one_hot(
+            selected_experts, num_classes=len(experts)
+        ).permute(2, 1, 0)
+        for expert_idx in range(len(experts)):
+            expert_layer = experts[expert_idx]
+            idx, top_x = torch.where(expert_mask[expert_idx])
+
+            if top_x.shape[0] == 0:
+                continue
+
+            # in torch it is faster to index using lists than torch tensors
+            top_x_list = top_x.tolist()
+            idx_list = idx.tolist()
+            current_state = hidden_states[None,
+                                          top_x_list].reshape(-1, hidden_dim)
+            current_hidden_states = (
+                expert_layer(current_state)
+                * routing_weights[top_x_list, idx_list, None]
+            )
+            final_hidden_states.index_add_(
+                0, top_x, current_hidden_states.to(hidden_states.dtype))
+        return final_hidden_states
+''')
+
 
 def _experts(generator, n_experts: int, dim: int):
     experts = torch.nn.ModuleList(torch.nn.Sequential(torch.nn.Linear(dim, 8), torch.nn.SiLU(), torch.nn.Linear(8, dim))
@@ -130,6 +167,14 @@ def test_dispatch_over_every_expert_with_where_runs_densely_with_the_same_output
     assert done == [_line(MIXTRAL_RANGE, "for expert_idx")]
     assert "torch.where" not in new and "for expert_idx in range(len(experts)):" in new
     _same_steps(_load(MIXTRAL_RANGE)["moe"], _load(new)["moe"], top_k=2)
+
+
+def test_dispatch_with_list_indices_an_empty_expert_skip_and_split_lines_runs_densely_with_the_same_results():
+    new, done = dense_expert_dispatch(MIXTRAL_LISTS, {_line(MIXTRAL_LISTS, "torch.where")})
+    assert done == [_line(MIXTRAL_LISTS, "for expert_idx")]
+    assert "tolist" not in new and "continue" not in new and "torch.where" not in new
+    assert new.count("\n") == MIXTRAL_LISTS.count("\n")
+    _same_steps(_load(MIXTRAL_LISTS)["moe"], _load(new)["moe"], top_k=2)
 
 
 @pytest.mark.parametrize("use", [

@@ -22,7 +22,7 @@ import ast
 
 from graphsafe.rewriters.statement_lines import LineEdits, functions, one_line, source_of
 
-_TESTS = (ast.Gt, ast.GtE, ast.Lt, ast.LtE, ast.Eq, ast.NotEq)
+_TESTS = {ast.Gt: ">", ast.GtE: ">=", ast.Lt: "<", ast.LtE: "<=", ast.Eq: "==", ast.NotEq: "!="}
 
 
 def counted_on_device(source: str, lines: set[int]) -> tuple[str | None, list[int]]:
@@ -35,10 +35,12 @@ def counted_on_device(source: str, lines: set[int]) -> tuple[str | None, list[in
     text = source.splitlines(keepends=True)
     edits = LineEdits(source)
     done: list[int] = []
+    seen: set[int] = set()  # a nested function's statements are walked with its parent's too
     for function in functions(tree):
         for read in ast.walk(function):
-            planned = _plan(function, read, text, lines)
-            if planned is None:
+            planned = None if id(read) in seen else _plan(function, read, text, lines)
+            seen.add(id(read))
+            if planned is None or not edits.alone_on_its_lines(planned[2][0]):
                 continue
             for statement, new in planned:
                 if new is None:
@@ -46,7 +48,8 @@ def counted_on_device(source: str, lines: set[int]) -> tuple[str | None, list[in
                 else:
                     edits.replace(statement, new)
             done.append(planned[1][0].lineno)
-    return (edits.applied(), sorted(done)) if done else (None, [])
+    new = edits.applied() if done else None
+    return (new, sorted(done)) if new is not None else (None, [])
 
 
 def _plan(function, read, text: list[str], lines: set[int]):
@@ -65,7 +68,7 @@ def _plan(function, read, text: list[str], lines: set[int]):
     if test is None or test.lineno <= read.lineno:
         return None
     compare, add = test.test, test.body[0]
-    if not (isinstance(compare, ast.Compare) and len(compare.ops) == 1 and isinstance(compare.ops[0], _TESTS)):
+    if not (isinstance(compare, ast.Compare) and len(compare.ops) == 1 and type(compare.ops[0]) in _TESTS):
         return None
     sides = [compare.left, compare.comparators[0]]
     if not any(isinstance(s, ast.Name) and s.id == name for s in sides):
@@ -83,13 +86,12 @@ def _plan(function, read, text: list[str], lines: set[int]):
         tensor = f"({tensor})"
     left, right = (f"{name}.double()" if isinstance(s, ast.Name) and s.id == name else f"({source_of(text, s)})"
                    for s in sides)
-    op = source_of(text, compare)[len(source_of(text, compare.left)):].strip()
-    op = op[:len(op) - len(source_of(text, compare.comparators[0]))].strip()
+    op = _TESTS[type(compare.ops[0])]
     condition = f"({left} {op} {right}).to({counter}.dtype)"
     step = condition if amount == 1 else f"{condition} * {amount!r}"
     # the `if` header (from `if` to its colon) replaced by the add; the body's line emptied
     header = ast.Pass(lineno=test.lineno, end_lineno=test.lineno, col_offset=test.col_offset,
-                      end_col_offset=_colon_end(text[test.lineno - 1], test.test.end_col_offset))
+                      end_col_offset=_colon_end(text[test.lineno - 1], test.test.end_col_offset))  # a span only
     return [(read, f"{name} = {tensor}.long()"), (header, f"{counter}.add_({step})"), (add, None)]
 
 

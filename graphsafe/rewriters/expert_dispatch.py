@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import ast
 
-from graphsafe.rewriters.statement_lines import LineEdits, fresh_name, functions, one_line, source_of
+from graphsafe.rewriters.statement_lines import LineEdits, fresh_name, functions, one_line
 
 
 def dense_expert_dispatch(source: str, lines: set[int]) -> tuple[str | None, list[int]]:
@@ -40,73 +40,95 @@ def dense_expert_dispatch(source: str, lines: set[int]) -> tuple[str | None, lis
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None, []
-    text_lines = source.splitlines(keepends=True)
     edits = LineEdits(source)
     done: list[int] = []
+    seen: set[int] = set()  # a nested function's loops are walked with its parent's too
     for function in functions(tree):
         for loop in [n for n in ast.walk(function) if isinstance(n, ast.For)]:
-            planned = _plan(function, loop, text_lines, lines)
+            planned = None if id(loop) in seen else _plan(function, loop, edits, lines)
+            seen.add(id(loop))
             if planned is None:
                 continue
-            for statement, text in planned:
-                if text is None:
-                    edits.remove(statement)
-                else:
-                    edits.replace(statement, text)
+            spans, removed = planned
+            for start, end, text in spans:
+                edits.replace_span(start, end, text)
+            for statement in removed:
+                edits.remove(statement)
             done.append(loop.lineno)
-    return (edits.applied(), sorted(done)) if done else (None, [])
+    new = edits.applied() if done else None
+    if new is None or new.count("\n") != source.count("\n") or not _parses(new):
+        return None, []
+    return new, sorted(done)
 
 
-def _plan(function, loop: ast.For, lines: list[str], flagged: set[int]):
-    """[(statement, new text or None to empty it)] for one dispatch loop, or None."""
+def _parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _plan(function, loop: ast.For, edits: LineEdits, flagged: set[int]):
+    """(spans [(start byte, end byte, text)], statements to empty) for one dispatch loop, or None."""
     if loop.orelse or not isinstance(loop.target, ast.Name) or loop.iter.end_lineno != loop.lineno:
         return None
     index = loop.target.id
-    found = _where_statement(loop, index)
+    found = _where_statement(loop, index, edits.lines)
     if found is None:
         return None
     where, slot, row, mask_text, squeezed = found
     if loop.lineno not in flagged and where.lineno not in flagged:
         return None
     hit = _hit_binding(function, loop)
-    if hit is None and not _is_range(loop.iter):
-        return None
-    # every other use of slot/row in the body must be one of the row-wise forms
-    plan: list = []
+    spans: list[tuple[int, int, str]] = []
+    removed: list[ast.stmt] = [where]
+    slots, rows = {slot}, {row}
     weights: set[str] = set()
     adds = 0
     for statement in loop.body:
         if statement is where:
             continue
-        if _binds(statement, {slot, row, index}):
+        alias = _list_alias(statement, slots | rows)  # `top_x_list = top_x.tolist()`: the same index
+        if alias is not None:
+            (slots if alias[1] in slots else rows).add(alias[0])
+            removed.append(statement)
+            continue
+        if _skips_no_rows(statement, rows):  # `if top_x.shape[0] == 0: continue`: +0 is the same
+            removed.append(statement)
+            continue
+        if _binds(statement, slots | rows | {index}):
             return None
-        uses = {id(n) for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id in (slot, row)}
+        uses = {id(n) for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id in slots | rows}
         if not uses:
             continue
-        if not one_line(statement):
+        found_spans, covered, added = _row_spans(statement, slots, rows, weights, edits)
+        if uses - covered:
             return None
-        spans, covered, added = _row_spans(statement, slot, row, weights)
-        if spans is None or uses - covered:
-            return None
+        spans += found_spans
         adds += added
-        plan.append((statement, _edited(lines, statement, spans)))
     if not adds or len(weights) != 1 or any(_binds(s, weights) for s in loop.body):
+        return None
+    if any(not edits.alone_on_its_lines(s) for s in removed):
         return None
     combine = fresh_name(function, "combine")
     (weight,) = weights
-    plan = [(s, t.replace("\0COMBINE\0", combine)) for s, t in plan]
+    spans = [(a, b, t.replace("\0COMBINE\0", combine)) for a, b, t in spans]
     # one expert's (slots, rows) mask: with an int index `.squeeze(0)` would drop the slots of top-1
     one_mask = mask_text + ".squeeze(0)" if squeezed and hit is None else mask_text
-    plan.append((where, f"{combine} = ({one_mask} * {weight}.t()).sum(0)"))
+    removed.remove(where)
+    spans.append((edits.offset(where.lineno, where.col_offset), edits.offset(where.end_lineno, where.end_col_offset),
+                  f"{combine} = ({one_mask} * {weight}.t()).sum(0)"))
     if hit is not None:
-        header = ast.Pass(lineno=loop.lineno, end_lineno=loop.lineno, col_offset=loop.col_offset,
-                          end_col_offset=loop.iter.end_col_offset)  # `for i in hit` as a span to replace
-        plan.append((header, f"for {index} in range({_mask_name(where)}.shape[0])"))
-        plan.append((hit, None))
-    return plan
+        spans.append((edits.offset(loop.lineno, loop.col_offset), edits.offset(loop.lineno, loop.iter.end_col_offset),
+                      f"for {index} in range({_mask_name(where)}.shape[0])"))
+        if not edits.alone_on_its_lines(hit):
+            return None
+        removed.append(hit)
+    return spans, removed
 
 
-def _where_statement(loop: ast.For, index: str):
+def _where_statement(loop: ast.For, index: str, lines: list[str]):
     """`slot, row = <torch>.where(mask[index](.squeeze(0))?)` in the body: (statement, slot, row,
     the one-expert mask's text, whether `.squeeze(0)` was dropped)."""
     for statement in loop.body:
@@ -140,7 +162,7 @@ def _mask_name(where: ast.Assign) -> str:
 
 
 def _hit_binding(function, loop: ast.For) -> ast.Assign | None:
-    """The one-line `hit = ....nonzero()` the loop iterates, used nowhere else."""
+    """The `hit = ....nonzero()` the loop iterates, used nowhere else."""
     if not isinstance(loop.iter, ast.Name):
         return None
     name = loop.iter.id
@@ -148,7 +170,7 @@ def _hit_binding(function, loop: ast.For) -> ast.Assign | None:
                 and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name]
     reads = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name
              and isinstance(n.ctx, ast.Load)]
-    if len(bindings) != 1 or len(reads) != 1 or not one_line(bindings[0]) or bindings[0].lineno >= loop.lineno:
+    if len(bindings) != 1 or len(reads) != 1 or bindings[0].lineno >= loop.lineno:
         return None
     value = bindings[0].value
     if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "nonzero"
@@ -157,8 +179,34 @@ def _hit_binding(function, loop: ast.For) -> ast.Assign | None:
     return bindings[0]
 
 
-def _is_range(node: ast.expr) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"
+def _list_alias(statement: ast.stmt, indexes: set[str]) -> tuple[str, str] | None:
+    """(alias, index) for `alias = index.tolist()`."""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name) \
+            and isinstance(statement.value, ast.Call) and not statement.value.args and not statement.value.keywords \
+            and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr == "tolist" \
+            and isinstance(statement.value.func.value, ast.Name) and statement.value.func.value.id in indexes:
+        return statement.targets[0].id, statement.value.func.value.id
+    return None
+
+
+def _skips_no_rows(statement: ast.stmt, rows: set[str]) -> bool:
+    """`if row.shape[0] == 0: continue` (or `row.numel() == 0`, `len(row) == 0`)."""
+    if not (isinstance(statement, ast.If) and not statement.orelse and len(statement.body) == 1
+            and isinstance(statement.body[0], ast.Continue) and isinstance(statement.test, ast.Compare)
+            and len(statement.test.ops) == 1 and isinstance(statement.test.ops[0], ast.Eq)
+            and isinstance(statement.test.comparators[0], ast.Constant) and statement.test.comparators[0].value == 0):
+        return False
+    size = statement.test.left
+    if isinstance(size, ast.Subscript) and isinstance(size.value, ast.Attribute) and size.value.attr == "shape" \
+            and isinstance(size.slice, ast.Constant) and size.slice.value == 0:
+        owner = size.value.value
+    elif isinstance(size, ast.Call) and not size.keywords and (
+            (isinstance(size.func, ast.Attribute) and size.func.attr == "numel" and not size.args)
+            or (isinstance(size.func, ast.Name) and size.func.id == "len" and len(size.args) == 1)):
+        owner = size.args[0] if size.args else size.func.value
+    else:
+        return False
+    return isinstance(owner, ast.Name) and owner.id in rows
 
 
 def _binds(statement: ast.stmt, names: set[str]) -> bool:
@@ -166,50 +214,45 @@ def _binds(statement: ast.stmt, names: set[str]) -> bool:
                for n in ast.walk(statement))
 
 
-def _row_spans(statement: ast.stmt, slot: str, row: str, weights: set[str]):
+def _row_spans(statement: ast.stmt, slots: set[str], rows: set[str], weights: set[str], edits: LineEdits):
     """(byte spans to rewrite [(start, end, text)], ids of the slot/row names they cover, the number
-    of `index_add_` turned into `add_`), or (None, ...) on a form that is not row-wise."""
+    of `index_add_` turned into `add_`); a use left uncovered refuses the loop."""
     spans: list[tuple[int, int, str]] = []
     covered: set[int] = set()
     added = 0
 
-    def is_name(node, name):
-        return isinstance(node, ast.Name) and node.id == name
+    def at(line, column):
+        return edits.offset(line, column)
+
+    def is_in(node, names):
+        return isinstance(node, ast.Name) and node.id in names
 
     for node in ast.walk(statement):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "index_add_" \
-                and len(node.args) == 3 and not node.keywords and is_name(node.args[1], row) \
+                and len(node.args) == 3 and not node.keywords and is_in(node.args[1], rows) \
                 and isinstance(node.args[0], ast.Constant) and node.args[0].value == 0:
-            spans.append((node.func.value.end_col_offset, node.args[2].col_offset, ".add_("))
+            base = node.func.value
+            spans.append((at(base.end_lineno, base.end_col_offset), at(node.args[2].lineno, node.args[2].col_offset),
+                          ".add_("))
             covered.add(id(node.args[1]))
             added += 1
         elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
-            index = node.slice
-            if is_name(index, row):
-                spans.append((node.value.end_col_offset, node.end_col_offset, ""))
+            index, base = node.slice, node.value
+            after_base = at(base.end_lineno, base.end_col_offset)
+            end = at(node.end_lineno, node.end_col_offset)
+            if is_in(index, rows):
+                spans.append((after_base, end, ""))
                 covered.add(id(index))
-            elif isinstance(index, ast.Tuple) and len(index.elts) in (2, 3) and is_name(index.elts[0], row) \
-                    and is_name(index.elts[1], slot) and isinstance(node.value, ast.Name) \
+            elif isinstance(index, ast.Tuple) and len(index.elts) in (2, 3) and is_in(index.elts[0], rows) \
+                    and is_in(index.elts[1], slots) and isinstance(base, ast.Name) \
                     and all(isinstance(e, ast.Constant) and e.value is None for e in index.elts[2:]):
-                weights.add(node.value.id)
+                weights.add(base.id)
                 shape = "[:, None]" if len(index.elts) == 3 else ""
-                spans.append((node.col_offset, node.end_col_offset, "\0COMBINE\0" + shape))
+                spans.append((at(node.lineno, node.col_offset), end, "\0COMBINE\0" + shape))
                 covered.update(id(e) for e in index.elts[:2])
-            elif isinstance(index, ast.Tuple) and sum(is_name(e, row) for e in index.elts) == 1 \
-                    and all(is_name(e, row) or (isinstance(e, ast.Constant) and e.value is None) for e in index.elts):
+            elif isinstance(index, ast.Tuple) and sum(is_in(e, rows) for e in index.elts) == 1 \
+                    and all(is_in(e, rows) or (isinstance(e, ast.Constant) and e.value is None) for e in index.elts):
                 kept = ["None"] * (len(index.elts) - 1)
-                spans.append((node.value.end_col_offset, node.end_col_offset, f"[{', '.join(kept)}]"))
-                covered.update(id(e) for e in index.elts if is_name(e, row))
-    spans.sort()
-    if any(a[1] > b[0] for a, b in zip(spans, spans[1:])):
-        return None, covered, added
+                spans.append((after_base, end, f"[{', '.join(kept)}]"))
+                covered.update(id(e) for e in index.elts if is_in(e, rows))
     return spans, covered, added
-
-
-def _edited(lines: list[str], statement: ast.stmt, spans) -> str:
-    raw = lines[statement.lineno - 1].encode("utf-8")
-    out, at = b"", statement.col_offset
-    for start, end, text in spans:
-        out += raw[at:start] + text.encode("utf-8")
-        at = end
-    return (out + raw[at:statement.end_col_offset]).decode("utf-8")

@@ -20,27 +20,56 @@ def source_of(lines: list[str], node: ast.AST) -> str:
 
 
 class LineEdits:
-    """Edits of one file's lines, applied together: each statement once, the line count kept."""
+    """Edits of one file, applied together, that keep its line count: a span replaced by text
+    (the line breaks it held kept inside the new text's closing bracket), or whole statements
+    emptied (their line endings kept)."""
 
     def __init__(self, text: str) -> None:
         self.lines = text.splitlines(keepends=True)
-        self._edits: dict[int, tuple[int, int, str | None]] = {}  # line -> (start byte, end byte, text)
+        self._starts = [0]
+        for line in self.lines:
+            self._starts.append(self._starts[-1] + len(line.encode("utf-8")))
+        self._spans: list[tuple[int, int, str]] = []  # (start byte, end byte, text)
+        self._removed: set[int] = set()
 
-    def replace(self, statement: ast.stmt, text: str) -> None:
-        self._edits[statement.lineno] = (statement.col_offset, statement.end_col_offset, text)
+    def offset(self, line: int, column: int) -> int:
+        return self._starts[line - 1] + column
+
+    def replace(self, node: ast.AST, text: str) -> None:
+        self.replace_span(self.offset(node.lineno, node.col_offset), self.offset(node.end_lineno, node.end_col_offset),
+                          text)
+
+    def replace_span(self, start: int, end: int, text: str) -> None:
+        self._spans.append((start, end, text))
 
     def remove(self, statement: ast.stmt) -> None:
-        self._edits[statement.lineno] = (0, 0, None)
+        self._removed.update(range(statement.lineno, statement.end_lineno + 1))
 
-    def applied(self) -> str:
-        lines = list(self.lines)
-        for line, (start, end, text) in self._edits.items():
+    def alone_on_its_lines(self, statement: ast.stmt) -> bool:
+        """Nothing but blanks before it on its first line, and a comment at most after it."""
+        first = self.lines[statement.lineno - 1].encode("utf-8")[:statement.col_offset]
+        last = self.lines[statement.end_lineno - 1].encode("utf-8")[statement.end_col_offset:].strip()
+        return not first.strip() and (not last or last.startswith(b"#"))
+
+    def applied(self) -> str | None:
+        """The new text, or None when two edits overlap."""
+        raw = "".join(self.lines).encode("utf-8")
+        spans = sorted(self._spans)
+        if any(a[1] > b[0] for a, b in zip(spans, spans[1:])):
+            return None
+        for start, end, text in reversed(spans):
+            held = raw[start:end]
+            breaks = held.count(b"\n")
+            new = text.encode("utf-8")
+            if breaks:  # inside brackets: the breaks and the last line's indentation, kept
+                last = held.rpartition(b"\n")[2]
+                kept = b"\n" * breaks + last[:len(last) - len(last.lstrip())]
+                new = new[:-1] + kept + new[-1:] if new[-1:] in (b")", b"]") else new + kept
+            raw = raw[:start] + new + raw[end:]
+        lines = raw.decode("utf-8").splitlines(keepends=True)
+        for line in self._removed:
             row = lines[line - 1]
-            if text is None:
-                lines[line - 1] = row[len(row.rstrip("\r\n")):]  # the line ending alone
-                continue
-            raw = row.encode("utf-8")
-            lines[line - 1] = (raw[:start] + text.encode("utf-8") + raw[end:]).decode("utf-8")
+            lines[line - 1] = row[len(row.rstrip("\r\n")):]  # the line ending alone
         return "".join(lines)
 
 
