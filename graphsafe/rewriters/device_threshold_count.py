@@ -10,7 +10,9 @@ rewriters/callee_state.py):
 test is a 0/1 tensor added to the counter: the same count, no host read, no branch. What is
 equal: `.long()` truncates toward zero as `int()` does; the comparison runs in float64, where an
 int64 count below 2**53 and a Python float compare as Python compares them. Unsafe: `int()` of a
-nan/inf or of a tensor with several elements raised; now it does not. Only when the name is read
+nan/inf or of a tensor with several elements raised; now it does not; a counter left on the CPU
+while the tensor is on the GPU now raises (callee_state's counters are buffers, moved with the
+module). Only when the name is read
 nowhere else, the `if` has no `else`, and its body is the one `.add_(<number>)` of the counter.
 Keeps the line count.
 

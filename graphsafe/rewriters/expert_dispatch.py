@@ -22,9 +22,13 @@ weight itself, top-k experts being distinct) and 0 for a row not routed there. T
 expert skipped get `expert(row) * 0 = 0` added: the same sums, in the same expert order (+0 is
 exact), and the same gradients (0 for what was not routed). Row-wise work only: each use of the
 row index must be `x[tok]` / `x[None, tok]` (every row instead), `w[tok, slot(, None)]` (the combine
-weight) or `out.index_add_(0, tok, y)` (`out.add_(y)`); anything else refuses. Unsafe: an expert
-whose output is inf or nan on a row not routed to it now makes that row nan (0 * inf), and an
-`out` with other rows than `mask` has would raise or broadcast. Keeps the line count."""
+weight) or `out.index_add_(0, tok, y)` (`out.add_(y)`); anything else refuses. The forms of transformers
+4.36 are taken too: `if tok.shape[0] == 0: continue` (dropped: an expert without rows adds 0) and
+`tok_list = tok.tolist()` (the same index). Unsafe: the experts must work row by row (the MLPs
+of a mixture of experts; one that mixes rows, a batch norm, would see other rows); an expert whose
+output is inf or nan on a row not routed to it now makes that row nan (0 * inf); an `out` with
+other rows than `mask` has would raise or broadcast; each expert costs every row (E/k times the
+routed work: the price of fixed shapes). Keeps the line count."""
 
 from __future__ import annotations
 
@@ -181,11 +185,13 @@ def _hit_binding(function, loop: ast.For) -> ast.Assign | None:
 
 def _list_alias(statement: ast.stmt, indexes: set[str]) -> tuple[str, str] | None:
     """(alias, index) for `alias = index.tolist()`."""
-    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name) \
-            and isinstance(statement.value, ast.Call) and not statement.value.args and not statement.value.keywords \
-            and isinstance(statement.value.func, ast.Attribute) and statement.value.func.attr == "tolist" \
-            and isinstance(statement.value.func.value, ast.Name) and statement.value.func.value.id in indexes:
-        return statement.targets[0].id, statement.value.func.value.id
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name) and isinstance(statement.value, ast.Call)):
+        return None
+    call = statement.value
+    if not call.args and not call.keywords and isinstance(call.func, ast.Attribute) and call.func.attr == "tolist" \
+            and isinstance(call.func.value, ast.Name) and call.func.value.id in indexes:
+        return statement.targets[0].id, call.func.value.id
     return None
 
 
