@@ -7,7 +7,12 @@ rewrite of the scratch files settles it:
 - an `assert` that callee_state lists as reading a device counter on the host → `torch._assert_async`
   (rewriters/device_checks.py); that refusal is then settled;
 - GS109 `assert torch.allclose(a, b, ...)` → `torch._assert_async(torch.isclose(a, b, ...).all(), ...)`
-  (rewriters/close_check.py).
+  (rewriters/close_check.py);
+- GS107/GS201/GS105 a mixture-of-experts loop over the experts that got tokens → every expert on
+  every row with combine weights (rewriters/expert_dispatch.py);
+- GS107 `bincount(x, minlength=n)` → a one-hot summed (rewriters/bounded_bincount.py);
+- GS105 `n = int(t)` deciding a device counter's `add_` → the test added on the device
+  (rewriters/device_threshold_count.py).
 
 Reads only the diagnostics, the refusal lines and the scratch files: no torch (the static path)."""
 
@@ -19,8 +24,11 @@ import re
 
 from graphsafe.model import Diagnostic
 from graphsafe.rewriters.callee_state import _device_use, _host_read
+from graphsafe.rewriters.bounded_bincount import bincount_at_minlength
 from graphsafe.rewriters.close_check import allclose_asserts
 from graphsafe.rewriters.device_checks import device_checks
+from graphsafe.rewriters.device_threshold_count import counted_on_device
+from graphsafe.rewriters.expert_dispatch import dense_expert_dispatch
 from graphsafe.rewriters.number_attribute import tensor_of_attribute
 
 # callee_state's refusal for a name bound to a device counter and read on the host
@@ -44,10 +52,12 @@ def settle_blockers(diagnostics: list[Diagnostic], refused: list[str], sources) 
 
     def entry(path: str) -> dict:
         return files.setdefault(str(sources.resolve(path)), {"shown": path, "branches": set(), "tensors": set(),
-                                                            "asserts": {}, "close": set()})
+                                                            "asserts": {}, "close": set(), "lines": {}})
 
     for d in diagnostics:
         at = {(u.start.line, u.start.column) for u in (d, *d.also)}
+        if d.code in ("GS105", "GS107", "GS201"):  # the line-keyed rewrites below
+            entry(d.path)["lines"].setdefault(d.code, set()).update(line for line, _ in at)
         if d.code == "GS201":
             entry(d.path)["branches"].update(at)
         elif d.code == "GS402":
@@ -86,10 +96,36 @@ def settle_blockers(diagnostics: list[Diagnostic], refused: list[str], sources) 
             text = close
             outcome.changed.append(f"{shown}:{', '.join(map(str, close_lines))}: an assert on `allclose` kept on the "
                                    "device (torch._assert_async on isclose(...).all())")
-        if new is not None or checked is not None or close is not None:
+        shapes, shape_notes = _fixed_shapes(text, wanted["lines"])
+        if shapes is not None:
+            text = shapes
+            outcome.changed += [f"{shown}:{note}" for note in shape_notes]
+        if new is not None or checked is not None or close is not None or shapes is not None:
             path.write_bytes(text.encode("utf-8"))
             sources.forget(path)
     return outcome
+
+
+def _fixed_shapes(text: str, lines: dict[str, set[int]]) -> tuple[str | None, list[str]]:
+    """Data-dependent shapes and host reads in a callee at fixed shapes on the device (each rewrite
+    keeps the line count, so the diagnostics' lines stay right for the next)."""
+    notes: list[str] = []
+    changed = False
+    routing = lines.get("GS107", set()) | lines.get("GS201", set()) | lines.get("GS105", set())
+    for rewrite, wanted, note in (
+            (dense_expert_dispatch, routing, "a loop over the experts that got tokens run densely over every "
+                                             "expert with combine weights"),
+            (bincount_at_minlength, lines.get("GS107", set()), "`bincount` counted at its minlength (a one-hot "
+                                                               "summed)"),
+            (counted_on_device, lines.get("GS105", set()), "a host read deciding a device counter's step: the "
+                                                           "test added on the device")):
+        if not wanted:
+            continue
+        new, done = rewrite(text, wanted)
+        if new is not None:
+            text, changed = new, True
+            notes.append(f"{', '.join(map(str, done))}: {note}")
+    return (text, notes) if changed else (None, [])
 
 
 def host_reads_left(text: str, name: str, attribute: str) -> bool:
