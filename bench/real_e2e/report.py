@@ -178,19 +178,20 @@ def graph_path_status(row: dict) -> tuple[bool, str]:
 
 def graph_path_table(rows: list[dict]) -> str:
     head = ("| step | split | core | options | still blocking (static) | graph = orig (eager) | result | graph ms "
-            "| eager ms | speedup |\n|---|---|---|---|---|---|---|---:|---:|---:|\n")
+            "| eager ms | speedup | graph/floor |\n|---|---|---|---|---|---|---|---:|---:|---:|---:|\n")
     lines = []
     for row in rows:
         summary, run = row.get("graph") or {}, row.get("gpu_graph") or {}
         blocking = summary.get("blocking") or []
         codes = Counter(b["code"] for b in blocking)
-        graph_ms, eager_ms = run.get("graph_ms"), run.get("eager_ms")
+        graph_ms, eager_ms, floor_ms = run.get("graph_ms"), run.get("eager_ms"), run.get("floor_ms")
         lines.append("| " + " | ".join([
             row["step"], "yes" if summary.get("split") else (summary.get("refusal") or "—")[:60],
             summary.get("core", "—"), ", ".join(f"{k}={v}" for k, v in (summary.get("options") or {}).items()) or "—",
             (f"{len(blocking)} (" + ", ".join(f"{c}×{n}" for c, n in sorted(codes.items())) + ")") if blocking else "0",
             agreement(run.get("vs_orig")), graph_path_status(row)[1], _fmt(graph_ms), _fmt(eager_ms),
             _fmt(eager_ms / graph_ms if graph_ms and eager_ms else None, 2, "x"),
+            _fmt(graph_ms / floor_ms if graph_ms and floor_ms else None, 2),
         ]) + " |")
     return head + "\n".join(lines) + "\n"
 

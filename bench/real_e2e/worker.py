@@ -477,6 +477,10 @@ def run_gpu_graph(request: dict) -> dict:
         twin_args = b.inputs(0)
         result["eager_ms"] = statistics.median(backend.time_ms(lambda: b.step(*twin_args), request["repeats"],
                                                                 request["inner"]))
+        try:  # the kernel-only floor of the eager twin's step: how close the graphed step gets to it
+            result["floor_ms"] = backend.kernel_floor_ms(lambda: b.step(*twin_args), request["inner"])
+        except Exception as error:  # the profiler is optional: report without the floor
+            result["floor_note"] = f"kernel-only floor not measured: {type(error).__name__}: {error}"[:300]
     except Exception as error:  # graphed() classified its own capture failure: keep its rule and line
         failure = getattr(error, "failure", None) or classify_exception(error, phase)
         result.update(match=False, failure=failure.to_json(), error=f"{type(error).__name__}: {error}"[:400],
