@@ -40,6 +40,7 @@ from graphsafe.rewriters.host_inputs import host_inputs
 from graphsafe.rewriters.moved_by_core import device_move_note, host_values_moved_by_core
 from graphsafe.rewriters.left_blockers import settle_blockers
 from graphsafe.rewriters.fixed_histogram import fixed_histogram
+from graphsafe.rewriters.grad_zero import gradients_zeroed_in_place
 from graphsafe.rewriters.nonzero_rows import writes_by_mask
 from graphsafe.rewriters.rename_rebound import rename_rebound
 from graphsafe.rewriters.replayed_appends import replayed_append_note, settled_by_replayed_append
@@ -191,6 +192,11 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         if repairs.changed or validation:
             final = check_paths(scratch_paths, core_settings, use_cache=False)
             sources.forget(None)
+        # a gradient reset by a fresh tensor: zeroed in place where it exists (rewriters/grad_zero.py)
+        zeroed = gradients_zeroed_in_place(final.diagnostics, scratch_paths)
+        if zeroed.changed:
+            final = check_paths(scratch_paths, core_settings, use_cache=False)
+            sources.forget(None)
         # a host size read that trims a step input (`x[:, :int(n.max())]` in a callee): to the wrapper
         trims = trim_in_wrapper(final.diagnostics, core, region_copy, defined, split.core_name) \
             if split.source is not None else TrimmedInputs()
@@ -200,7 +206,8 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         back = {os.path.realpath(copy): original for original, copy in copies.items()}
         callee_notes = ([_scratch_shown(c, back) for c in callee.changed],
                         [_scratch_shown(r, back) for r in callee.refused])
-        notes = [_scratch_shown(c, back) for c in repairs.changed + repairs.refused + unselected] \
+        notes = [_scratch_shown(c, back) for c in repairs.changed + repairs.refused + unselected
+                 + zeroed.changed + zeroed.refused] \
             + [validation] * bool(validation)
         notes += [t.note for t in trims.trims] + [compile_note] * bool(compile_note and split.source is not None)
         if backward:
@@ -219,7 +226,7 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
             in_region_file = _abs(original) == _abs(region.path)
             if d.code in NOT_FIXED_HERE or (in_region_file and _settled_by_numbers(d, carried, region_lines)) \
                     or settled_by_carried(d, carried, sources) or callee.settles(d) or repairs.settles(d) \
-                    or (validation and settled_by_validation_off(d)) or trims.settles(d.path, d.start.line, d.code):
+                    or zeroed.settles(d) or (validation and settled_by_validation_off(d)) or trims.settles(d.path, d.start.line, d.code):
                 continue
             if settled_by_replayed_append(d, sources):  # graphed() appends again after each replay
                 notes.append(_scratch_shown(replayed_append_note(d), back))
