@@ -312,6 +312,12 @@ class Snapshot:
         for restore in self._value_restores:
             restore()
 
+    def keep_as_now(self, obj: Any) -> None:
+        """A plain object is restored to what it holds now instead (its attributes and the entries
+        of its dicts and lists): state a warm-up built that must stay (graphed: an owner of
+        optimizers the step built on its first call)."""
+        self._plain_object(obj)
+
     def _both(self, fn: Callable[[], None]) -> None:
         self._restores.append(fn)
         self._value_restores.append(fn)
