@@ -97,8 +97,10 @@ def _flatten(name: str, obj: Any, out: list, seen: set[int], depth: int) -> None
                         _flatten(f"{name}.{module_name + '.' if module_name else ''}{key}", value, out, seen, depth + 1)
     elif isinstance(obj, dict):
         seen.add(id(obj))
-        for key, value in obj.items():
-            _flatten(f"{name}[{key!r}]", value, out, seen, depth + 1)
+        for index, (key, value) in enumerate(obj.items()):
+            # a tensor key (pyro's `optim_objs[param]`) is named by position: its repr reads device data
+            shown = repr(key) if isinstance(key, (str, int, float, bool, type(None))) else f"<{type(key).__name__} {index}>"
+            _flatten(f"{name}[{shown}]", value, out, seen, depth + 1)
     elif isinstance(obj, (list, tuple)):
         seen.add(id(obj))
         for index, value in enumerate(obj):
