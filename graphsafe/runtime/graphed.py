@@ -20,6 +20,9 @@ only when the caller passes a different tensor than the captured one (pass the s
 tensor, a KV cache say, and nothing is copied); the graph is replayed; tensors the step mutates
 in place are copied back to the caller's tensors; outputs are cut back to B rows and cloned.
 
+- A Python number among the outputs is the capture's on every replay: one that differs between the
+  last warm-up call and the capture (a loss summed from `.item()` terms, a counter) is refused
+  (GraphedInputError with its place); one that stays the same (a row count) is returned.
 - `clone_outputs=False` returns views of the graph's static outputs: valid until the next call
   that replays the same bucket (graphs of other buckets do not touch them: each keeps its own
   outputs alive in the shared pool).
@@ -353,6 +356,7 @@ class GraphedCallable:
         self.optimizers = self._check_optimizers(optimizer)
         self._built_by_warm_up: list[torch.optim.Optimizer] = []  # optimizers the step built on its first call
         self._warm_up_snapshot = None  # the state before the warm-up, while capturing (_capture_all)
+        self._warmed_output = None  # the last warm-up call's output, until the capture's is compared with it
         self.graphs: dict[int, _Entry] = {}
         self.capture_seconds: dict[int, float] = {}
         self.stats = {"replays": 0, "eager": 0, "padded": 0}
@@ -732,7 +736,7 @@ class GraphedCallable:
             with self._grad_mode():
                 for _ in range(self.warmup):
                     with guards.call():  # host reads recorded (host_read_guards.py)
-                        _, rebound = self._call_observing(statics)
+                        self._warmed_output, rebound = self._call_observing(statics)
             argument_slots.check_closable(rebound, self.name)
         except argument_slots.SlotRebindingError as error:
             raise GraphedInputError(str(error)) from None
@@ -834,6 +838,7 @@ class GraphedCallable:
                 raise GraphedCaptureError(self.name, failure, usable) from error
             torch.cuda.synchronize()
         self.capture_seconds[bucket] = time.perf_counter() - started
+        self._refuse_changing_numbers(output)
         if set(argument_slots.leaf_indices(rebound, statics)) != slot_leaves:
             raise GraphedInputError(f"graphed {self.name}: the capture rebound other slots of its list/dict "
                                     "arguments than the warm-up calls did: the step's path is not fixed")
@@ -858,6 +863,24 @@ class GraphedCallable:
         slots = [(r.path, r.key, r.old, self._leaves[position[id(r.old)]].batched) for r in rebound]
         return _Entry(bucket, graph, statics, output, inout=inout, kept=kept, rebind=rebind,
                       moved=moved, containers=containers, slots=slots, guards=guards, appended=appended)
+
+    def _refuse_changing_numbers(self, output: Any) -> None:
+        """A Python number among the outputs that differs between the last warm-up call and the
+        capture (a loss summed from `.item()` terms, a call counter) is per call, and a replay runs no
+        Python: every call would get the capture's value. Refused with the output's place."""
+        warmed, _ = pytree.tree_flatten_with_path(self._warmed_output)
+        captured, _ = pytree.tree_flatten_with_path(output)
+        self._warmed_output = None
+        if len(warmed) != len(captured):
+            return  # another structure: compared leaf by leaf it would say nothing
+        for (path, before), (_, now) in zip(warmed, captured):
+            if type(before) in (int, float, complex) and type(now) is type(before) and before != now \
+                    and not (before != before and now != now):  # nan at both: the same value
+                raise GraphedInputError(
+                    f"graphed {self.name}: output{pytree.keystr(path)} is a Python number that changes from call "
+                    f"to call ({before!r} at the last warm-up call, {now!r} at the capture): a replay runs no "
+                    "Python and would return the capture's value every time; return it as a tensor (a sum of "
+                    "`.item()` terms kept on the device) or compute it outside the graphed step")
 
     def _find_batched_outputs(self, leaves: list[Any]) -> None:
         """Which output leaves carry the batch: the ones whose batch dimension follows the bucket.
