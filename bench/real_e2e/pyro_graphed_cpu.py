@@ -35,11 +35,16 @@ def run(tree: str, steps: int, graph: bool) -> dict:
         from graphsafe.runtime.graphed import graph_method
 
         wired = graph_method(SVI, "step_core", train=True, backend="eager")
+    from graphsafe.runtime.graphed import GraphedInputError
+
     built = pyro_svi.build("cpu", 0)
     losses, states = [], []
-    for i in range(steps):
-        losses.append(built.step(*built.inputs(i)))
-        states.append({k: v.flatten().tolist() for k, v in built.state().items()})
+    try:
+        for i in range(steps):
+            losses.append(built.step(*built.inputs(i)))
+            states.append({k: v.flatten().tolist() for k, v in built.state().items()})
+    except GraphedInputError as error:  # graphed() refused the step: what it said is the result
+        return {"refused": str(error)}
     out = {"losses": losses, "states": states}
     if wired is not None:
         held = next(g for _, g in wired._graphed.values())
@@ -69,6 +74,9 @@ def main() -> int:
             return 2
         results[which] = json.loads(done.stdout.strip().splitlines()[-1])
     graph, orig = results["graph"], results["orig"]
+    if "refused" in graph:
+        print(f"graphed refused the step: {graph['refused']}")
+        return 1
     equal = True
     for i, (a, b) in enumerate(zip(graph["losses"], orig["losses"])):
         same_loss, same_state = a == b, graph["states"][i] == orig["states"][i]
