@@ -226,7 +226,8 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
             in_region_file = _abs(original) == _abs(region.path)
             if d.code in NOT_FIXED_HERE or (in_region_file and _settled_by_numbers(d, carried, region_lines)) \
                     or settled_by_carried(d, carried, sources) or callee.settles(d) or repairs.settles(d) \
-                    or zeroed.settles(d) or (validation and settled_by_validation_off(d)) or trims.settles(d.path, d.start.line, d.code):
+                    or zeroed.settles(d) or (validation and settled_by_validation_off(d)) \
+                    or trims.settles(d.path, d.start.line, d.code):
                 continue
             if settled_by_replayed_append(d, sources):  # graphed() appends again after each replay
                 notes.append(_scratch_shown(replayed_append_note(d), back))

@@ -83,7 +83,8 @@ def main() -> int:
         equal &= same_loss and same_state
         print(f"step {i}: loss {a!r} eager {b!r} ({'bitwise' if same_loss else 'DIFFERENT'}); "
               f"parameters {'bitwise' if same_state else 'DIFFERENT'}")
-    print("graphed stats", graph["stats"], "optimizers found:", len(graph["optimizers"]), sorted(set(graph["optimizers"])))
+    print("graphed stats", graph["stats"], "optimizers found:", len(graph["optimizers"]),
+          sorted(set(graph["optimizers"])))
     return 0 if equal else 1
 
 

@@ -99,7 +99,8 @@ def _flatten(name: str, obj: Any, out: list, seen: set[int], depth: int) -> None
         seen.add(id(obj))
         for index, (key, value) in enumerate(obj.items()):
             # a tensor key (pyro's `optim_objs[param]`) is named by position: its repr reads device data
-            shown = repr(key) if isinstance(key, (str, int, float, bool, type(None))) else f"<{type(key).__name__} {index}>"
+            plain = isinstance(key, (str, int, float, bool, type(None)))
+            shown = repr(key) if plain else f"<{type(key).__name__} {index}>"
             _flatten(f"{name}[{shown}]", value, out, seen, depth + 1)
     elif isinstance(obj, (list, tuple)):
         seen.add(id(obj))
