@@ -28,6 +28,7 @@ from pathlib import Path
 from graphsafe.analyzer.engine import check_paths, discover_files
 from graphsafe.analyzer.grouping import each_use
 from graphsafe.config import Settings
+from graphsafe.core_facts import facts_for_core
 from graphsafe.fixer import fix_paths, read_text
 from graphsafe.graph_loop import exit_loop_in, plan_loop_body
 from graphsafe.model import Diagnostic, RegionKind
@@ -40,6 +41,7 @@ from graphsafe.rewriters.host_inputs import host_inputs
 from graphsafe.rewriters.moved_by_core import device_move_note, host_values_moved_by_core
 from graphsafe.rewriters.left_blockers import settle_blockers
 from graphsafe.rewriters.fixed_histogram import fixed_histogram
+from graphsafe.rewriters.grad_zero import gradients_zeroed_in_place
 from graphsafe.rewriters.nonzero_rows import writes_by_mask
 from graphsafe.rewriters.rename_rebound import rename_rebound
 from graphsafe.rewriters.replayed_appends import replayed_append_note, settled_by_replayed_append
@@ -152,8 +154,20 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         # GS701's `capturable=True` is left out: graphed(train=True) turns it on at capture, where the
         # parameters are on the GPU, so the same code still steps on the CPU
         core_pattern = _receiver_pattern(project, region, copies, Path(scratch), core) or f"{rel}::{core}"
+        given = facts = _facts_file(settings)
+        if split.source is not None:  # the region's recorded calls, given to the core (core_facts.py)
+            facts = facts_for_core(given, str(_abs(region.path)), defined, core, split.source, Path(scratch))
+        core_facts = facts if facts != given else None
+
+        def check_core():
+            """The core's check; its facts follow the region file's later edits (its source hash)."""
+            now = read_text(region_copy) if core_facts is not None else None
+            if now is not None and not isinstance(now, str):
+                facts_for_core(given, str(_abs(region.path)), defined, core, now[1], Path(scratch))
+            return check_paths(scratch_paths, core_settings, use_cache=False)
+
         core_settings = dataclasses.replace(settings, regions=(core_pattern,), pattern_regions_only=True,
-                                            root=Path(scratch), facts_file=_facts_file(settings),
+                                            root=Path(scratch), facts_file=facts,
                                             unfixable=tuple(settings.unfixable) + NOT_FIXED_HERE)
 
         scratch_paths = [copies[str(_abs(f))] for f in files]
@@ -162,7 +176,7 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         if errors:
             raise GraphError("fixing the core failed: " + "; ".join(errors))
         converted = _convert_for_the_wrapper(split, defined, region_copy, result.applied)
-        final = check_paths(scratch_paths, core_settings, use_cache=False)
+        final = check_core()
         # the callees' counters and number tensors (rewriters/callee_state.py), then checked again
         sources = Sources(scratch_paths)
         fed = fed_parameters(final.diagnostics, split.core_parameters, sources) if split.source is not None else []
@@ -171,36 +185,42 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         callee = rewrite_callee_state(final.diagnostics, carried, (str(region_copy.resolve()),
                                                                    core.rpartition(".")[0]), sources)
         if callee.changed:
-            final = check_paths(scratch_paths, core_settings, use_cache=False)
+            final = check_core()
         # what still blocks that a rewrite settles: number attributes' tensors, checks on tensors
         late = settle_blockers(final.diagnostics, callee.refused, sources)
         if late.changed:
             callee.changed += late.changed
             callee.refused = [r for r in callee.refused if r not in late.refusals]
             callee.built_on_device |= late.built_on_device
-            final = check_paths(scratch_paths, core_settings, use_cache=False)
+            final = check_core()
         # branches on tensors whose arms only assign: selections of both outcomes (rewriters/branch_select.py)
         backward = backward_in_reach(final)  # the rewrites below neither add nor remove a backward call
         selects, unselected = select_left_branches(final.diagnostics, sources, differentiable=backward is not None)
         if selects:
             callee.changed += selects
-            final = check_paths(scratch_paths, core_settings, use_cache=False)
+            final = check_core()
         # checks that only warn or validate: eager-only (rewriters/warn_repair.py, validation_capture.py)
         repairs = unconditional_repairs(final.diagnostics, scratch_paths)
         validation = wrap_core_file(region_copy, core, [_abs(f) for f in files])  # module names: the user's tree
         if repairs.changed or validation:
-            final = check_paths(scratch_paths, core_settings, use_cache=False)
+            final = check_core()
+            sources.forget(None)
+        # a gradient reset by a fresh tensor: zeroed in place where it exists (rewriters/grad_zero.py)
+        zeroed = gradients_zeroed_in_place(final.diagnostics, scratch_paths)
+        if zeroed.changed:
+            final = check_core()
             sources.forget(None)
         # a host size read that trims a step input (`x[:, :int(n.max())]` in a callee): to the wrapper
         trims = trim_in_wrapper(final.diagnostics, core, region_copy, defined, split.core_name) \
             if split.source is not None else TrimmedInputs()
         if trims.trims:
-            final = check_paths(scratch_paths, core_settings, use_cache=False)
+            final = check_core()
             sources.forget(None)
         back = {os.path.realpath(copy): original for original, copy in copies.items()}
         callee_notes = ([_scratch_shown(c, back) for c in callee.changed],
                         [_scratch_shown(r, back) for r in callee.refused])
-        notes = [_scratch_shown(c, back) for c in repairs.changed + repairs.refused + unselected] \
+        notes = [_scratch_shown(c, back) for c in repairs.changed + repairs.refused + unselected
+                 + zeroed.changed + zeroed.refused] \
             + [validation] * bool(validation)
         notes += [t.note for t in trims.trims] + [compile_note] * bool(compile_note and split.source is not None)
         if backward:
@@ -219,7 +239,8 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
             in_region_file = _abs(original) == _abs(region.path)
             if d.code in NOT_FIXED_HERE or (in_region_file and _settled_by_numbers(d, carried, region_lines)) \
                     or settled_by_carried(d, carried, sources) or callee.settles(d) or repairs.settles(d) \
-                    or (validation and settled_by_validation_off(d)) or trims.settles(d.path, d.start.line, d.code):
+                    or zeroed.settles(d) or (validation and settled_by_validation_off(d)) \
+                    or trims.settles(d.path, d.start.line, d.code):
                 continue
             if settled_by_replayed_append(d, sources):  # graphed() appends again after each replay
                 notes.append(_scratch_shown(replayed_append_note(d), back))

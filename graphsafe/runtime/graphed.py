@@ -20,6 +20,9 @@ only when the caller passes a different tensor than the captured one (pass the s
 tensor, a KV cache say, and nothing is copied); the graph is replayed; tensors the step mutates
 in place are copied back to the caller's tensors; outputs are cut back to B rows and cloned.
 
+- A Python number among the outputs is the capture's on every replay: one that differs between the
+  last warm-up call and the capture (a loss summed from `.item()` terms, a counter) is refused
+  (GraphedInputError with its place); one that stays the same (a row count) is returned.
 - `clone_outputs=False` returns views of the graph's static outputs: valid until the next call
   that replays the same bucket (graphs of other buckets do not touch them: each keeps its own
   outputs alive in the shared pool).
@@ -31,7 +34,10 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
   parameters and optimizer state. An optimizer built with `capturable=False` whose parameters
   are on the GPU gets `capturable=True` here (its step counts moved to the device, as
   `load_state_dict` does for a capturable one), so code that builds it once for CPU and GPU
-  needs no change (GS701). Warm-up steps run on the
+  needs no change (GS701). An optimizer the step builds on its first call (pyro's PyroOptim, one
+  Adam per parameter) is found after the warm-up, before the capture, and gets the same; the
+  object holding it keeps what the warm-up built (`optim_objs[p]`), and its state starts fresh
+  at the first replay. Warm-up steps run on the
   sample batch and are then undone (`reset_after_warmup`): parameters, buffers and existing
   optimizer state get their values back, optimizer state created by the warm-up is zeroed
   (a fresh state for Adam/AdamW; for SGD momentum only without dampening).
@@ -348,6 +354,9 @@ class GraphedCallable:
         self.buckets: tuple[int, ...] = ()
         self.pool = pool
         self.optimizers = self._check_optimizers(optimizer)
+        self._built_by_warm_up: list[torch.optim.Optimizer] = []  # optimizers the step built on its first call
+        self._warm_up_snapshot = None  # the state before the warm-up, while capturing (_capture_all)
+        self._warmed_output = None  # the last warm-up call's output, until the capture's is compared with it
         self.graphs: dict[int, _Entry] = {}
         self.capture_seconds: dict[int, float] = {}
         self.stats = {"replays": 0, "eager": 0, "padded": 0}
@@ -389,6 +398,47 @@ class GraphedCallable:
                 if "capturable" in group and not group["capturable"]:  # fused ones check it too
                     self._make_capturable(opt, group)
         return found
+
+    def _adopt_optimizers_built_by_warm_up(self, statics: list[Any], leaves: list[Any]) -> None:
+        """Optimizers the step builds on its first call (pyro's PyroOptim makes a torch Adam per
+        parameter as it first sees it) did not exist when graphed() looked for them: found again
+        after the warm-up, before the capture, among the step's state, and made capturable by the
+        same rules (GS701); their lr gets a device tensor like the others'. All their state was
+        made by the warm-up: zeroed after the capture (`_capture_all`), as for state the warm-up
+        adds to a known optimizer, so the first replay steps a fresh optimizer as the eager first
+        call did."""
+        if not self.train:
+            return
+        from graphsafe.runtime.snapshot import resolve_state
+
+        args, kwargs = pytree.tree_unflatten(statics, self._spec)
+        known = {id(o) for o in self.optimizers}
+        new = []
+        for _, opt in resolve_state(None, self.fn, args, kwargs).optimizers():
+            if id(opt) not in known:
+                known.add(id(opt))
+                new.append(opt)
+        for opt in new:
+            for group in opt.param_groups:
+                if "capturable" in group and not group["capturable"]:
+                    try:
+                        self._make_capturable(opt, group)
+                    except ValueError as error:
+                        raise ValueError(f"{error}; it was built by the step's first call") from None
+        self.optimizers.extend(new)
+        self._built_by_warm_up.extend(new)
+        # their owner (pyro's PyroOptim: `optim_objs[p]`, `grad_clip[p]`) is taken as the first call
+        # left it: putting it back would make the capture build optimizers again, not capturable
+        ids = {id(o) for o in new}
+        owners = [obj for _, obj in resolve_state(None, self.fn, args, kwargs).plain_objects() if _holds(obj, ids)]
+        if owners and self._warm_up_snapshot is not None:
+            for owner in owners:
+                self._warm_up_snapshot.keep_as_now(owner)
+        if owners and self._containers is not None:
+            owned = {id(o) for o in owners}
+            self._containers_before.update({key: binding for key, binding in self._containers.bindings().items()
+                                            if id(binding[0]) in owned})
+        self._group_lrs += self._device_lrs(leaves, new)
 
     def _make_capturable(self, opt: torch.optim.Optimizer, group: dict) -> None:
         """Turn `capturable` on for a group whose parameters are on the GPU (GS701), as
@@ -501,6 +551,7 @@ class GraphedCallable:
             self._containers_before = self._containers.bindings()
 
         saved = Snapshot(tracked, rng=True, parameters=self.train) if self.reset_after_warmup else None
+        self._warm_up_snapshot = saved
         self._group_lrs = self._device_lrs(leaves)
         watched = state_tensors(tracked, leaves)
         before = versions(watched)
@@ -523,6 +574,8 @@ class GraphedCallable:
                 if self.backend == "cuda":
                     torch.cuda.synchronize()
                 saved.restore_values()
+                _fresh_state(self._built_by_warm_up)
+            self._warm_up_snapshot = None
             if self._attributes is not None and saved is not None:  # the call's own bindings: its replay
                 self._put_back_bindings()  # makes the capture's again
 
@@ -596,10 +649,10 @@ class GraphedCallable:
                 "were captured without autograd (its first call had none): call it under torch.no_grad(), "
                 "or make its first call the one a backward follows")
 
-    def _device_lrs(self, leaves: list[Any]) -> list[_GroupLr]:
+    def _device_lrs(self, leaves: list[Any], optimizers: list | None = None) -> list[_GroupLr]:
         """Give each capturable/fused group's Python lr a device tensor for the graph to read."""
         found = []
-        for opt in self.optimizers if self.train else ():
+        for opt in (self.optimizers if optimizers is None else optimizers) if self.train else ():
             for group in opt.param_groups:
                 value = group.get("lr")
                 if not _is_number(value):
@@ -683,7 +736,7 @@ class GraphedCallable:
             with self._grad_mode():
                 for _ in range(self.warmup):
                     with guards.call():  # host reads recorded (host_read_guards.py)
-                        _, rebound = self._call_observing(statics)
+                        self._warmed_output, rebound = self._call_observing(statics)
             argument_slots.check_closable(rebound, self.name)
         except argument_slots.SlotRebindingError as error:
             raise GraphedInputError(str(error)) from None
@@ -740,6 +793,7 @@ class GraphedCallable:
         if self.backend == "eager":
             slot_leaves = self._warm_up(statics, leaves, guards)
             self._own_read_only(statics, leaves, versions, slot_leaves)
+            self._adopt_optimizers_built_by_warm_up(statics, leaves)
             graph = _EagerGraph(lambda: self._call_closing(guards, statics))
             with self._grad_mode():
                 guards.capture_begins()  # a simulated replay runs fn with the baked reads
@@ -754,6 +808,7 @@ class GraphedCallable:
                 slot_leaves = self._warm_up(statics, leaves, guards)
                 self._own_read_only(statics, leaves, versions, slot_leaves)
             torch.cuda.current_stream().wait_stream(stream)
+            self._adopt_optimizers_built_by_warm_up(statics, leaves)
             host = {id(s): t.name for s, t in zip(statics, self._leaves) if isinstance(s, torch.Tensor) and not s.is_cuda}
             warmed = self._containers.bindings() if self._containers is not None else {}
             if self._attributes is not None and self.reset_after_warmup:  # the call's own path, not the
@@ -783,6 +838,7 @@ class GraphedCallable:
                 raise GraphedCaptureError(self.name, failure, usable) from error
             torch.cuda.synchronize()
         self.capture_seconds[bucket] = time.perf_counter() - started
+        self._refuse_changing_numbers(output)
         if set(argument_slots.leaf_indices(rebound, statics)) != slot_leaves:
             raise GraphedInputError(f"graphed {self.name}: the capture rebound other slots of its list/dict "
                                     "arguments than the warm-up calls did: the step's path is not fixed")
@@ -807,6 +863,24 @@ class GraphedCallable:
         slots = [(r.path, r.key, r.old, self._leaves[position[id(r.old)]].batched) for r in rebound]
         return _Entry(bucket, graph, statics, output, inout=inout, kept=kept, rebind=rebind,
                       moved=moved, containers=containers, slots=slots, guards=guards, appended=appended)
+
+    def _refuse_changing_numbers(self, output: Any) -> None:
+        """A Python number among the outputs that differs between the last warm-up call and the
+        capture (a loss summed from `.item()` terms, a call counter) is per call, and a replay runs no
+        Python: every call would get the capture's value. Refused with the output's place."""
+        warmed, _ = pytree.tree_flatten_with_path(self._warmed_output)
+        captured, _ = pytree.tree_flatten_with_path(output)
+        self._warmed_output = None
+        if len(warmed) != len(captured):
+            return  # another structure: compared leaf by leaf it would say nothing
+        for (path, before), (_, now) in zip(warmed, captured):
+            if type(before) in (int, float, complex) and type(now) is type(before) and before != now \
+                    and not (before != before and now != now):  # nan at both: the same value
+                raise GraphedInputError(
+                    f"graphed {self.name}: output{pytree.keystr(path)} is a Python number that changes from call "
+                    f"to call ({before!r} at the last warm-up call, {now!r} at the capture): a replay runs no "
+                    "Python and would return the capture's value every time; return it as a tensor (a sum of "
+                    "`.item()` terms kept on the device) or compute it outside the graphed step")
 
     def _find_batched_outputs(self, leaves: list[Any]) -> None:
         """Which output leaves carry the batch: the ones whose batch dimension follows the bucket.
@@ -1059,6 +1133,26 @@ class GraphedCallable:
         shapes = f" shapes={len(self._shapes) + 1}/{self.shapes}" if self.shapes > 1 else ""
         return (f"<graphed {self.name} buckets={list(self.buckets) or 'on first call'} pad={self.pad}{shapes} "
                 f"train={self.train} backend={self.backend}>")
+
+
+def _holds(obj: Any, ids: set[int]) -> bool:
+    """Whether an attribute of `obj`, or an entry of a dict/list attribute, is one of `ids`."""
+    for value in vars(obj).values():
+        values = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else (value,)
+        if any(id(v) in ids for v in values):
+            return True
+    return False
+
+
+def _fresh_state(optimizers: list[torch.optim.Optimizer]) -> None:
+    """Every state tensor of optimizers the warm-up built zeroed in place (the graph reads them):
+    a fresh state for Adam/AdamW, as Snapshot.restore_values does for state a warm-up creates."""
+    with torch.no_grad():
+        for opt in optimizers:
+            for state in opt.state.values():
+                for value in state.values():
+                    if isinstance(value, torch.Tensor):
+                        value.zero_()
 
 
 def passed_through(outputs: list[Any], statics: list[Any], templates: list[_Leaf], slots: list) -> dict[int, int]:

@@ -97,8 +97,11 @@ def _flatten(name: str, obj: Any, out: list, seen: set[int], depth: int) -> None
                         _flatten(f"{name}.{module_name + '.' if module_name else ''}{key}", value, out, seen, depth + 1)
     elif isinstance(obj, dict):
         seen.add(id(obj))
-        for key, value in obj.items():
-            _flatten(f"{name}[{key!r}]", value, out, seen, depth + 1)
+        for index, (key, value) in enumerate(obj.items()):
+            # a tensor key (pyro's `optim_objs[param]`) is named by position: its repr reads device data
+            plain = isinstance(key, (str, int, float, bool, type(None)))
+            shown = repr(key) if plain else f"<{type(key).__name__} {index}>"
+            _flatten(f"{name}[{shown}]", value, out, seen, depth + 1)
     elif isinstance(obj, (list, tuple)):
         seen.add(id(obj))
         for index, value in enumerate(obj):
@@ -311,6 +314,12 @@ class Snapshot:
         attributes the step rebound to tensors keep their new tensors (see _rebound_to_a_tensor)."""
         for restore in self._value_restores:
             restore()
+
+    def keep_as_now(self, obj: Any) -> None:
+        """A plain object is restored to what it holds now instead (its attributes and the entries
+        of its dicts and lists): state a warm-up built that must stay (graphed: an owner of
+        optimizers the step built on its first call)."""
+        self._plain_object(obj)
 
     def _both(self, fn: Callable[[], None]) -> None:
         self._restores.append(fn)
