@@ -14,9 +14,9 @@ from __future__ import annotations
 import ast
 import json
 import os
-import re
 from pathlib import Path
 
+from graphsafe.analyzer.callgraph import _CALLED_AS_OBJECT  # what calling an object runs
 from graphsafe.analyzer.run_facts import def_hashes
 
 
@@ -40,9 +40,9 @@ def facts_for_core(facts: Path | None, region_path: str, region: str, core: str,
     hashes = [(first, digest) for (name, first), digest in def_hashes(text).items() if name == core]
     if not isinstance(entry, dict) or len(hashes) != 1 or core in functions:
         return facts
-    core_words, wrapper_words = _words(text, core), _words(text, region)
+    core_node, wrapper_node = _function(text, core), _function(text, region)
     calls = [c for c in entry.get("calls", ()) if isinstance(c, str)
-             and not (_callee_name(c) in wrapper_words and _callee_name(c) not in core_words)]
+             and not (_could_call(wrapper_node, _callee_name(c)) and not _could_call(core_node, _callee_name(c)))]
     functions[core] = {"calls": calls, "values": entry.get("values", {}), "line": hashes[0][0],
                        "source_hash": hashes[0][1]}
     root = data.get("root")
@@ -58,20 +58,43 @@ def _callee_name(call: str) -> str:
     return call.rpartition("::")[2].rpartition(".")[2]
 
 
-def _words(text: str, qualname: str) -> set[str]:
-    """The identifiers of one function's source (`Class.method`), empty when not found."""
+def _could_call(node: ast.AST | None, method: str) -> bool:
+    """Whether a call in the function `node` could be the recorded call of `method`: one naming it
+    (`x.method(...)`, `method(...)`), or, for `__call__`/`forward`, an object called (`self.bm(...)`,
+    `fn(...)`) that is not a method of the function's own class."""
+    if node is None:
+        return False
+    own = getattr(node, "own_methods", frozenset())
+    for call in ast.walk(node):
+        if not isinstance(call, ast.Call):
+            continue
+        target = call.func
+        name = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else None
+        if name == method:
+            return True
+        if method in _CALLED_AS_OBJECT and name is not None and not (
+                isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                and target.value.id == "self" and name in own):
+            return True
+    return False
+
+
+def _function(text: str, qualname: str) -> ast.AST | None:
+    """One function's node (`Class.method`), with `own_methods`: the names its class defines."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return set()
-    parts = qualname.split(".")
+        return None
     body: list = tree.body
     node = None
-    for part in parts:
+    methods: frozenset = frozenset()
+    for part in qualname.split("."):
+        if isinstance(node, ast.ClassDef):
+            methods = frozenset(n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
         node = next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
                      and n.name == part), None)
         if node is None:
-            return set()
+            return None
         body = node.body
-    segment = ast.get_source_segment(text, node) or ""
-    return set(re.findall(r"[A-Za-z_]\w*", segment))
+    node.own_methods = methods  # type: ignore[attr-defined]
+    return node
