@@ -161,7 +161,8 @@ def _model_state(model) -> dict:
     state = {name: b.detach().clone() for name, b in model.named_buffers()}
     for name, module in model.named_modules():
         for attr, value in vars(module).items():
-            if not attr.startswith("_") and not isinstance(value, bool) and isinstance(value, (int, float, torch.Tensor)):
+            if not attr.startswith("_") and not isinstance(value, bool) and isinstance(value, (int, float,
+                                                                                            torch.Tensor)):
                 state[f"{name}.{attr}" if name else attr] = value  # a counter `graph` made a buffer: same name
     return state
 

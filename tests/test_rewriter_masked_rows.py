@@ -136,8 +136,8 @@ def _refusal(old: str, new: str) -> list[str]:
 
 @pytest.mark.parametrize("old, new, reason", [
     ("s, stat = self.scorer(h)", "s, stat = self.scorer(h * torch.rand_like(h))", "random draw"),
-    ("z = self.proj(F.gelu(self.norm(h)))", "z = self.proj(F.gelu(self.norm(h))) * torch.empty_like(h[:, :1]).uniform_()",
-     "random draw"),
+    ("z = self.proj(F.gelu(self.norm(h)))",
+     "z = self.proj(F.gelu(self.norm(h))) * torch.empty_like(h[:, :1]).uniform_()", "random draw"),
     ("out = self.back(s) * (1.0 + h.size(0))", "out = self.back(s) * torch.cumsum(s, 0)[:, :1]", "cumsum"),
     ("ok = torch.isfinite(z).all()", "ok = (h.T @ h).sum()", "`@`"),
     ("return out.view(b, t, d), stat", "return out.view(b, t, d), stat + s.sum()", "read after the scatter"),

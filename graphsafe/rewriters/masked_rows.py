@@ -72,14 +72,15 @@ _ELEMENTWISE_METHODS = frozenset({
     "mul", "div", "clamp", "clamp_min", "clamp_max", "masked_fill", "nan_to_num", "sin", "cos", "reciprocal",
     "add_", "mul_", "sub_", "div_", "copy_", "requires_grad_"})
 _ELEMENTWISE_FUNCTIONS = frozenset({
-    "empty_like", "isfinite", "isnan", "isinf", "silu", "relu", "gelu", "sigmoid", "tanh", "exp", "log", "abs", "sqrt", "rsqrt", "square", "neg", "sin",
-    "cos", "zeros_like", "ones_like", "full_like", "where", "isclose", "maximum", "minimum", "clamp", "mul",
+    "empty_like", "isfinite", "isnan", "isinf", "silu", "relu", "gelu", "sigmoid", "tanh", "exp", "log", "abs",
+    "sqrt", "rsqrt", "square", "neg", "sin", "cos", "zeros_like", "ones_like", "full_like", "where", "isclose",
+    "maximum", "minimum", "clamp", "mul",
     "add", "sub", "div", "pow", "logical_and", "logical_or", "logical_not", "eq", "ne", "lt", "le", "gt", "ge",
     "nan_to_num", "softplus", "leaky_relu", "elu", "mish", "hardswish", "hardtanh"})
 _LAST_AXIS = frozenset({"softmax", "log_softmax", "normalize"})  # act along `dim`, which must not be the rows'
 _RANDOM = frozenset({"uniform_", "normal_", "bernoulli_", "exponential_", "random_", "rand", "randn", "rand_like",
                      "randn_like", "randint", "randint_like", "bernoulli", "multinomial", "dropout", "normal",
-                     "randperm", "empty_like_random"})
+                     "randperm"})
 # torch.nn modules that work on the last axis (or elementwise), row by row
 _ROW_MODULES = frozenset({"Linear", "LayerNorm", "RMSNorm", "SiLU", "ReLU", "GELU", "Tanh", "Sigmoid", "Identity",
                           "Softmax", "LeakyReLU", "Mish", "Hardswish", "ELU", "Softplus"})
@@ -157,7 +158,6 @@ class _Walk:
                  edits: dict) -> None:
         self.tree, self.text, self.torch, self.cls = tree, text, torch_name, cls
         self.edits: dict[tuple[int, int, int, int], str] = {}
-        self.taken = dict(edits)
         self.scatter_line = 0
         self.callees: dict[str, str] = {}  # class name -> the mask parameter added to its forward
 
@@ -178,7 +178,7 @@ class _Walk:
                 raise Refused(select.lineno, f"`{mask_name}` is not proven a 1-D mask (`m.reshape(-1)`)")
             if _assigns(statement, source_name):
                 ndim = _rank_of(statement.value)
-        if not any(_assigns(s, mask_name) for s in function.body[:index]) and mask_name not in _params(function):
+        if not any(_assigns(s, mask_name) for s in function.body[:index]):
             raise Refused(select.lineno, f"`{mask_name}` is not proven a 1-D mask")
         rows = fresh_name(function, "rows")
         target = select.targets[0].id
@@ -186,16 +186,14 @@ class _Walk:
                     f"device={source_name}.device)")
         made = (f"{rows} = {mask_name} if {mask_name} is not None else {all_rows}"
                 if isinstance(value, ast.IfExp) else f"{rows} = {mask_name}")
-        self.edit(select, f"{target} = {source_name}; {made}")
-        env[target] = Rows(-ndim if ndim else -2, ndim, rows) if ndim else Rows(0, None, rows)
         if ndim is None:
             raise Refused(select.lineno, f"the rank of `{source_name}` is not known (`x.view(-1, d)` proves it)")
+        self.edit(select, f"{target} = {source_name}; {made}")
+        env[target] = Rows(-ndim, ndim, rows)  # a 1-D mask keeps the source's rank
         self.rows_name, self.mask_name, self.source_name = rows, mask_name, source_name
-        rest = function.body[index + 1:]
-        after = self.block(rest, env, scatter=True)
+        self.block(function.body[index + 1:], env, scatter=True)
         if not self.scatter_line:
             raise Refused(select.lineno, f"no `full[{mask_name}] = out` scatters the rows back")
-        del after
 
     # ---- statements
     def block(self, statements: list[ast.stmt], env: dict, scatter: bool = False) -> dict:
@@ -420,7 +418,7 @@ class _Walk:
                     new_position += 1
                 continue
             if axis_seen == position:
-                if not (isinstance(part, ast.Slice) and part.lower is None and part.upper is None and part.step is None):
+                if not (isinstance(part, ast.Slice) and part.lower is part.upper is part.step is None):
                     raise Refused(node.lineno, "an index that picks some of the selected rows")
             elif not isinstance(part, ast.Slice):
                 if _int(part) is None and not (isinstance(part, ast.Name) and env.get(part.id) is INT):
@@ -487,8 +485,6 @@ class _Walk:
             return (first, indices)
         if name in _ELEMENTWISE_FUNCTIONS:
             return self.combine(arguments + list(keywords.values()), node)
-        if name == "_assert_async":
-            raise Refused(node.lineno, "a device assert over the selected rows without a reduction")
         raise Refused(node.lineno, f"`{name}` gets the selected rows and is not known to work row by row")
 
     def axis_of(self, value: Rows, dim: int | None, node: ast.AST) -> int:
@@ -645,7 +641,7 @@ class _Walk:
         if len(masks) != 1:
             raise Refused(node.lineno, "rows of several masks passed together")
         (mask,) = masks
-        walk = _Walk(self.tree, self.text, self.torch, cls, self.taken)
+        walk = _Walk(self.tree, self.text, self.torch, cls, {})
         walk.function = forward
         parameter = self.callees.get(cls.name) or fresh_name(forward, "rows")
         env = {}
@@ -661,6 +657,11 @@ class _Walk:
         needs_mask = any(parameter in new for new in walk.edits.values())
         self.edits.update(walk.edits)
         if needs_mask:
+            made = [n for n in ast.walk(self.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                    and n.func.id == cls.name]
+            if len(made) != 1:  # another instance may be called without the mask
+                raise Refused(node.lineno, f"`{cls.name}` is made in {len(made)} places of its file: its forward "
+                                           "would get a new parameter where only this call passes it")
             if cls.name not in self.callees:
                 self.callees[cls.name] = parameter
                 last = forward.args.args[-1]
@@ -906,6 +907,3 @@ def _rank_of(value: ast.AST) -> int | None:
         return len(value.args)
     return None
 
-
-def _params(function: ast.FunctionDef) -> set[str]:
-    return {a.arg for a in function.args.args}
