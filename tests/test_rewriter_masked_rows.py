@@ -142,12 +142,14 @@ def _refusal(old: str, new: str) -> list[str]:
     ("ok = torch.isfinite(z).all()", "ok = (h.T @ h).sum()", "`@`"),
     ("return out.view(b, t, d), stat", "return out.view(b, t, d), stat + s.sum()", "read after the scatter"),
     ("balance = (hist.mean(0)", "balance = hist.sum() + (hist.mean(0)", "one_hot"),
+    ("    def forward(self, x, valid=None):", "    def peek(self, h):\n        return self.scorer(h)\n\n"
+     "    def forward(self, x, valid=None):", "outside the function"),  # would be called without the mask
 ])
 def test_work_that_is_not_row_by_row_is_refused_with_the_reason(old, new, reason):
     refused = _refusal(old, new)
     assert len(refused) == 1 and reason in refused[0], refused
     line = int(refused[0].split(":")[0])
-    assert 0 < line <= POOLER.count("\n")
+    assert 0 < line <= POOLER.replace(old, new).count("\n")
 
 
 def test_selection_not_scattered_back_is_refused():

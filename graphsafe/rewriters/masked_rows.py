@@ -630,6 +630,12 @@ class _Walk:
             if value.axis == -1:
                 raise Refused(node.lineno, f"`nn.{made.torch_class}` along the rows' axis")
             return dataclasses.replace(value, index_of=None)
+        if cls is not None and isinstance(attribute, str):
+            elsewhere = [n for f in cls.body if isinstance(f, ast.FunctionDef) and f is not self.function
+                         for n in ast.walk(f) if isinstance(n, ast.Attribute) and n.attr == attribute
+                         and isinstance(n.value, ast.Name) and n.value.id == "self" and f.name != "__init__"]
+            if elsewhere:  # another method calls it without the mask
+                raise Refused(elsewhere[0].lineno, f"`self.{attribute}` is used outside the function with the rows")
         return self.callee(node, made.cls, arguments)
 
     def callee(self, node: ast.Call, cls: ast.ClassDef, arguments: list):
