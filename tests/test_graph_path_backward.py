@@ -70,3 +70,13 @@ def test_a_graphed_program_that_computes_otherwise_is_reported_as_differing(tmp_
                                      original_dir=original)
     assert result["status"] == "differs", result
     assert any("output 1" in m for m in result["mismatches"]), result["mismatches"]
+
+
+@pytest.mark.cuda
+@pytest.mark.slow
+def test_graphed_moe_router_forward_and_backward_replay_like_the_eager_twin_on_a_gpu(tmp_path, fresh_modules):
+    original, target = _graphed_moe_router(tmp_path)
+    result = graph_path.run_backward(target, steps=6, options={}, device="cuda", backend="cuda",
+                                     original_dir=original)
+    assert result["status"] == "ok", result
+    assert result["replays"] >= 3, result
