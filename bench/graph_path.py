@@ -3,6 +3,14 @@ core wired to `graphed()` and run for several steps with the per-step values cha
 eager twin of the same split program (CPU equivalence of split and original: tests/).
 
     python bench/graph_path.py --program train_loop --region Trainer.train_step [--steps 6] [--json OUT]
+    python bench/graph_path.py --program moe_router --region MoEModel.forward --backward
+
+`--backward` (forward+backward, what make_graphed_callables did for the program): the factory's step
+is a model (or a bound forward); its core (`forward_core`, else `forward` when `graph` did not split
+it) is wired to `graphed()` with its backward (runtime/graphed_autograd.py), and each step draws new
+inputs and, for a 2-D boolean argument, a new padding mask (a prefix of each row), calls the model,
+takes a fixed weighted sum of its outputs as the loss and runs `loss.backward()`; the outputs, the
+input and parameter gradients and the modules' buffers and numbers are compared with an eager twin.
 
 The program's capture.py factory builds the step (`{"step": obj.method, "args": (...)}`); each step
 draws new inputs like the sample's (floats: randn, integers: a shuffle of the sample's values)
@@ -134,22 +142,151 @@ def run_gpu(program_dir: Path, steps: int, options: dict) -> dict:
             "python_state_equal": state, "replays": graph.stats["replays"], "eager_calls": graph.stats["eager"]}
 
 
-def _rng_states():
+def _vary_padded(value, generator, requires_grad: bool):
+    """A new input like `value`: floats randn, a 2-D bool mask a prefix of each row (its length drawn)."""
+    import torch
+
+    if isinstance(value, torch.Tensor) and value.dtype == torch.bool and value.dim() == 2:
+        lengths = torch.randint(1, value.shape[1] + 1, (value.shape[0],), generator=generator)
+        return (torch.arange(value.shape[1])[None, :] < lengths[:, None]).to(value.device)
+    if isinstance(value, torch.Tensor) and value.is_floating_point():
+        return torch.randn(value.shape, generator=generator).to(value.device, value.dtype).requires_grad_(requires_grad)
+    return value
+
+
+def _model_state(model) -> dict:
+    """Buffers and the Python numbers of every submodule (a counter, a statistic), by name."""
+    import torch
+
+    state = {name: b.detach().clone() for name, b in model.named_buffers()}
+    for name, module in model.named_modules():
+        for attr, value in vars(module).items():
+            if not attr.startswith("_") and not isinstance(value, bool) and isinstance(value, (int, float,
+                                                                                            torch.Tensor)):
+                state[f"{name}.{attr}" if name else attr] = value  # a counter `graph` made a buffer: same name
+    return state
+
+
+def _factory(program_dir: Path):
+    """capture.make of one program folder (its modules imported afresh: two folders share names)."""
+    for name in ("capture", "model"):
+        sys.modules.pop(name, None)
+    sys.path.insert(0, str(program_dir))
+    try:
+        module = importlib.import_module("capture")
+    finally:
+        sys.path.remove(str(program_dir))
+    local = [n for n, m in sys.modules.items() if str(program_dir) in str(getattr(m, "__file__", "") or "")]
+    for name in local:  # the folder's own modules: the next folder imports its own
+        sys.modules.pop(name, None)
+    return module.make
+
+
+def run_backward(program_dir: Path, steps: int, options: dict, device: str = "cuda", backend: str = "cuda",
+                 tolerance: float = 1e-5, original_dir: Path | None = None) -> dict:
+    """The forward+backward comparison (see the module docstring); the eager twin is built from
+    `original_dir` (the program before `graph`) when given, else from the same folder.
+    `backend="eager"` with `device="cpu"` is its CPU stand-in (graphed()'s argument handling and
+    backward wiring, no graphs)."""
+    import torch
+
+    from graphsafe.runtime import graphed
+
+    built = _factory(program_dir)(device)
+    twin = _factory(original_dir or program_dir)(device)
+    model, twin_model = (getattr(b["step"], "__self__", b["step"]) for b in (built, twin))
+    if not isinstance(model, torch.nn.Module) or model is twin_model:
+        return {"status": "the factory's step is not a model's forward (built anew by each call)"}
+    if [n for n, _ in model.named_parameters()] != [n for n, _ in twin_model.named_parameters()]:
+        return {"status": "the graphed and the eager model have other parameters"}
+    twin_model.load_state_dict(model.state_dict(), strict=False)  # `graph` may add non-persistent buffers
+    core_name = "forward_core" if hasattr(model, "forward_core") else "forward"
+    setattr(model, core_name, graphed(getattr(model, core_name), backend=backend, **options))
+    graph = getattr(model, core_name)
+    generator, twin_generator = torch.Generator().manual_seed(0), torch.Generator().manual_seed(0)
+    weights = torch.Generator().manual_seed(1)
+    worst = {"outputs": 0.0, "input_grads": 0.0, "param_grads": 0.0, "state": 0.0}
+    mismatches: list[str] = []
+
+    def diff(a, b) -> float:
+        return float((a.detach().float() - b.detach().float()).abs().max()) if a.numel() else 0.0
+
+    def check(kind: str, name: str, a, b) -> None:
+        if a is None and b is None:
+            return
+        if a is None or b is None:  # an expert that got no rows: no gradient eagerly, 0 densely
+            present = a if a is not None else b
+            if isinstance(present, torch.Tensor) and not present.any():
+                return
+            mismatches.append(f"{kind} {name}: one side has none")
+            return
+        if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+            a, b = torch.as_tensor(a), torch.as_tensor(b)
+            worst[kind] = max(worst[kind], diff(a, b))
+            if a.shape != b.shape or not torch.allclose(a.float().cpu(), b.float().cpu(), rtol=tolerance, atol=1e-6):
+                mismatches.append(f"{kind} {name}: max diff {diff(a, b):.3g}")
+        elif a != b:
+            mismatches.append(f"{kind} {name}: {a!r} != {b!r}")
+
+    try:
+        for i in range(steps):
+            args = tuple(_vary_padded(a, generator, getattr(a, "requires_grad", False)) for a in built["args"])
+            twin_args = tuple(_vary_padded(a, twin_generator, getattr(a, "requires_grad", False))
+                              for a in twin["args"])
+            results = []
+            before = _rng_states(device)
+            for net, inputs in ((model, args), (twin_model, twin_args)):
+                _set_rng_states(before, device)  # both draw the same numbers
+                net.zero_grad(set_to_none=True)
+                out = net(*inputs)
+                leaves = [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
+                if not results:
+                    scales = [torch.randn(t.shape, generator=weights).to(t.device, t.dtype) for t in leaves]
+                loss = sum((t * w).sum() for t, w in zip(leaves, scales))
+                loss.backward()
+                results.append(([t.detach().clone() for t in leaves],
+                                [a.grad.clone() if isinstance(a, torch.Tensor) and a.grad is not None else None
+                                 for a in inputs],
+                                {n: (p.grad.clone() if p.grad is not None else None)
+                                 for n, p in net.named_parameters()}, _model_state(net)))
+            (o1, g1, p1, s1), (o2, g2, p2, s2) = results
+            for j, (a, b) in enumerate(zip(o1, o2)):
+                check("outputs", f"step {i} output {j}", a, b)
+            for j, (a, b) in enumerate(zip(g1, g2)):
+                check("input_grads", f"step {i} argument {j}", a, b)
+            for name in p2:
+                check("param_grads", f"step {i} {name}", p1.get(name), p2[name])
+            for name in s2:  # the eager model's numbers and buffers, each kept by the graphed one
+                if name not in s1:
+                    mismatches.append(f"state step {i} {name}: not in the graphed model")
+                    continue
+                check("state", f"step {i} {name}", s1[name], s2[name])
+    except Exception as error:  # a capture failure is a result
+        import traceback
+
+        return {"status": "failed", "error": f"{type(error).__name__}: {error}"[:600],
+                "where": traceback.format_exc(limit=-4)[-1500:]}
+    return {"status": "ok" if not mismatches else "differs", "max_diff": worst, "mismatches": mismatches[:12],
+            "graphed": core_name, "replays": graph.stats["replays"], "eager_calls": graph.stats["eager"]}
+
+
+def _rng_states(device: str = "cuda"):
     import random
 
     import torch
 
-    return random.getstate(), torch.get_rng_state(), torch.cuda.get_rng_state()
+    return random.getstate(), torch.get_rng_state(), torch.cuda.get_rng_state() if device == "cuda" else None
 
 
-def _set_rng_states(states) -> None:
+def _set_rng_states(states, device: str = "cuda") -> None:
     import random
 
     import torch
 
     random.setstate(states[0])
     torch.set_rng_state(states[1])
-    torch.cuda.set_rng_state(states[2])
+    if device == "cuda":
+        torch.cuda.set_rng_state(states[2])
 
 
 def _median_ms(fn, args, samples: int = 15) -> float:
@@ -227,6 +364,8 @@ def main() -> int:
     parser.add_argument("--region", required=True)
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--backward", action="store_true", help="forward+backward: graphed() with its backward, "
+                        "gradients compared (a model's forward, as make_graphed_callables graphed it)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         program_dir, report = graph_copy(args.program, args.region, Path(scratch))
@@ -238,7 +377,11 @@ def main() -> int:
             result["torch"] = torch.__version__
             if torch.cuda.is_available():
                 result["options"] = wiring_options(report)
-                result.update(run_gpu(program_dir, args.steps, result["options"]))
+                if args.backward:  # the twin: the program as it was, eager
+                    result.update(run_backward(program_dir, args.steps, result["options"],
+                                               original_dir=REPO / "corpus" / args.program))
+                else:
+                    result.update(run_gpu(program_dir, args.steps, result["options"]))
         except ImportError:
             result["device"] = "no torch"
     text = json.dumps(result, indent=1)

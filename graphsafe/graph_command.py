@@ -193,6 +193,7 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
             callee.refused = [r for r in callee.refused if r not in late.refusals]
             callee.built_on_device |= late.built_on_device
             final = check_core()
+        callee.refused += late.refused
         # branches on tensors whose arms only assign: selections of both outcomes (rewriters/branch_select.py)
         backward = backward_in_reach(final)  # the rewrites below neither add nor remove a backward call
         selects, unselected = select_left_branches(final.diagnostics, sources, differentiable=backward is not None)

@@ -12,7 +12,9 @@ rewrite of the scratch files settles it:
   every row with combine weights (rewriters/expert_dispatch.py);
 - GS107 `bincount(x, minlength=n)` → a one-hot summed (rewriters/bounded_bincount.py);
 - GS105 `n = int(t)` deciding a device counter's `add_` → the test added on the device
-  (rewriters/device_threshold_count.py).
+  (rewriters/device_threshold_count.py);
+- GS108 `t = x[m]` ... `full[m] = out` with row-wise work between → every row, the result and the
+  callees' reductions masked (rewriters/masked_rows.py); a refusal is listed with its line.
 
 Reads only the diagnostics, the refusal lines and the scratch files: no torch (the static path)."""
 
@@ -29,6 +31,7 @@ from graphsafe.rewriters.close_check import allclose_asserts
 from graphsafe.rewriters.device_checks import device_checks
 from graphsafe.rewriters.device_threshold_count import counted_on_device
 from graphsafe.rewriters.expert_dispatch import dense_expert_dispatch
+from graphsafe.rewriters.masked_rows import masked_rows
 from graphsafe.rewriters.number_attribute import tensor_of_attribute
 
 # callee_state's refusal for a name bound to a device counter and read on the host
@@ -43,6 +46,7 @@ class Settled:
     # (file, line) of `_assert_async(torch.as_tensor(cond))` on a device counter: the GS402 the analyzer
     # reports there (it takes the counter for a number) is settled as callee_state's as_tensor(t) is
     built_on_device: set[tuple[str, int]] = dataclasses.field(default_factory=set)
+    refused: list[str] = dataclasses.field(default_factory=list)  # "path:line: why", a rewrite not made
 
 
 def settle_blockers(diagnostics: list[Diagnostic], refused: list[str], sources) -> Settled:
@@ -56,7 +60,7 @@ def settle_blockers(diagnostics: list[Diagnostic], refused: list[str], sources) 
 
     for d in diagnostics:
         at = {(u.start.line, u.start.column) for u in (d, *d.also)}
-        if d.code in ("GS105", "GS107", "GS201"):  # the line-keyed rewrites below
+        if d.code in ("GS105", "GS107", "GS108", "GS201"):  # the line-keyed rewrites below
             entry(d.path)["lines"].setdefault(d.code, set()).update(line for line, _ in at)
         if d.code == "GS201":
             entry(d.path)["branches"].update(at)
@@ -100,6 +104,12 @@ def settle_blockers(diagnostics: list[Diagnostic], refused: list[str], sources) 
         if shapes is not None:
             text = shapes
             outcome.changed += [f"{shown}:{note}" for note in shape_notes]
+        rows, row_lines, row_refusals = masked_rows(text, wanted["lines"].get("GS108", set()))
+        outcome.refused += [f"{shown}:{why}" for why in row_refusals]
+        if rows is not None:
+            text, shapes = rows, rows
+            outcome.changed.append(f"{shown}:{', '.join(map(str, row_lines))}: a boolean-mask selection of rows "
+                                   "run on every row, the result and the reductions over the rows masked")
         if new is not None or checked is not None or close is not None or shapes is not None:
             path.write_bytes(text.encode("utf-8"))
             sources.forget(path)
