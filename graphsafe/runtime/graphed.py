@@ -122,6 +122,7 @@ import sys
 import time
 import types
 import warnings
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
@@ -1176,31 +1177,55 @@ def graphed(fn: Callable | None = None, sample_args: Any = None, **options: Any)
 
 
 class GraphedMethod:
-    """`graph_method(Class, "step_core", **options)` puts this on the class: each instance gets its
-    own `graphed(instance.step_core, **options)` on first use (every object built later is graphed
-    too: the wiring for code that builds its objects where you cannot reach them). `eager(obj)`
-    leaves one instance ungraphed (an eager twin to compare with)."""
+    """`graph_method(Class, "step_core", **options)` puts this on the class: every instance, built
+    now or later, calls the method through graphed() (the wiring for code that builds its objects
+    where you cannot reach them). Instances whose state has one layout share one graph: their
+    tensors are copied into a stand-in's before each replay and what the method writes is copied
+    back (runtime/shared_method.py), so an object built per call (an ODE solver per `odeint()`)
+    captures once, and no instance is kept alive. `eager(obj)` leaves one instance ungraphed (an
+    eager twin to compare with); `graphs()` lists the graphed callables, `stats` counts calls."""
 
     def __init__(self, function: Callable, options: dict) -> None:
+        from graphsafe.runtime.shared_method import SharedGraphs
+
         self.function, self.options = function, options
-        self._graphed: dict[int, tuple[Any, GraphedCallable]] = {}  # id(obj) -> (obj, its graphed method)
-        self._eager: set[int] = set()
+        self.shared = SharedGraphs(function, options, GraphedCallable)
+        self._eager: dict[int, Any] = {}  # id(obj) -> a weak reference to it (or obj, when it takes none)
         functools.update_wrapper(self, function, updated=())
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
         if obj is None:
             return self
-        bound = self.function.__get__(obj, owner)
-        if id(obj) in self._eager:
-            return bound
-        held = self._graphed.get(id(obj))
-        if held is None or held[0] is not obj:
-            held = (obj, GraphedCallable(bound, **self.options))
-            self._graphed[id(obj)] = held
-        return held[1]
+        held = self._eager.get(id(obj))
+        if held is not None and (held is obj or (isinstance(held, weakref.ref) and held() is obj)):
+            return self.function.__get__(obj, owner)
+        return _SharedCall(self.shared, obj)
 
     def eager(self, obj: Any) -> None:
-        self._eager.add(id(obj))
+        key = id(obj)
+        try:
+            self._eager[key] = weakref.ref(obj, lambda _, k=key: self._eager.pop(k, None))
+        except TypeError:  # no weak references (__slots__ without __weakref__): held
+            self._eager[key] = obj
+
+    def graphs(self) -> list[GraphedCallable]:
+        return self.shared.graphs()
+
+    @property
+    def stats(self) -> dict:
+        return self.shared.stats
+
+
+class _SharedCall:
+    """The graphed method bound to one instance (made per attribute access, not kept)."""
+
+    __slots__ = ("shared", "obj")
+
+    def __init__(self, shared: Any, obj: Any) -> None:
+        self.shared, self.obj = shared, obj
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.shared.call(self.obj, args, kwargs)
 
 
 def graph_method(owner: Any, name: str, **options: Any) -> Any:

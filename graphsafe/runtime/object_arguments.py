@@ -93,15 +93,17 @@ class Skeleton:
                                               "kept on the argument would not reach the caller's object")
 
 
-def flatten_object(value: Any, name: str) -> tuple[list[torch.Tensor], Skeleton]:
-    """The object's tensors (each once) and the skeleton that rebuilds it around others."""
+def flatten_object(value: Any, name: str, constant_key: Any = None) -> tuple[list[torch.Tensor], Skeleton]:
+    """The object's tensors (each once) and the skeleton that rebuilds it around others.
+    `constant_key`: how values without tensors enter the layout key (default `_constant_key`)."""
     tensors: list[torch.Tensor] = []
     index: dict[int, int] = {}
-    node, key = _walk(value, tensors, index, name, 0, set())
+    node, key = _walk(value, tensors, index, name, 0, set(), constant_key or _constant_key)
     return tensors, Skeleton(node, key, len(tensors), name)
 
 
-def _walk(value: Any, tensors: list, index: dict, name: str, depth: int, path: set) -> tuple[Any, Any]:
+def _walk(value: Any, tensors: list, index: dict, name: str, depth: int, path: set,
+          constant_key: Any = None) -> tuple[Any, Any]:
     """(node, layout key) of one value; appends the tensors it holds."""
     if isinstance(value, torch.Tensor):
         slot = index.get(id(value))
@@ -110,7 +112,7 @@ def _walk(value: Any, tensors: list, index: dict, name: str, depth: int, path: s
             tensors.append(value)
         return ("tensor", slot), ("T", slot)
     if not holds_tensor(value) and not _fresh_container(value):
-        return ("same", value), ("C", _constant_key(value))
+        return ("same", value), ("C", (constant_key or _constant_key)(value))
     if depth > _MAX_DEPTH or id(value) in path:
         raise ObjectArgumentError(f"its argument {name} nests objects too deeply (or in a cycle) to copy")
     path = path | {id(value)}
@@ -125,7 +127,7 @@ def _walk(value: Any, tensors: list, index: dict, name: str, depth: int, path: s
                                       "with state of its own, which a copy might not keep)")
         # walked in sorted key order: a memo filled in another order on another call has the same
         # layout (the copy keeps the first call's insertion order)
-        parts = {k: _walk(value[k], tensors, index, f"{name}[{k!r}]", depth + 1, path) for k in sorted(keys, key=repr)}
+        parts = {k: _walk(value[k], tensors, index, f"{name}[{k!r}]", depth + 1, path, constant_key) for k in sorted(keys, key=repr)}
         factory = value.default_factory if kind is defaultdict else None
         return (("dict", kind, factory, keys, [parts[k][0] for k in keys]),
                 ("D", kind, tuple((k, part[1]) for k, part in parts.items())))
@@ -133,14 +135,14 @@ def _walk(value: Any, tensors: list, index: dict, name: str, depth: int, path: s
         if kind not in (list, tuple) and not hasattr(kind, "_fields"):
             raise ObjectArgumentError(f"its argument {name} holds tensors in a {kind.__name__} (a sequence type "
                                       "a copy might not rebuild)")
-        parts = [_walk(v, tensors, index, f"{name}[{i}]", depth + 1, path) for i, v in enumerate(value)]
+        parts = [_walk(v, tensors, index, f"{name}[{i}]", depth + 1, path, constant_key) for i, v in enumerate(value)]
         return ("seq", kind, [p[0] for p in parts]), ("S", kind, tuple(p[1] for p in parts))
     slots = _slots(kind)
     if slots:
         raise ObjectArgumentError(f"its argument {name} holds a {kind.__name__} with __slots__ ({slots[0]}): "
                                   "it cannot be copied around the graph's inputs")
     names = list(vars(value))
-    parts = [_walk(vars(value)[n], tensors, index, f"{name}.{n}", depth + 1, path) for n in names]
+    parts = [_walk(vars(value)[n], tensors, index, f"{name}.{n}", depth + 1, path, constant_key) for n in names]
     return ("object", kind, names, [p[0] for p in parts]), ("O", kind, tuple(names), tuple(p[1] for p in parts))
 
 
