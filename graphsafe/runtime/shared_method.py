@@ -30,6 +30,7 @@ share one graph:
 
 from __future__ import annotations
 
+import contextlib
 import types
 import warnings
 import weakref
@@ -59,15 +60,16 @@ class InstanceState:
     skeleton: Any
 
 
-def instance_state(obj: Any, skip: frozenset = frozenset()) -> InstanceState:
-    """The layout of `obj`'s attributes (but those in `skip`); LayoutError when a stand-in could
-    not stand for it."""
+def instance_state(obj: Any, skip: frozenset = frozenset(), only: frozenset | None = None) -> InstanceState:
+    """The layout of `obj`'s attributes (those in `only` when given, but those in `skip`);
+    LayoutError when a stand-in could not stand for it."""
     if isinstance(obj, torch.nn.Module):
         raise LayoutError("a module's parameters are its own: its graph is its own")
     attributes = getattr(obj, "__dict__", None)
     if not isinstance(attributes, dict) or _has_slots(type(obj)):
         raise LayoutError(f"{type(obj).__name__} keeps state outside __dict__")
-    own = {n: v for n, v in attributes.items() if not n.startswith(OWN_GRAPH_ATTRIBUTE) and n not in skip}
+    own = {n: v for n, v in attributes.items() if not n.startswith(OWN_GRAPH_ATTRIBUTE) and n not in skip
+           and (only is None or n in only)}
 
     def constant(value: Any) -> Any:
         if isinstance(value, types.MethodType) and value.__self__ is obj:
@@ -96,6 +98,46 @@ def structural_key(value: Any, depth: int = 0) -> Any:
             tuple((n, id(p)) for n, p in value._parameters.items()),
             tuple((n, id(b)) for n, b in value._buffers.items()),
             tuple((n, structural_key(m, depth + 1)) for n, m in value._modules.items()))
+
+
+_READS: dict[int, set] = {}  # id(instance) -> the attribute names read while its probe runs
+_RECORDING_CLASSES: dict[type, type] = {}
+
+
+def _recording_class(cls: type) -> type:
+    """A subclass of cls that notes the attributes read on its instances (while they are in _READS)."""
+    sub = _RECORDING_CLASSES.get(cls)
+    if sub is None:
+        original = cls.__getattribute__
+
+        def __getattribute__(self, name, _original=original):
+            log = _READS.get(id(self))
+            if log is not None:
+                log.add(name)
+            return _original(self, name)
+
+        sub = _RECORDING_CLASSES[cls] = type(cls.__name__, (cls,), {
+            "__getattribute__": __getattribute__, "__qualname__": cls.__qualname__, "__module__": cls.__module__})
+    return sub
+
+
+@contextlib.contextmanager
+def attribute_reads(obj: Any):
+    """The names of the attributes read on obj inside the block (None: its class cannot say), by
+    giving obj a recording subclass for the block's time."""
+    cls = type(obj)
+    try:
+        obj.__class__ = _recording_class(cls)
+    except (TypeError, AttributeError):  # a class that takes no subclass or __class__ assignment
+        yield None
+        return
+    names: set[str] = set()
+    _READS[id(obj)] = names
+    try:
+        yield names
+    finally:
+        _READS.pop(id(obj), None)
+        obj.__class__ = cls
 
 
 def obj_before(obj: Any, attributes: dict) -> Any:
@@ -160,7 +202,9 @@ class SharedGraphs:
         self.layouts: dict[tuple, _Layout] = {}
         self.stats = {"replays": 0, "eager": 0, "probes": 0, "layouts": 0, "own_graphs": 0}
         self._warned = False
-        self._own = weakref.WeakSet()  # graphs kept on uncopyable instances: listed while they live
+        self._own = weakref.WeakSet()
+        self.reads: frozenset | None = None  # the instance attributes the method reads (None: all of them)
+        self.probed = False  # graphs kept on uncopyable instances: listed while they live
 
     def graphs(self) -> list:
         shared = [layout.graphed for layout in self.layouts.values() if layout.graphed is not None]
@@ -168,18 +212,19 @@ class SharedGraphs:
 
     def call(self, obj: Any, args: tuple, kwargs: dict) -> Any:
         try:
-            state = instance_state(obj)
+            state = instance_state(obj, only=self.reads) if self.probed else None
         except LayoutError:
             return self._own_graph(obj)(*args, **kwargs)
-        layout = self.layouts.get(state.key)
+        layout = self.layouts.get(state.key) if state is not None else None
         if layout is None:
             if len(self.layouts) >= MAX_LAYOUTS:
                 return self._eager(obj, args, kwargs, f"{len(self.layouts)} state layouts have graphs "
                                                       f"(MAX_LAYOUTS); instances of another one run eagerly")
-            probe, out = self._probe(obj, state, args, kwargs)
-            self.layouts[state.key] = _Layout(probe)
-            self.stats["probes"] += 1
-            return out
+            try:
+                instance_state(obj)  # copyable at all (else a graph of its own)
+            except LayoutError:
+                return self._own_graph(obj)(*args, **kwargs)
+            return self._probe(obj, args, kwargs)
         if layout.probe.eager is not None:
             self.stats["eager"] += 1
             return self.function(obj, *args, **kwargs)
@@ -188,17 +233,31 @@ class SharedGraphs:
         return self._replay(layout, obj, state, args, kwargs)
 
     # the probe ----------------------------------------------------------------------------------
-    def _probe(self, obj: Any, state: InstanceState, args: tuple, kwargs: dict) -> tuple[_Probe, Any]:
+    def _probe(self, obj: Any, args: tuple, kwargs: dict) -> Any:
+        """The call, eagerly on the instance, watched: the attributes it reads (the layout is theirs),
+        the tensors it writes in place, the attributes it rebinds."""
         before = dict(vars(obj))
-        versions = [t._version for t in state.tensors]
-        out = self.function(obj, *args, **kwargs)
+        versions = {id(t): t._version for t in instance_state(obj).tensors}
+        with attribute_reads(obj) as reads:
+            out = self.function(obj, *args, **kwargs)
         after = vars(obj)
-        rebound = {n for n in set(before) | set(after) if n not in before or n not in after or before[n] is not after[n]}
-        written = {i for i, (t, v) in enumerate(zip(state.tensors, versions)) if t._version != v}
+        self.stats["probes"] += 1
+        names = set(before) | set(after)
+        rebound = {n for n in names if n not in before or n not in after or before[n] is not after[n]}
+        if reads is None:  # its class cannot record reads: every attribute is the layout's
+            self.reads = None
+        elif not self.probed or self.reads is not None and not (reads & names) <= self.reads:
+            if self.probed:  # the layouts so far left out an attribute this call read: never replay them
+                self.layouts.clear()
+            self.reads = (self.reads or frozenset()) | frozenset(reads & names)
+        self.probed = True
+        shell = obj_before(obj, before)
+        state = instance_state(shell, only=self.reads)
+        written = {i for i, t in enumerate(state.tensors) if t._version != versions.get(id(t), t._version)}
         eager = None
         try:  # rebound attributes are the graph's to make (a cache set on the first call): the rest must stay
-            changed = instance_state(obj, frozenset(rebound)).key != instance_state(obj_before(obj, before),
-                                                                                    frozenset(rebound)).key
+            skip = frozenset(rebound)
+            changed = instance_state(obj, skip, self.reads).key != instance_state(shell, skip, self.reads).key
         except LayoutError as error:
             changed, eager = False, str(error)
         python = sorted(n for n in rebound if not holds_tensor(after.get(n)))
@@ -208,7 +267,8 @@ class SharedGraphs:
             eager = "the method changes the instance's layout (a Python value, a shape, an attribute's kind)"
         elif any(i in written for group in state.key[3] for i in group):
             eager = "the method writes a tensor that shares memory with another of the instance's"
-        return _Probe(written, rebound, eager), out
+        self.layouts[state.key] = _Layout(_Probe(written, rebound, eager))
+        return out
 
     # the stand-in -------------------------------------------------------------------------------
     def _stand_in(self, layout: _Layout, state: InstanceState) -> None:
