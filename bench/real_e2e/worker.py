@@ -453,8 +453,8 @@ def run_gpu_graph(request: dict) -> dict:
         phase = "capture"
         for i in range(steps):
             inputs, twin_inputs = a.inputs(i), b.inputs(i)
-            run_b = ((lambda: clone_tree(b.step(*twin_inputs))) if isinstance(installed, (GraphedMethod, list))
-                     else None)
+            run_b = ((lambda: clone_tree(_eager_step(installed, b, twin_inputs)))
+                     if isinstance(installed, (GraphedMethod, list)) else None)
             if run_b is None:  # a module function: one graphed object serves both; the twin runs the eager trace
                 out_a = clone_tree(a.step(*inputs))
                 result["mismatches"] += [f"step {i}: {d}" for d in
@@ -478,7 +478,7 @@ def run_gpu_graph(request: dict) -> dict:
         result["graph_ms"] = statistics.median(backend.time_ms(lambda: a.step(*args), request["repeats"],
                                                                 request["inner"]))
         twin_args = b.inputs(0)
-        result["eager_ms"] = statistics.median(backend.time_ms(lambda: b.step(*twin_args), request["repeats"],
+        result["eager_ms"] = statistics.median(backend.time_ms(lambda: _eager_step(installed, b, twin_args), request["repeats"],
                                                                 request["inner"]))
     except Exception as error:  # graphed() classified its own capture failure: keep its rule and line
         failure = getattr(error, "failure", None) or classify_exception(error, phase)
@@ -486,6 +486,17 @@ def run_gpu_graph(request: dict) -> dict:
                       traceback=traceback.format_exc()[-6000:])  # the failing line in torch's frames too
     result["mismatches"] = result["mismatches"][:8]
     return result
+
+
+def _eager_step(installed, built, inputs):
+    """The twin's step: a graphed method runs eagerly for every instance (those its step builds per
+    call, an ODE solver per odeint(), included), not only for the ones eager() marked."""
+    from graphsafe.runtime.graphed import GraphedMethod
+
+    if isinstance(installed, GraphedMethod):
+        with installed.eagerly():
+            return built.step(*inputs)
+    return built.step(*inputs)
 
 
 def wire_closures(built, request: dict) -> list:

@@ -1183,7 +1183,7 @@ class GraphedMethod:
     tensors are copied into a stand-in's before each replay and what the method writes is copied
     back (runtime/shared_method.py), so an object built per call (an ODE solver per `odeint()`)
     captures once, and no instance is kept alive. `eager(obj)` leaves one instance ungraphed (an
-    eager twin to compare with); `graphs()` lists the graphed callables, `stats` counts calls."""
+    eager twin to compare with), `with eagerly():` all of them; `graphs()` lists the graphed callables, `stats` counts calls."""
 
     def __init__(self, function: Callable, options: dict) -> None:
         from graphsafe.runtime.shared_method import SharedGraphs
@@ -1191,15 +1191,26 @@ class GraphedMethod:
         self.function, self.options = function, options
         self.shared = SharedGraphs(function, options, GraphedCallable)
         self._eager: dict[int, Any] = {}  # id(obj) -> a weak reference to it (or obj, when it takes none)
+        self._eagerly = 0  # inside eagerly(): every call eager
         functools.update_wrapper(self, function, updated=())
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
         if obj is None:
             return self
         held = self._eager.get(id(obj))
-        if held is not None and (held is obj or (isinstance(held, weakref.ref) and held() is obj)):
+        if self._eagerly or held is not None and (held is obj or (isinstance(held, weakref.ref) and held() is obj)):
             return self.function.__get__(obj, owner)
         return _SharedCall(self.shared, obj)
+
+    @contextlib.contextmanager
+    def eagerly(self):
+        """Inside the block every instance runs the method eagerly (an eager twin whose objects are
+        built per call, where eager(obj) cannot reach them)."""
+        self._eagerly += 1
+        try:
+            yield
+        finally:
+            self._eagerly -= 1
 
     def eager(self, obj: Any) -> None:
         key = id(obj)

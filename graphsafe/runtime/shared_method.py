@@ -192,6 +192,7 @@ class _Layout:
     standin: Any = None
     graphed: Any = None  # the GraphedCallable of the method bound to the stand-in
     buffers: list = field(default_factory=list)  # the stand-in's tensors, in layout order
+    resident: Any = None  # (weak reference to the instance whose values the buffers hold, its tensors' versions)
 
 
 class SharedGraphs:
@@ -286,10 +287,12 @@ class SharedGraphs:
 
     def _replay(self, layout: _Layout, obj: Any, state: InstanceState, args: tuple, kwargs: dict) -> Any:
         standin = layout.standin
-        with torch.no_grad():
-            for source, buffer in zip(state.tensors, layout.buffers):
-                if source is not buffer:
-                    buffer.copy_(source)
+        if not self._resident(layout, obj, state):  # the buffers hold another instance's values (or stale ones)
+            with torch.no_grad():
+                for source, buffer in zip(state.tensors, layout.buffers):
+                    if source is not buffer:
+                        buffer.copy_(source)
+        layout.resident = None
         bindings = dict(vars(standin))
         try:
             out = layout.graphed(*args, **kwargs)
@@ -304,13 +307,29 @@ class SharedGraphs:
             for name in rebound:
                 if name in now:
                     vars(obj)[name] = clone_state(now[name])
-                else:
+                elif name in bindings:  # deleted by the method (one it never held stays as it is)
                     vars(obj).pop(name, None)
         finally:  # the stand-in as the graph was captured on: the next instance's values go into its tensors
             vars(standin).clear()
             vars(standin).update(bindings)
+        self._remember_resident(layout, obj, state)
         self.stats["replays"] += 1
         return out
+
+    def _resident(self, layout: _Layout, obj: Any, state: InstanceState) -> bool:
+        """Whether the buffers hold obj's values already: it was the last instance replayed, and the
+        tensors it holds now are the same ones, unwritten since (their version counters)."""
+        if layout.resident is None or layout.resident[0]() is not obj or len(layout.resident[1]) != len(state.tensors):
+            return False
+        return all(t is held and t._version == version for t, (held, version) in zip(state.tensors, layout.resident[1]))
+
+    def _remember_resident(self, layout: _Layout, obj: Any, state: InstanceState) -> None:
+        """The tensors themselves are held (not their ids, which a later tensor may reuse)."""
+        try:
+            ref = weakref.ref(obj)
+        except TypeError:
+            return
+        layout.resident = (ref, [(t, t._version) for t in state.tensors])
 
     # instances that cannot share ----------------------------------------------------------------
     def _own_graph(self, obj: Any) -> Any:

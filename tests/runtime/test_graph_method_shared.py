@@ -238,3 +238,31 @@ def test_instances_built_per_call_share_one_cuda_graph(fresh_solver_class):
         torch.testing.assert_close(got, y)
         assert float(solver.steps) == 3.0
     assert isinstance(installed.graphs()[0], GraphedCallable) and _captures(installed) == 1
+
+
+def test_one_instance_called_again_reads_what_it_holds_now(fresh_solver_class, monkeypatch):
+    """The buffers are not filled again for the instance last replayed, unless its tensors changed:
+    written in place (a version counter) or rebound."""
+    simulate_cuda_graphs(monkeypatch)
+    func = Field()
+    installed = graph_method(Solver, "step_core", batched=[], backend="cuda", nvtx_ranges=False)
+    solver, twin = Solver(func, torch.ones(4, 3), 1e-3), Solver(func, torch.ones(4, 3), 1e-3)
+    installed.eager(twin)
+    y, y_twin, dt = torch.ones(4, 3), torch.ones(4, 3), torch.tensor(0.1)
+    changes = [lambda s: None, lambda s: s.scale.mul_(2.0), lambda s: None,
+               lambda s: setattr(s, "scale", torch.full((4, 3), 0.5)), lambda s: None]
+    with torch.no_grad():
+        for change in changes:
+            change(solver), change(twin)
+            y, y_twin = solver.step_core(y, dt), twin.step_core(y_twin, dt)
+            assert torch.allclose(y, y_twin, atol=1e-6)
+    assert installed.stats["replays"] == len(changes) - 1 and float(solver.steps) == len(changes)
+
+
+def test_eagerly_runs_every_instance_eagerly(fresh_solver_class, monkeypatch):
+    simulate_cuda_graphs(monkeypatch)
+    installed = graph_method(Solver, "step_core", batched=[], backend="cuda", nvtx_ranges=False)
+    with installed.eagerly():
+        for i in range(3):
+            solve(Field(), _inputs(i)[0], 1e-3)
+    assert installed.stats["probes"] == 0 and installed.graphs() == []
