@@ -31,6 +31,7 @@ share one graph:
 from __future__ import annotations
 
 import contextlib
+import functools
 import types
 import warnings
 import weakref
@@ -89,11 +90,12 @@ def structural_key(value: Any, depth: int = 0) -> Any:
     submodules; parameters, buffers and tensor attributes by identity), else `_constant_key`."""
     if not isinstance(value, torch.nn.Module) or depth > 8:
         return _constant_key(value)
-    machinery = module_machinery()
+    machinery, hook_names = _machinery()
+    attributes = vars(value)
     own = tuple((n, ("id", id(v)) if isinstance(v, torch.Tensor) else _constant_key(v))
-                for n, v in vars(value).items() if n not in machinery)
-    hooks = tuple((n, tuple(id(h) for h in v.values())) for n, v in vars(value).items()
-                  if n in machinery and "hook" in n and isinstance(v, dict))
+                for n, v in attributes.items() if n not in machinery)
+    hooks = tuple((n, tuple(map(id, attributes[n].values()))) for n in hook_names
+                  if isinstance(attributes.get(n), dict) and attributes[n])
     return ("M", type(value), value.training, hooks, own,
             tuple((n, id(p)) for n, p in value._parameters.items()),
             tuple((n, id(b)) for n, b in value._buffers.items()),
@@ -145,6 +147,13 @@ def obj_before(obj: Any, attributes: dict) -> Any:
     shell = object.__new__(type(obj))
     vars(shell).update(attributes)
     return shell
+
+
+@functools.lru_cache(maxsize=1)
+def _machinery() -> tuple[frozenset[str], tuple[str, ...]]:
+    """nn.Module's bookkeeping attributes, and those of them holding hooks (built once: it makes a Module)."""
+    machinery = module_machinery()
+    return machinery, tuple(sorted(n for n in machinery if "hook" in n))
 
 
 def _has_slots(kind: type) -> bool:

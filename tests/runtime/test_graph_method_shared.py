@@ -233,8 +233,9 @@ def test_instances_built_per_call_share_one_cuda_graph(fresh_solver_class):
         installed.eager(twin)
         Solver.__init__(twin, func, y0, rtol)
         y = y0
-        for _ in range(3):
-            y = twin.step_core(y, torch.tensor(0.1, device="cuda"))
+        with torch.no_grad():
+            for _ in range(3):
+                y = twin.step_core(y, torch.tensor(0.1, device="cuda"))
         torch.testing.assert_close(got, y)
         assert float(solver.steps) == 3.0
     assert isinstance(installed.graphs()[0], GraphedCallable) and _captures(installed) == 1
