@@ -108,6 +108,11 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
   the lines): guards in a step that writes state in place (an argument, a module's buffer or
   parameter, an attribute rebound), which a thrown-away replay would already have changed;
   `train=True` steps get no guards (their reads stay capture errors).
+- `graph_method(Class, "core", **options)`: every instance's `core` goes through graphed(), and
+  instances whose state (the attributes the method reads) has one layout share one graph: an
+  object built per call (an ODE solver per `odeint()`) is probed eagerly once per layout, captured
+  once, then replayed with its tensors copied into a stand-in's buffers and what the method writes
+  or rebinds carried back into it; no instance is kept alive (runtime/shared_method.py).
 - `backend="eager"` runs the same input handling without graphs (fn is called on the static
   buffers): for tests of bucketing and padding on machines without a GPU. Host reads are simulated
   as a graph runs them: every tensor counts as device data, and each replay runs fn with the baked
