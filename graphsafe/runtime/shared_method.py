@@ -212,9 +212,9 @@ class SharedGraphs:
         self.layouts: dict[tuple, _Layout] = {}
         self.stats = {"replays": 0, "eager": 0, "probes": 0, "layouts": 0, "own_graphs": 0}
         self._warned = False
-        self._own = weakref.WeakSet()
+        self._own = weakref.WeakSet()  # graphs kept on uncopyable instances: listed while they live
         self.reads: frozenset | None = None  # the instance attributes the method reads (None: all of them)
-        self.probed = False  # graphs kept on uncopyable instances: listed while they live
+        self.probed = False
 
     def graphs(self) -> list:
         shared = [layout.graphed for layout in self.layouts.values() if layout.graphed is not None]
