@@ -1188,7 +1188,8 @@ class GraphedMethod:
     tensors are copied into a stand-in's before each replay and what the method writes is copied
     back (runtime/shared_method.py), so an object built per call (an ODE solver per `odeint()`)
     captures once, and no instance is kept alive. `eager(obj)` leaves one instance ungraphed (an
-    eager twin to compare with), `with eagerly():` all of them; `graphs()` lists the graphed callables, `stats` counts calls."""
+    eager twin to compare with), `with eagerly():` all of them; `graphs()` lists the graphed
+    callables, `stats` counts calls."""
 
     def __init__(self, function: Callable, options: dict) -> None:
         from graphsafe.runtime.shared_method import SharedGraphs

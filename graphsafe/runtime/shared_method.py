@@ -81,7 +81,8 @@ def instance_state(obj: Any, skip: frozenset = frozenset(), only: frozenset | No
         tensors, skeleton = flatten_object(own, type(obj).__name__, constant)
     except ObjectArgumentError as error:
         raise LayoutError(str(error)) from None
-    described = tuple(("id", id(t)) if t.requires_grad and t.is_leaf else (tuple(t.shape), t.dtype, t.device) for t in tensors)
+    described = tuple(("id", id(t)) if t.requires_grad and t.is_leaf else (tuple(t.shape), t.dtype, t.device)
+                      for t in tensors)
     return InstanceState((type(obj), skeleton.key, described, _aliases(tensors)), tensors, skeleton)
 
 

@@ -267,3 +267,25 @@ def test_eagerly_runs_every_instance_eagerly(fresh_solver_class, monkeypatch):
         for i in range(3):
             solve(Field(), _inputs(i)[0], 1e-3)
     assert installed.stats["probes"] == 0 and installed.graphs() == []
+
+
+def test_an_attribute_read_on_another_path_widens_the_layout(monkeypatch):
+    """The layout is what the probes saw read; an instance whose call reads more (another branch on a
+    Python value) drops the layouts made without it, so no graph replays without copying it."""
+    simulate_cuda_graphs(monkeypatch)
+
+    class Mixer:
+        def __init__(self, mode, seed):
+            generator = torch.Generator().manual_seed(seed)
+            self.mode, self.x, self.y = mode, torch.randn(3, generator=generator), torch.randn(3, generator=generator)
+
+        def step_core(self, v):
+            return v * self.x if self.mode == "x" else v + self.y
+
+    installed = graph_method(Mixer, "step_core", batched=[], backend="cuda", nvtx_ranges=False)
+    raw = Mixer.__dict__["step_core"].function
+    for seed, mode in enumerate("xxyyxxyx"):
+        m = Mixer(mode, seed)
+        for _ in range(2):
+            assert torch.allclose(m.step_core(torch.ones(3)), raw(Mixer(mode, seed), torch.ones(3)))
+    assert installed.shared.reads == {"mode", "x", "y"} and len(installed.graphs()) == 2
