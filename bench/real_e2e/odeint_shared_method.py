@@ -7,6 +7,9 @@ eager one and counts probes, captures, replays, and the solvers still alive afte
     # simulated (tests/runtime/cpu_graph.py) and numpy/scipy come from the real_e2e CPU site
     PYTHONPATH=$PWD:~/.cache/graphsafe-real/cpu-site-py311 python bench/real_e2e/odeint_shared_method.py TREE
     python bench/real_e2e/odeint_shared_method.py TREE --device cuda
+    # wired as `graphsafe graph --region torchdiffeq/_impl/odeint.py::odeint --facts ... --json` printed it
+    # (OUT/results.json of run.py, the torchdiffeq_odeint row's "graph"): its class, core and options
+    python bench/real_e2e/odeint_shared_method.py OUT/scratch/torchdiffeq_odeint/graph --wiring OUT/results.json
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ def main() -> int:
     parser.add_argument("tree", help="a directory holding the torchdiffeq package to run")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--calls", type=int, default=6)
+    parser.add_argument("--wiring", help="graph's --json summary, or run.py's results.json: wire what it names")
     args = parser.parse_args()
     sys.path.insert(0, args.tree)
     import torch
@@ -41,8 +45,13 @@ def main() -> int:
     from graphsafe.runtime.graphed import graph_method
 
     print("torchdiffeq from", torchdiffeq.__file__)
-    core = "_adaptive_step_core" if "_adaptive_step_core" in vars(RKAdaptiveStepsizeODESolver) else "_adaptive_step"
-    installed = graph_method(RKAdaptiveStepsizeODESolver, core, batched=[], nvtx_ranges=False)
+    if args.wiring:
+        owner, core, options = wiring_from(args.wiring)
+        print(f"wired as graph printed: graph_method({owner.__qualname__}, {core!r}, **{options})")
+        installed = graph_method(owner, core, nvtx_ranges=args.device != "cpu", **options)
+    else:
+        core = "_adaptive_step_core" if "_adaptive_step_core" in vars(RKAdaptiveStepsizeODESolver) else "_adaptive_step"
+        installed = graph_method(RKAdaptiveStepsizeODESolver, core, batched=[], nvtx_ranges=False)
     solvers: list = []
     built = RKAdaptiveStepsizeODESolver.__init__
 
@@ -86,6 +95,21 @@ def main() -> int:
           f"of {len(solvers)}; median ms after the first 2 calls: eager {statistics.median(eager_ms[2:] or eager_ms):.1f}, "
           f"graphed {statistics.median(graph_ms[2:] or graph_ms):.1f}")
     return 0 if worst <= 1e-4 else 1
+
+
+def wiring_from(path: str) -> tuple:
+    """(class, core name, options) from graph's JSON summary or run.py's results (the odeint row)."""
+    import importlib
+    import json
+
+    data = json.load(open(path))
+    if "rows" in data:
+        data = next(r["graph"] for r in data["rows"] if r["step"] == "torchdiffeq_odeint")
+    wire = data["wire"]
+    owner = importlib.import_module(wire["module"])
+    for part in wire["owner"].split(".") if wire["owner"] else ():
+        owner = getattr(owner, part)
+    return owner, wire["name"], data.get("options", {})
 
 
 if __name__ == "__main__":
