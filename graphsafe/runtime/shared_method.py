@@ -81,7 +81,7 @@ def instance_state(obj: Any, skip: frozenset = frozenset(), only: frozenset | No
         tensors, skeleton = flatten_object(own, type(obj).__name__, constant)
     except ObjectArgumentError as error:
         raise LayoutError(str(error)) from None
-    described = tuple(("id", id(t)) if t.requires_grad and t.is_leaf else (tuple(t.shape), t.dtype, t.device)
+    described = tuple(("id", id(t)) if t.requires_grad and t.is_leaf else (t.shape, t.dtype, t.device)
                       for t in tensors)
     return InstanceState((type(obj), skeleton.key, described, _aliases(tensors)), tensors, skeleton)
 
@@ -92,12 +92,13 @@ def structural_key(value: Any, depth: int = 0) -> Any:
     if not isinstance(value, torch.nn.Module) or depth > 8:
         return _constant_key(value)
     machinery, hook_names = _machinery()
-    attributes = vars(value)
-    own = tuple((n, ("id", id(v)) if isinstance(v, torch.Tensor) else _constant_key(v))
-                for n, v in attributes.items() if n not in machinery)
-    hooks = tuple((n, tuple(map(id, attributes[n].values()))) for n in hook_names
-                  if isinstance(attributes.get(n), dict) and attributes[n])
-    return ("M", type(value), value.training, hooks, own,
+    own, hooks = [], []
+    for n, v in vars(value).items():  # one pass: a layout is keyed on every call of a shared graph_method
+        if n not in machinery:
+            own.append((n, ("id", id(v)) if isinstance(v, torch.Tensor) else _constant_key(v)))
+        elif n in hook_names and isinstance(v, dict) and v:
+            hooks.append((n, tuple(map(id, v.values()))))
+    return ("M", type(value), value.training, tuple(sorted(hooks)), tuple(own),
             tuple((n, id(p)) for n, p in value._parameters.items()),
             tuple((n, id(b)) for n, b in value._buffers.items()),
             tuple((n, structural_key(m, depth + 1)) for n, m in value._modules.items()))
@@ -151,10 +152,10 @@ def obj_before(obj: Any, attributes: dict) -> Any:
 
 
 @functools.lru_cache(maxsize=1)
-def _machinery() -> tuple[frozenset[str], tuple[str, ...]]:
+def _machinery() -> tuple[frozenset[str], frozenset[str]]:
     """nn.Module's bookkeeping attributes, and those of them holding hooks (built once: it makes a Module)."""
     machinery = module_machinery()
-    return machinery, tuple(sorted(n for n in machinery if "hook" in n))
+    return machinery, frozenset(n for n in machinery if "hook" in n)
 
 
 def _has_slots(kind: type) -> bool:
