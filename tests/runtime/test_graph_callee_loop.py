@@ -149,6 +149,26 @@ def test_without_facts_two_solver_loops_are_refused_naming_both(project, capsys)
     assert summary["core"] != "AdaptiveSolver._step"
 
 
+def test_a_loop_body_calling_two_functions_is_refused_naming_them(project, capsys):
+    two = SOLVERS.replace("self.state = self._step(self.state)", "self.state = self._step(self._warm(self.state))")
+    two = two.replace("    def _step(self, state):", "    def _warm(self, state):\n        return state\n\n    def _step(self, state):")
+    (project / "odepkg" / "solvers.py").write_text(two)
+    (project / "odepkg" / "odeint.py").write_text(ODEINT.replace(', "event": EventSolver', ""))
+    _, summary, _ = graph(capsys)
+    refusal = next(n for n in summary["notes"] if "not one function to graph" in n)
+    assert "AdaptiveSolver._advance exits on device data" in refusal
+    assert "its body calls AdaptiveSolver._step, AdaptiveSolver._warm" in refusal \
+        or "its body calls AdaptiveSolver._warm, AdaptiveSolver._step" in refusal
+
+
+def test_with_one_solver_the_loop_is_found_without_facts(project, capsys):
+    (project / "odepkg" / "odeint.py").write_text(ODEINT.replace(', "event": EventSolver', ""))
+    _, summary, _ = graph(capsys)
+    assert summary["wire"] == {"module": "odepkg.solvers", "owner": "AdaptiveSolver", "name": "_step"}
+    assert not any("the traced run saw" in n for n in summary["notes"])
+    assert any("odeint reaches a loop in AdaptiveSolver._advance" in n for n in summary["notes"])
+
+
 def test_with_facts_the_loop_the_run_took_is_found_and_its_body_method_wired_on_its_class(project, capsys):
     trace_main(["--save-facts", "--region", REGION, "run.py"])
     capsys.readouterr()
