@@ -30,7 +30,7 @@ from graphsafe.analyzer.grouping import each_use
 from graphsafe.config import Settings
 from graphsafe.core_facts import facts_for_core
 from graphsafe.fixer import fix_paths, read_text
-from graphsafe.graph_loop import exit_loop_in, plan_loop_body
+from graphsafe.graph_loop import exit_loop_in, plan_callee_loop, plan_loop_body
 from graphsafe.model import Diagnostic, RegionKind
 from graphsafe.rewriters.boundary import SplitResult, convert_fixed_values, split_region
 from graphsafe.rewriters.branch_select import select_left_branches
@@ -80,7 +80,8 @@ class GraphPlan:
     shapes_vary: bool = False  # an input trimmed on the host: graphed(pad=False, shapes=N), a graph per length
 
 
-def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool = True) -> GraphPlan:
+def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool = True,
+         callee_loops: bool = True) -> GraphPlan:
     region_settings = dataclasses.replace(settings, regions=(pattern,), pattern_regions_only=True)
     project = check_paths(paths, region_settings, use_cache=use_cache)
     regions = [r for r in project.regions if r.kind is RegionKind.PATTERN]
@@ -99,6 +100,10 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
     if loop is not None:
         staged, loop_note = plan_loop_body(plan, paths, settings, project, region, _defined_as(project, region), loop,
                                            files, root, _facts_file(settings))
+        if staged is not None:
+            return staged
+    elif callee_loops:  # the loop is in what it calls (a solver's step loop): the method its body calls
+        staged, loop_note = plan_callee_loop(plan, paths, settings, project, region, root, use_cache)
         if staged is not None:
             return staged
     with tempfile.TemporaryDirectory(prefix="graphsafe-graph-") as scratch:

@@ -45,7 +45,7 @@ def main() -> int:
                 and all(torch.equal(state_a[k], state_b[k]) for k in state_a))
         equal &= same
         print(f"step {i}: loss {loss_a.item():.6f} eager {loss_b.item():.6f} {'bitwise' if same else 'DIFFERENT'}")
-    graphed_region = next(held for _, held in installed._graphed.values())
+    graphed_region = installed.graphs()[0]
     print("stats", graphed_region.stats, "layouts", len(graphed_region._autograd_layouts))
     for graphs in graphed_region._autograd_layouts.values():
         for site in graphs.guards.sites.values():

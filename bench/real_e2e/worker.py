@@ -453,8 +453,8 @@ def run_gpu_graph(request: dict) -> dict:
         phase = "capture"
         for i in range(steps):
             inputs, twin_inputs = a.inputs(i), b.inputs(i)
-            run_b = ((lambda: clone_tree(b.step(*twin_inputs))) if isinstance(installed, (GraphedMethod, list))
-                     else None)
+            run_b = ((lambda: clone_tree(_eager_step(installed, b, twin_inputs)))
+                     if isinstance(installed, (GraphedMethod, list)) else None)
             if run_b is None:  # a module function: one graphed object serves both; the twin runs the eager trace
                 out_a = clone_tree(a.step(*inputs))
                 result["mismatches"] += [f"step {i}: {d}" for d in
@@ -469,13 +469,16 @@ def run_gpu_graph(request: dict) -> dict:
         graphs = [g for g in _graphed_objects(installed)]
         result["replays"] = sum(g.stats["replays"] for g in graphs)
         result["eager_calls"] = sum(g.stats["eager"] for g in graphs)
+        if isinstance(installed, GraphedMethod):  # a layout's eager probe and instances past the layouts
+            result["eager_calls"] += installed.stats["eager"] + installed.stats["probes"]
+            result["captures"] = sum(len(g.capture_seconds) for g in graphs)
         result["guard_fallbacks"] = sum(g.stats.get("fallbacks", 0) for g in graphs)  # baked host reads that differed
         phase = "timing"
         args = a.inputs(0)
         result["graph_ms"] = statistics.median(backend.time_ms(lambda: a.step(*args), request["repeats"],
                                                                 request["inner"]))
         twin_args = b.inputs(0)
-        result["eager_ms"] = statistics.median(backend.time_ms(lambda: b.step(*twin_args), request["repeats"],
+        result["eager_ms"] = statistics.median(backend.time_ms(lambda: _eager_step(installed, b, twin_args), request["repeats"],
                                                                 request["inner"]))
         try:  # the kernel-only floor of the eager twin's step: how close the graphed step gets to it
             result["floor_ms"] = backend.kernel_floor_ms(lambda: b.step(*twin_args), request["inner"])
@@ -487,6 +490,17 @@ def run_gpu_graph(request: dict) -> dict:
                       traceback=traceback.format_exc()[-6000:])  # the failing line in torch's frames too
     result["mismatches"] = result["mismatches"][:8]
     return result
+
+
+def _eager_step(installed, built, inputs):
+    """The twin's step: a graphed method runs eagerly for every instance (those its step builds per
+    call, an ODE solver per odeint(), included), not only for the ones eager() marked."""
+    from graphsafe.runtime.graphed import GraphedMethod
+
+    if isinstance(installed, GraphedMethod):
+        with installed.eagerly():
+            return built.step(*inputs)
+    return built.step(*inputs)
 
 
 def wire_closures(built, request: dict) -> list:
@@ -552,7 +566,7 @@ def _graphed_objects(installed) -> list:
     from graphsafe.runtime.graphed import GraphedMethod
 
     if isinstance(installed, GraphedMethod):
-        return [graphed for _, graphed in installed._graphed.values()]
+        return installed.graphs()
     return list(installed) if isinstance(installed, list) else [installed]
 
 

@@ -379,6 +379,10 @@ class ObservedIndex:
             found.append(Hit(code, messages[code].format(seen=seen), Position(line, column), Position(line, end)))
         return tuple(found)
 
+    def branch_lines(self, function: str) -> set[int]:
+        """Lines where the run saw `function` read a tensor as a Python value (a branch, a loop's test)."""
+        return {int(value.name[len(BRANCH_PREFIX):].split(":")[0]) for value in self._branches.get(function, ())}
+
     def calls_from(self, function: str) -> list[str]:
         """Unit keys the run saw `function` call (through `self.layers[i](x)`, a loss passed in,
         a callback: calls nothing static resolves), for the call graph."""

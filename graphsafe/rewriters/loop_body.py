@@ -69,6 +69,16 @@ def exit_loops(source: str, defined: str) -> list[tuple[int, list[int]]]:
     return found
 
 
+def loop_body_lines(source: str, defined: str, loop_line: int) -> list[int]:
+    """Lines of the statements `extract_loop_body` would move (the loop body before its exit), or []."""
+    function = _function(source, defined)
+    loop = next((s for s in function.body if isinstance(s, (ast.For, ast.While)) and s.lineno == loop_line),
+                None) if function is not None else None
+    if loop is None:
+        return []
+    return [line for s in loop.body[:_tail_start(loop.body)] for line in range(s.lineno, s.end_lineno + 1)]
+
+
 def extract_loop_body(source: str, defined: str, loop_line: int) -> tuple[LoopBody | None, str]:
     """(the source with the loop's leading body statements moved into a function, "") or (None, why)."""
     try:

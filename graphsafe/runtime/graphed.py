@@ -114,6 +114,11 @@ in place are copied back to the caller's tensors; outputs are cut back to B rows
   the lines): guards in a step that writes state in place (an argument, a module's buffer or
   parameter, an attribute rebound), which a thrown-away replay would already have changed;
   `train=True` steps get no guards (their reads stay capture errors).
+- `graph_method(Class, "core", **options)`: every instance's `core` goes through graphed(), and
+  instances whose state (the attributes the method reads) has one layout share one graph: an
+  object built per call (an ODE solver per `odeint()`) is probed eagerly once per layout, captured
+  once, then replayed with its tensors copied into a stand-in's buffers and what the method writes
+  or rebinds carried back into it; no instance is kept alive (runtime/shared_method.py).
 - `backend="eager"` runs the same input handling without graphs (fn is called on the static
   buffers): for tests of bucketing and padding on machines without a GPU. Host reads are simulated
   as a graph runs them: every tensor counts as device data, and each replay runs fn with the baked
@@ -128,6 +133,7 @@ import sys
 import time
 import types
 import warnings
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
@@ -1270,31 +1276,67 @@ def graphed(fn: Callable | None = None, sample_args: Any = None, **options: Any)
 
 
 class GraphedMethod:
-    """`graph_method(Class, "step_core", **options)` puts this on the class: each instance gets its
-    own `graphed(instance.step_core, **options)` on first use (every object built later is graphed
-    too: the wiring for code that builds its objects where you cannot reach them). `eager(obj)`
-    leaves one instance ungraphed (an eager twin to compare with)."""
+    """`graph_method(Class, "step_core", **options)` puts this on the class: every instance, built
+    now or later, calls the method through graphed() (the wiring for code that builds its objects
+    where you cannot reach them). Instances whose state has one layout share one graph: their
+    tensors are copied into a stand-in's before each replay and what the method writes is copied
+    back (runtime/shared_method.py), so an object built per call (an ODE solver per `odeint()`)
+    captures once, and no instance is kept alive. `eager(obj)` leaves one instance ungraphed (an
+    eager twin to compare with), `with eagerly():` all of them; `graphs()` lists the graphed
+    callables, `stats` counts calls."""
 
     def __init__(self, function: Callable, options: dict) -> None:
+        from graphsafe.runtime.shared_method import SharedGraphs
+
         self.function, self.options = function, options
-        self._graphed: dict[int, tuple[Any, GraphedCallable]] = {}  # id(obj) -> (obj, its graphed method)
-        self._eager: set[int] = set()
+        self.shared = SharedGraphs(function, options, GraphedCallable)
+        self._eager: dict[int, Any] = {}  # id(obj) -> a weak reference to it (or obj, when it takes none)
+        self._eagerly = 0  # inside eagerly(): every call eager
         functools.update_wrapper(self, function, updated=())
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
         if obj is None:
             return self
-        bound = self.function.__get__(obj, owner)
-        if id(obj) in self._eager:
-            return bound
-        held = self._graphed.get(id(obj))
-        if held is None or held[0] is not obj:
-            held = (obj, GraphedCallable(bound, **self.options))
-            self._graphed[id(obj)] = held
-        return held[1]
+        held = self._eager.get(id(obj))
+        if self._eagerly or held is not None and (held is obj or (isinstance(held, weakref.ref) and held() is obj)):
+            return self.function.__get__(obj, owner)
+        return _SharedCall(self.shared, obj)
+
+    @contextlib.contextmanager
+    def eagerly(self):
+        """Inside the block every instance runs the method eagerly (an eager twin whose objects are
+        built per call, where eager(obj) cannot reach them)."""
+        self._eagerly += 1
+        try:
+            yield
+        finally:
+            self._eagerly -= 1
 
     def eager(self, obj: Any) -> None:
-        self._eager.add(id(obj))
+        key = id(obj)
+        try:
+            self._eager[key] = weakref.ref(obj, lambda _, k=key: self._eager.pop(k, None))
+        except TypeError:  # no weak references (__slots__ without __weakref__): held
+            self._eager[key] = obj
+
+    def graphs(self) -> list[GraphedCallable]:
+        return self.shared.graphs()
+
+    @property
+    def stats(self) -> dict:
+        return self.shared.stats
+
+
+class _SharedCall:
+    """The graphed method bound to one instance (made per attribute access, not kept)."""
+
+    __slots__ = ("shared", "obj")
+
+    def __init__(self, shared: Any, obj: Any) -> None:
+        self.shared, self.obj = shared, obj
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.shared.call(self.obj, args, kwargs)
 
 
 def graph_method(owner: Any, name: str, **options: Any) -> Any:

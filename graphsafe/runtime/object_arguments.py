@@ -31,6 +31,10 @@ import torch
 
 _CONSTANT_TYPES = (int, float, bool, str, bytes, complex, type(None), torch.dtype, torch.device, torch.Size)
 _KEY_TYPES = (int, float, bool, str, bytes, type(None))
+# exact types first: a layout is walked on every call of a shared graph_method, and isinstance
+# against a tuple of classes (torch's with metaclasses among them) costs a microsecond a value
+_EXACT_CONSTANTS = frozenset(_CONSTANT_TYPES)
+_NOT_WALKED = (torch.nn.Module, type, *_CONSTANT_TYPES)
 
 
 class ObjectArgumentError(ValueError):
@@ -42,7 +46,7 @@ def tensors_in(value: Any, _depth: int = 0) -> Iterator[torch.Tensor]:
     if isinstance(value, torch.Tensor):
         yield value
         return
-    if _depth > _MAX_DEPTH or isinstance(value, (torch.nn.Module, type, *_CONSTANT_TYPES)):
+    if _depth > _MAX_DEPTH or type(value) in _EXACT_CONSTANTS or isinstance(value, _NOT_WALKED):
         return
     if isinstance(value, dict):
         children = value.values()
@@ -93,54 +97,77 @@ class Skeleton:
                                               "kept on the argument would not reach the caller's object")
 
 
-def flatten_object(value: Any, name: str) -> tuple[list[torch.Tensor], Skeleton]:
-    """The object's tensors (each once) and the skeleton that rebuilds it around others."""
+def flatten_object(value: Any, name: str, constant_key: Any = None) -> tuple[list[torch.Tensor], Skeleton]:
+    """The object's tensors (each once) and the skeleton that rebuilds it around others.
+    `constant_key`: how values without tensors enter the layout key (default `_constant_key`)."""
     tensors: list[torch.Tensor] = []
     index: dict[int, int] = {}
-    node, key = _walk(value, tensors, index, name, 0, set())
+    node, key = _walk(value, tensors, index, name, 0, set(), constant_key or _constant_key)
     return tensors, Skeleton(node, key, len(tensors), name)
 
 
-def _walk(value: Any, tensors: list, index: dict, name: str, depth: int, path: set) -> tuple[Any, Any]:
-    """(node, layout key) of one value; appends the tensors it holds."""
+def _named(name: Any) -> str:
+    """A value's name for a message: built from (parent, format, key) only when one is raised (a
+    layout is walked on every call of a shared graph_method; its names are rarely read)."""
+    if isinstance(name, str):
+        return name
+    parent, form, key = name
+    return form.format(_named(parent), key)
+
+
+def _walk(value: Any, tensors: list, index: dict, name: Any, depth: int, path: set,
+          constant_key: Any = None) -> tuple[Any, Any]:
+    """(node, layout key) of one value; appends the tensors it holds. `path`: the ids of the
+    containers being walked above it (a cycle), added and removed as the walk goes."""
     if isinstance(value, torch.Tensor):
         slot = index.get(id(value))
         if slot is None:
             slot = index[id(value)] = len(tensors)
             tensors.append(value)
         return ("tensor", slot), ("T", slot)
-    if not holds_tensor(value) and not _fresh_container(value):
-        return ("same", value), ("C", _constant_key(value))
+    if type(value) in _EXACT_CONSTANTS or not holds_tensor(value) and not _fresh_container(value):
+        return ("same", value), ("C", (constant_key or _constant_key)(value))
     if depth > _MAX_DEPTH or id(value) in path:
-        raise ObjectArgumentError(f"its argument {name} nests objects too deeply (or in a cycle) to copy")
-    path = path | {id(value)}
+        raise ObjectArgumentError(f"its argument {_named(name)} nests objects too deeply (or in a cycle) to copy")
+    path.add(id(value))
+    try:
+        return _walk_container(value, tensors, index, name, depth, path, constant_key)
+    finally:
+        path.discard(id(value))
+
+
+def _walk_container(value: Any, tensors: list, index: dict, name: Any, depth: int, path: set,
+                    constant_key: Any) -> tuple[Any, Any]:
     kind = type(value)
     if isinstance(value, dict):
         keys = list(value)
         if not all(isinstance(k, _KEY_TYPES) or _plain_tuple(k) for k in keys):
-            raise ObjectArgumentError(f"its argument {name} holds tensors in a dict keyed on objects (a cache keyed "
-                                      "on ids would not match a copy)")
+            raise ObjectArgumentError(f"its argument {_named(name)} holds tensors in a dict keyed on objects (a cache "
+                                      "keyed on ids would not match a copy)")
         if kind not in (dict, OrderedDict, defaultdict):
-            raise ObjectArgumentError(f"its argument {name} holds tensors in a {kind.__name__} (a dict type "
+            raise ObjectArgumentError(f"its argument {_named(name)} holds tensors in a {kind.__name__} (a dict type "
                                       "with state of its own, which a copy might not keep)")
         # walked in sorted key order: a memo filled in another order on another call has the same
         # layout (the copy keeps the first call's insertion order)
-        parts = {k: _walk(value[k], tensors, index, f"{name}[{k!r}]", depth + 1, path) for k in sorted(keys, key=repr)}
+        parts = {k: _walk(value[k], tensors, index, (name, "{}[{!r}]", k), depth + 1, path, constant_key)
+                 for k in sorted(keys, key=repr)}
         factory = value.default_factory if kind is defaultdict else None
         return (("dict", kind, factory, keys, [parts[k][0] for k in keys]),
                 ("D", kind, tuple((k, part[1]) for k, part in parts.items())))
     if isinstance(value, (list, tuple)):
         if kind not in (list, tuple) and not hasattr(kind, "_fields"):
-            raise ObjectArgumentError(f"its argument {name} holds tensors in a {kind.__name__} (a sequence type "
-                                      "a copy might not rebuild)")
-        parts = [_walk(v, tensors, index, f"{name}[{i}]", depth + 1, path) for i, v in enumerate(value)]
+            raise ObjectArgumentError(f"its argument {_named(name)} holds tensors in a {kind.__name__} (a sequence "
+                                      "type a copy might not rebuild)")
+        parts = [_walk(v, tensors, index, (name, "{}[{}]", i), depth + 1, path, constant_key)
+                 for i, v in enumerate(value)]
         return ("seq", kind, [p[0] for p in parts]), ("S", kind, tuple(p[1] for p in parts))
     slots = _slots(kind)
     if slots:
-        raise ObjectArgumentError(f"its argument {name} holds a {kind.__name__} with __slots__ ({slots[0]}): "
+        raise ObjectArgumentError(f"its argument {_named(name)} holds a {kind.__name__} with __slots__ ({slots[0]}): "
                                   "it cannot be copied around the graph's inputs")
-    names = list(vars(value))
-    parts = [_walk(vars(value)[n], tensors, index, f"{name}.{n}", depth + 1, path) for n in names]
+    attributes = vars(value)
+    names = list(attributes)
+    parts = [_walk(attributes[n], tensors, index, (name, "{}.{}", n), depth + 1, path, constant_key) for n in names]
     return ("object", kind, names, [p[0] for p in parts]), ("O", kind, tuple(names), tuple(p[1] for p in parts))
 
 
@@ -166,7 +193,7 @@ def _constant_key(value: Any, depth: int = 0) -> Any:
     """A value that holds no tensor, as a key: equal for equal plain values and containers, and for
     objects of one type whose attributes are equal that way; modules, functions and anything deeper
     by identity (the graph bakes in what the region read from them)."""
-    if isinstance(value, _CONSTANT_TYPES):
+    if type(value) in _EXACT_CONSTANTS or isinstance(value, _CONSTANT_TYPES):
         return (type(value), value)
     if depth < _MAX_DEPTH and type(value) in (list, tuple):
         return (type(value), tuple(_constant_key(v, depth + 1) for v in value))
