@@ -230,6 +230,7 @@ class FileWalker:
         self.class_attr_kinds: dict[str, dict[str, T.Kind]] = {}
         self.varying_attrs: dict[str, set[str]] = {}  # class key → number attributes changed per step
         self.step_writes: dict[str, dict[str, per_step.StepWrite]] = {}  # class key → attr → where a step changes it
+        self.grown_attrs: dict[str, dict[str, str]] = {}  # class key → container attr → the method growing it
         self.module_defs: dict[str, str] = {}
         self.class_tables: dict[str, tuple[str, ...]] = {}  # module-level tables of classes (`SOLVERS`)
         # (class key, attribute) → classes the class stores there (`self.buffer_class = ReplayBuffer`)
@@ -610,6 +611,14 @@ class FileWalker:
             if entry is not None and entry in self.varying_entries[scope.class_key]:
                 return ScalarSource(f"entry `self.{entry[0]}[{entry[1]!r}]`")
             return None
+        if (tp is cst.Call and type(expr.func) is cst.Name and expr.func.value == "len" and len(expr.args) == 1
+                and scope.class_key and not scope.imports.is_imported("len")):
+            held = expr.args[0].value  # `len(self.prev_f)` of a history a method grows
+            if type(held) is cst.Attribute and self.is_self(held.value):
+                grown = self.grown_attrs.get(scope.class_key, {}).get(held.attr.value)
+                if grown is not None:
+                    owner = scope.class_key.rpartition(".")[2]
+                    return ScalarSource(f"`len(self.{held.attr.value})` (grown in `{owner}.{grown}` every step)")
         if (tp is cst.Call and type(expr.func) is cst.Name and expr.func.value in _NUMBER_BUILTINS
                 and not scope.imports.is_imported(expr.func.value)):
             # `decay = min(cap, (1 + self.step) / (10 + self.step))`
@@ -1697,6 +1706,7 @@ class FileWalker:
             ).items() if attr not in varying}
             varying |= self.step_writes[key].keys()
             self.varying_attrs[key] = varying
+            self.grown_attrs[key] = per_step.grown_containers(node)
             if entries:
                 self.varying_entries[key] = entries
             self.number_attrs[key] = numbers

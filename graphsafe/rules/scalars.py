@@ -124,6 +124,8 @@ class PythonScalarInput(Rule):
       `self.explore = self.sched.value(self.served)`,
       `self.forget = decay_at(self.served, cfg.forget)` before each replay;
     - a number field of a dataclass set so, `state.temperature = t`;
+    - the length of a container a method other than `__init__` grows, `len(self.prev_f)` with
+      `self.prev_f.appendleft(f)` in `_update_history` (a solver's history filling up);
     - an entry of a dict attribute that starts as a number or setting,
       `self.hp["lr"] = lr_at(i)`;
     - a number computed from one:
