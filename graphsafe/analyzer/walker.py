@@ -2312,7 +2312,9 @@ class FileWalker:
 
     def _visit_assign(self, node: cst.Assign) -> None:
         if type(node.value) is not cst.Integer and self.scope.is_function and "param_groups" in self.source:
-            self.group_keys.update(per_step.written_group_keys(node, self.function_node))
+            keys = list(per_step.written_group_keys(node, self.function_node))
+            if keys and self._group_write_per_step(node):
+                self.group_keys.update(keys)
         self._visit(node.value)
         kind = self._kind(node.value)
         for target in node.targets:
@@ -2332,6 +2334,24 @@ class FileWalker:
                 else:
                     self.scope.partials.pop(target.target.value, None)
             self._note_function_alias(target.target, partial or node.value)
+
+    def _group_write_per_step(self, node: cst.Assign) -> bool:
+        """Is a param-group write (`x["momentum"] = v`) repeated with new values between steps?
+        Where it runs in a loop besides the one over the param groups (a warm-up in the batch
+        loop), in a `step` method (a scheduler's, called every step), or writes a per-step
+        number (a parameter callers fill, a counter); not a setup function writing a setting
+        once (`group["weight_decay"] = weight_decay` after building the optimizer)."""
+        groups = {t.target.value.value for t in node.targets
+                  if type(t.target) is cst.Subscript and type(t.target.value) is cst.Name}
+        if self.while_depth or any(not (names & groups) for names in self.loop_names):
+            return True
+        function = self.function_node
+        if function is not None and function.name.value == "step":
+            return True
+        source = self.scalar_source(node.value)
+        # a counter, a varying attribute; or a parameter its callers fill (`set_momentum(opt, m)`);
+        # not a field of a settings object that might vary (`self.cfg.momentum`)
+        return source is not None and (not source.condition or source.condition[0] == "param")
 
     def _partial_target(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
         """`functools.partial(self.update, bc_weight=w)` → `self.update`."""

@@ -128,6 +128,11 @@ class PythonScalarInput(Rule):
       `self.prev_f.appendleft(f)` in `_update_history` (a solver's history filling up);
     - an entry of a dict attribute that starts as a number or setting,
       `self.hp["lr"] = lr_at(i)`;
+    - an optimizer's param-group entry read in its step: `group["lr"]` always (schedulers
+      rewrite it), another key (`group["momentum"]`) where some code of the project rewrites it
+      between steps: in a loop besides the one over the param groups (a warm-up in the batch
+      loop), in a `step` method (a scheduler's), or with a per-step number; a key set once by a
+      setup function (`group["weight_decay"] = weight_decay`) is a per-run setting;
     - a number computed from one:
       - arithmetic, `min`/`max`, `math.exp(...)`, each operand on its own:
         `self.cfg.lr * lr_scale` counts for `lr_scale`;
