@@ -168,3 +168,44 @@ def test_a_param_group_key_a_warm_up_rewrites_is_per_step_in_the_optimizer_step(
 
 def test_a_param_group_key_set_to_a_literal_or_only_in_init_is_silent(tmp_path):
     assert _optimizer_findings(tmp_path, "0.9") == {("hybrid.py", 17)}
+
+
+SETUP = """
+class Trainer:
+    def __init__(self, optimizer, cfg):
+        self.optimizer = optimizer
+        self.cfg = cfg
+
+    def setup_optimizer(self):
+        momentum = self.cfg.momentum * self.cfg.scale
+        for group in self.optimizer.param_groups:
+            group["momentum"] = momentum
+"""
+
+SCHEDULER = """
+class MomentumScheduler:
+    def __init__(self, optimizer, momentums):
+        self.optimizer = optimizer
+        self.momentums = momentums
+        self.last_epoch = 0
+
+    def step(self):
+        self.last_epoch += 1
+        for group in self.optimizer.param_groups:
+            group["momentum"] = self.momentum_at(self.last_epoch)
+
+    def momentum_at(self, epoch):
+        return self.momentums[min(epoch, len(self.momentums) - 1)]
+"""
+
+
+def test_a_param_group_key_a_setup_function_writes_once_is_a_per_run_setting(tmp_path):
+    files = {"hybrid.py": OPTIMIZER, "setup.py": SETUP}
+    found = {(f, line) for f, line, _ in project_findings(tmp_path, files, "GS301")}
+    assert found == {("hybrid.py", 17)}  # the learning rate only: the momentum is set once
+
+
+def test_a_param_group_key_a_scheduler_step_rewrites_is_per_step(tmp_path):
+    files = {"hybrid.py": OPTIMIZER, "sched.py": SCHEDULER}
+    found = {(f, line) for f, line, _ in project_findings(tmp_path, files, "GS301")}
+    assert found == {("hybrid.py", 6), ("hybrid.py", 17)}

@@ -11,9 +11,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphsafe.analyzer import host_copy_helpers
+from graphsafe.analyzer import host_copy_helpers, param_paths
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
-from graphsafe.analyzer.facts import GROUP_KEY, HELD_COUNTER, CallRef, ClassInfo, FileFacts, Unit
+from graphsafe.analyzer.facts import GROUP_KEY, HELD_COUNTER, LOOP, CallRef, ClassInfo, FileFacts, Unit
 from graphsafe.analyzer.pids import ARG_PID
 from graphsafe.analyzer.run_facts import ObservedIndex
 from graphsafe.model import CallSite, Confidence, Diagnostic, Region, RegionKind
@@ -519,7 +519,7 @@ class Project:
                 if ident in diagnostics:
                     continue
                 diagnostics[ident] = Diagnostic(
-                    hit.code, hit.message + self.observed.note_for(hit.condition) + self.may_vary_note(hit.condition, key, roots), located.path, hit.start, hit.end, root_of[key], chain, hit.fix,
+                    hit.code, hit.message + self._source_note(hit.condition, key, roots), located.path, hit.start, hit.end, root_of[key], chain, hit.fix,
                     call_sites=sites,
                 )
         return list(diagnostics.values())
@@ -531,7 +531,7 @@ class Project:
             return True
         if condition[0] == NOT:
             return not self.condition_holds(condition[1:], unit_key, roots)
-        if condition == ("loop",):  # a loop variable: per step where the loop drives the steps
+        if condition[0] == LOOP:  # a loop variable or counter: per step where the loop drives the steps
             return unit_key not in self._reachable
         if condition[0] == GROUP_KEY:  # `group["momentum"]`: rewritten between steps somewhere
             return condition[1] in self._group_keys
@@ -562,6 +562,15 @@ class Project:
             function, _, param = condition[0][1 + len(ARG_PID):].rpartition(":")
             return any(self.attr_is_varying(c, condition[1]) for c in self._passed_classes(function, param))
         return self.attr_is_varying(*condition)
+
+    def argument_holds(self, condition: tuple[str, ...], caller: str, callee: str, roots: frozenset) -> bool:
+        """Does `caller` pass `callee` a per-step value (an argument's condition)? A loop's value
+        is per step where the loop drives the steps: its function runs outside the regions, or
+        the callee is itself a region root, whose graph each pass of the loop replays (a beam
+        search's `forward` looping over `search_step`, both marked as regions)."""
+        if condition and condition[0] == LOOP:
+            return caller not in self._reachable or callee in roots
+        return self.condition_holds(condition, caller, roots)
 
     def capturing_units(self) -> frozenset[str]:
         """Functions holding a `torch.cuda.graph` block or a capture_begin."""
@@ -629,6 +638,12 @@ class Project:
                 slots.add(f"-{len(params) - index}")  # passed after `*args` (`f(*batch, lr)`)
         return slots
 
+    def _source_note(self, condition: tuple[str, ...] | None, unit_key: str, roots: frozenset) -> str:
+        """Why a conditional hit's value varies, as a message suffix: what a run saw, that no
+        caller is visible (may vary), or the path from the caller that passes it a per-step value."""
+        note = self.observed.note_for(condition) or self.may_vary_note(condition, unit_key, roots)
+        return note or param_paths.path_note(self, condition, roots)
+
     def may_vary_note(self, condition: tuple[str, ...] | None, unit_key: str, roots: frozenset) -> str:
         """The message suffix of a region root's number parameter no visible caller passes."""
         if (condition and condition[0] == "param" and len(condition) == 3 and unit_key in roots
@@ -650,7 +665,7 @@ class Project:
         if not result and located is not None:
             slots = self._param_slots(function, name)
             for caller, slot_conditions in self._scalar_callers().get(function, ()):
-                if any(slot in slots and not (callers_only and cond == ("loop",)) and self.condition_holds(cond, caller, roots)
+                if any(slot in slots and not (callers_only and cond == (LOOP,)) and self.argument_holds(cond, caller, function, roots)
                        for slot, cond in slot_conditions):
                     result = True
                     break

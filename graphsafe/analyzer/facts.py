@@ -15,6 +15,11 @@ from graphsafe.model import Confidence, Diagnostic, Hit, RegionKind
 
 GROUP_KEY = "group-key"  # Hit condition (GROUP_KEY, key): some file rewrites that param-group key per step
 HELD_COUNTER = "held-counter"  # Hit condition (HELD_COUNTER, "holder.field"): some file advances it with `+=`
+# Argument condition (LOOP,): a value computed from a loop variable (a number or not); (LOOP, COUNTER,
+# how): a number the loop changes on each pass (loop_counters.py). Per step where the loop's
+# function runs outside the regions (it drives the steps).
+LOOP = "loop"
+COUNTER = "counter"
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,32 @@ def step_written_attrs(node: cst.ClassDef, is_number: Callable[[cst.BaseExpressi
     return result
 
 
+# methods that change how many elements a container holds
+_GROWING_METHODS = frozenset({"append", "appendleft", "extend", "extendleft", "insert"})
+
+
+def grown_containers(node: cst.ClassDef) -> dict[str, str]:
+    """Container attributes a method other than `__init__` grows (`self.prev_f.appendleft(f)`),
+    each with that method: their length changes between steps (a history that fills up, a
+    window of past values), so `len(self.prev_f)` is a per-step number."""
+    found: dict[str, str] = {}
+    for stmt in node.body.body:
+        if type(stmt) is not cst.FunctionDef or not stmt.params.params or stmt.name.value == "__init__":
+            continue
+        self_name = stmt.params.params[0].name.value
+        stack: list[cst.CSTNode] = [stmt.body]
+        while stack:
+            current = stack.pop()
+            tp = type(current)
+            if tp is cst.FunctionDef or tp is cst.ClassDef or tp is cst.Lambda:
+                continue
+            if (tp is cst.Call and type(current.func) is cst.Attribute and current.func.attr.value in _GROWING_METHODS
+                    and _self_attr(current.func.value, self_name)):
+                found.setdefault(current.func.value.attr.value, stmt.name.value)
+            stack.extend(children(current))
+    return found
+
+
 def param_group(expr: cst.BaseExpression, function: cst.FunctionDef | None) -> bool:
     """`opt.param_groups[i]`, or `g` of `for g in <...>.param_groups` in `function`."""
     if type(expr) is cst.Subscript:

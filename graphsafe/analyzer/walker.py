@@ -16,11 +16,11 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import branch_joins, data_sizes, delegated_use, host_resident, per_step, run_facts, tensor_use, tensorness as T
+from graphsafe.analyzer import branch_joins, data_sizes, delegated_use, host_resident, loop_counters, per_step, run_facts, tensor_use, tensorness as T
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_valued_names
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
-from graphsafe.analyzer.facts import GROUP_KEY, HELD_COUNTER, CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
+from graphsafe.analyzer.facts import COUNTER, GROUP_KEY, HELD_COUNTER, LOOP, CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
 from graphsafe.analyzer.names import ImportTable, bound_names, dotted
 from graphsafe.analyzer.nodes import children, node_types
 from graphsafe.analyzer.noqa import noqa_directives, noqa_lines
@@ -169,6 +169,8 @@ class _Scope:
     # local name → pending id: its value came from a project call whose return kind is unknown here
     pending: dict[str, str] = field(default_factory=dict)
     loop_derived: set[str] = field(default_factory=set)  # locals computed from a loop variable
+    # local name → how it takes a new number on each pass of an enclosing loop (loop_counters.py)
+    counters: dict[str, str] = field(default_factory=dict)
     # local name → the `functools.partial(target, ...)` call it holds: calling it calls `target`
     partials: dict[str, cst.Call] = field(default_factory=dict)
     host_names: set[str] = field(default_factory=set)  # locals bound to `t.cpu()` and the like
@@ -228,6 +230,7 @@ class FileWalker:
         self.class_attr_kinds: dict[str, dict[str, T.Kind]] = {}
         self.varying_attrs: dict[str, set[str]] = {}  # class key → number attributes changed per step
         self.step_writes: dict[str, dict[str, per_step.StepWrite]] = {}  # class key → attr → where a step changes it
+        self.grown_attrs: dict[str, dict[str, str]] = {}  # class key → container attr → the method growing it
         self.module_defs: dict[str, str] = {}
         self.class_tables: dict[str, tuple[str, ...]] = {}  # module-level tables of classes (`SOLVERS`)
         # (class key, attribute) → classes the class stores there (`self.buffer_class = ReplayBuffer`)
@@ -608,6 +611,14 @@ class FileWalker:
             if entry is not None and entry in self.varying_entries[scope.class_key]:
                 return ScalarSource(f"entry `self.{entry[0]}[{entry[1]!r}]`")
             return None
+        if (tp is cst.Call and type(expr.func) is cst.Name and expr.func.value == "len" and len(expr.args) == 1
+                and scope.class_key and not scope.imports.is_imported("len")):
+            held = expr.args[0].value  # `len(self.prev_f)` of a history a method grows
+            if type(held) is cst.Attribute and self.is_self(held.value):
+                grown = self.grown_attrs.get(scope.class_key, {}).get(held.attr.value)
+                if grown is not None:
+                    owner = scope.class_key.rpartition(".")[2]
+                    return ScalarSource(f"`len(self.{held.attr.value})` (grown in `{owner}.{grown}` every step)")
         if (tp is cst.Call and type(expr.func) is cst.Name and expr.func.value in _NUMBER_BUILTINS
                 and not scope.imports.is_imported(expr.func.value)):
             # `decay = min(cap, (1 + self.step) / (10 + self.step))`
@@ -1560,6 +1571,13 @@ class FileWalker:
                 scope.loop_derived.add(target.value)  # `clip = base * (1 - it / n)`: varies per iteration
             else:
                 scope.loop_derived.discard(target.value)
+            if scope.counters:  # `pos = step + 1`: a counter too
+                how = loop_counters.derived(target.value, value, scope.counters) if (
+                    value is not None and not kind.is_tensor) else None
+                if how is not None:
+                    scope.counters[target.value] = how
+                else:
+                    scope.counters.pop(target.value, None)
             if source is not None:
                 scope.tainted[target.value] = source
             else:
@@ -1688,6 +1706,7 @@ class FileWalker:
             ).items() if attr not in varying}
             varying |= self.step_writes[key].keys()
             self.varying_attrs[key] = varying
+            self.grown_attrs[key] = per_step.grown_containers(node)
             if entries:
                 self.varying_entries[key] = entries
             self.number_attrs[key] = numbers
@@ -2293,7 +2312,9 @@ class FileWalker:
 
     def _visit_assign(self, node: cst.Assign) -> None:
         if type(node.value) is not cst.Integer and self.scope.is_function and "param_groups" in self.source:
-            self.group_keys.update(per_step.written_group_keys(node, self.function_node))
+            keys = list(per_step.written_group_keys(node, self.function_node))
+            if keys and self._group_write_per_step(node):
+                self.group_keys.update(keys)
         self._visit(node.value)
         kind = self._kind(node.value)
         for target in node.targets:
@@ -2313,6 +2334,24 @@ class FileWalker:
                 else:
                     self.scope.partials.pop(target.target.value, None)
             self._note_function_alias(target.target, partial or node.value)
+
+    def _group_write_per_step(self, node: cst.Assign) -> bool:
+        """Is a param-group write (`x["momentum"] = v`) repeated with new values between steps?
+        Where it runs in a loop besides the one over the param groups (a warm-up in the batch
+        loop), in a `step` method (a scheduler's, called every step), or writes a per-step
+        number (a parameter callers fill, a counter); not a setup function writing a setting
+        once (`group["weight_decay"] = weight_decay` after building the optimizer)."""
+        groups = {t.target.value.value for t in node.targets
+                  if type(t.target) is cst.Subscript and type(t.target.value) is cst.Name}
+        if self.while_depth or any(not (names & groups) for names in self.loop_names):
+            return True
+        function = self.function_node
+        if function is not None and function.name.value == "step":
+            return True
+        source = self.scalar_source(node.value)
+        # a counter, a varying attribute; or a parameter its callers fill (`set_momentum(opt, m)`);
+        # not a field of a settings object that might vary (`self.cfg.momentum`)
+        return source is not None and (not source.condition or source.condition[0] == "param")
 
     def _partial_target(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
         """`functools.partial(self.update, bc_weight=w)` → `self.update`."""
@@ -2472,20 +2511,42 @@ class FileWalker:
         host_resident.record_loop(self.scope.host_held, node.target, node.iter)
         self.loop_names.append({n.value for n in bound_names(node.target)})
         self.note_loop_sizes(node.body)
+        counted = self._enter_counters(node)
         try:
             self._walk_block(node.body)
         finally:
             self.loop_names.pop()
+            self._leave_counters(counted)
         if node.orelse is not None:
             self._walk_block(node.orelse.body)
+
+    def _enter_counters(self, node: cst.For | cst.While) -> dict[str, str | None]:
+        """The loop's counters become per-pass numbers of its body; returns what they were."""
+        scope = self.scope
+        if scope is None or not scope.is_function:
+            return {}
+        found = loop_counters.loop_counters(node)
+        before = {name: scope.counters.get(name) for name in found}
+        scope.counters.update(found)
+        return before
+
+    def _leave_counters(self, before: dict[str, str | None]) -> None:
+        """After the loop a counter holds its last value: the same on every call again."""
+        for name, was in before.items():
+            if was is None:
+                self.scope.counters.pop(name, None)
+            else:
+                self.scope.counters[name] = was
 
     def _visit_while(self, node: cst.While) -> None:
         self._visit(node.test)
         self.while_depth += 1
+        counted = self._enter_counters(node)
         try:
             self._walk_block(node.body)
         finally:
             self.while_depth -= 1
+            self._leave_counters(counted)
         if node.orelse is not None:
             self._walk_block(node.orelse.body)
 
@@ -2801,7 +2862,7 @@ class FileWalker:
         if tp is cst.Name:
             name, scope = value.value, self.scope
             return (name in scope.tainted or name in scope.number_params or name in scope.loop_derived
-                    or name in scope.open_params or any(name in s for s in self.loop_names))
+                    or name in scope.open_params or name in scope.counters or any(name in s for s in self.loop_names))
         return True
 
     def _arg_kind_slots(self, call: cst.Call) -> tuple[tuple[str, str], ...]:
@@ -2933,10 +2994,15 @@ class FileWalker:
         source = self.scalar_source(value)
         if source is not None:
             found.append((slot, source.condition or ()))
-        if (source is None or source.condition) and (self.loop_names or self.scope.loop_derived) \
+        counter = loop_counters.counter_in(value, self.scope.counters) if source is None else None
+        if counter is not None:
+            # `self.search_step(x, step)` in `for step in range(n)`: a number, new on each call,
+            # whatever the callee declares (per step where this loop drives the steps)
+            found.append((slot, (LOOP, COUNTER, counter)))
+        elif (source is None or source.condition) and (self.loop_names or self.scope.loop_derived) \
                 and self._mentions_loop_name(value):
             # `train_step(x, lr_at(it))` in the eager loop that drives the steps
-            found.append((slot, ("loop",)))
+            found.append((slot, (LOOP,)))
 
     def _mentions_loop_name(self, expr: cst.BaseExpression) -> bool:
         names = set().union(*self.loop_names, self.scope.loop_derived)

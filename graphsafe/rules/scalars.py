@@ -124,8 +124,15 @@ class PythonScalarInput(Rule):
       `self.explore = self.sched.value(self.served)`,
       `self.forget = decay_at(self.served, cfg.forget)` before each replay;
     - a number field of a dataclass set so, `state.temperature = t`;
+    - the length of a container a method other than `__init__` grows, `len(self.prev_f)` with
+      `self.prev_f.appendleft(f)` in `_update_history` (a solver's history filling up);
     - an entry of a dict attribute that starts as a number or setting,
       `self.hp["lr"] = lr_at(i)`;
+    - an optimizer's param-group entry read in its step: `group["lr"]` always (schedulers
+      rewrite it), another key (`group["momentum"]`) where some code of the project rewrites it
+      between steps: in a loop besides the one over the param groups (a warm-up in the batch
+      loop), in a `step` method (a scheduler's), or with a per-step number; a key set once by a
+      setup function (`group["weight_decay"] = weight_decay`) is a per-run setting;
     - a number computed from one:
       - arithmetic, `min`/`max`, `math.exp(...)`, each operand on its own:
         `self.cfg.lr * lr_scale` counts for `lr_scale`;
@@ -167,7 +174,8 @@ class PythonScalarInput(Rule):
     **Callee parameters**
     A callee's number parameter counts when a caller passes it such a value (the region root's
     own parameter, a varying attribute, or a value computed from a loop variable of the eager
-    loop that drives the steps), by keyword, by position, after a spread batch
+    loop that drives the steps: one outside the regions, or one that calls a region root on
+    each pass), by keyword, by position, after a spread batch
     (`self.update(*self.static, lr)` fills the last parameter where the trailing ones have no
     default), or bound by `functools.partial(f, w=w)` for a captured call of the partial; a
     step-invariant argument (`self.layer_idx`, a config value, an attribute set only in
@@ -175,6 +183,13 @@ class PythonScalarInput(Rule):
     `self.presence_penalty = 0.2`) does not, whatever the parameter's annotation. A parameter
     declared as nothing (no annotation, no default: `def denoise(self, x, guidance)`) counts
     only where a caller passes it a per-step number, not because its function is a region root.
+    A loop counter is such a number whatever the callee declares: the target of `for step in
+    range(...)`, the index of `enumerate(...)`, an element of a literal list of numbers, a local
+    the loop advances (`t += 1`), or arithmetic on one (`step + 1`, `i % k`), passed on through
+    any number of calls (`forward` loops `self.search_step(x, step)`, which passes `step` to
+    `self._set_eos(x, step)`). The message then gives the path from the source, e.g.
+    "(path: `step` is the loop counter of `for step in range(...)` in `Searcher.forward` at
+    beam.py:25 → `Searcher.search_step` passes its `step` at beam.py:19)".
     """
 
     code = "GS301"
