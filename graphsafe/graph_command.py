@@ -78,6 +78,7 @@ class GraphPlan:
     notes: list[str] = dataclasses.field(default_factory=list)  # checks made eager-only or device-side
     host_inputs: list[str] = dataclasses.field(default_factory=list)  # inputs made on the host: moved or why not
     shapes_vary: bool = False  # an input trimmed on the host: graphed(pad=False, shapes=N), a graph per length
+    shared: bool = False  # graph_method(..., shared=True): the region builds its object per call (graph_loop.py)
 
 
 def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool = True,
@@ -518,7 +519,8 @@ def as_json(result: GraphPlan) -> dict:
             "core_parameters": split.core_parameters, "prologue_lines": split.prologue_lines,
             "epilogue_lines": split.epilogue_lines, "kept_host_lines": split.kept_host_lines,
             "host_return": split.host_return, "converted": split.converted, "backward_in": split.backward_in,
-            "options": wiring_options(split, result.blocking, result.shapes_vary), "fixes": dict(result.fixes),
+            "options": dict(wiring_options(split, result.blocking, result.shapes_vary),
+                            **({"shared": True} if result.shared else {})), "fixes": dict(result.fixes),
             "callee_changes": result.callee_changes, "callee_refusals": result.callee_refusals, "notes": result.notes,
             "host_inputs": result.host_inputs,
             "changed": sorted(_shown(p) for p in result.changed),

@@ -188,8 +188,8 @@ def plan_callee_loop(plan, paths: list[Path], settings, project, region, root: P
             f"exits on device data (line {loop.exit_line}){seen}: no one graph replays a data-dependent number of "
             f"steps, so {loop.method}, which its body calls, is graphed; {region.display}, the loop and the rest of "
             f"its body (line {eager}) run eagerly around it")
-    options = wiring_options(inner.split, inner.blocking, inner.shapes_vary)
-    return dataclasses.replace(inner, notes=[note] + inner.notes,
+    options = dict(wiring_options(inner.split, inner.blocking, inner.shapes_vary), shared=True)
+    return dataclasses.replace(inner, notes=[note] + inner.notes, shared=True,
                                wiring=method_wiring(inner.wire, options, region.display)), ""
 
 

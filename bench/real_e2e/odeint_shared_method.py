@@ -51,7 +51,7 @@ def main() -> int:
         installed = graph_method(owner, core, nvtx_ranges=args.device != "cpu", **options)
     else:
         core = "_adaptive_step_core" if "_adaptive_step_core" in vars(RKAdaptiveStepsizeODESolver) else "_adaptive_step"
-        installed = graph_method(RKAdaptiveStepsizeODESolver, core, batched=[], nvtx_ranges=False)
+        installed = graph_method(RKAdaptiveStepsizeODESolver, core, batched=[], nvtx_ranges=False, shared=True)
     solvers: list = []
     built = RKAdaptiveStepsizeODESolver.__init__
 

@@ -1278,18 +1278,23 @@ def graphed(fn: Callable | None = None, sample_args: Any = None, **options: Any)
 class GraphedMethod:
     """`graph_method(Class, "step_core", **options)` puts this on the class: every instance, built
     now or later, calls the method through graphed() (the wiring for code that builds its objects
-    where you cannot reach them). Instances whose state has one layout share one graph: their
+    where you cannot reach them). Each instance gets a graph of its own, made on its first call.
+    With `shared=True` (what `graph` prints for a region that builds its object per call, an ODE
+    solver per `odeint()`), instances whose state has one layout share one graph instead: their
     tensors are copied into a stand-in's before each replay and what the method writes is copied
-    back (runtime/shared_method.py), so an object built per call (an ODE solver per `odeint()`)
-    captures once, and no instance is kept alive. `eager(obj)` leaves one instance ungraphed (an
-    eager twin to compare with), `with eagerly():` all of them; `graphs()` lists the graphed
-    callables, `stats` counts calls."""
+    back (runtime/shared_method.py), so a per-call object captures once, and no instance is kept
+    alive; it costs a layout check per call (tens of microseconds), which an instance called again
+    and again does not need. `eager(obj)` leaves one instance ungraphed (an eager twin to compare
+    with), `with eagerly():` all of them; `graphs()` lists the graphed callables, `stats` counts calls."""
 
     def __init__(self, function: Callable, options: dict) -> None:
         from graphsafe.runtime.shared_method import SharedGraphs
 
-        self.function, self.options = function, options
-        self.shared = SharedGraphs(function, options, GraphedCallable)
+        options = dict(options)
+        self.function, self.share = function, bool(options.pop("shared", False))
+        self.options = options
+        self.shared = SharedGraphs(function, options, GraphedCallable) if self.share else None
+        self._own: dict[int, tuple[Any, GraphedCallable]] = {}  # not shared: id(obj) -> (obj, its graphed method)
         self._eager: dict[int, Any] = {}  # id(obj) -> a weak reference to it (or obj, when it takes none)
         self._eagerly = 0  # inside eagerly(): every call eager
         functools.update_wrapper(self, function, updated=())
@@ -1300,7 +1305,13 @@ class GraphedMethod:
         held = self._eager.get(id(obj))
         if self._eagerly or held is not None and (held is obj or (isinstance(held, weakref.ref) and held() is obj)):
             return self.function.__get__(obj, owner)
-        return _SharedCall(self.shared, obj)
+        if self.shared is not None:
+            return _SharedCall(self.shared, obj)
+        own = self._own.get(id(obj))
+        if own is None or own[0] is not obj:
+            own = (obj, GraphedCallable(self.function.__get__(obj, owner), **self.options))
+            self._own[id(obj)] = own
+        return own[1]
 
     @contextlib.contextmanager
     def eagerly(self):
@@ -1320,11 +1331,20 @@ class GraphedMethod:
             self._eager[key] = obj
 
     def graphs(self) -> list[GraphedCallable]:
-        return self.shared.graphs()
+        if self.shared is not None:
+            return self.shared.graphs()
+        return [graphed_method for _, graphed_method in self._own.values()]
 
     @property
     def stats(self) -> dict:
-        return self.shared.stats
+        if self.shared is not None:
+            return self.shared.stats
+        totals: dict = {}
+        for graph in self.graphs():
+            for key, value in graph.stats.items():
+                if isinstance(value, int):
+                    totals[key] = totals.get(key, 0) + value
+        return totals
 
 
 class _SharedCall:

@@ -88,7 +88,7 @@ def test_instances_built_per_call_share_one_graph_and_equal_eager(fresh_solver_c
     if backend == "cuda":
         simulate_cuda_graphs(monkeypatch)
     func = Field()
-    installed = graph_method(Solver, "step_core", batched=[], backend=backend, nvtx_ranges=False)
+    installed = graph_method(Solver, "step_core", shared=True, batched=[], backend=backend, nvtx_ranges=False)
     for i in range(6):
         y0, rtol = _inputs(i)
         got, solver = solve(func, y0, rtol)
@@ -112,7 +112,7 @@ def test_instances_built_per_call_share_one_graph_and_equal_eager(fresh_solver_c
 def test_state_goes_back_into_the_instance_that_was_called(fresh_solver_class, monkeypatch):
     simulate_cuda_graphs(monkeypatch)
     func = Field()
-    graph_method(Solver, "step_core", batched=[], backend="cuda", nvtx_ranges=False)
+    graph_method(Solver, "step_core", shared=True, batched=[], backend="cuda", nvtx_ranges=False)
     a, b = Solver(func, torch.ones(4, 3), 1e-3), Solver(func, torch.full((4, 3), 2.0), 2e-3)
     y = torch.ones(4, 3)
     for _ in range(2):
@@ -130,7 +130,7 @@ def test_state_goes_back_into_the_instance_that_was_called(fresh_solver_class, m
 def test_another_layout_gets_its_own_graph(fresh_solver_class, monkeypatch):
     simulate_cuda_graphs(monkeypatch)
     func = Field()
-    installed = graph_method(Solver, "step_core", batched=[], backend="cuda", nvtx_ranges=False)
+    installed = graph_method(Solver, "step_core", shared=True, batched=[], backend="cuda", nvtx_ranges=False)
     for order in (5, 5, 4, 3, 2):  # a Python number read by the method is baked: another value, another graph
         solve(func, torch.ones(4, 3), 1e-3, order=order)
     assert len(installed.graphs()) == MAX_LAYOUTS == 4 and installed.stats["probes"] == 4
@@ -158,7 +158,7 @@ def test_a_method_that_changes_a_python_value_runs_eagerly(monkeypatch):
             self.n += 1  # a replay would not count
             return x * self.k
 
-    installed = graph_method(Counter, "step_core", batched=[], backend="cuda", nvtx_ranges=False)
+    installed = graph_method(Counter, "step_core", shared=True, batched=[], backend="cuda", nvtx_ranges=False)
     counters = [Counter() for _ in range(3)]
     for c in counters:
         for _ in range(2):
@@ -177,7 +177,7 @@ def test_a_module_method_gets_a_graph_of_its_own_kept_on_the_instance(monkeypatc
         def step_core(self, x):
             return x * self.k
 
-    installed = graph_method(Scaled, "step_core", batched=[], backend="cuda", nvtx_ranges=False)
+    installed = graph_method(Scaled, "step_core", shared=True, batched=[], backend="cuda", nvtx_ranges=False)
     a, b = Scaled(2), Scaled(3)
     x = torch.arange(3.0)
     assert torch.equal(a.step_core(x), x * 2) and torch.equal(b.step_core(x), x * 3)
@@ -191,7 +191,7 @@ def test_a_module_method_gets_a_graph_of_its_own_kept_on_the_instance(monkeypatc
 def test_dropped_instances_are_not_kept_alive(fresh_solver_class, monkeypatch):
     simulate_cuda_graphs(monkeypatch)
     func = Field()
-    installed = graph_method(Solver, "step_core", batched=[], backend="cuda", nvtx_ranges=False)
+    installed = graph_method(Solver, "step_core", shared=True, batched=[], backend="cuda", nvtx_ranges=False)
     refs = []
     for i in range(4):
         _, solver = solve(func, _inputs(i)[0], 1e-3)
@@ -215,7 +215,7 @@ def test_tensors_sharing_memory_that_the_method_writes_run_eagerly(monkeypatch):
             self.a.add_(x)
             return self.b + 0
 
-    installed = graph_method(Views, "step_core", batched=[], backend="cuda", nvtx_ranges=False)
+    installed = graph_method(Views, "step_core", shared=True, batched=[], backend="cuda", nvtx_ranges=False)
     for v in (Views(), Views()):
         outs = [float(v.step_core(torch.tensor(1.0))) for _ in range(3)]
         assert outs == [1.0, 2.0, 3.0]
@@ -225,7 +225,7 @@ def test_tensors_sharing_memory_that_the_method_writes_run_eagerly(monkeypatch):
 @pytest.mark.cuda
 def test_instances_built_per_call_share_one_cuda_graph(fresh_solver_class):
     func = Field().cuda()
-    installed = graph_method(Solver, "step_core", batched=[])
+    installed = graph_method(Solver, "step_core", shared=True, batched=[])
     for i in range(5):
         y0, rtol = (v.cuda() if isinstance(v, torch.Tensor) else v for v in _inputs(i))
         got, solver = solve(func, y0, rtol)
@@ -246,7 +246,7 @@ def test_one_instance_called_again_reads_what_it_holds_now(fresh_solver_class, m
     written in place (a version counter) or rebound."""
     simulate_cuda_graphs(monkeypatch)
     func = Field()
-    installed = graph_method(Solver, "step_core", batched=[], backend="cuda", nvtx_ranges=False)
+    installed = graph_method(Solver, "step_core", shared=True, batched=[], backend="cuda", nvtx_ranges=False)
     solver, twin = Solver(func, torch.ones(4, 3), 1e-3), Solver(func, torch.ones(4, 3), 1e-3)
     installed.eager(twin)
     y, y_twin, dt = torch.ones(4, 3), torch.ones(4, 3), torch.tensor(0.1)
@@ -262,7 +262,7 @@ def test_one_instance_called_again_reads_what_it_holds_now(fresh_solver_class, m
 
 def test_eagerly_runs_every_instance_eagerly(fresh_solver_class, monkeypatch):
     simulate_cuda_graphs(monkeypatch)
-    installed = graph_method(Solver, "step_core", batched=[], backend="cuda", nvtx_ranges=False)
+    installed = graph_method(Solver, "step_core", shared=True, batched=[], backend="cuda", nvtx_ranges=False)
     with installed.eagerly():
         for i in range(3):
             solve(Field(), _inputs(i)[0], 1e-3)
@@ -282,7 +282,7 @@ def test_an_attribute_read_on_another_path_widens_the_layout(monkeypatch):
         def step_core(self, v):
             return v * self.x if self.mode == "x" else v + self.y
 
-    installed = graph_method(Mixer, "step_core", batched=[], backend="cuda", nvtx_ranges=False)
+    installed = graph_method(Mixer, "step_core", shared=True, batched=[], backend="cuda", nvtx_ranges=False)
     raw = Mixer.__dict__["step_core"].function
     for seed, mode in enumerate("xxyyxxyx"):
         m = Mixer(mode, seed)

@@ -177,9 +177,7 @@ def test_a_graphed_core_installed_on_its_own_object_keeps_its_graphs():
 
 
 def test_graph_method_graphs_every_instance_of_a_class_and_leaves_an_eager_twin():
-    import inspect
-
-    from graphsafe.runtime.graphed import graph_method
+    from graphsafe.runtime.graphed import GraphedCallable, graph_method
 
     class Scaler:
         def __init__(self, k):
@@ -194,11 +192,10 @@ def test_graph_method_graphs_every_instance_of_a_class_and_leaves_an_eager_twin(
     installed = graph_method(Scaler, "step_core", batched=[], backend="eager")
     a, b, twin = Scaler(2), Scaler(3), Scaler(2)
     installed.eager(twin)
-    assert inspect.ismethod(twin.step_core) and not inspect.ismethod(a.step_core)
+    assert isinstance(a.step_core, GraphedCallable) and a.step_core is a.step_core
+    assert a.step_core is not b.step_core and not isinstance(twin.step_core, GraphedCallable)
     x = torch.arange(3.0)
-    for _ in range(2):  # the eager probe of their layout, then a graph both share (runtime/shared_method.py)
-        assert torch.equal(a.step(x), twin.step(x)) and torch.equal(b.step(x), x * 3)
-    assert len(installed.graphs()) == 1 and installed.graphs()[0].stats["replays"] == 3
+    assert torch.equal(a.step(x), twin.step(x)) and torch.equal(b.step(x), x * 3)
 
 
 def test_calls_with_another_structure_get_graphs_of_their_own_up_to_a_limit():
