@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
-from graphsafe.analyzer import returns, run_facts
+from graphsafe.analyzer import libraries, returns, run_facts
 from graphsafe.analyzer.cache import FactsCache
 from graphsafe.analyzer.callgraph import Project, Reach
 from graphsafe.analyzer.discovery import ModuleNaming, discover, module_name, module_names
@@ -43,6 +43,7 @@ class CheckResult:
     cached: int = 0
     seconds: float = 0.0
     facts: list[FileFacts] = field(default_factory=list, repr=False)
+    notes: list[str] = field(default_factory=list)  # what could not be followed (libraries not installed)
 
 
 def _display_path(path: Path, root: Path) -> str:
@@ -264,15 +265,28 @@ def _per_file_ignored(d: Diagnostic, settings: Settings) -> bool:
 
 
 def diagnose(facts: list[FileFacts], settings: Settings) -> tuple[list[Diagnostic], list[Region]]:
+    diagnostics, regions, _ = diagnose_following(facts, settings, None)
+    return diagnostics, regions
+
+
+def diagnose_following(facts: list[FileFacts], settings: Settings, finder: libraries.LibraryFinder | None,
+                       cache: FactsCache | None = None) -> tuple[list[Diagnostic], list[Region], list[str]]:
+    """diagnose(), following calls into the installed libraries `finder` finds (None: not at all);
+    also answers the notes on what could not be followed."""
     project = Project(facts)
     regions = project.regions(settings.regions, settings.root, marked=not settings.pattern_regions_only)
     reach = project.reach(regions)
+    followed = None
+    if finder is not None and regions:
+        project, reach, followed = libraries.follow(facts, regions, project, reach, finder, CHECK_RULES, cache)
     found = project.hit_diagnostics(reach)
+    if followed is not None:
+        found += libraries.library_diagnostics(project, reach, followed)
     found.extend(e for f in facts for e in f.errors)
     for f in facts:
         if f.always:
             found.extend(project.always_diagnostics(f, reach))
-    return filter_diagnostics(found, facts, settings), regions
+    return filter_diagnostics(found, facts, settings), regions, followed.notes if followed else []
 
 
 def discover_files(paths: list[Path], settings: Settings) -> list[Path]:
@@ -296,9 +310,10 @@ def check_paths(
     cache = FactsCache(cache_dir or settings.root / ".graphsafe_cache") if use_cache else None
     facts, hits = collect_facts(files, settings.root, jobs=jobs, cache=cache, progress=progress,
                                 observed=run_facts.for_settings(settings))
+    finder = libraries.LibraryFinder() if settings.follow_libraries else None
     with lasting_objects():
-        diagnostics, regions = diagnose(facts, settings)
-    return CheckResult(diagnostics, regions, len(files), hits, time.perf_counter() - started, facts)
+        diagnostics, regions, notes = diagnose_following(facts, settings, finder, cache)
+    return CheckResult(diagnostics, regions, len(files), hits, time.perf_counter() - started, facts, notes)
 
 
 def shape_of(facts: FileFacts) -> FileFacts:
