@@ -72,6 +72,8 @@ class Project:
                 self.units.setdefault(unit.key, _Located(unit, facts.path))
             for info in facts.classes:
                 self.classes.setdefault(info.key, info)
+        self._library_classes = frozenset(info.key for facts in library for info in facts.classes) - \
+            {info.key for facts in files for info in facts.classes} if library else frozenset()
         self._outside_sets = {pair for facts in files for pair in facts.outside_sets}
         self._group_keys = {key for facts in files for key in facts.group_keys}
         self._held_counters = {key for facts in files for key in facts.held_counters}
@@ -112,7 +114,9 @@ class Project:
     def _suffix_index(self) -> dict[str, list[str]]:
         if self._by_suffix is None:
             index: dict[str, list[str]] = {}
-            for key in list(self.units) + list(self.classes):
+            # library names are always full (found by their package's name): only the project's
+            own = [k for k, located in self.units.items() if located.path not in self.library_paths]
+            for key in own + [k for k in self.classes if k not in self._library_classes]:
                 parts = key.rsplit(".", 2)  # only the last two parts matter: not a full split
                 if len(parts) >= 2:
                     index.setdefault(".".join(parts[-2:]), []).append(key)

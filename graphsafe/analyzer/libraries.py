@@ -164,7 +164,6 @@ def follow(project_facts: list[FileFacts], regions: list[Region], project: Proje
     """The call graph grown by the library files reached code calls into, round by round, until no
     reached name leads to a new file (or MAX_FILES)."""
     own = {f.module.split(".")[0] for f in project_facts}
-    imported = {target.split(".")[0] for f in project_facts for _, target in f.aliases}
     skip = own | VOCABULARY | set(sys.stdlib_module_names) | {"__future__", "builtins"}
     loaded: dict[str, FileFacts] = {}  # module → facts
     files: dict[str, LibraryFile] = {}
@@ -186,8 +185,7 @@ def follow(project_facts: list[FileFacts], regions: list[Region], project: Proje
         if parts[0] in skip or hops > _MAX_ALIAS_HOPS:
             return
         if finder.installed(parts[0]) is None:
-            if parts[0] in imported:
-                missing[parts[0]] = None
+            missing[parts[0]] = None  # names reach here through an import: not the project's, not installed
             return
         for i in range(len(parts), 0, -1):
             facts = load(".".join(parts[:i]))
