@@ -260,6 +260,7 @@ def _show_settings(args, files: list[Path], settings) -> int:
         ("extend-exclude", listed(settings.extend_exclude)),
         ("force-exclude", str(settings.force_exclude).lower()),
         ("respect-gitignore", str(settings.respect_gitignore).lower()),
+        ("follow-libraries", str(settings.follow_libraries).lower()),
         ("per-file-ignores", "{" + ", ".join(f'"{p}" = {listed(c)}' for p, c in settings.per_file_ignores) + "}"),
         ("output-format", output_format(args)),
         ("unsafe-fixes", str(args.unsafe_fixes).lower()),

@@ -141,11 +141,13 @@ def test_library_facts_are_cached_per_package_version(site, project, tmp_path, m
     settings = Settings(root=project)
     first = check_paths([project], settings, cache_dir=tmp_path / "cache", jobs=1)
     assert len(parsed) == 2
+    monkeypatch.setattr(libraries, "_SEEN", {})  # what this process has read: only the disk cache is left
     again = check_paths([project], settings, cache_dir=tmp_path / "cache", jobs=1)
     assert len(parsed) == 2 and [d.message for d in again.diagnostics] == [d.message for d in first.diagnostics]
     info = site / "fakelib-1.2.3.dist-info"
     info.rename(site / "fakelib-1.2.4.dist-info")
     (site / "fakelib-1.2.4.dist-info/METADATA").write_text("Metadata-Version: 2.1\nName: fakelib\nVersion: 1.2.4\n")
+    monkeypatch.setattr(libraries, "_SEEN", {})
     check_paths([project], settings, cache_dir=tmp_path / "cache", jobs=1)
     assert len(parsed) == 4  # a new version: both files read again
 
@@ -160,6 +162,17 @@ def test_following_can_be_turned_off(site, project, capsys):
     assert code == 0 and "GS101" not in out
     code, out, err = run_cli(capsys, "check", ".", "--no-cache", "--follow-libraries", "--output-format", "concise")
     assert code == 1 and "train.py:10:5: GS101" in out and err.count("not installed") == 1
+
+
+def test_library_hazards_stay_reported_after_fix_rewrites_the_calling_file(site, project, capsys):
+    (project / "train.py").write_text(TRAIN.replace("    y = fakelib.noisy(x.shape)\n", """\
+    with torch.autocast("cuda"):
+        g = torch.cuda.make_graphed_callables(fakelib.noisy, (x,))
+    y = fakelib.noisy(x.shape)
+"""))
+    code, out, _ = run_cli(capsys, "check", ".", "--no-cache", "--fix", "--output-format", "concise")
+    assert "cache_enabled=False" in (project / "train.py").read_text()  # the fix was written
+    assert code == 1 and "train.py:12:5: GS101" in out and "(via fakelib/draws.py:11 scalar)" in out
 
 
 def test_a_noqa_on_the_project_line_holds_back_a_library_hazard(site, project):
@@ -196,3 +209,13 @@ def test_following_a_library_imports_nothing(site, project):
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=project, env=env)
     assert result.stdout.strip().splitlines()[-1] == "ok 1", result.stderr
     assert "train.py:10:5: GS101" in result.stdout
+
+
+def test_a_namespace_package_is_followed(site, project):
+    _write(site, {"nsroot/inner/ops.py": "def sync(t):\n    return t.cpu()\n"})
+    (project / "train.py").write_text(
+        "from nsroot.inner.ops import sync\n\n\n# graphsafe: region\ndef step(x):\n    return sync(x)\n")
+    result = _check(project)
+    assert [(d.start.line, d.message.rpartition("(via ")[2]) for d in result.diagnostics] == \
+        [(6, "nsroot/inner/ops.py:2 sync)")]
+    assert result.notes == []

@@ -404,6 +404,7 @@ def _check_source(source: str, filename: str, settings: Settings, others, naming
     if cache is not None:
         diagnostics, regions = cache.diagnose(facts, others, settings)
     else:
-        diagnostics, regions = diagnose([facts, *others], settings)
+        finder = libraries.LibraryFinder() if settings.follow_libraries else None
+        diagnostics, regions, _ = diagnose_following([facts, *others], settings, finder)
         diagnostics = [d for d in diagnostics if d.path == filename]
     return CheckResult(diagnostics, regions, 1, 0, time.perf_counter() - started, [facts])

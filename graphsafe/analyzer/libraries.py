@@ -68,8 +68,8 @@ class LibraryFinder:
     def installed(self, top: str) -> Path | None:
         """The first search directory holding package or module `top`."""
         if top not in self._top:
-            self._top[top] = next((r for r in self.roots if (r / top / "__init__.py").is_file()
-                                   or (r / f"{top}.py").is_file()), None)
+            # a directory without __init__.py is a namespace package (`google/protobuf/...`)
+            self._top[top] = next((r for r in self.roots if (r / top).is_dir() or (r / f"{top}.py").is_file()), None)
         return self._top[top]
 
     def module_file(self, module: str) -> LibraryFile | None:
@@ -126,6 +126,10 @@ def _lines(path: Path) -> list[str]:
         if isinstance(content, bytes) else []
 
 
+# library facts this process has read (a `fix` re-checks each buffer, an editor each edit)
+_SEEN: dict[str, FileFacts] = {}
+
+
 def library_facts(file: LibraryFile, rules, cache: FactsCache | None) -> FileFacts:
     """The file's facts as callees see them: no regions, noqa or configuration hazards of its own
     (the library is not the user's code to mark or edit). Cached per (package, version, file);
@@ -135,9 +139,10 @@ def library_facts(file: LibraryFile, rules, cache: FactsCache | None) -> FileFac
         stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
     except OSError:
         stamp = ""
-    key = FactsCache.key(f"lib:{file.package}=={file.version}:{file.shown}", f"{file.module}\0{stamp}", b"")
-    cached = cache.get(key) if cache else None
+    key = FactsCache.key(f"lib:{file.package}=={file.version}:{file.path}", f"{file.module}\0{stamp}", b"")
+    cached = _SEEN.get(key) or (cache.get(key) if cache else None)
     if cached is not None:
+        _SEEN[key] = cached
         return cached
     content = read_source(file.path)
     if not isinstance(content, bytes):
@@ -147,6 +152,7 @@ def library_facts(file: LibraryFile, rules, cache: FactsCache | None) -> FileFac
                     errors=(), always=(), noqa_directives=(), wanted=())
     if cache:
         cache.put(key, facts)
+    _SEEN[key] = facts
     return facts
 
 
