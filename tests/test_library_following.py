@@ -219,3 +219,17 @@ def test_a_namespace_package_is_followed(site, project):
     assert [(d.start.line, d.message.rpartition("(via ")[2]) for d in result.diagnostics] == \
         [(6, "nsroot/inner/ops.py:2 sync)")]
     assert result.notes == []
+
+
+def test_a_library_file_that_does_not_parse_is_skipped_quietly(site, project):
+    (site / "fakelib/draws.py").write_text("def scalar(t:\n    return t.item()\n")
+    result = _check(project)
+    assert not any("(via " in d.message for d in result.diagnostics)
+    assert all(Path(d.path).name == "train.py" for d in result.diagnostics)
+
+
+def test_following_stops_at_the_file_bound_and_says_so(site, project, monkeypatch):
+    monkeypatch.setattr(libraries, "MAX_FILES", 1)  # fakelib/__init__.py only: draws.py is past the bound
+    result = _check(project)
+    assert any("up to 1 files" in note for note in result.notes)
+    assert not any("(via " in d.message for d in result.diagnostics)
