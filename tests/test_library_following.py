@@ -233,3 +233,32 @@ def test_following_stops_at_the_file_bound_and_says_so(site, project, monkeypatc
     result = _check(project)
     assert any("up to 1 files" in note for note in result.notes)
     assert not any("(via " in d.message for d in result.diagnostics)
+
+
+def test_a_tensor_a_library_function_returns_is_a_tensor_in_the_project(site, project, capsys):
+    _write(site, {"retlib/__init__.py": """\
+        import torch
+
+
+        def make(x):
+            return torch.zeros(3, device=x.device)
+        """})
+    (project / "train.py").write_text(textwrap.dedent("""\
+        from retlib import make
+
+
+        # graphsafe: region
+        def step(x):
+            y = make(x)
+            if y.sum() > 0:
+                x = x + 1
+            return x
+        """))
+    assert [(d.start.line, d.code) for d in _check(project).diagnostics] == [(7, "GS201")]
+    assert _check(project, follow_libraries=False).diagnostics == []
+    # the same for one buffer (stdin, `fix`'s re-checks)
+    from graphsafe.analyzer.engine import check_source
+
+    text = (project / "train.py").read_text()
+    assert [(d.start.line, d.code) for d in check_source(text, "train.py", Settings(root=project)).diagnostics] \
+        == [(7, "GS201")]

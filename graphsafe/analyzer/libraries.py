@@ -158,8 +158,8 @@ def library_facts(file: LibraryFile, rules, cache: FactsCache | None) -> FileFac
 
 @dataclass
 class Followed:
-    """What following libraries added: their files' facts (by path), and one note per package
-    that the project's reached code imports but that is not installed."""
+    """What following libraries added: their files (by path) and facts, and the notes on what
+    could not be followed (one per package that reached code calls into and that is not installed)."""
     files: dict[str, LibraryFile]
     facts: list[FileFacts]
     notes: list[str]
