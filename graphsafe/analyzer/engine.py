@@ -103,13 +103,13 @@ def collect_facts(
     progress: Callable[[int, int], None] | None = None,
     freeze: bool = True,
     observed: run_facts.RunFacts | None = None,
-    library: Callable[[list[FileFacts]], list[FileFacts]] | None = None,
+    project: Callable[[list[FileFacts]], Project] | None = None,
 ) -> tuple[list[FileFacts], int]:
     """Facts for every file, from the cache where possible; returns (facts, cache hits).
     `freeze=False` leaves the gathered facts out of gc.freeze (see lasting_objects);
     `observed`: run-time facts, attached to the files they match (analyzer/run_facts.py);
-    `library`: the facts of the library files the project reaches, whose functions' returned
-    kinds count as the project's (`noise = randn_tensor(...)` is a tensor)."""
+    `project`: makes the call graph the return-kind pass asks (default: the files' own; see
+    _with_libraries)."""
     results: dict[int, FileFacts] = {}
     pending: list[tuple[int, tuple[str, str, str, bool, tuple]]] = []
     hits = 0
@@ -174,11 +174,8 @@ def collect_facts(
             found.update({i: _rewalk(*w) for (i, _), w in zip(todo, work)})
         return found
 
-    def project(files: list[FileFacts]) -> Project:
-        return Project(files, library=library(files)) if library is not None else Project(files)
-
     with lasting_objects(freeze):  # the project's return kinds; re-walks pause the collector themselves
-        return returns.refine(facts, project, rewalk_all), hits
+        return returns.refine(facts, project or Project, rewalk_all), hits
 
 
 def _text_of(path: str) -> str | None:
@@ -317,22 +314,25 @@ def check_paths(
     finder = libraries.LibraryFinder() if settings.follow_libraries else None
     facts, hits = collect_facts(files, settings.root, jobs=jobs, cache=cache, progress=progress,
                                 observed=run_facts.for_settings(settings),
-                                library=_reached_libraries(settings, finder, cache) if finder else None)
+                                project=_with_libraries(settings, finder, cache) if finder else None)
     with lasting_objects():
         diagnostics, regions, notes = diagnose_following(facts, settings, finder, cache)
     return CheckResult(diagnostics, regions, len(files), hits, time.perf_counter() - started, facts, notes)
 
 
-def _reached_libraries(settings: Settings, finder: libraries.LibraryFinder, cache: FactsCache | None
-                       ) -> Callable[[list[FileFacts]], list[FileFacts]]:
-    """The facts of the library files the regions of some project facts reach."""
-    def reached(facts: list[FileFacts]) -> list[FileFacts]:
-        project = Project(facts)
-        regions = project.regions(settings.regions, settings.root, marked=not settings.pattern_regions_only)
+def _with_libraries(settings: Settings, finder: libraries.LibraryFinder, cache: FactsCache | None
+                    ) -> Callable[[list[FileFacts]], Project]:
+    """A maker of the call graph of some project facts grown by the library files their regions
+    reach (for the return-kind pass: `noise = randn_tensor(...)` is a tensor)."""
+    def project(facts: list[FileFacts]) -> Project:
+        if not libraries.asks_about_installed(facts, finder):
+            return Project(facts)  # nothing to follow: no regions and reach computed for it
+        plain = Project(facts)
+        regions = plain.regions(settings.regions, settings.root, marked=not settings.pattern_regions_only)
         if not regions:
-            return []
-        return libraries.follow(facts, regions, project, project.reach(regions), finder, CHECK_RULES, cache)[2].facts
-    return reached
+            return plain
+        return libraries.follow(facts, regions, plain, plain.reach(regions), finder, CHECK_RULES, cache)[0]
+    return project
 
 
 def shape_of(facts: FileFacts) -> FileFacts:
@@ -414,9 +414,9 @@ def _check_source(source: str, filename: str, settings: Settings, others, naming
     others = [f for f in others if f.path != filename]
     facts = run_facts.attach([facts], run_facts.for_settings(settings), lambda _: facts_text)[0]
     if facts.wanted or facts.observed:  # calls into other files whose returned kinds decide a diagnostic: walk again
-        reached = _reached_libraries(settings, libraries.LibraryFinder(), None) if settings.follow_libraries else None
+        grown = _with_libraries(settings, libraries.LibraryFinder(), None) if settings.follow_libraries else Project
         facts = returns.refine(
-            [facts, *others], (lambda files: Project(files, library=reached(files))) if reached else Project,
+            [facts, *others], grown,
             lambda todo: {i: analyze_text(filename, naming.module, naming.is_package, source, CHECK_RULES,
                                           naming.renames, external, **parsing) for i, external in todo},
             only=lambda i: i == 0,  # only the buffer's diagnostics are kept

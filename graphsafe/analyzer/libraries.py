@@ -219,6 +219,18 @@ def follow(project_facts: list[FileFacts], regions: list[Region], project: Proje
     return project, reach, Followed(files, list(loaded.values()), notes)
 
 
+def asks_about_installed(project_facts: list[FileFacts], finder: LibraryFinder) -> bool:
+    """Does some file ask what a name of an installed package returns (a wanted id naming
+    `pkg.mod.func`; not the project's own, not the rules' vocabulary)? Where none does, the
+    return-kind pass has nothing to learn from libraries."""
+    skip = {f.module.split(".")[0] for f in project_facts} | VOCABULARY | set(sys.stdlib_module_names)
+    tops = {name.split(".")[0] for f in project_facts for pid in f.wanted for name in _DOTTED.findall(pid)} - skip
+    return any(finder.installed(top) is not None for top in tops)
+
+
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
 def _unresolved_names(project: Project, reach: Reach) -> list[str]:
     """Dotted names that reached code calls, constructs or inherits from, and that no analysed file
     defines: where the call graph stops."""
