@@ -135,6 +135,9 @@ def _file_selection(command: argparse.ArgumentParser) -> None:
                          help="apply the excludes to paths named on the command line too (for pre-commit)")
     command.add_argument("--respect-gitignore", action=argparse.BooleanOptionalAction, default=None,
                          help="skip files .gitignore ignores (default: on)")
+    command.add_argument("--follow-libraries", action=argparse.BooleanOptionalAction, default=None,
+                         help="follow calls from a region into installed libraries (site-packages) and report their "
+                              "hazards at the calling line (default: on)")
     command.add_argument("--no-cache", action="store_true", help="do not read or write .graphsafe_cache/")
     command.add_argument("--cache-dir", type=Path, help="cache location (default: <project root>/.graphsafe_cache)")
     command.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: all cores)")
@@ -188,6 +191,7 @@ def load_cli_settings(args, paths: list[Path]):
         extend_exclude=_split_codes(args.extend_exclude),
         force_exclude=args.force_exclude,
         respect_gitignore=args.respect_gitignore,
+        follow_libraries=getattr(args, "follow_libraries", None),
     )
 
 

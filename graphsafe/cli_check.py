@@ -92,6 +92,9 @@ def _check_paths(args, raw_paths: list[str], paths: list[Path], settings, style:
     result = check_paths(paths, settings, jobs=args.jobs, use_cache=not args.no_cache, cache_dir=args.cache_dir,
                          progress=progress_printer())
     _refuse_unmatched_regions(args, settings, result, raw_paths)  # before anything is written
+    if not args.quiet:
+        for note in result.notes:
+            sys.stderr.write(f"graphsafe: note: {note}\n")
     if args.add_noqa:
         return _add_noqa(result.diagnostics)
     applied = []
@@ -257,6 +260,7 @@ def _show_settings(args, files: list[Path], settings) -> int:
         ("extend-exclude", listed(settings.extend_exclude)),
         ("force-exclude", str(settings.force_exclude).lower()),
         ("respect-gitignore", str(settings.respect_gitignore).lower()),
+        ("follow-libraries", str(settings.follow_libraries).lower()),
         ("per-file-ignores", "{" + ", ".join(f'"{p}" = {listed(c)}' for p, c in settings.per_file_ignores) + "}"),
         ("output-format", output_format(args)),
         ("unsafe-fixes", str(args.unsafe_fixes).lower()),

@@ -35,9 +35,12 @@ class Settings:
     config_file: Path | None = None
     # run-time facts (`graphsafe trace --save-facts`); None: <root>/.graphsafe/facts.json if there is one
     facts_file: Path | None = None
+    # follow calls into installed libraries (site-packages) that a region reaches (analyzer/libraries.py)
+    follow_libraries: bool = True
 
     def with_cli(self, *, select=None, ignore=None, regions=None, extend_exclude=None, extend_select=None,
-                 fixable=None, unfixable=None, exclude=None, force_exclude=None, respect_gitignore=None) -> "Settings":
+                 fixable=None, unfixable=None, exclude=None, force_exclude=None, respect_gitignore=None,
+                 follow_libraries=None) -> "Settings":
         """Command-line options over the config file's, as ruff merges them: `--select`,
         `--fixable` and `--exclude` replace, the others add; None or empty leaves a setting."""
         changes: dict = {}
@@ -58,6 +61,8 @@ class Settings:
             changes["force_exclude"] = force_exclude
         if respect_gitignore is not None:
             changes["respect_gitignore"] = respect_gitignore
+        if follow_libraries is not None:
+            changes["follow_libraries"] = follow_libraries
         if regions:
             changes["regions"] = tuple(self.regions) + tuple(regions)
         if extend_exclude:
@@ -67,13 +72,13 @@ class Settings:
     def fingerprint(self) -> str:
         """Changes whenever a setting that affects results changes (for caches of results)."""
         text = repr((self.select, self.extend_select, self.ignore, self.regions, self.per_file_ignores, self.fixable,
-                     self.unfixable))
+                     self.unfixable, self.follow_libraries))
         return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
 _KEYS = {
     "select", "extend-select", "ignore", "fixable", "unfixable", "regions", "exclude", "extend-exclude",
-    "force-exclude", "per-file-ignores", "respect-gitignore",
+    "force-exclude", "per-file-ignores", "respect-gitignore", "follow-libraries",
 }
 
 
@@ -168,6 +173,7 @@ def load_settings(config_file: Path | None) -> Settings:
             (pattern, _codes(codes, f"per-file-ignores.{pattern}", config_file)) for pattern, codes in per_file.items()
         ),
         respect_gitignore=respect,
+        follow_libraries=_boolean(table, "follow-libraries", True, config_file),
         root=config_file.parent.resolve(),
         config_file=config_file,
     )

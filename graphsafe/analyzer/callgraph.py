@@ -16,7 +16,7 @@ from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
 from graphsafe.analyzer.facts import GROUP_KEY, HELD_COUNTER, LOOP, CallRef, ClassInfo, FileFacts, Unit
 from graphsafe.analyzer.pids import ARG_PID
 from graphsafe.analyzer.run_facts import ObservedIndex
-from graphsafe.model import CallSite, Confidence, Diagnostic, Region, RegionKind
+from graphsafe.model import CallSite, Confidence, Diagnostic, Hit, Region, RegionKind
 
 _MAX_ALIAS_DEPTH = 8
 # Hit condition: (REBOUND_AFTER_REPLAY, rebinding function, "reader,reader", "other rebinder,...",
@@ -47,8 +47,11 @@ class _Located:
 
 
 class Project:
-    def __init__(self, files: list[FileFacts]) -> None:
+    def __init__(self, files: list[FileFacts], library: list[FileFacts] = ()) -> None:
+        """`library`: facts of installed libraries' files (analyzer/libraries.py): their functions
+        and classes are called like the project's, but they hold no regions of their own."""
         self.files = files
+        self.library_paths = frozenset(f.path for f in library)
         self.units: dict[str, _Located] = {}
         self.classes: dict[str, ClassInfo] = {}
         self.aliases: dict[str, dict[str, str]] = {}
@@ -62,12 +65,15 @@ class Project:
         self._reachable: dict[str, str | None] = {}
         self._capturing: frozenset[str] | None = None  # functions holding a capture block
         self._param_memo: dict[frozenset, dict[tuple[str, str], bool]] = {}
-        for facts in files:
-            self.aliases[facts.module] = dict(facts.aliases)
+        for i, facts in enumerate([*files, *library]):
+            if i < len(files) or facts.module not in self.aliases:  # the project's own modules first
+                self.aliases[facts.module] = dict(facts.aliases)
             for unit in facts.units:
                 self.units.setdefault(unit.key, _Located(unit, facts.path))
             for info in facts.classes:
                 self.classes.setdefault(info.key, info)
+        self._library_classes = frozenset(info.key for facts in library for info in facts.classes) - \
+            {info.key for facts in files for info in facts.classes} if library else frozenset()
         self._outside_sets = {pair for facts in files for pair in facts.outside_sets}
         self._group_keys = {key for facts in files for key in facts.group_keys}
         self._held_counters = {key for facts in files for key in facts.held_counters}
@@ -108,7 +114,9 @@ class Project:
     def _suffix_index(self) -> dict[str, list[str]]:
         if self._by_suffix is None:
             index: dict[str, list[str]] = {}
-            for key in list(self.units) + list(self.classes):
+            # library names are always full (found by their package's name): only the project's
+            own = [k for k, located in self.units.items() if located.path not in self.library_paths]
+            for key in own + [k for k in self.classes if k not in self._library_classes]:
                 parts = key.rsplit(".", 2)  # only the last two parts matter: not a full split
                 if len(parts) >= 2:
                     index.setdefault(".".join(parts[-2:]), []).append(key)
@@ -367,7 +375,8 @@ class Project:
         if patterns:
             for key, located in self.units.items():
                 unit = located.unit
-                if unit.is_function and matches_pattern(patterns, unit.display, located.path, root):
+                if unit.is_function and located.path not in self.library_paths and \
+                        matches_pattern(patterns, unit.display, located.path, root):
                     kind = RegionKind.PATTERN
                     add(Region(key, unit.display, kind, Confidence.CERTAIN, located.path, unit.line))
             for region in self.inherited_regions(patterns, root):
@@ -501,8 +510,8 @@ class Project:
         self._reachable = parent  # condition_holds asks whether a loop's unit is reached
         for key in reach.order:
             located = self.units[key]
-            if path is not None and located.path != path:
-                continue
+            if path is not None and located.path != path or located.path in self.library_paths:
+                continue  # a library's hazards are said at the project's calls into it (library_hits)
             unit = units[key] if units is not None and located.path == path else located.unit
             hits = unit.hits + self.observed.branch_hits(key, unit.hits)  # branches only a traced run saw
             if not hits:
@@ -523,6 +532,66 @@ class Project:
                     call_sites=sites,
                 )
         return list(diagnostics.values())
+
+    def library_hits(self, reach: Reach) -> list[tuple[str, int, tuple[tuple[str, str, int], ...], Hit]]:
+        """The hazards reached code runs inside library files, once per project call into them:
+        (calling project unit, line of the call, the library steps as (unit, file, line where it
+        calls the next or the hit's line), hit). Conditions are judged as for project hits."""
+        if not self.library_paths:
+            return []
+        self._reachable = reach.parent
+        roots = frozenset(key for key, up in reach.parent.items() if up is None)
+        inside: dict[str, list] = {}  # library unit → the hits it reaches and how
+        found = []
+        for key in reach.order:
+            located = self.units[key]
+            if located.path in self.library_paths:
+                continue
+            unit = located.unit
+            for ref, line in zip(unit.calls, unit.call_lines or (0,) * len(unit.calls)):
+                for callee in self.callees(ref, unit.class_key):
+                    if self.units[callee].path in self.library_paths and line > 0:
+                        found += [(key, line, steps, hit) for steps, hit in self._library_closure(callee, inside, roots)]
+        return found
+
+    def _library_closure(self, start: str, memo: dict[str, list], roots: frozenset) -> list:
+        """(steps, hit) for each hazard of the library units reached from `start` through library
+        calls only, each by a shortest path (steps as in library_hits)."""
+        if start in memo:
+            return memo[start]
+        parent: dict[str, tuple[str, int] | None] = {start: None}
+        queue, results, seen_hits = deque([start]), [], set()
+        while queue:
+            key = queue.popleft()
+            located = self.units[key]
+            unit = located.unit
+            for hit in unit.hits:
+                if hit.root_only or (located.path, hit.start, hit.code) in seen_hits:
+                    continue
+                if hit.condition is not None and not self.condition_holds(hit.condition, key, roots):
+                    continue
+                seen_hits.add((located.path, hit.start, hit.code))
+                steps, current, at = [], key, (located.path, hit.start.line)
+                while current is not None:
+                    steps.append((current, *at))
+                    up = parent[current]
+                    if up is not None:
+                        at = (self.units[up[0]].path, up[1])
+                        current = up[0]
+                    else:
+                        current = None
+                results.append((tuple(reversed(steps)), hit))
+            for ref, line in zip(unit.calls, unit.call_lines or (0,) * len(unit.calls)):
+                for callee in self.callees(ref, unit.class_key):
+                    if callee not in parent and self.units[callee].path in self.library_paths:
+                        parent[callee] = (key, line)
+                        queue.append(callee)
+        memo[start] = results
+        return results
+
+    def chain_of(self, key: str, reach: Reach) -> tuple[tuple[str, ...], tuple[CallSite, ...]]:
+        """Unit `key`'s shortest chain from its region (display names) and where each step calls the next."""
+        return self._chain(key, reach.parent), self._chain_sites(key, reach.parent, reach.called_at)
 
     def condition_holds(self, condition: tuple[str, ...], unit_key: str, roots: frozenset) -> bool:
         """A Hit/argument condition: a varying attribute of a class, or a number parameter that

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
 
-from graphsafe.analyzer import returns, run_facts
+from graphsafe.analyzer import libraries, returns, run_facts
 from graphsafe.analyzer.cache import FactsCache
 from graphsafe.analyzer.callgraph import Project, Reach
 from graphsafe.analyzer.discovery import ModuleNaming, discover, module_name, module_names
@@ -43,6 +43,7 @@ class CheckResult:
     cached: int = 0
     seconds: float = 0.0
     facts: list[FileFacts] = field(default_factory=list, repr=False)
+    notes: list[str] = field(default_factory=list)  # what could not be followed (libraries not installed)
 
 
 def _display_path(path: Path, root: Path) -> str:
@@ -102,10 +103,13 @@ def collect_facts(
     progress: Callable[[int, int], None] | None = None,
     freeze: bool = True,
     observed: run_facts.RunFacts | None = None,
+    project: Callable[[list[FileFacts]], Project] | None = None,
 ) -> tuple[list[FileFacts], int]:
     """Facts for every file, from the cache where possible; returns (facts, cache hits).
     `freeze=False` leaves the gathered facts out of gc.freeze (see lasting_objects);
-    `observed`: run-time facts, attached to the files they match (analyzer/run_facts.py)."""
+    `observed`: run-time facts, attached to the files they match (analyzer/run_facts.py);
+    `project`: makes the call graph the return-kind pass asks (default: the files' own; see
+    _with_libraries)."""
     results: dict[int, FileFacts] = {}
     pending: list[tuple[int, tuple[str, str, str, bool, tuple]]] = []
     hits = 0
@@ -171,7 +175,7 @@ def collect_facts(
         return found
 
     with lasting_objects(freeze):  # the project's return kinds; re-walks pause the collector themselves
-        return returns.refine(facts, Project, rewalk_all), hits
+        return returns.refine(facts, project or Project, rewalk_all), hits
 
 
 def _text_of(path: str) -> str | None:
@@ -264,15 +268,28 @@ def _per_file_ignored(d: Diagnostic, settings: Settings) -> bool:
 
 
 def diagnose(facts: list[FileFacts], settings: Settings) -> tuple[list[Diagnostic], list[Region]]:
+    diagnostics, regions, _ = diagnose_following(facts, settings, None)
+    return diagnostics, regions
+
+
+def diagnose_following(facts: list[FileFacts], settings: Settings, finder: libraries.LibraryFinder | None,
+                       cache: FactsCache | None = None) -> tuple[list[Diagnostic], list[Region], list[str]]:
+    """diagnose(), following calls into the installed libraries `finder` finds (None: not at all);
+    also answers the notes on what could not be followed."""
     project = Project(facts)
     regions = project.regions(settings.regions, settings.root, marked=not settings.pattern_regions_only)
     reach = project.reach(regions)
+    followed = None
+    if finder is not None and regions:
+        project, reach, followed = libraries.follow(facts, regions, project, reach, finder, CHECK_RULES, cache)
     found = project.hit_diagnostics(reach)
+    if followed is not None:
+        found += libraries.library_diagnostics(project, reach, followed)
     found.extend(e for f in facts for e in f.errors)
     for f in facts:
         if f.always:
             found.extend(project.always_diagnostics(f, reach))
-    return filter_diagnostics(found, facts, settings), regions
+    return filter_diagnostics(found, facts, settings), regions, followed.notes if followed else []
 
 
 def discover_files(paths: list[Path], settings: Settings) -> list[Path]:
@@ -294,11 +311,28 @@ def check_paths(
     started = time.perf_counter()
     files = discover_files(paths, settings)
     cache = FactsCache(cache_dir or settings.root / ".graphsafe_cache") if use_cache else None
+    finder = libraries.LibraryFinder() if settings.follow_libraries else None
     facts, hits = collect_facts(files, settings.root, jobs=jobs, cache=cache, progress=progress,
-                                observed=run_facts.for_settings(settings))
+                                observed=run_facts.for_settings(settings),
+                                project=_with_libraries(settings, finder, cache) if finder else None)
     with lasting_objects():
-        diagnostics, regions = diagnose(facts, settings)
-    return CheckResult(diagnostics, regions, len(files), hits, time.perf_counter() - started, facts)
+        diagnostics, regions, notes = diagnose_following(facts, settings, finder, cache)
+    return CheckResult(diagnostics, regions, len(files), hits, time.perf_counter() - started, facts, notes)
+
+
+def _with_libraries(settings: Settings, finder: libraries.LibraryFinder, cache: FactsCache | None
+                    ) -> Callable[[list[FileFacts]], Project]:
+    """A maker of the call graph of some project facts grown by the library files their regions
+    reach (for the return-kind pass: `noise = randn_tensor(...)` is a tensor)."""
+    def project(facts: list[FileFacts]) -> Project:
+        if not libraries.asks_about_installed(facts, finder):
+            return Project(facts)  # nothing to follow: no regions and reach computed for it
+        plain = Project(facts)
+        regions = plain.regions(settings.regions, settings.root, marked=not settings.pattern_regions_only)
+        if not regions:
+            return plain
+        return libraries.follow(facts, regions, plain, plain.reach(regions), finder, CHECK_RULES, cache)[0]
+    return project
 
 
 def shape_of(facts: FileFacts) -> FileFacts:
@@ -380,8 +414,9 @@ def _check_source(source: str, filename: str, settings: Settings, others, naming
     others = [f for f in others if f.path != filename]
     facts = run_facts.attach([facts], run_facts.for_settings(settings), lambda _: facts_text)[0]
     if facts.wanted or facts.observed:  # calls into other files whose returned kinds decide a diagnostic: walk again
+        grown = _with_libraries(settings, libraries.LibraryFinder(), None) if settings.follow_libraries else Project
         facts = returns.refine(
-            [facts, *others], Project,
+            [facts, *others], grown,
             lambda todo: {i: analyze_text(filename, naming.module, naming.is_package, source, CHECK_RULES,
                                           naming.renames, external, **parsing) for i, external in todo},
             only=lambda i: i == 0,  # only the buffer's diagnostics are kept
@@ -389,6 +424,7 @@ def _check_source(source: str, filename: str, settings: Settings, others, naming
     if cache is not None:
         diagnostics, regions = cache.diagnose(facts, others, settings)
     else:
-        diagnostics, regions = diagnose([facts, *others], settings)
+        finder = libraries.LibraryFinder() if settings.follow_libraries else None
+        diagnostics, regions, _ = diagnose_following([facts, *others], settings, finder)
         diagnostics = [d for d in diagnostics if d.path == filename]
     return CheckResult(diagnostics, regions, 1, 0, time.perf_counter() - started, [facts])
