@@ -469,9 +469,9 @@ def run_gpu_graph(request: dict) -> dict:
         graphs = [g for g in _graphed_objects(installed)]
         result["replays"] = sum(g.stats["replays"] for g in graphs)
         result["eager_calls"] = sum(g.stats["eager"] for g in graphs)
-        if isinstance(installed, GraphedMethod):  # a layout's eager probe and instances past the layouts
-            result["eager_calls"] += installed.stats["eager"] + installed.stats["probes"]
-            result["captures"] = sum(len(g.capture_seconds) for g in graphs)
+        if isinstance(installed, GraphedMethod) and installed.shared is not None:  # shared=True: a layout's
+            result["eager_calls"] += installed.stats["eager"] + installed.stats["probes"]  # eager probe, past layouts
+        result["captures"] = sum(len(g.capture_seconds) for g in graphs)
         result["guard_fallbacks"] = sum(g.stats.get("fallbacks", 0) for g in graphs)  # baked host reads that differed
         phase = "timing"
         args = a.inputs(0)
