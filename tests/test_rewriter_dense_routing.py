@@ -5,9 +5,7 @@ rewritten, over several steps with the inputs changing; gradients too."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
 import textwrap
 from pathlib import Path
 
@@ -16,6 +14,7 @@ import pytest
 from graphsafe.rewriters.bounded_bincount import bincount_at_minlength
 from graphsafe.rewriters.device_threshold_count import counted_on_device
 from graphsafe.rewriters.expert_dispatch import dense_expert_dispatch
+from tests.moe_router_steps import assert_same_training_steps, load_model_module
 
 torch = pytest.importorskip("torch")
 
@@ -254,21 +253,6 @@ def test_host_read_used_elsewhere_is_refused():
     assert counted_on_device(source, {_line(source, "int(counts.max())")}) == (None, [])
 
 
-def _module(directory: Path, name: str):
-    sys.path.insert(0, str(directory))
-    try:
-        for stale in ("moe", "model"):
-            sys.modules.pop(stale, None)
-        spec = importlib.util.spec_from_file_location(f"{name}_model", directory / "model.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(directory))
-        for stale in ("moe", "model"):
-            sys.modules.pop(stale, None)
-
-
 @pytest.mark.slow
 def test_graph_on_moe_router_routes_densely_and_computes_the_same_outputs_aux_and_gradients(tmp_path):
     from graphsafe.config import Settings
@@ -283,32 +267,11 @@ def test_graph_on_moe_router_routes_densely_and_computes_the_same_outputs_aux_an
     assert not {code for code, _ in blocking} & {"GS105", "GS201"}, blocking
     assert not {what for _, what in blocking} & {"nonzero", "bincount", "torch.where(cond)"}, blocking
 
-    original, graphed = _module(CORPUS / "moe_router", "original"), _module(target, "graphed")
+    original, graphed = load_model_module(CORPUS / "moe_router", "original"), load_model_module(target, "graphed")
     for training in (True, False):  # the router draws jitter in training: the same draws in both
         torch.manual_seed(0)
         before = original.MoEModel(in_dim=12).train(training)
         torch.manual_seed(0)
         after = graphed.MoEModel(in_dim=12).train(training)
-        generator = torch.Generator().manual_seed(5)
-        for step in range(4):
-            x = torch.randn(4, 6, 12, generator=generator)
-            lengths = torch.randint(2, 7, (4,), generator=generator)
-            mask = torch.arange(6)[None, :] < lengths[:, None]  # padding changes per step
-            outs = []
-            for model in (before, after):
-                model.zero_grad()
-                torch.manual_seed(100 + step)
-                xs = x.clone().requires_grad_()
-                pred, aux = model(xs, mask)
-                (pred.sum() + aux).backward()
-                outs.append((pred.detach(), aux.detach(), xs.grad, {n: p.grad for n, p in model.named_parameters()}))
-            (p1, a1, g1, w1), (p2, a2, g2, w2) = outs
-            torch.testing.assert_close(p2, p1, rtol=1e-5, atol=1e-6)
-            torch.testing.assert_close(a2, a1, rtol=1e-5, atol=1e-6)
-            torch.testing.assert_close(g2, g1, rtol=1e-5, atol=1e-6)
-            for name, grad in w1.items():
-                if grad is None:
-                    assert w2[name] is None or not w2[name].any(), name
-                else:
-                    torch.testing.assert_close(w2[name], grad, rtol=1e-5, atol=1e-6, msg=name)
+        assert_same_training_steps(before, after, 4, shortest=2, reseed=True)
         assert [int(b.moe.overflow_events) for b in after.blocks] == [b.moe.overflow_events for b in before.blocks]

@@ -5,15 +5,14 @@ gradients too."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from graphsafe.rewriters.masked_rows import masked_rows
+from tests.moe_router_steps import assert_same_training_steps, load_model_module
 
 torch = pytest.importorskip("torch")
 
@@ -158,21 +157,6 @@ def test_selection_not_scattered_back_is_refused():
     assert result is None and len(refused) == 1, refused
 
 
-def _module(directory: Path, name: str):
-    sys.path.insert(0, str(directory))
-    try:
-        for stale in ("moe", "model"):
-            sys.modules.pop(stale, None)
-        spec = importlib.util.spec_from_file_location(f"{name}_model", directory / "model.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(directory))
-        for stale in ("moe", "model"):
-            sys.modules.pop(stale, None)
-
-
 JITTER = "x = x * torch.empty_like(x).uniform_(1.0 - self.jitter, 1.0 + self.jitter)"
 
 
@@ -193,7 +177,7 @@ def test_graph_on_moe_router_without_jitter_leaves_nothing_blocking_and_computes
     for path, (_old, new) in result.changed.items():
         Path(path).write_bytes(new)
     assert not result.blocking, result.blocking
-    original, graphed = _module(source, "original"), _module(target, "graphed")
+    original, graphed = load_model_module(source, "original"), load_model_module(target, "graphed")
     torch.manual_seed(0)
     before = original.MoEModel(in_dim=12)
     after = graphed.MoEModel(in_dim=12)
@@ -201,27 +185,7 @@ def test_graph_on_moe_router_without_jitter_leaves_nothing_blocking_and_computes
     for model in (before, after):
         for block in model.blocks:
             block.moe.capacity_warn = 1.3  # the busiest expert over 1.3x its fair share: some steps count
-    generator = torch.Generator().manual_seed(5)
-    for step in range(5):
-        x = torch.randn(4, 6, 12, generator=generator)
-        lengths = torch.randint(1, 7, (4,), generator=generator)
-        mask = torch.arange(6)[None, :] < lengths[:, None]  # padding changes per step
-        outs = []
-        for model in (before, after):
-            model.zero_grad()
-            xs = x.clone().requires_grad_()
-            pred, aux = model(xs, mask)
-            (pred.sum() + aux).backward()
-            outs.append((pred.detach(), aux.detach(), xs.grad, {n: p.grad for n, p in model.named_parameters()}))
-        (p1, a1, g1, w1), (p2, a2, g2, w2) = outs
-        torch.testing.assert_close(p2, p1, rtol=1e-5, atol=1e-6)
-        torch.testing.assert_close(a2, a1, rtol=1e-5, atol=1e-6)
-        torch.testing.assert_close(g2, g1, rtol=1e-5, atol=1e-6)
-        for name, grad in w1.items():
-            if grad is None:  # an expert that got no token: eager leaves no gradient, the dense one 0
-                assert w2[name] is None or not w2[name].any(), name
-            else:
-                torch.testing.assert_close(w2[name], grad, rtol=1e-5, atol=1e-6, msg=name)
+    assert_same_training_steps(before, after, 5)
     counts = [int(b.moe.overflow_events) for b in after.blocks]
     assert counts == [b.moe.overflow_events for b in before.blocks]
     assert any(0 < c < 5 for c in counts), counts
