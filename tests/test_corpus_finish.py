@@ -99,8 +99,8 @@ def test_graphed_factory_still_builds_and_steps(name, tmp_path):
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         built = module.make("cpu")
-        step = built["step"]  # a method, or a module function whose core sits beside it in its module
-        owner = getattr(step, "__self__", None) or sys.modules[step.__module__]
+        step = built["step"]  # a model, a method, or a module function whose core sits beside it in its module
+        owner = step if hasattr(step, "_modules") else getattr(step, "__self__", None) or sys.modules[step.__module__]
         assert hasattr(owner, result.core.rpartition(".")[2])
         for _ in range(3):
             built["step"](*built["args"])
