@@ -150,3 +150,87 @@ def test_another_random_draw_on_the_way_keeps_the_jitter_listed_with_its_line(tm
         result.callee_refusals
     assert result.core == "MoEModel.forward"
     assert "_graphsafe_draw" not in (target / "moe.py").read_text()
+
+
+# a scorer that jitters the rows it got (its Linear proves their width), picked and put back by Pooler
+JITTERED = '''\
+import torch
+import torch.nn as nn
+
+
+class Scorer(nn.Module):
+    def __init__(self, dim: int):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.noise = 0.1
+
+    def forward(self, h):
+        if self.training and self.noise > 0:
+            h = h * torch.empty_like(h).uniform_(1.0 - self.noise, 1.0 + self.noise)
+        return self.proj(h)
+
+
+class Pooler(nn.Module):
+    def __init__(self, dim: int = 5):
+        super().__init__()
+        self.scorer = Scorer(dim)
+
+    def forward(self, x, valid=None):
+        b, t, d = x.shape
+        flat = x.view(-1, d)
+        pick = valid.reshape(-1) if valid is not None else None
+        h = flat[pick] if pick is not None else flat
+        out = self.scorer(h)
+        if pick is not None:
+            full = torch.zeros_like(flat)
+            full[pick] = out
+            out = full
+        return out.view(b, t, d)
+'''
+
+
+def _rows_lines(source: str) -> set[int]:
+    return {i for i, row in enumerate(source.splitlines(), 1) if "[pick] if" in row or "full[pick] =" in row}
+
+
+def test_a_draw_over_the_selected_rows_becomes_a_buffer_and_a_draw_method():
+    from graphsafe.rewriters.masked_rows import masked_rows, masked_rows_and_draws
+
+    new, _, refused, drawers = masked_rows_and_draws(JITTERED, _rows_lines(JITTERED))
+    assert refused == [] and drawers == [("Pooler", ["valid"])], refused
+    assert "h * (torch.empty_like(h).uniform_" in new and "else self._graphsafe_draw)" in new
+    assert "def _graphsafe_draw_rows(self, rows):" in new and "self.scorer._graphsafe_draw_rows(pick)" in new
+    # without the wrapper the draw is refused, as before
+    assert masked_rows(JITTERED, _rows_lines(JITTERED))[0] is None
+    namespace: dict = {}
+    exec(compile(JITTERED, "<original>", "exec"), namespace)
+    rewritten: dict = {}
+    exec(compile(new, "<rewritten>", "exec"), rewritten)
+    torch.manual_seed(0)
+    before = namespace["Pooler"]()
+    after = rewritten["Pooler"]()
+    after.load_state_dict(before.state_dict())
+    generator = torch.Generator().manual_seed(3)
+    for step in range(4):
+        x = torch.randn(3, 7, 5, generator=generator)
+        valid = torch.arange(7)[None, :] < torch.randint(1, 8, (3, 1), generator=generator)
+        state = torch.get_rng_state()
+        expected = before(x, valid)
+        torch.set_rng_state(state)
+        after._graphsafe_draws(valid)  # the wrapper's part
+        torch.testing.assert_close(after(x, valid), expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("old, new, reason", [
+    ("if self.training and self.noise > 0:", "if h.sum() > 0:", "condition"),
+    ("return self.proj(h)", "return self.proj(h.relu()) + h", "width"),
+    ("return self.proj(h)", "return self.proj(h) * torch.rand_like(h)", "another random call"),
+    ("h = h * torch.empty_like(h).uniform_", "h = h + torch.randn(h.shape).uniform_", "a draw other than"),
+])
+def test_a_draw_whose_shape_or_order_is_not_proven_is_refused_with_the_reason(old, new, reason):
+    from graphsafe.rewriters.masked_rows import masked_rows_and_draws
+
+    source = JITTERED.replace(old, new)
+    assert source != JITTERED
+    result, _, refused, drawers = masked_rows_and_draws(source, _rows_lines(source))
+    assert result is None and drawers == [] and len(refused) == 1 and reason in refused[0], refused

@@ -24,7 +24,7 @@ import ast
 import dataclasses
 from pathlib import Path
 
-from graphsafe.rewriters.drawn_rows import DRAW_ROWS, DRAWS
+from graphsafe.rewriters.drawn_rows import DRAW_ROWS, DRAWS, RANDOM_CALLS, called_name
 
 _RANDOM_MODULES = ("Dropout", "AlphaDropout", "FeatureAlphaDropout", "RReLU")
 
@@ -209,15 +209,14 @@ def _draw_calls(caller: ast.ClassDef, made: tuple[str, bool], callee: str, param
 
 def _random_elsewhere(cls: ast.ClassDef, classes, visited: set[str]) -> str | None:
     """A random call or module in `cls` or a class it makes (the drawing classes' own draws aside)."""
-    from graphsafe.rewriters.masked_rows import _RANDOM, _called
     if cls.name in visited:
         return None
     visited.add(cls.name)
     if any(isinstance(f, ast.FunctionDef) and f.name == DRAW_ROWS for f in cls.body):
         return None  # its one draw is proven by drawn_rows.py
     for node in ast.walk(cls):
-        if isinstance(node, ast.Call) and (_called(node) in _RANDOM or _called(node) in _RANDOM_MODULES):
-            return (f"line {node.lineno}: another random call in `{cls.name}` (`{_called(node)}`): eager's order of "
+        if isinstance(node, ast.Call) and (called_name(node) in RANDOM_CALLS or called_name(node) in _RANDOM_MODULES):
+            return (f"line {node.lineno}: another random call in `{cls.name}` (`{called_name(node)}`): eager's order of "
                     "draws is not proven")
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             entry = classes.one(node.func.id)

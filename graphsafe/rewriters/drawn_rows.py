@@ -33,6 +33,9 @@ DRAW_ROWS = "_graphsafe_draw_rows"  # the drawing module's method: draw(rows)
 DRAWS = "_graphsafe_draws"  # each module on the way: its modules' draws in eager's call order
 BUFFER = "_graphsafe_draw"
 
+RANDOM_CALLS = frozenset({"uniform_", "normal_", "bernoulli_", "exponential_", "random_", "rand", "randn", "rand_like",
+                     "randn_like", "randint", "randint_like", "bernoulli", "multinomial", "dropout", "normal",
+                     "randperm"})
 _IN_PLACE = frozenset({"uniform_", "normal_"})
 _LIKE = {"rand_like": "rand", "randn_like": "randn"}
 
@@ -118,9 +121,13 @@ def buffered_draw(node: ast.Call, cls: ast.ClassDef, forward: ast.FunctionDef, t
     return Drawn(cls.name, node.lineno, replacement, method)
 
 
+def called_name(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
 def _random_name(call: ast.Call) -> bool:
-    from graphsafe.rewriters.masked_rows import _RANDOM, _called
-    return _called(call) in _RANDOM
+    return called_name(call) in RANDOM_CALLS
 
 
 def _targets(statement: ast.stmt) -> list[ast.AST]:

@@ -60,7 +60,7 @@ def settle_blockers(diagnostics: list[Diagnostic], refused: list[str], sources,
     """Rewrite, in the scratch files (callee_state.Sources), what the rewriters above settle.
     `region`: (its scratch file, its function), where a wrapper may be made for draws over rows."""
     outcome = Settled()
-    drawn: list[tuple[Path, str, str, list]] = []  # (path, text with the draws, shown, drawers)
+    drawn: list[tuple] = []  # (path, shown, drawers, (text, lines, refusals) with the draws, refusals without)
     files: dict[str, dict] = {}  # resolved path -> {"shown", "branches", "tensors", "asserts"}
 
     def entry(path: str) -> dict:
@@ -116,9 +116,9 @@ def settle_blockers(diagnostics: list[Diagnostic], refused: list[str], sources,
         rows, row_lines, row_refusals, drawers = masked_rows_and_draws(text, wanted["lines"].get("GS108", set()),
                                                                        draws=region is not None)
         if drawers:  # wired after every file is rewritten (draw_order.py); until then, as without them
-            drawn.append((path, rows, shown, drawers, row_lines, [f"{shown}:{why}" for why in row_refusals]))
+            with_draws = (rows, row_lines, [f"{shown}:{why}" for why in row_refusals])
             rows, row_lines, row_refusals = masked_rows(text, wanted["lines"].get("GS108", set()))
-            drawn[-1] += ([f"{shown}:{why}" for why in row_refusals],)
+            drawn.append((path, shown, drawers, with_draws, [f"{shown}:{why}" for why in row_refusals]))
         outcome.refused += [f"{shown}:{why}" for why in row_refusals]
         if rows is not None:
             text, shapes = rows, rows
@@ -142,7 +142,7 @@ def _wire(drawn: list, region: tuple[str, str], sources, outcome: Settled) -> No
             continue
     if len(drawn) != 1:
         return
-    path, with_draws, shown, drawers, row_lines, refusals, without = drawn[0]
+    path, shown, drawers, (with_draws, row_lines, refusals), without = drawn[0]
     key = str(Path(path).resolve())
     texts[key] = with_draws
     wired = wire_draws(drawers, texts, str(Path(region[0]).resolve()), region[1])

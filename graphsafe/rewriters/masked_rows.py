@@ -28,7 +28,8 @@ masked reductions (same sums; gradients 0 on the discarded rows as eager gave no
 the line: an op not known to be row-wise, a row value stored on an attribute, read after the
 scatter or passed where its rows would mix, a positive axis on a value of unknown rank, and a
 random draw over the selected rows (its count is the number of True: drawn on every row it gives
-other numbers; it must be drawn outside the graph). Unsafe: the unselected rows are computed too
+other numbers; it must be drawn outside the graph: masked_rows_and_draws has the region's wrapper
+draw it, drawn_rows.py). Unsafe: the unselected rows are computed too
 (an error or a device assert there is new), and a count `rows.sum()` is a 0-dim tensor where
 eager had an int (its arithmetic is the tensor's dtype). Keeps the line count.
 
@@ -39,7 +40,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 
-from graphsafe.rewriters.drawn_rows import DRAW_ROWS, DRAWS, Drawn, buffered_draw
+from graphsafe.rewriters.drawn_rows import DRAW_ROWS, DRAWS, RANDOM_CALLS, Drawn, buffered_draw
 from graphsafe.rewriters.statement_lines import LineEdits, fresh_name, one_line, source_of
 
 
@@ -79,9 +80,7 @@ _ELEMENTWISE_FUNCTIONS = frozenset({
     "add", "sub", "div", "pow", "logical_and", "logical_or", "logical_not", "eq", "ne", "lt", "le", "gt", "ge",
     "nan_to_num", "softplus", "leaky_relu", "elu", "mish", "hardswish", "hardtanh"})
 _LAST_AXIS = frozenset({"softmax", "log_softmax", "normalize"})  # act along `dim`, which must not be the rows'
-_RANDOM = frozenset({"uniform_", "normal_", "bernoulli_", "exponential_", "random_", "rand", "randn", "rand_like",
-                     "randn_like", "randint", "randint_like", "bernoulli", "multinomial", "dropout", "normal",
-                     "randperm"})
+_RANDOM = RANDOM_CALLS
 # torch.nn modules that work on the last axis (or elementwise), row by row
 _ROW_MODULES = frozenset({"Linear", "LayerNorm", "RMSNorm", "SiLU", "ReLU", "GELU", "Tanh", "Sigmoid", "Identity",
                           "Softmax", "LeakyReLU", "Mish", "Hardswish", "ELU", "Softplus"})
