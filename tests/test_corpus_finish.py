@@ -39,8 +39,12 @@ def _silences_graphsafe(line: str) -> bool:
                                                       for c in m.group("codes").split(",")))
 
 
-def test_finish_programs_exist():
-    assert PROGRAMS, "no corpus program has a finish.diff"
+def test_finished_programs_exist_each_finished_one_way():
+    """Each finished program: by its finish.diff's hand edits, or by `graph` alone (finish.GRAPHED;
+    since moe_router's went, every one is), never both."""
+    assert PROGRAMS or finish.GRAPHED, "no corpus program is finished"
+    assert not {p.name for p in PROGRAMS} & set(finish.GRAPHED)
+    assert all((finish.CORPUS / name).is_dir() for name in finish.GRAPHED)
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
