@@ -26,7 +26,8 @@ from pathlib import Path
 
 from graphsafe.rewriters.drawn_rows import DRAW_ROWS, DRAWS, RANDOM_CALLS, called_name
 
-_RANDOM_MODULES = ("Dropout", "AlphaDropout", "FeatureAlphaDropout", "RReLU")
+_RANDOM_MODULES = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+                             "RReLU"})
 
 
 @dataclasses.dataclass
@@ -89,7 +90,7 @@ def wire_draws(drawers: list[tuple[str, list[str]]], texts: dict[str, str], regi
         name = caller.name
     for cls in seen:
         entry = classes.one(cls)
-        why = _random_elsewhere(entry[1], classes, set()) if entry else f"`{cls}` is defined in several files"
+        why = _random_elsewhere(entry, classes, set()) if entry else f"`{cls}` is defined in several files"
         if why:
             return why
     region = classes.one(owner)
@@ -207,21 +208,22 @@ def _draw_calls(caller: ast.ClassDef, made: tuple[str, bool], callee: str, param
     return f"`self.{attribute}` is not called in `{caller.name}.forward`"
 
 
-def _random_elsewhere(cls: ast.ClassDef, classes, visited: set[str]) -> str | None:
-    """A random call or module in `cls` or a class it makes (the drawing classes' own draws aside)."""
+def _random_elsewhere(entry: tuple[str, ast.ClassDef], classes, visited: set[str]) -> str | None:
+    """A random call or module in the class or a class it makes (the drawing classes' own draws aside)."""
+    path, cls = entry
     if cls.name in visited:
         return None
     visited.add(cls.name)
     if any(isinstance(f, ast.FunctionDef) and f.name == DRAW_ROWS for f in cls.body):
         return None  # its one draw is proven by drawn_rows.py
     for node in ast.walk(cls):
-        if isinstance(node, ast.Call) and (called_name(node) in RANDOM_CALLS or called_name(node) in _RANDOM_MODULES):
-            return (f"line {node.lineno}: another random call in `{cls.name}` (`{called_name(node)}`): eager's order of "
+        if isinstance(node, ast.Call) and called_name(node) in RANDOM_CALLS | _RANDOM_MODULES:
+            return (f"{Path(path).name}:{node.lineno}: another random call in `{cls.name}` (`{called_name(node)}`): eager's order of "
                     "draws is not proven")
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             entry = classes.one(node.func.id)
             if entry is not None:
-                why = _random_elsewhere(entry[1], classes, visited)
+                why = _random_elsewhere(entry, classes, visited)
                 if why:
                     return why
     return None
