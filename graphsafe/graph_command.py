@@ -193,7 +193,16 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         if callee.changed:
             final = check_core()
         # what still blocks that a rewrite settles: number attributes' tensors, checks on tensors
-        late = settle_blockers(final.diagnostics, callee.refused, sources)
+        late = settle_blockers(final.diagnostics, callee.refused, sources,
+                               (str(region_copy), defined) if split.source is None else None)
+        if late.core:  # a wrapper made for draws over selected rows (draw_order.py): its core is graphed
+            owner = defined.rpartition(".")[0]
+            core = f"{owner}.{late.core}"
+            core_pattern = _receiver_pattern(project, region, copies, Path(scratch), core) or f"{rel}::{core}"
+            core_settings = dataclasses.replace(core_settings, regions=(core_pattern,))
+            wired = read_text(region_copy)
+            split = dataclasses.replace(split, core_name=late.core, core_parameters=late.core_parameters,
+                                        source=wired[1] if not isinstance(wired, str) else None, refusal=None)
         if late.changed:
             callee.changed += late.changed
             callee.refused = [r for r in callee.refused if r not in late.refusals]

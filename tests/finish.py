@@ -28,6 +28,7 @@ FINISH = "finish.diff"
 # Programs that reach a capturable step through `graphsafe graph` alone, with no hand edit (their
 # finish.diff is gone): the region `graph` splits (bench/graph_path.py --region, on a GPU).
 GRAPHED = {"beam_search": "BeamSearch.beam_step", "decode_loop": "decode_step", "diffusion_sampler": "Sampler.denoise_step",
+           "moe_router": "MoEModel.forward",
            "rl_policy": "Agent.act", "speech_eval": "eval_step", "train_loop": "Trainer.train_step"}
 # Files of a program that are not part of its code (snapshots, goldens, the finish diff itself).
 NOT_CODE = ("__pycache__", "*.pyc", "*.txt", "*.diff")

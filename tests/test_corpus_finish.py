@@ -39,8 +39,12 @@ def _silences_graphsafe(line: str) -> bool:
                                                       for c in m.group("codes").split(",")))
 
 
-def test_finish_programs_exist():
-    assert PROGRAMS, "no corpus program has a finish.diff"
+def test_finished_programs_exist_each_finished_one_way():
+    """Each finished program: by its finish.diff's hand edits, or by `graph` alone (finish.GRAPHED;
+    since moe_router's went, every one is), never both."""
+    assert PROGRAMS or finish.GRAPHED, "no corpus program is finished"
+    assert not {p.name for p in PROGRAMS} & set(finish.GRAPHED)
+    assert all((finish.CORPUS / name).is_dir() for name in finish.GRAPHED)
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
@@ -99,8 +103,8 @@ def test_graphed_factory_still_builds_and_steps(name, tmp_path):
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         built = module.make("cpu")
-        step = built["step"]  # a method, or a module function whose core sits beside it in its module
-        owner = getattr(step, "__self__", None) or sys.modules[step.__module__]
+        step = built["step"]  # a model, a method, or a module function whose core sits beside it in its module
+        owner = step if hasattr(step, "_modules") else getattr(step, "__self__", None) or sys.modules[step.__module__]
         assert hasattr(owner, result.core.rpartition(".")[2])
         for _ in range(3):
             built["step"](*built["args"])

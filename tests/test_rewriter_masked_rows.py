@@ -189,16 +189,3 @@ def test_graph_on_moe_router_without_jitter_leaves_nothing_blocking_and_computes
     counts = [int(b.moe.overflow_events) for b in after.blocks]
     assert counts == [b.moe.overflow_events for b in before.blocks]
     assert any(0 < c < 5 for c in counts), counts
-
-
-@pytest.mark.slow
-def test_graph_on_moe_router_lists_the_jitter_drawn_over_the_selected_rows(tmp_path):
-    from graphsafe.config import Settings
-    from graphsafe.graph_command import plan
-
-    target = tmp_path / "moe_router"
-    shutil.copytree(CORPUS / "moe_router", target)
-    result = plan([target], Settings(root=target), "MoEModel.forward", use_cache=False)
-    line = next(i for i, row in enumerate((target / "moe.py").read_text().splitlines(), 1) if JITTER in row)
-    assert any(f"moe.py:{line}: a random draw over the selected rows" in r for r in result.callee_refusals), \
-        result.callee_refusals

@@ -14,7 +14,9 @@ rewrite of the scratch files settles it:
 - GS105 `n = int(t)` deciding a device counter's `add_` → the test added on the device
   (rewriters/device_threshold_count.py);
 - GS108 `t = x[m]` ... `full[m] = out` with row-wise work between → every row, the result and the
-  callees' reductions masked (rewriters/masked_rows.py); a refusal is listed with its line.
+  callees' reductions masked (rewriters/masked_rows.py); a refusal is listed with its line. A random
+  draw over the selected rows is drawn by the region's wrapper (drawn_rows.py, draw_order.py: the
+  region's method becomes `<method>` → `<method>_core`), else refused like the rest.
 
 Reads only the diagnostics, the refusal lines and the scratch files: no torch (the static path)."""
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+from pathlib import Path
 
 from graphsafe.model import Diagnostic
 from graphsafe.rewriters.callee_state import _device_use, _host_read
@@ -31,7 +34,8 @@ from graphsafe.rewriters.close_check import allclose_asserts
 from graphsafe.rewriters.device_checks import device_checks
 from graphsafe.rewriters.device_threshold_count import counted_on_device
 from graphsafe.rewriters.expert_dispatch import dense_expert_dispatch
-from graphsafe.rewriters.masked_rows import masked_rows
+from graphsafe.rewriters.draw_order import wire_draws
+from graphsafe.rewriters.masked_rows import masked_rows, masked_rows_and_draws
 from graphsafe.rewriters.number_attribute import tensor_of_attribute
 
 # callee_state's refusal for a name bound to a device counter and read on the host
@@ -47,11 +51,16 @@ class Settled:
     # reports there (it takes the counter for a number) is settled as callee_state's as_tensor(t) is
     built_on_device: set[tuple[str, int]] = dataclasses.field(default_factory=set)
     refused: list[str] = dataclasses.field(default_factory=list)  # "path:line: why", a rewrite not made
+    core: str = ""  # the region's new core method, where a wrapper was made for the draws
+    core_parameters: list[str] = dataclasses.field(default_factory=list)
 
 
-def settle_blockers(diagnostics: list[Diagnostic], refused: list[str], sources) -> Settled:
-    """Rewrite, in the scratch files (callee_state.Sources), what the rewriters above settle."""
+def settle_blockers(diagnostics: list[Diagnostic], refused: list[str], sources,
+                    region: tuple[str, str] | None = None) -> Settled:
+    """Rewrite, in the scratch files (callee_state.Sources), what the rewriters above settle.
+    `region`: (its scratch file, its function), where a wrapper may be made for draws over rows."""
     outcome = Settled()
+    drawn: list[tuple] = []  # (path, shown, drawers, (text, lines, refusals) with the draws, refusals without)
     files: dict[str, dict] = {}  # resolved path -> {"shown", "branches", "tensors", "asserts"}
 
     def entry(path: str) -> dict:
@@ -104,7 +113,12 @@ def settle_blockers(diagnostics: list[Diagnostic], refused: list[str], sources) 
         if shapes is not None:
             text = shapes
             outcome.changed += [f"{shown}:{note}" for note in shape_notes]
-        rows, row_lines, row_refusals = masked_rows(text, wanted["lines"].get("GS108", set()))
+        rows, row_lines, row_refusals, drawers = masked_rows_and_draws(text, wanted["lines"].get("GS108", set()),
+                                                                       draws=region is not None)
+        if drawers:  # wired after every file is rewritten (draw_order.py); until then, as without them
+            with_draws = (rows, row_lines, [f"{shown}:{why}" for why in row_refusals])
+            rows, row_lines, row_refusals = masked_rows(text, wanted["lines"].get("GS108", set()))
+            drawn.append((path, shown, drawers, with_draws, [f"{shown}:{why}" for why in row_refusals]))
         outcome.refused += [f"{shown}:{why}" for why in row_refusals]
         if rows is not None:
             text, shapes = rows, rows
@@ -113,7 +127,41 @@ def settle_blockers(diagnostics: list[Diagnostic], refused: list[str], sources) 
         if new is not None or checked is not None or close is not None or shapes is not None:
             path.write_bytes(text.encode("utf-8"))
             sources.forget(path)
+    if drawn:
+        _wire(drawn, region, sources, outcome)
     return outcome
+
+
+def _wire(drawn: list, region: tuple[str, str], sources, outcome: Settled) -> None:
+    """The draws over selected rows made by the region's wrapper, or the refusals kept as they were."""
+    texts: dict[str, str] = {}
+    for one in sources.paths:
+        try:
+            texts[str(Path(one).resolve())] = Path(one).read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    if len(drawn) != 1:
+        return
+    path, shown, drawers, (with_draws, row_lines, refusals), without = drawn[0]
+    key = str(Path(path).resolve())
+    texts[key] = with_draws
+    wired = wire_draws(drawers, texts, str(Path(region[0]).resolve()), region[1])
+    if isinstance(wired, str):
+        outcome.refused.append(f"{shown}: the random draw over the selected rows is not drawn by the wrapper: "
+                               f"{wired}")
+        return
+    for written, text in wired.texts.items():
+        Path(written).write_bytes(text.encode("utf-8"))
+    if key not in wired.texts:
+        Path(key).write_bytes(with_draws.encode("utf-8"))
+    sources.forget(None)
+    outcome.refused = [r for r in outcome.refused if r not in without] + refusals
+    outcome.changed.append(f"{shown}:{', '.join(map(str, row_lines))}: a boolean-mask selection of rows run on every "
+                           "row, the result and the reductions over the rows masked; its random draw over the "
+                           "selected rows drawn by the wrapper before the core, in eager's order, into a full-row "
+                           f"buffer ({' → '.join(reversed(wired.classes))}: _graphsafe_draws; the region's method "
+                           f"split: {region[1]} → {wired.core})")
+    outcome.core, outcome.core_parameters = wired.core, wired.parameters
 
 
 def _fixed_shapes(text: str, lines: dict[str, set[int]]) -> tuple[str | None, list[str]]:

@@ -28,7 +28,8 @@ masked reductions (same sums; gradients 0 on the discarded rows as eager gave no
 the line: an op not known to be row-wise, a row value stored on an attribute, read after the
 scatter or passed where its rows would mix, a positive axis on a value of unknown rank, and a
 random draw over the selected rows (its count is the number of True: drawn on every row it gives
-other numbers; it must be drawn outside the graph). Unsafe: the unselected rows are computed too
+other numbers; it must be drawn outside the graph: masked_rows_and_draws has the region's wrapper
+draw it, drawn_rows.py). Unsafe: the unselected rows are computed too
 (an error or a device assert there is new), and a count `rows.sum()` is a 0-dim tensor where
 eager had an int (its arithmetic is the tensor's dtype). Keeps the line count.
 
@@ -39,6 +40,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 
+from graphsafe.rewriters.drawn_rows import DRAW_ROWS, DRAWS, RANDOM_CALLS, Drawn, buffered_draw
 from graphsafe.rewriters.statement_lines import LineEdits, fresh_name, one_line, source_of
 
 
@@ -78,9 +80,7 @@ _ELEMENTWISE_FUNCTIONS = frozenset({
     "add", "sub", "div", "pow", "logical_and", "logical_or", "logical_not", "eq", "ne", "lt", "le", "gt", "ge",
     "nan_to_num", "softplus", "leaky_relu", "elu", "mish", "hardswish", "hardtanh"})
 _LAST_AXIS = frozenset({"softmax", "log_softmax", "normalize"})  # act along `dim`, which must not be the rows'
-_RANDOM = frozenset({"uniform_", "normal_", "bernoulli_", "exponential_", "random_", "rand", "randn", "rand_like",
-                     "randn_like", "randint", "randint_like", "bernoulli", "multinomial", "dropout", "normal",
-                     "randperm"})
+_RANDOM = RANDOM_CALLS
 # torch.nn modules that work on the last axis (or elementwise), row by row
 _ROW_MODULES = frozenset({"Linear", "LayerNorm", "RMSNorm", "SiLU", "ReLU", "GELU", "Tanh", "Sigmoid", "Identity",
                           "Softmax", "LeakyReLU", "Mish", "Hardswish", "ELU", "Softplus"})
@@ -90,14 +90,23 @@ _MASKED_REDUCTIONS = frozenset({"sum", "mean", "all", "any"})
 def masked_rows(source: str, lines: set[int]) -> tuple[str | None, list[int], list[str]]:
     """(new source, rewritten lines, refusals "line: why") for each `t = x[m]` on one of `lines`
     (GS108s) scattered back by a `full[m] = out` on another of them."""
+    return masked_rows_and_draws(source, lines, draws=False)[:3]
+
+
+def masked_rows_and_draws(source: str, lines: set[int], draws: bool = True):
+    """masked_rows, and with `draws` a random draw over the selected rows drawn by the wrapper
+    (drawn_rows.py) instead of refused: the 4th item lists (class, parameters) of each class given a
+    `_graphsafe_draws(parameters)` method that makes its forward's draws in its order, which the
+    caller must wire to the region's wrapper (or drop the rewrite)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return None, [], []
+        return None, [], [], []
     text = source.splitlines(keepends=True)
     torch_name = _torch_alias(tree)
     refusals: list[str] = []
     done: list[int] = []
+    drawers: list[tuple[str, list[str]]] = []
     edits: dict[tuple[int, int, int, int], str] = {}
     for cls in [n for n in tree.body if isinstance(n, ast.ClassDef)] + [tree]:
         for function in [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
@@ -108,21 +117,24 @@ def masked_rows(source: str, lines: set[int]) -> tuple[str | None, list[int], li
                 if torch_name is None:
                     raise Refused(select.lineno, "the file does not import torch")
                 found = _Walk(tree, text, torch_name, cls if isinstance(cls, ast.ClassDef) else None, edits)
+                found.allow_draws = draws
                 found.selected(function, select, lines)
             except Refused as refused:
                 refusals.append(f"{refused.line}: {refused.why}")
                 continue
-            edits.update(found.edits)
+            for span, new in found.edits.items():  # a class end may get two methods
+                edits[span] = edits[span] + new if span in edits and span[:2] == span[2:] else new
+            drawers += found.drawers
             done += [select.lineno, found.scatter_line]
     if not edits:
-        return None, [], refusals
+        return None, [], refusals, []
     edit = LineEdits(source)
     for (start_line, start_col, end_line, end_col), new in edits.items():
         edit.replace_span(edit.offset(start_line, start_col), edit.offset(end_line, end_col), new)
     new_source = edit.applied()
     if new_source is None:
-        return None, [], refusals + [f"{min(done)}: two rewrites of the same code overlap"]
-    return new_source, sorted(done), refusals
+        return None, [], refusals + [f"{min(done)}: two rewrites of the same code overlap"], []
+    return new_source, sorted(done), refusals, drawers
 
 
 def _torch_alias(tree: ast.Module) -> str | None:
@@ -160,6 +172,10 @@ class _Walk:
         self.edits: dict[tuple[int, int, int, int], str] = {}
         self.scatter_line = 0
         self.callees: dict[str, str] = {}  # class name -> the mask parameter added to its forward
+        self.allow_draws = False  # a random draw over the rows: drawn by the wrapper (drawn_rows.py)
+        self.drawn: list[Drawn] = []  # shared with the callees' walks
+        self.draw_sites: list[tuple[ast.Call, str]] = []  # calls of `self.<attribute>` whose forward draws
+        self.drawers: list[tuple[str, list[str]]] = []
 
     # ---- the function with the selection
     def selected(self, function: ast.FunctionDef, select: ast.Assign, lines: set[int]) -> None:
@@ -171,6 +187,7 @@ class _Walk:
             raise Refused(select.lineno, "the selection's other arm is not the unselected value")
         env: dict[str, object] = {}
         self.function = function
+        self.selecting = True
         index = function.body.index(select)
         ndim = None
         for statement in function.body[:index]:  # the mask must be 1-D, the source's rank known where it can be
@@ -194,6 +211,39 @@ class _Walk:
         self.block(function.body[index + 1:], env, scatter=True)
         if not self.scatter_line:
             raise Refused(select.lineno, f"no `full[{mask_name}] = out` scatters the rows back")
+        if self.draw_sites:
+            self.draws_method(function, index)
+
+    def draws_method(self, function: ast.FunctionDef, index: int) -> None:
+        """`_graphsafe_draws(<parameters the mask is made of>)` on this class: the mask made as forward
+        makes it, then each drawing callee's draw in the order forward calls them."""
+        sites = list(dict.fromkeys(self.draw_sites))  # a loop body is walked twice
+        if self.cls is None:
+            raise Refused(sites[0][0].lineno, "a random draw over the selected rows outside a class")
+        made = [s for s in function.body[:index] if _assigns(s, self.mask_name)]
+        parameters = [a.arg for a in function.args.args[1:]]
+        read = {n.id for n in ast.walk(made[0].value) if isinstance(n, ast.Name)} if len(made) == 1 else None
+        if read is None or not read <= set(parameters) or not one_line(made[0]) \
+                or any(_assigns(s, p) for s in function.body[:index] for p in read):
+            raise Refused(sites[0][0].lineno, f"`{self.mask_name}` is not made from forward's parameters alone: the "
+                                              "wrapper cannot draw over its rows")
+        for node, _ in sites:
+            if not any(any(n is node for n in ast.walk(s)) for s in function.body
+                       if isinstance(s, (ast.Assign, ast.Expr, ast.AnnAssign, ast.Return))):
+                raise Refused(node.lineno, "a module that draws over the selected rows is called under a loop or "
+                                           "a branch: the order of its draws is not proven")
+        wanted = [p for p in parameters if p in read]
+        calls = "".join(f"\n        self.{attribute}.{DRAW_ROWS}({self.mask_name})" for _, attribute in sites)
+        method = (f"\n    def {DRAWS}(self, {', '.join(wanted)}):\n"
+                  f'        """`graphsafe graph`: the random draws forward makes over the selected rows, in its '
+                  f'order."""\n        {source_of(self.text, made[0])}{calls}\n')
+        self.insert_after_class(self.cls, method)
+        self.drawers.append((self.cls.name, wanted))
+
+    def insert_after_class(self, cls: ast.ClassDef, text: str) -> None:
+        span = (cls.end_lineno + 1, 0, cls.end_lineno + 1, 0)
+        if text not in self.edits.get(span, ""):  # a body walked twice (a loop) adds it once
+            self.edits[span] = self.edits.get(span, "") + text
 
     # ---- statements
     def block(self, statements: list[ast.stmt], env: dict, scatter: bool = False) -> dict:
@@ -436,6 +486,9 @@ class _Walk:
             receiver = self.expr(node.func.value, env) if isinstance(node.func, ast.Attribute) else None
             arguments = [self.expr(a, env) for a in node.args]
             if _has_rows(receiver) or any(_has_rows(a) for a in arguments):
+                drawn = self.by_the_wrapper(node, env)
+                if drawn is not None:
+                    return drawn
                 raise Refused(node.lineno, "a random draw over the selected rows: its count is the number of "
                                            "True in the mask, so drawn on every row it gives other numbers (it "
                                            "must be drawn outside the graph, in the caller)")
@@ -454,6 +507,23 @@ class _Walk:
         if not self.is_torch(node):
             raise Refused(node.lineno, f"`{name}` gets the selected rows and is not known to work row by row")
         return self.torch_function(node, name, arguments, keywords)
+
+    def by_the_wrapper(self, node: ast.Call, env: dict):
+        """The draw read from the buffer the wrapper fills (drawn_rows.py), or None (refused)."""
+        if not self.allow_draws or self.cls is None or getattr(self, "selecting", False):
+            return None
+        drawn = buffered_draw(node, self.cls, self.function, self.torch,
+                              lambda a: getattr(_module_made(self.tree, self.cls, a), "torch_class", None) == "Linear",
+                              lambda n: source_of(self.text, n))
+        if isinstance(drawn, str):
+            raise Refused(node.lineno, f"a random draw over the selected rows, not drawn by the wrapper: {drawn}")
+        self.edit(node, drawn.replacement)
+        if drawn not in self.drawn:
+            self.drawn.append(drawn)
+        self.insert_after_class(self.cls, drawn.method)
+        value = env.get(node.func.value.args[0].id if isinstance(node.func, ast.Attribute) and
+                        isinstance(node.func.value, ast.Call) else node.args[0].id)
+        return dataclasses.replace(value, index_of=None) if isinstance(value, Rows) else value
 
     def is_torch(self, node: ast.Call) -> bool:
         func = node.func
@@ -636,7 +706,14 @@ class _Walk:
                          and isinstance(n.value, ast.Name) and n.value.id == "self" and f.name != "__init__"]
             if elsewhere:  # another method calls it without the mask
                 raise Refused(elsewhere[0].lineno, f"`self.{attribute}` is used outside the function with the rows")
-        return self.callee(node, made.cls, arguments)
+        before = len(self.drawn)
+        value = self.callee(node, made.cls, arguments)
+        if len(self.drawn) > before:
+            if not isinstance(attribute, str) or any(d.cls != made.cls.name for d in self.drawn[before:]):
+                raise Refused(node.lineno, "a random draw over the selected rows deeper than the module called "
+                                           "with them: the wrapper's order is not proven")
+            self.draw_sites.append((node, attribute))
+        return value
 
     def callee(self, node: ast.Call, cls: ast.ClassDef, arguments: list):
         forward = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
@@ -655,6 +732,7 @@ class _Walk:
             env[parameter_node.arg] = dataclasses.replace(value, mask=parameter, index_of=None) \
                 if isinstance(value, Rows) else value
         walk.callees = self.callees
+        walk.allow_draws, walk.drawn = self.allow_draws, self.drawn
         walk.block(forward.body, env)
         walk.finish_one_hot(forward, parameter)
         returned = walk.returned
