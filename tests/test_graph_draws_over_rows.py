@@ -5,12 +5,12 @@ steps, the inputs and the padding changing, jitter on, the same random state on 
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.moe_router_steps import load_model_module
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.slow
@@ -33,21 +33,6 @@ def _graphed(tmp_path: Path, edit=None):
     for path, (_old, new) in result.changed.items():
         Path(path).write_bytes(new)
     return source, target, result
-
-
-def _module(directory: Path, name: str):
-    sys.path.insert(0, str(directory))
-    try:
-        for stale in ("moe", "model"):
-            sys.modules.pop(stale, None)
-        spec = importlib.util.spec_from_file_location(f"{name}_model", directory / "model.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(directory))
-        for stale in ("moe", "model"):
-            sys.modules.pop(stale, None)
 
 
 def _steps(before, after, steps: int = 5, same_random: bool = True) -> list[str]:
@@ -77,7 +62,7 @@ def _steps(before, after, steps: int = 5, same_random: bool = True) -> list[str]
 
 
 def _pair(source: Path, target: Path):
-    original, graphed = _module(source, "original"), _module(target, "graphed")
+    original, graphed = load_model_module(source, "original"), load_model_module(target, "graphed")
     torch.manual_seed(0)
     before = original.MoEModel(in_dim=12)
     after = graphed.MoEModel(in_dim=12)
@@ -113,7 +98,7 @@ def test_the_jitter_matters_so_other_random_numbers_are_seen_as_differing(tmp_pa
 def test_the_core_draws_nothing_itself_with_a_mask(tmp_path):
     """The graphed core consumes no random numbers: a draw of a count the mask decides stays outside."""
     _, target, _ = _graphed(tmp_path)
-    model = _module(target, "graphed").MoEModel(in_dim=12)
+    model = load_model_module(target, "graphed").MoEModel(in_dim=12)
     x, mask = torch.randn(2, 6, 12), torch.arange(6)[None, :] < torch.tensor([[3], [5]])
     model._graphsafe_draws(mask)
     state = torch.get_rng_state()
