@@ -56,3 +56,17 @@ def assert_same_training_steps(before, after, steps: int, *, shortest: int = 1, 
                 assert w2[name] is None or not w2[name].any(), name
             else:
                 torch.testing.assert_close(w2[name], grad, rtol=1e-5, atol=1e-6, msg=name)
+
+
+def model_pair(source: Path, target: Path):
+    """The original (`source`) and the `graph` output (`target`) built with the same weights, each
+    router's overflow threshold lowered so that some steps count and others do not."""
+    original, graphed = load_model_module(source, "original"), load_model_module(target, "graphed")
+    torch.manual_seed(0)
+    before = original.MoEModel(in_dim=12)
+    after = graphed.MoEModel(in_dim=12)
+    after.load_state_dict(before.state_dict())
+    for model in (before, after):
+        for block in model.blocks:
+            block.moe.capacity_warn = 1.3  # the busiest expert over 1.3x its fair share: some steps count
+    return before, after

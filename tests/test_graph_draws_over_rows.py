@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.moe_router_steps import load_model_module
+from tests.moe_router_steps import load_model_module, model_pair
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.slow
@@ -61,24 +61,12 @@ def _steps(before, after, steps: int = 5, same_random: bool = True) -> list[str]
     return differences
 
 
-def _pair(source: Path, target: Path):
-    original, graphed = load_model_module(source, "original"), load_model_module(target, "graphed")
-    torch.manual_seed(0)
-    before = original.MoEModel(in_dim=12)
-    after = graphed.MoEModel(in_dim=12)
-    after.load_state_dict(before.state_dict())
-    for model in (before, after):
-        for block in model.blocks:
-            block.moe.capacity_warn = 1.3  # the busiest expert over 1.3x its fair share: some steps count
-    return before, after
-
-
 def test_graph_draws_the_jitter_over_the_selected_rows_in_the_wrapper_and_computes_the_same(tmp_path):
     source, target, result = _graphed(tmp_path)
     assert not result.blocking and result.callee_refusals == [], (result.blocking, result.callee_refusals)
     assert result.core == "MoEModel.forward_core"
     assert "obj.forward_core = graphed(obj.forward_core)" in result.wiring
-    before, after = _pair(source, target)
+    before, after = model_pair(source, target)
     assert before.training and before.blocks[0].moe.router.jitter > 0
     assert _steps(before, after, steps=5) == []
     counts = [int(b.moe.overflow_events) for b in after.blocks]
@@ -91,7 +79,7 @@ def test_graph_draws_the_jitter_over_the_selected_rows_in_the_wrapper_and_comput
 
 def test_the_jitter_matters_so_other_random_numbers_are_seen_as_differing(tmp_path):
     source, target, _ = _graphed(tmp_path)
-    before, after = _pair(source, target)
+    before, after = model_pair(source, target)
     assert any("pred" in d for d in _steps(before, after, steps=2, same_random=False))
 
 
@@ -108,7 +96,7 @@ def test_the_core_draws_nothing_itself_with_a_mask(tmp_path):
 
 def test_without_a_mask_eager_draws_on_every_row_and_so_does_the_core(tmp_path):
     source, target, _ = _graphed(tmp_path)
-    before, after = _pair(source, target)
+    before, after = model_pair(source, target)
     x = torch.randn(2, 6, 12)
     state = torch.get_rng_state()
     expected = before(x)[0]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from graphsafe.rewriters.masked_rows import masked_rows
-from tests.moe_router_steps import assert_same_training_steps, load_model_module
+from tests.moe_router_steps import assert_same_training_steps, model_pair
 
 torch = pytest.importorskip("torch")
 
@@ -177,14 +177,7 @@ def test_graph_on_moe_router_without_jitter_leaves_nothing_blocking_and_computes
     for path, (_old, new) in result.changed.items():
         Path(path).write_bytes(new)
     assert not result.blocking, result.blocking
-    original, graphed = load_model_module(source, "original"), load_model_module(target, "graphed")
-    torch.manual_seed(0)
-    before = original.MoEModel(in_dim=12)
-    after = graphed.MoEModel(in_dim=12)
-    after.load_state_dict(before.state_dict())
-    for model in (before, after):
-        for block in model.blocks:
-            block.moe.capacity_warn = 1.3  # the busiest expert over 1.3x its fair share: some steps count
+    before, after = model_pair(source, target)
     assert_same_training_steps(before, after, 5)
     counts = [int(b.moe.overflow_events) for b in after.blocks]
     assert counts == [b.moe.overflow_events for b in before.blocks]
