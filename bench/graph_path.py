@@ -4,6 +4,10 @@ eager twin of the same split program (CPU equivalence of split and original: tes
 
     python bench/graph_path.py --program train_loop --region Trainer.train_step [--steps 6] [--json OUT]
     python bench/graph_path.py --program moe_router --region MoEModel.forward --backward
+    python bench/graph_path.py ... --compile   # and torch.compile(mode="reduce-overhead") of the original
+
+Each result carries the graphed and eager ms of one whole call and the eager step's kernel-only floor
+(graph_over_floor: the graphed step over it).
 
 `--backward` (forward+backward, what make_graphed_callables did for the program): the factory's step
 is a model (or a bound forward); its core (`forward_core`, else `forward` when `graph` did not split
@@ -136,6 +140,7 @@ def run_gpu(program_dir: Path, steps: int, options: dict) -> dict:
     try:
         timing = {"graphed_ms": _median_ms(step, built["args"]), "eager_ms": _median_ms(eager, twin["args"])}
         timing["speedup"] = timing["eager_ms"] / timing["graphed_ms"]
+        timing.update(kernel_floor(lambda: eager(*twin["args"]), timing["graphed_ms"]))
     except Exception as error:  # a step that cannot run 15 more times (a decode past its length)
         timing = {"timing": f"not timed: {type(error).__name__}: {error}"[:200]}
     return {"status": "ok", **timing, "max_output_diff": worst, "per_step": rows, "max_param_diff": param_diff,
@@ -266,8 +271,34 @@ def run_backward(program_dir: Path, steps: int, options: dict, device: str = "cu
 
         return {"status": "failed", "error": f"{type(error).__name__}: {error}"[:600],
                 "where": traceback.format_exc(limit=-4)[-1500:]}
+    timing = {}
+    if device == "cuda":  # one forward+backward, whole call, the same inputs each time
+        from graph_path_compile import _training_step
+
+        args = tuple(_vary_padded(a, torch.Generator().manual_seed(1), getattr(a, "requires_grad", False))
+                     for a in built["args"])
+        twin_args = tuple(_vary_padded(a, torch.Generator().manual_seed(1), getattr(a, "requires_grad", False))
+                          for a in twin["args"])
+        graphed_step, eager_step = _training_step(model, model), _training_step(twin_model, twin_model)
+        timing = {"graphed_ms": _median_ms(graphed_step, args), "eager_ms": _median_ms(eager_step, twin_args)}
+        timing["speedup"] = timing["eager_ms"] / timing["graphed_ms"]
+        timing.update(kernel_floor(lambda: eager_step(*twin_args), timing["graphed_ms"]))
     return {"status": "ok" if not mismatches else "differs", "max_diff": worst, "mismatches": mismatches[:12],
-            "graphed": core_name, "replays": graph.stats["replays"], "eager_calls": graph.stats["eager"]}
+            "graphed": core_name, "replays": graph.stats["replays"], "eager_calls": graph.stats["eager"], **timing}
+
+
+def kernel_floor(eager_step, graphed_ms: float) -> dict:
+    """The eager step's kernel-only time (device busy time, no launch gaps) and the graphed step over it:
+    how close the graph gets to what the kernels themselves cost."""
+    import torch
+
+    from graphsafe.runtime.capture import _CudaBackend
+
+    try:
+        floor = _CudaBackend(torch.device("cuda", torch.cuda.current_device())).kernel_floor_ms(eager_step, 10)
+    except Exception as error:  # the profiler is optional: report without the floor
+        return {"floor_note": f"kernel-only floor not measured: {type(error).__name__}: {error}"[:300]}
+    return {"floor_ms": floor, "graph_over_floor": graphed_ms / floor} if floor else {}
 
 
 def _rng_states(device: str = "cuda"):
@@ -364,6 +395,8 @@ def main() -> int:
     parser.add_argument("--region", required=True)
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--compile", action="store_true", help="also torch.compile(mode='reduce-overhead') "
+                        "the original program, compared with its eager build and timed alike")
     parser.add_argument("--backward", action="store_true", help="forward+backward: graphed() with its backward, "
                         "gradients compared (a model's forward, as make_graphed_callables graphed it)")
     args = parser.parse_args()
@@ -382,6 +415,11 @@ def main() -> int:
                                                original_dir=REPO / "corpus" / args.program))
                 else:
                     result.update(run_gpu(program_dir, args.steps, result["options"]))
+                if args.compile:
+                    from graph_path_compile import compile_column, forget_modules
+
+                    forget_modules(program_dir)
+                    result["compile"] = compile_column(REPO / "corpus" / args.program, args.steps, args.backward)
         except ImportError:
             result["device"] = "no torch"
     text = json.dumps(result, indent=1)
