@@ -397,6 +397,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path)
     parser.add_argument("--compile", action="store_true", help="also torch.compile(mode='reduce-overhead') "
                         "the original program, compared with its eager build and timed alike")
+    parser.add_argument("--compile-only", action="store_true", help="only the torch.compile column (no `graph`)")
     parser.add_argument("--backward", action="store_true", help="forward+backward: graphed() with its backward, "
                         "gradients compared (a model's forward, as make_graphed_callables graphed it)")
     args = parser.parse_args()
@@ -408,7 +409,11 @@ def main() -> int:
 
             result["device"] = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
             result["torch"] = torch.__version__
-            if torch.cuda.is_available():
+            if torch.cuda.is_available() and args.compile_only:
+                from graph_path_compile import compile_column
+
+                result["compile"] = compile_column(REPO / "corpus" / args.program, args.steps, args.backward)
+            elif torch.cuda.is_available():
                 result["options"] = wiring_options(report)
                 if args.backward:  # the twin: the program as it was, eager
                     result.update(run_backward(program_dir, args.steps, result["options"],

@@ -85,6 +85,7 @@ def compile_column(original_dir: Path, steps: int, backward: bool, device: str =
             if i == 2:  # warm-up run, recording run, first replay: what compiling costs
                 _sync(device)
                 result["compile_s"] = time.perf_counter() - started
+            print(f"[compile] step {i} done at {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
             _compare(f"step {i} output", _leaves(out), _leaves(ref), result)
             _compare(f"step {i} state", states[0](), states[1](), result)
         if result["mismatches"]:
