@@ -9,9 +9,17 @@ the description travels with the argument so the report can name where the value
 Only values that are numbers by their shape count: a loop over batches or modules binds no
 counter, and a counter goes through arithmetic with numbers (`step + 1`, `i % k`, `int(t)`),
 not through calls whose result is not known here (`lr_at(it)`).
+
+A loop over a list of numbers the function computes counts too (a sampler's time grid:
+`times = [i / n for i in range(n)]`, `list(np.linspace(1, 0, n))`, `torch.linspace(...).tolist()`,
+then `for t, t_next in zip(times[:-1], times[1:])`): the list is a number list by its shape
+(number_list), and each element of the loop, through `zip`/`enumerate`/`reversed`/`sorted`
+and slices, is a new number on each pass.
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 import libcst as cst
 
@@ -22,13 +30,16 @@ _NUMBERS = (cst.Integer, cst.Float)
 _TEXT = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
 
 
-def loop_counters(node: cst.For | cst.While) -> dict[str, str]:
+def loop_counters(node: cst.For | cst.While, number_lists: set[str] | None = None,
+                  resolve: Callable[[cst.BaseExpression], str | None] | None = None) -> dict[str, str]:
     """The names a loop counts with, each with how: the target of `for i in range(...)`, the
-    index of `for i, x in enumerate(...)`, the element of a literal list of numbers, and a
-    local the body advances by a number (`t += 1`, `t = t + dt`)."""
+    index of `for i, x in enumerate(...)`, an element of a list of numbers (a literal one, or
+    one computed so: number_list; `number_lists` names the locals holding one), through `zip`
+    and `enumerate`, and a local the body advances by a number (`t += 1`, `t = t + dt`)."""
     found: dict[str, str] = {}
     if type(node) is cst.For:
         target, iterable = node.target, node.iter
+        known = number_lists or set()
         if type(iterable) is cst.Call and type(iterable.func) is cst.Name:
             shown = f"for {_code(target)} in {iterable.func.value}(...)"
             if iterable.func.value == "range" and type(target) is cst.Name:
@@ -36,12 +47,79 @@ def loop_counters(node: cst.For | cst.While) -> dict[str, str]:
             elif (iterable.func.value == "enumerate" and type(target) in (cst.Tuple, cst.List) and target.elements
                     and type(target.elements[0].value) is cst.Name):
                 found[target.elements[0].value.value] = f"the index of `{shown}`"
-        elif (type(target) is cst.Name and type(iterable) in (cst.List, cst.Tuple) and iterable.elements
-                and all(_literal_number(e.value) for e in iterable.elements)):
-            found[target.value] = f"each number of `for {target.value} in {_code(iterable)}`"
+        shown = f"`for {_code(target)} in {_code(iterable)}`"
+        for name in _elements_of(target, iterable, known, resolve):
+            found.setdefault(name, f"each number of {shown}")
     for name, how in _advanced_in(node.body).items():
         found.setdefault(name, f"advanced with `{how}` on every pass of a loop")
     return found
+
+
+def number_list(expr: cst.BaseExpression, number_lists: set[str],
+                resolve: Callable[[cst.BaseExpression], str | None] | None = None) -> bool:
+    """Is `expr` a sequence of Python numbers by its shape? A literal list of numbers, `range(..)`,
+    a comprehension of number arithmetic over one (`[i / n for i in range(n)]`), `np.linspace(..)`
+    or `np.arange(..)`, `.tolist()` of a torch/numpy `linspace`/`arange`, a local that holds one
+    (`number_lists`), and `list`/`tuple`/`sorted`/`reversed` or a slice of one. A list of
+    batches, modules or tensors is none of these."""
+    tp = type(expr)
+    if tp is cst.Name:
+        return expr.value in number_lists
+    if tp in (cst.List, cst.Tuple):
+        return bool(expr.elements) and all(_literal_number(e.value) for e in expr.elements)
+    if tp in (cst.ListComp, cst.GeneratorExp):
+        comp = expr.for_in
+        if comp.inner_for_in is not None or comp.ifs or type(comp.target) is not cst.Name:
+            return False
+        if not number_list(comp.iter, number_lists, resolve):
+            return False
+        found: list[str] = []
+        return _number_of(expr.elt, {comp.target.value: ""}, found)
+    if tp is cst.Subscript:  # `times[:-1]`, `times[::-1]`: a slice, not an element
+        return (len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Slice
+                and number_list(expr.value, number_lists, resolve))
+    if tp is not cst.Call:
+        return False
+    func = expr.func
+    if type(func) is cst.Name and func.value == "range":
+        return True
+    if type(func) is cst.Name and func.value in _SEQUENCE_CALLS:
+        return len(expr.args) >= 1 and not expr.args[0].star and number_list(expr.args[0].value, number_lists, resolve)
+    name = (resolve(func) if resolve is not None else None) or ""
+    if name in _NUMPY_RANGES:
+        return True  # iterating a numpy array gives numpy numbers
+    if type(func) is cst.Attribute and func.attr.value == "tolist" and not expr.args and type(func.value) is cst.Call:
+        made = (resolve(func.value.func) if resolve is not None else None) or ""
+        return made in _NUMPY_RANGES or made in _TORCH_RANGES
+    return False
+
+
+_SEQUENCE_CALLS = frozenset({"list", "tuple", "sorted", "reversed"})
+_NUMPY_RANGES = frozenset({"numpy.linspace", "numpy.arange", "numpy.logspace", "numpy.geomspace"})
+_TORCH_RANGES = frozenset({"torch.linspace", "torch.arange", "torch.logspace"})
+
+
+def _elements_of(target: cst.BaseExpression, iterable: cst.BaseExpression, number_lists: set[str],
+                 resolve) -> list[str]:
+    """The names of `for target in iterable` bound to an element of a number list:
+    `for t in times`, `for t, t_next in zip(times[:-1], times[1:])`, `for i, t in enumerate(times)`."""
+    if type(target) is cst.Name:
+        if type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.func.value == "range":
+            return []  # the loop counter, described as such
+        return [target.value] if number_list(iterable, number_lists, resolve) else []
+    if type(target) not in (cst.Tuple, cst.List) or type(iterable) is not cst.Call or type(iterable.func) is not cst.Name:
+        return []
+    args = iterable.args
+    if any(a.star or a.keyword is not None for a in args):
+        return []
+    if iterable.func.value == "zip":
+        parts = list(zip(target.elements, args))
+    elif iterable.func.value == "enumerate" and len(args) == 1 and len(target.elements) == 2:
+        parts = [(target.elements[1], args[0])]
+    else:
+        return []
+    return [element.value.value for element, arg in parts
+            if type(element.value) is cst.Name and number_list(arg.value, number_lists, resolve)]
 
 
 def counter_in(expr: cst.BaseExpression, counters: dict[str, str]) -> str | None:

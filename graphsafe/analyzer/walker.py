@@ -171,6 +171,9 @@ class _Scope:
     loop_derived: set[str] = field(default_factory=set)  # locals computed from a loop variable
     # local name → how it takes a new number on each pass of an enclosing loop (loop_counters.py)
     counters: dict[str, str] = field(default_factory=dict)
+    # locals holding a list of Python numbers by its shape (`times = [i / n for i in range(n)]`):
+    # a loop over one counts with its elements (loop_counters.number_list)
+    number_lists: set[str] = field(default_factory=set)
     # local name → the `functools.partial(target, ...)` call it holds: calling it calls `target`
     partials: dict[str, cst.Call] = field(default_factory=dict)
     host_names: set[str] = field(default_factory=set)  # locals bound to `t.cpu()` and the like
@@ -605,6 +608,9 @@ class FileWalker:
             if group_key is not None:  # `group["momentum"]`: per step where the project rewrites it
                 return ScalarSource(f'param-group entry `{expr.value.value if type(expr.value) is cst.Name else "param_group"}'
                                     f'["{group_key}"]` (rewritten between steps)', (GROUP_KEY, group_key))
+            picked = self._host_pick_source(expr)
+            if picked is not None:
+                return picked
             if scope.class_key not in self.varying_entries:
                 return None
             entry = _self_entry(expr, scope.self_name)
@@ -632,6 +638,19 @@ class FileWalker:
         if tp is cst.UnaryOperation and type(expr.operator) is not cst.Not:
             return self.scalar_source(expr.expression)
         return None
+
+    def _host_pick_source(self, expr: cst.Subscript) -> ScalarSource | None:
+        """`self.alphas[t]` of a Python list of numbers indexed by a per-step number: a number
+        that changes with the index (the index itself is reported where it selects)."""
+        if len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:
+            return None
+        index = expr.slice[0].slice.value
+        if type(index) not in (cst.Name, cst.BinaryOperation, cst.UnaryOperation):
+            return None  # `self.table["lr"]`, `xs[0]`: cheap answer first
+        source = self.scalar_source(index)
+        if source is None or self._kind(expr.value).tag != T.SCALAR.tag:
+            return None
+        return source
 
     def _flag_source(self, expr: cst.BaseExpression) -> ScalarSource | None:
         """A host comparison of a per-step number (`self.updates % k == 0`): a flag that flips
@@ -1571,6 +1590,11 @@ class FileWalker:
                 scope.loop_derived.add(target.value)  # `clip = base * (1 - it / n)`: varies per iteration
             else:
                 scope.loop_derived.discard(target.value)
+            if scope.is_function and value is not None and not kind.is_tensor and loop_counters.number_list(
+                    value, scope.number_lists, self.resolve):
+                scope.number_lists.add(target.value)
+            elif scope.number_lists:
+                scope.number_lists.discard(target.value)
             if scope.counters:  # `pos = step + 1`: a counter too
                 how = loop_counters.derived(target.value, value, scope.counters) if (
                     value is not None and not kind.is_tensor) else None
@@ -2525,7 +2549,7 @@ class FileWalker:
         scope = self.scope
         if scope is None or not scope.is_function:
             return {}
-        found = loop_counters.loop_counters(node)
+        found = loop_counters.loop_counters(node, scope.number_lists, self.resolve)
         before = {name: scope.counters.get(name) for name in found}
         scope.counters.update(found)
         return before

@@ -6,7 +6,7 @@ import builtins
 
 import libcst as cst
 
-from graphsafe.analyzer import per_step
+from graphsafe.analyzer import per_step, value_arguments
 from graphsafe.analyzer.callgraph import NOT
 from graphsafe.analyzer.names import dotted
 from graphsafe.analyzer.nodes import children
@@ -436,11 +436,18 @@ class PythonScalarInput(Rule):
             for value in _optimizer_values(node):
                 self._flag(value, ctx)
             return
-        numbers = [arg.value for arg in node.args if (arg.keyword is None or arg.keyword.value not in SIZE_KEYWORDS)
-                   and ctx.scalar_source(arg.value) is not None]
-        if not numbers or method in SIZE_METHODS:
+        given = [arg for arg in node.args if ctx.scalar_source(arg.value) is not None]
+        if not given:
             return
         name = ctx.resolve(func) or ""
+        baked = _baked_values(node, name, method, ctx)
+        for value in baked:  # `torch.full(size, t)`, `x.narrow(0, t, n)`: values among sizes
+            if any(arg.value is value for arg in given):
+                self._flag(value, ctx)
+        numbers = [arg.value for arg in given if (arg.keyword is None or arg.keyword.value not in SIZE_KEYWORDS)
+                   and not any(arg.value is value for value in baked)]
+        if not numbers or method in SIZE_METHODS:
+            return
         tensor_op = (name.startswith("torch.") and not name.startswith(("torch.cuda.", "torch.distributed."))
                      and name.rpartition(".")[2] not in TORCH_NON_TENSOR)  # `torch.manual_seed(seed + i)`: GS602's
         if isinstance(func, cst.Attribute) and not tensor_op:
@@ -518,6 +525,20 @@ class PythonScalarInput(Rule):
                 continue
             if ctx.kind(tgt.value).is_tensor or _optimizer_key(tgt):
                 self._flag(node.value, ctx)
+
+
+def _baked_values(call: cst.Call, name: str, method: str, ctx) -> list[cst.BaseExpression]:
+    """The arguments of a torch op that are values baked into its kernel (value_arguments.py):
+    of `torch.<op>(...)`, or of `<tensor>.<op>(...)` on a tensor or a value of unknown kind."""
+    if name.startswith("torch.") and name.count(".") == 1:
+        return value_arguments.function_values(name[len("torch."):], call)
+    if not method or name.startswith("torch."):
+        return []
+    found = value_arguments.method_values(method, call)
+    if not found:
+        return []
+    receiver = ctx.kind(call.func.value)
+    return found if receiver.is_tensor or receiver.tag == "unknown" else []
 
 
 def _host_container_store(node: cst.Subscript, ctx) -> bool:
