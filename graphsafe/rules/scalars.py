@@ -159,6 +159,13 @@ class PythonScalarInput(Rule):
     **Uses inside the region**
     - tensor math (comparisons with a tensor included, a method only tensors have such as
       `lerp_` on an element of a dict of tensors);
+    - an argument a torch op bakes into its kernel as a value, whatever the other arguments
+      are (sizes beside it stay sizes): the fill of `torch.full(size, t)`, `full_like`,
+      `x.new_full`, `fill_`, `masked_fill`, `index_fill`; the bounds of `arange`/`linspace`;
+      `narrow`'s start; `clamp`/`clip`'s `min`/`max`; `pow`'s exponent; `roll`'s shifts;
+      `lerp`'s weight; `alpha=` of `add`/`sub` and `value=` of `addcmul`/`addcdiv`
+      (analyzer/value_arguments.py), also after host math: `s = math.sqrt(1 - t)` then
+      `torch.full_like(x, s)`, or a pick from a host list, `a = alphas[t]`;
     - tensor indexing/slicing (not `return self.table[epoch]` of a parameter in a function
       annotated `-> float`: that picks a number from a host list, reported where a caller uses
       it);
@@ -184,7 +191,10 @@ class PythonScalarInput(Rule):
     declared as nothing (no annotation, no default: `def denoise(self, x, guidance)`) counts
     only where a caller passes it a per-step number, not because its function is a region root.
     A loop counter is such a number whatever the callee declares: the target of `for step in
-    range(...)`, the index of `enumerate(...)`, an element of a literal list of numbers, a local
+    range(...)`, the index of `enumerate(...)`, an element of a list of numbers (a literal one,
+    or one the function computes: `times = [i / n for i in range(n)]`, `list(np.linspace(...))`,
+    `torch.linspace(...).tolist()`, through `zip`, `enumerate`, `reversed`, `sorted` and slices:
+    `for t, t_next in zip(times[:-1], times[1:])`; not a loop over batches or tensors), a local
     the loop advances (`t += 1`), or arithmetic on one (`step + 1`, `i % k`), passed on through
     any number of calls (`forward` loops `self.search_step(x, step)`, which passes `step` to
     `self._set_eos(x, step)`). The message then gives the path from the source, e.g.
@@ -258,9 +268,20 @@ class PythonScalarInput(Rule):
                 "    def temp(self, epoch: int) -> float:\n        return self.table[min(epoch, 1)]\n"
                 "    def step(self, x: torch.Tensor, epoch: int):  # graphsafe: region\n"
                 "        tag = f'{self.temp(epoch)}'\n        return x", module=True),
+        # a loop over batches binds no per-step number; a fill value that is a literal
+        Example("import torch\nclass C(torch.nn.Module):\n"
+                "    def step(self, x: torch.Tensor, t):  # graphsafe: region\n        return torch.full_like(x, 0.5) * t\n"
+                "    def sample(self, x, batches):\n        for t in batches:\n            x = self.step(x, t)\n"
+                "        return x", module=True),
     )
     invalid = (
         "def step2(x: torch.Tensor, lr: float):  # graphsafe: region\n    return x * lr",
+        # an element of a time grid the caller computes, given to a torch factory as its fill value
+        Example("import torch\nclass C(torch.nn.Module):\n"
+                "    def step(self, x: torch.Tensor, t):  # graphsafe: region\n"
+                "        return torch.full((x.shape[0],), t, device=x.device)\n"
+                "    def sample(self, x, n):\n        times = [i / n for i in range(n)]\n"
+                "        for t in reversed(times):\n            x = self.step(x, t)\n        return x", module=True),
         # a guard clause with a bare `return` before in-place tensor work
         "def step2(x: torch.Tensor, epoch: int):  # graphsafe: region\n    if epoch >= 3:\n        return\n    x.mul_(2)",
         # the same number, picked by a `-> float` helper, reaching tensor math
