@@ -94,6 +94,17 @@ def test_the_same_ops_given_a_literal_or_a_per_run_setting_stay_silent(value):
     assert gs301(body + "\nreturn x") == []
 
 
+def test_a_module_function_named_like_a_tensor_method_is_host_math():
+    # `math.pow`, `np.clip`: Python numbers computed on the host, used only on the host
+    found = gs301("""
+    a = math.pow(1 - t, 0.5)
+    b = np.clip(t, 0.0, 1.0)
+    tag = f"{a} {b}"
+    return x
+    """)
+    assert found == []
+
+
 def test_a_size_beside_the_value_is_not_a_sink():
     # the counter as `torch.full`'s size is a shape (re-capture), not a value baked in
     assert gs301("y = torch.full((t,), 0.0)\nreturn y") == []

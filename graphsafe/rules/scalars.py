@@ -558,6 +558,11 @@ def _baked_values(call: cst.Call, name: str, method: str, ctx) -> list[cst.BaseE
     found = value_arguments.method_values(method, call)
     if not found:
         return []
+    root = call.func.value
+    while type(root) is cst.Attribute:
+        root = root.value
+    if type(root) is cst.Name and ctx.scope.imports.is_imported(root.value):
+        return []  # `math.pow(1 - t, 0.5)`, `np.roll(a, t)`: a module's function, host work
     receiver = ctx.kind(call.func.value)
     return found if receiver.is_tensor or receiver.tag == "unknown" else []
 
