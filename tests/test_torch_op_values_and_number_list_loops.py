@@ -33,6 +33,8 @@ class Sampler(torch.nn.Module):
         super().__init__()
         self.lin = torch.nn.Linear(4, 4)
         self.eta = cfg.eta
+        self.alphas = [1.0 - 0.1 * i for i in range(10)]
+        self.blocks = [torch.nn.Linear(4, 4) for _ in range(2)]
 
     def step(self, x: torch.Tensor, t, t_next):  # graphsafe: region
 {body}
@@ -41,7 +43,7 @@ class Sampler(torch.nn.Module):
 {driver}
         return x
 """
-BODY_LINE = 15  # the first line of the step's body in SAMPLER
+BODY_LINE = 17  # the first line of the step's body in SAMPLER
 
 RANGE_DRIVER = """
 for t in range(n):
@@ -88,7 +90,17 @@ def test_a_number_computed_from_a_counter_by_host_math_is_reported_where_it_fill
     assert "parameter `t`" in found[0][1] and "for t in range(...)" in found[0][1]
 
 
-@pytest.mark.parametrize("value", ["0.5", "self.eta"])
+def test_a_pick_from_a_host_table_by_a_counter_is_reported_where_it_fills_a_tensor():
+    found = gs301("""
+    a = self.alphas[t]
+    y = x * 2
+    return torch.full_like(y, a)
+    """)
+    # the pick itself (as before) and, now, the fill it reaches
+    assert [line for line, _ in found] == [BODY_LINE, BODY_LINE + 2]
+
+
+@pytest.mark.parametrize("value", ["0.5", "self.eta", "self.alphas[0]"])
 def test_the_same_ops_given_a_literal_or_a_per_run_setting_stay_silent(value):
     body = "\n".join(f"y{i} = {sink.format(v=value)}" for i, sink in enumerate(VALUE_SINKS))
     assert gs301(body + "\nreturn x") == []
@@ -131,6 +143,10 @@ NUMBER_LIST_DRIVERS = {
         for k, t in enumerate(sigmas[1:]):
             x = self.step(x, t, 0.0)
     """,
+    "a table the class keeps": """
+        for t in self.alphas:
+            x = self.step(x, t, 0.0)
+    """,
     "a literal list, sorted": """
         for t in sorted([0.9, 0.5, 0.1]):
             x = self.step(x, t, 0.0)
@@ -158,6 +174,11 @@ def test_the_elements_of_a_loop_over_a_computed_number_list_are_per_step_values(
     """,
     """
     for t in torch.linspace(0.0, 1.0, n):
+        x = self.step(x, t, 0.0)
+    """,
+    # a list attribute of modules
+    """
+    for t in self.blocks:
         x = self.step(x, t, 0.0)
     """,
     # the list's length per run, its elements fixed

@@ -59,12 +59,14 @@ def number_list(expr: cst.BaseExpression, number_lists: set[str],
                 resolve: Callable[[cst.BaseExpression], str | None] | None = None) -> bool:
     """Is `expr` a sequence of Python numbers by its shape? A literal list of numbers, `range(..)`,
     a comprehension of number arithmetic over one (`[i / n for i in range(n)]`), `np.linspace(..)`
-    or `np.arange(..)`, `.tolist()` of a torch/numpy `linspace`/`arange`, a local that holds one
-    (`number_lists`), and `list`/`tuple`/`sorted`/`reversed` or a slice of one. A list of
+    or `np.arange(..)`, `.tolist()` of a torch/numpy `linspace`/`arange`, a local or a `self.`
+    attribute that holds one (`number_lists`: `times`, `self.timesteps`), and `list`/`tuple`/`sorted`/`reversed` or a slice of one. A list of
     batches, modules or tensors is none of these."""
     tp = type(expr)
     if tp is cst.Name:
         return expr.value in number_lists
+    if tp is cst.Attribute:  # `self.timesteps` of a class that keeps one (number_list_attrs)
+        return type(expr.value) is cst.Name and f"{expr.value.value}.{expr.attr.value}" in number_lists
     if tp in (cst.List, cst.Tuple):
         return bool(expr.elements) and all(_literal_number(e.value) for e in expr.elements)
     if tp in (cst.ListComp, cst.GeneratorExp):
@@ -200,3 +202,34 @@ def _literal_number(expr: cst.BaseExpression) -> bool:
 def _code(node: cst.CSTNode) -> str:
     text = cst.Module(body=()).code_for_node(node).strip()
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def number_list_attrs(node: cst.ClassDef, resolve: Callable[[cst.BaseExpression], str | None] | None = None) -> set[str]:
+    """Attributes every method sets only to a list of numbers (`self.alphas = [1 - b for b in
+    betas]` with `betas` one, `self.sigmas = np.linspace(...).tolist()`): host tables, so
+    `self.alphas[t]` is a number that varies with `t`."""
+    lists: set[str] = set()
+    others: set[str] = set()
+    for stmt in node.body.body:
+        if type(stmt) is not cst.FunctionDef or not stmt.params.params:
+            continue
+        me = stmt.params.params[0].name.value
+        local_lists: set[str] = set()
+        stack: list[cst.CSTNode] = [stmt.body]
+        while stack:
+            current = stack.pop()
+            tp = type(current)
+            if tp in (cst.FunctionDef, cst.ClassDef, cst.Lambda) or isinstance(current, cst.BaseExpression):
+                continue
+            if tp is cst.Assign:
+                value = current.value
+                for target in current.targets:
+                    t = target.target
+                    if type(t) is cst.Name:
+                        (local_lists.add if number_list(value, local_lists, resolve) else local_lists.discard)(t.value)
+                    elif type(t) is cst.Attribute and type(t.value) is cst.Name and t.value.value == me:
+                        (lists if number_list(value, local_lists, resolve) else others).add(t.attr.value)
+            elif tp in (cst.AugAssign, cst.AnnAssign) and type(current.target) is cst.Attribute:
+                others.add(current.target.attr.value)
+            stack.extend(reversed(list(children(current))))  # in order: a local list is built before it is kept
+    return lists - others

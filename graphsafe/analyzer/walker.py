@@ -256,6 +256,7 @@ class FileWalker:
         self.scalar_returns: dict[str, ScalarSource] = {}
         self.host_results: dict[str, bool] = {}  # function key → every `return` gives host values only
         self.number_attrs: dict[str, set[str]] = {}  # class key → attributes set to number literals
+        self.number_list_attrs: dict[str, set[str]] = {}  # class key → attributes only set to lists of numbers
         self.varying_entries: dict[str, set[tuple[str, str]]] = {}  # class key → (dict attribute, key) set per step
         self.outside_sets: set[tuple[str, str]] = set()  # see FileFacts.outside_sets
         self.group_keys: set[str] = set()  # see FileFacts.group_keys
@@ -641,16 +642,21 @@ class FileWalker:
 
     def _host_pick_source(self, expr: cst.Subscript) -> ScalarSource | None:
         """`self.alphas[t]` of a Python list of numbers indexed by a per-step number: a number
-        that changes with the index (the index itself is reported where it selects)."""
+        that changes with the index (the index itself is reported where it selects; this carries
+        the number on to where it enters device work, `torch.full_like(x, a)`)."""
         if len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:
             return None
         index = expr.slice[0].slice.value
         if type(index) not in (cst.Name, cst.BinaryOperation, cst.UnaryOperation):
             return None  # `self.table["lr"]`, `xs[0]`: cheap answer first
         source = self.scalar_source(index)
-        if source is None or self._kind(expr.value).tag != T.SCALAR.tag:
+        if source is None:
             return None
-        return source
+        table = expr.value
+        if (type(table) is cst.Attribute and self.is_self(table.value)
+                and table.attr.value in self.number_list_attrs.get(self.scope.class_key or "", ())):
+            return source  # `self.alphas[t]` of a table the class keeps as a Python list
+        return source if self._kind(table).tag == T.SCALAR.tag else None
 
     def _flag_source(self, expr: cst.BaseExpression) -> ScalarSource | None:
         """A host comparison of a per-step number (`self.updates % k == 0`): a flag that flips
@@ -1734,6 +1740,7 @@ class FileWalker:
             if entries:
                 self.varying_entries[key] = entries
             self.number_attrs[key] = numbers
+            self.number_list_attrs[key] = loop_counters.number_list_attrs(node, imports.resolve)
             pids = self._attr_pids.get(key, {})
             slots = tuple(sorted((name, "T" if kind.is_tensor else f"@{pids[name]}") for name, kind in attrs.items()
                                  if kind.is_tensor or (kind.tag == "unknown" and pids.get(name))))
@@ -2549,7 +2556,11 @@ class FileWalker:
         scope = self.scope
         if scope is None or not scope.is_function:
             return {}
-        found = loop_counters.loop_counters(node, scope.number_lists, self.resolve)
+        lists = scope.number_lists
+        kept = self.number_list_attrs.get(scope.class_key or "", ()) if scope.self_name else ()
+        if kept:  # `for t in self.timesteps` of a table the class keeps as a Python list
+            lists = lists | {f"{scope.self_name}.{attr}" for attr in kept}
+        found = loop_counters.loop_counters(node, lists, self.resolve)
         before = {name: scope.counters.get(name) for name in found}
         scope.counters.update(found)
         return before
