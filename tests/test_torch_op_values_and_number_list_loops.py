@@ -192,6 +192,36 @@ def test_a_loop_over_batches_or_tensors_binds_no_per_step_number(driver):
     assert gs301("return self.lin(x) * t", driver) == []
 
 
+KEYED = """
+import torch
+
+
+def point_mass(v: torch.Tensor, log_density=0.0):
+    return torch.full(v.shape, log_density)
+
+
+class Guide(torch.nn.Module):
+    def forward(self, x: torch.Tensor, factors, weights):  # graphsafe: region
+        return point_mass(x)
+
+    def sample(self, x: torch.Tensor, factors, weights, n: int):
+        for {target} in {iterable}:
+            out = point_mass(x, weights[{key}])
+            x = self.forward(x, factors, weights)
+        return x
+"""
+
+
+def test_an_element_picked_by_a_key_of_a_loop_over_a_dict_is_no_per_step_number():
+    # `log_densities[name]` in `for name, site in factors.items()`: a value kept per key (a
+    # tensor as often as a number), not a number computed from the loop variable
+    keyed = KEYED.format(target="name, site", iterable="factors.items()", key="name")
+    assert [d.start.line for d in diagnostics(keyed) if d.code == "GS301"] == []
+    # picked by a counter it is one
+    counted = KEYED.format(target="i", iterable="range(n)", key="i")
+    assert [d.start.line for d in diagnostics(counted) if d.code == "GS301"] == [6]
+
+
 def test_a_name_rebound_to_something_else_is_no_longer_a_number_list():
     driver = """
     times = [i / n for i in range(n)]

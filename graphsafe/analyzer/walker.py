@@ -3035,9 +3035,19 @@ class FileWalker:
             # whatever the callee declares (per step where this loop drives the steps)
             found.append((slot, (LOOP, COUNTER, counter)))
         elif (source is None or source.condition) and (self.loop_names or self.scope.loop_derived) \
-                and self._mentions_loop_name(value):
+                and self._mentions_loop_name(value) and not self._picked_by_loop_key(value):
             # `train_step(x, lr_at(it))` in the eager loop that drives the steps
             found.append((slot, (LOOP,)))
+
+    def _picked_by_loop_key(self, expr: cst.BaseExpression) -> bool:
+        """`log_densities[name]` in `for name, site in self._factors.items()`: an element picked
+        by a loop's key (a tensor as often as a number), not a number computed from the loop
+        variable; picked by a counter (`lrs[i]` in `for i in range(n)`) it still is one."""
+        if type(expr) is not cst.Subscript or len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:
+            return False
+        key = expr.slice[0].slice.value
+        return (type(key) is cst.Name and key.value not in self.scope.counters
+                and not self._mentions_loop_name(expr.value))
 
     def _mentions_loop_name(self, expr: cst.BaseExpression) -> bool:
         names = set().union(*self.loop_names, self.scope.loop_derived)
