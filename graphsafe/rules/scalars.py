@@ -193,7 +193,8 @@ class PythonScalarInput(Rule):
     A loop counter is such a number whatever the callee declares: the target of `for step in
     range(...)`, the index of `enumerate(...)`, an element of a list of numbers (a literal one,
     or one the function computes: `times = [i / n for i in range(n)]`, `list(np.linspace(...))`,
-    `torch.linspace(...).tolist()`, through `zip`, `enumerate`, `reversed`, `sorted` and slices:
+    `torch.linspace(...).tolist()`, one the class keeps, `for t in self.timesteps`, through `zip`,
+    `enumerate`, `reversed`, `sorted` and slices:
     `for t, t_next in zip(times[:-1], times[1:])`; not a loop over batches or tensors), a local
     the loop advances (`t += 1`), or arithmetic on one (`step + 1`, `i % k`), passed on through
     any number of calls (`forward` loops `self.search_step(x, step)`, which passes `step` to
