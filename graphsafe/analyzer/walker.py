@@ -17,7 +17,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from graphsafe.analyzer import branch_joins, data_sizes, delegated_use, host_resident, loop_counters, per_step, run_facts, tensor_use, tensorness as T
-from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_valued_names
+from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_choices, class_valued_names
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
 from graphsafe.analyzer.facts import COUNTER, GROUP_KEY, HELD_COUNTER, LOOP, CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
@@ -1295,6 +1295,11 @@ class FileWalker:
         if (type(func) is cst.Subscript and type(func.value) is cst.Name and func.value.value in self.class_tables
                 and func.value.value not in scope.env):
             return T.instance_of(*self.class_tables[func.value.value])  # `SOLVERS[method](...)`
+        if type(func) in (cst.Call, cst.IfExp, cst.Subscript):
+            # `partial(MuSGD, m=m)(params)`, `(A if f else B)(d)`, `{"a": A, "b": B}[name](d)`
+            classes = self.classes_made_by(func)
+            if classes:
+                return T.instance_of(*classes)
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if (scope.class_key and isinstance(func.value, cst.Name) and func.value.value == scope.self_name
@@ -1486,6 +1491,12 @@ class FileWalker:
         if scope is not None and (scope.imports.is_imported(head) or head in self.module_defs):
             return self._qualify(name)
         return None
+
+    def classes_made_by(self, expr: cst.BaseExpression) -> tuple[str, ...]:
+        """The classes calling `expr` may construct (class_values.py): a class, a `partial` of
+        one, a conditional between them, an entry of a literal table of them, a local holding one."""
+        known = self.class_values() if self.scope is not None and self.scope.is_function else None
+        return class_choices(expr, self._class_named, self._partial_target, known)
 
     def _names_value(self, name: str) -> bool:
         """`self.D(x)`, `gan.G(z)`: a capitalised attribute of a value (a discriminator, a
@@ -1824,7 +1835,8 @@ class FileWalker:
             return {}
         found = self._class_value_memo.get(id(node))
         if found is None:
-            found = self._class_value_memo[id(node)] = class_valued_names(node, _local_values(node.body), self._class_named)
+            found = self._class_value_memo[id(node)] = class_valued_names(
+                node, _local_values(node.body), self._class_named, self._partial_target)
         return found
 
     def _note_self_assignment(self, small: cst.BaseSmallStatement, self_name: str, kinds: dict[str, T.Kind]) -> None:
@@ -1835,9 +1847,9 @@ class FileWalker:
             for t in small.targets:
                 target = t.target
                 if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == self_name:
-                    held = self._class_named(small.value)
-                    if held is not None and scope.class_key:  # `self.buffer_class = ReplayBuffer`
-                        self.held_classes.setdefault((scope.class_key, target.attr.value), set()).add(held)
+                    held = self.classes_made_by(small.value)
+                    if held and scope.class_key:  # `self.buffer_class = ReplayBuffer` (or a partial of one)
+                        self.held_classes.setdefault((scope.class_key, target.attr.value), set()).update(held)
                     kind = kind or self._kind(small.value)
                     made = small.value  # what a project call made, or what a comprehension collects
                     if type(made) is cst.ListComp:
@@ -2799,6 +2811,9 @@ class FileWalker:
                 alias = self.function_aliases.get(f"{scope.class_key}.{method}") if self.function_aliases else None
                 if alias is not None:  # `self.reduce(x)` with `self.reduce = functools.partial(f, ...)`
                     return [CallRef("self", method), CallRef("global", alias)]
+                held = self.held_classes.get((scope.class_key, method))
+                if held:  # `self.opt_cls(params)` with `self.opt_cls = partial(MuSGD, ...)`: a constructor
+                    return [CallRef("self", method), *(CallRef("global", c) for c in sorted(held))]
                 return [CallRef("self", method)]
             if isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super":
                 return [CallRef("super", method)] if scope.class_key else []
@@ -2835,6 +2850,14 @@ class FileWalker:
         if (type(func) is cst.Subscript and type(func.value) is cst.Name and func.value.value in self.class_tables
                 and func.value.value not in scope.env):
             return [CallRef("global", c) for c in self.class_tables[func.value.value]]  # `SOLVERS[method](...)`
+        if type(func) is cst.IfExp:  # `(self.fast if f else self.slow)(x)`: either
+            return [*self._call_refs(func.body), *self._call_refs(func.orelse)]
+        if type(func) is cst.Call:
+            target = self._partial_target(func)  # `partial(MuSGD, m=m)(params)`: what it wraps
+            return self._call_refs(target) if target is not None else []
+        if type(func) is cst.Subscript and type(func.value) in (cst.Dict, cst.List, cst.Tuple):
+            # `{"a": A, "b": B}[name](d)`: any entry of the literal table
+            return [CallRef("global", c) for c in self.classes_made_by(func)]
         if type(func) is cst.Subscript:  # `self.layers[i](x)`, `self.heads[name](x)`, `self.blocks[:k](x)`
             kind = self._kind(func)
             if kind.tag in ("object", "modules") and kind.refs:
