@@ -242,3 +242,66 @@ def test_an_instance_of_one_chosen_class_does_not_reach_another_class_of_the_tab
         """)
     assert BLOCK_ITEM in found
     assert OTHER_ITEM not in found
+
+
+def test_a_grad_scaler_step_runs_the_optimizers_own_step(tmp_path):
+    # torch's GradScaler.step(optimizer) calls optimizer.step(): a project optimizer's hazards count
+    assert STEP_ITEM in trainer_findings(tmp_path, """
+        import torch
+        from opt import MuSGD
+
+
+        class Trainer:
+            def __init__(self, model, xpu):
+                self.scaler = torch.amp.GradScaler("xpu" if xpu else "cuda") if xpu else torch.cuda.amp.GradScaler()
+                self.optimizer = MuSGD(model.parameters())
+
+            def optimizer_step(self):
+                self.scaler.unscale_(self.optimizer)
+                self.scaler.step(self.optimizer)
+                self.scaler.update()
+        """)
+
+
+def test_a_step_method_of_another_object_given_an_optimizer_does_not_run_its_step(tmp_path):
+    found = trainer_findings(tmp_path, """
+        import torch
+        from opt import MuSGD
+
+
+        class Logger:
+            def step(self, optimizer):
+                pass
+
+
+        class Trainer:
+            def __init__(self, model):
+                self.logger = Logger()
+                self.optimizer = MuSGD(model.parameters())
+
+            def optimizer_step(self):
+                self.logger.step(self.optimizer)
+        """)
+    assert STEP_ITEM not in found
+
+
+def test_an_optimizer_built_through_a_partial_in_a_builder_is_stepped_through_a_grad_scaler(tmp_path):
+    assert STEP_ITEM in trainer_findings(tmp_path, """
+        from functools import partial
+        import torch
+        from opt import MuSGD
+
+
+        class Trainer:
+            def __init__(self, model, use_muon):
+                self.scaler = torch.amp.GradScaler("cuda")
+                self.optimizer = self.build_optimizer(model, use_muon)
+
+            def build_optimizer(self, model, use_muon, name="SGD"):
+                optimizer = (partial(MuSGD, muon=0.2) if use_muon else getattr(torch.optim, name))(params=model.parameters())
+                return optimizer
+
+            def optimizer_step(self):
+                self.scaler.step(self.optimizer)
+                self.scaler.update()
+        """)

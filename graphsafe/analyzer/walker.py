@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import branch_joins, data_sizes, delegated_use, host_resident, loop_counters, per_step, run_facts, tensor_use, tensorness as T
+from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, delegated_use, host_resident, loop_counters, per_step, run_facts, tensor_use, tensorness as T
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_choices, class_valued_names
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
@@ -2644,7 +2644,7 @@ class FileWalker:
         if handlers:  # as in _visit: rules first, then the walker's own bookkeeping
             self._run_handlers(handlers, node)
         refs = self._call_refs(node.func)
-        for ref in refs:
+        for ref in (*refs, *self._refs_run_on_arguments(node)):
             for unit in self.scope.units:
                 unit.calls.setdefault(ref, self.statement)
         if type(node.func) is cst.Attribute and node.func.attr.value == "replay" and not node.args:
@@ -2663,6 +2663,20 @@ class FileWalker:
         self._visit(node.func)
         for arg in node.args:
             self._visit(arg.value)
+
+    def _refs_run_on_arguments(self, node: cst.Call) -> list[CallRef]:
+        """`scaler.step(self.optimizer)`: the library method runs `self.optimizer.step()`
+        (argument_calls.py). Not argument slots of the call: the argument is the receiver."""
+        if type(node.func) is not cst.Attribute or node.func.attr.value not in argument_calls.METHODS or not node.args:
+            return []
+        receiver = self._kind(node.func.value)
+        if receiver.tag != "object" or not receiver.refs:
+            return []
+        run = argument_calls.method_run_on_argument(node, receiver.refs)
+        if run is None:
+            return []
+        argument, method = run
+        return self._call_refs(cst.Attribute(value=argument, attr=cst.Name(method)))
 
     def _note_arguments(self, node: cst.Call, refs: list[CallRef]) -> None:
         """The kinds, and the per-step numbers, a call passes to its callees' parameters."""
