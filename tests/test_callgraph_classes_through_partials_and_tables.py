@@ -202,6 +202,46 @@ def test_a_partial_of_a_class_held_in_an_attribute_is_constructed_there(tmp_path
         """)
 
 
+def test_a_module_level_partial_of_a_class_is_constructed(tmp_path):
+    assert BLOCK_ITEM in model_findings(tmp_path, """
+        from functools import partial
+        from torch import nn
+        from blocks import Block
+
+        BlockFactory = partial(Block, dim=2)
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.impl = BlockFactory()
+
+            def forward(self, x):
+                return self.impl(x)
+        """)
+
+
+def test_a_local_shadowing_a_module_level_class_name_is_not_constructed(tmp_path):
+    found = model_findings(tmp_path, """
+        from functools import partial
+        from torch import nn
+        from blocks import Block
+
+        Factory = partial(Block, dim=2)
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                Factory = nn.Linear
+                self.impl = Factory(2, 2)
+
+            def forward(self, x):
+                return self.impl(x)
+        """)
+    assert BLOCK_ITEM not in found
+
+
 def test_classes_held_in_variables_but_never_constructed_in_reach_are_not_reported(tmp_path):
     found = model_findings(tmp_path, """
         from functools import partial

@@ -63,21 +63,35 @@ def table_classes(table: cst.BaseExpression, class_named: Callable[[cst.BaseExpr
 
 def class_valued_names(function: cst.FunctionDef, local_values: dict[str, list[cst.BaseExpression]],
                        class_named: Callable[[cst.BaseExpression], str | None],
-                       partial_target: Callable[[cst.BaseExpression], cst.BaseExpression | None] = lambda _: None
-                       ) -> dict[str, tuple[str, ...]]:
+                       partial_target: Callable[[cst.BaseExpression], cst.BaseExpression | None] = lambda _: None,
+                       outer: dict[str, tuple[str, ...]] | None = None) -> dict[str, tuple[str, ...]]:
     """Name → the classes it may hold in `function`: parameters whose default names a class,
     locals every assignment of which names a class (or chooses between classes, or wraps one in
-    a `partial`). A local may name another found before it (`cls = Impl; make = partial(cls)`)."""
+    a `partial`). A local may name another found before it (`cls = Impl; make = partial(cls)`)
+    or a module-level one (`outer`)."""
     found: dict[str, tuple[str, ...]] = {}
     params = function.params
     for param in (*params.posonly_params, *params.params, *params.kwonly_params):
         if param.default is not None:
-            classes = class_choices(param.default, class_named, partial_target)
+            classes = class_choices(param.default, class_named, partial_target, outer)
             if classes:
                 found[param.name.value] = classes
-    for name, values in local_values.items():
+    return names_holding_classes(local_values, class_named, partial_target, found, outer)
+
+
+def names_holding_classes(values: dict[str, list[cst.BaseExpression]],
+                          class_named: Callable[[cst.BaseExpression], str | None],
+                          partial_target: Callable[[cst.BaseExpression], cst.BaseExpression | None] = lambda _: None,
+                          found: dict[str, tuple[str, ...]] | None = None,
+                          outer: dict[str, tuple[str, ...]] | None = None) -> dict[str, tuple[str, ...]]:
+    """Name → the classes it may hold, for names every assignment of which (`values`) names
+    classes (`BlockFactory = partial(Block, dim=2)` at module level, `cls = Impl` in a function);
+    `found` holds names known already (parameters), `outer` those of an enclosing scope."""
+    found = dict(found or {})
+    for name, assigned in values.items():
         # names found before this one count (`make = partial(cls, d)`, `cls = partial(cls, d)`)
-        choices = [class_choices(value, class_named, partial_target, found) for value in values]
+        known = {**outer, **found} if outer else found
+        choices = [class_choices(value, class_named, partial_target, known) for value in assigned]
         if all(choices):
             had = found.get(name, ())
             found[name] = tuple(dict.fromkeys((*had, *(c for choice in choices for c in choice))))

@@ -17,7 +17,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, delegated_use, host_resident, loop_counters, per_step, run_facts, tensor_use, tensorness as T
-from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_choices, class_valued_names
+from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_choices, class_valued_names, names_holding_classes
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
 from graphsafe.analyzer.facts import COUNTER, GROUP_KEY, HELD_COUNTER, LOOP, CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
@@ -233,6 +233,7 @@ class FileWalker:
         self.grown_attrs: dict[str, dict[str, str]] = {}  # class key → container attr → the method growing it
         self.module_defs: dict[str, str] = {}
         self.class_tables: dict[str, tuple[str, ...]] = {}  # module-level tables of classes (`SOLVERS`)
+        self.module_class_values: dict[str, tuple[str, ...]] = {}  # module-level names holding classes
         # (class key, attribute) → classes the class stores there (`self.buffer_class = ReplayBuffer`)
         self.held_classes: dict[tuple[str, str], set[str]] = {}
         # (class key, attribute) → the kind of each entry of the nn.ModuleDict it holds (containers.py)
@@ -1286,6 +1287,8 @@ class FileWalker:
                 return self._call_instance_kind(local)
             if (local is None or local.tag in ("unknown", "scalar")) and name in self.class_values():
                 return T.instance_of(*self.class_values()[name])  # `cls(d)` with `cls = Fast if f else Slow`
+            if name in self.module_class_values and name not in scope.env and name not in scope.local_defs:
+                return T.instance_of(*self.module_class_values[name])  # `BlockFactory()` of the module
             if (name in self.number_functions and local is None and name not in scope.local_defs
                     and not scope.imports.is_imported(name)):
                 return T.SCALAR  # `lr_at(it)` with `def lr_at(it) -> float` in this module
@@ -1495,7 +1498,10 @@ class FileWalker:
     def classes_made_by(self, expr: cst.BaseExpression) -> tuple[str, ...]:
         """The classes calling `expr` may construct (class_values.py): a class, a `partial` of
         one, a conditional between them, an entry of a literal table of them, a local holding one."""
-        known = self.class_values() if self.scope is not None and self.scope.is_function else None
+        scope = self.scope
+        known = {n: c for n, c in self.module_class_values.items() if scope is None or n not in scope.env}
+        if scope is not None and scope.is_function:
+            known.update(self.class_values())
         return class_choices(expr, self._class_named, self._partial_target, known)
 
     def _names_value(self, name: str) -> bool:
@@ -1688,6 +1694,8 @@ class FileWalker:
         self.scope = _Scope(imports, self.globals, {}, None, None, "", [])
         self.object_functions = self._object_functions(module.body)
         self.class_tables = self._class_tables(module.body, imports)
+        # `BlockFactory = partial(Block, dim=2)`, `Impl = Fast if FLAG else Slow` at module level
+        self.module_class_values = names_holding_classes(_local_values(module), self._class_named, self._partial_target)
         for node, key in pending_classes:
             bases = tuple(b for b in (imports.resolve(arg.value) for arg in node.bases) if b)
             bases = tuple(self._qualify(b) for b in bases)
@@ -1836,7 +1844,7 @@ class FileWalker:
         found = self._class_value_memo.get(id(node))
         if found is None:
             found = self._class_value_memo[id(node)] = class_valued_names(
-                node, _local_values(node.body), self._class_named, self._partial_target)
+                node, _local_values(node.body), self._class_named, self._partial_target, self.module_class_values)
         return found
 
     def _note_self_assignment(self, small: cst.BaseSmallStatement, self_name: str, kinds: dict[str, T.Kind]) -> None:
@@ -2798,6 +2806,8 @@ class FileWalker:
             kind = scope.env.get(name) or self.globals.get(name)
             if (kind is None or kind.tag in ("unknown", "scalar")) and name in self.class_values():
                 return [CallRef("global", c) for c in self.class_values()[name]]  # a constructor
+            if name in self.module_class_values and name not in scope.env and name not in scope.local_defs:
+                return [CallRef("global", c) for c in self.module_class_values[name]]  # `BlockFactory()`
             if self._generic_param(name, kind):
                 return [CallRef("param", f"{self.function_key}::{name}::__call__")]
             if name in scope.loop_sources and (kind is None or not kind.refs):
