@@ -203,3 +203,27 @@ def test_metadata_is_read_from_a_wheel_without_unpacking_it(tmp_path):
     assert "Name: fakedep" in deps.archive_metadata(wheel)
     assert deps.archive_metadata(tmp_path / "missing.whl") == ""
     assert deps.requirements(deps.archive_metadata(wheel)) == []
+
+
+def test_a_refresh_keeps_the_old_pin_of_a_dependency_it_could_not_resolve(tmp_path, package, monkeypatch):
+    pkg, _ = package
+    old = {"kept": {"version": "1.0", "sha256": "aa" * 32}, "moved": {"version": "1.0", "sha256": "bb" * 32}}
+    new = {"moved": {"version": "2.0", "sha256": "cc" * 32}}
+    monkeypatch.setattr(score, "resolve_dependencies",
+                        lambda package, cache, depth=1: (dict(new), {"kept": "kept>=1: no wheel for the target (offline)"}))
+    def offline(name, *args):
+        raise deps.DownloadFailed(f"{name}: offline")
+
+    lock = {"p": dict(old)}
+    _, notes = score.dependency_site(pkg, tmp_path / "cache", lock, refresh=True, download=offline)
+    assert lock == {"p": {"kept": old["kept"], "moved": new["moved"]}}
+    assert notes[0] == "p: dependency not resolved: kept>=1: no wheel for the target (offline)"
+
+    def unreachable(package, cache, depth=1):
+        raise deps.DownloadFailed("p 1: pip could not download the archive (offline)")
+
+    monkeypatch.setattr(score, "resolve_dependencies", unreachable)
+    before = {"p": dict(old)}
+    lock = {"p": dict(old)}
+    score.dependency_site(pkg, tmp_path / "cache", lock, refresh=True, download=offline)
+    assert lock == before  # an offline refresh changes nothing

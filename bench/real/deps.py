@@ -219,12 +219,12 @@ def write_lock(packages: dict[str, dict[str, dict[str, str]]], path: Path = LOCK
     temporary.replace(path)  # never a half-written lock
 
 
-def resolve(archive: Path, folder: Path, depth: int = 1) -> tuple[dict[str, dict[str, str]], list[str]]:
+def resolve(archive: Path, folder: Path, depth: int = 1) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
     """Choose a version of each dependency of the package in `archive` (down `depth` levels):
-    the wheel pip picks today for the target, kept in `folder`. Returns the pins and notes on
-    the dependencies that could not be had."""
+    the wheel pip picks today for the target, kept in `folder`. Returns the pins, and why each
+    dependency that could not be had was not (by name)."""
     pins: dict[str, dict[str, str]] = {}
-    notes: list[str] = []
+    failed: dict[str, str] = {}
     level = [archive]
     for _ in range(depth):
         following = []
@@ -235,12 +235,12 @@ def resolve(archive: Path, folder: Path, depth: int = 1) -> tuple[dict[str, dict
                 try:
                     wheel = _download_newest(name, specifier, folder)
                 except DownloadFailed as error:
-                    notes.append(str(error))
+                    failed[normal(name)] = str(error)
                     continue
                 pins[normal(name)] = {"version": _wheel_version(wheel), "sha256": _sha256(wheel)}
                 following.append(wheel)
         level = following
-    return pins, notes
+    return pins, failed
 
 
 def _download_newest(name: str, specifier: str, folder: Path) -> Path:
@@ -344,10 +344,10 @@ def main() -> int:
     chosen = sorted(packages) if not args.packages else [p for p in sorted(packages) if p in args.packages.split(",")]
     lock = read_lock()
     for name in chosen:
-        lock[name], notes = score.resolve_dependencies(packages[name], cache, depth=args.depth)
+        lock[name], failed = score.resolve_dependencies(packages[name], cache, depth=args.depth)
         pinned = ", ".join(f"{dep} {pin['version']}" for dep, pin in sorted(lock[name].items()))
         print(f"{name}: {pinned or 'no dependencies'}")
-        for note in notes:
+        for note in failed.values():
             print(f"  note: {note}")
     write_lock(lock)
     return 0

@@ -134,43 +134,6 @@ def download_pinned(name: str, version: str, sha256: str, archives: Path, *, sdi
     return found
 
 
-def default_cache() -> Path:
-    return Path(os.environ.get("GS_REAL_CACHE", Path.home() / ".cache/graphsafe-real"))
-
-
-def resolve_dependencies(package: Package, cache: Path, depth: int = 1) -> tuple[dict[str, dict[str, str]], list[str]]:
-    """Pins for the package's dependencies, chosen now (network): see deps.resolve."""
-    archive = download_pinned(package.name, package.version, package.sha256, cache / "wheels",
-                              sdist=package.wheel.endswith(".tar.gz"))
-    return deps.resolve(archive, cache / "deps" / "wheels", depth)
-
-
-def download_dependency(name: str, version: str, sha256: str, folder: Path) -> Path:
-    return download_pinned(name, version, sha256, folder, pip_options=(*deps.PIP_TARGET, *deps.PIP_PATIENCE))
-
-
-def dependency_site(package: Package, cache: Path, lock: dict, refresh: bool,
-                    download: deps.Downloader = download_dependency) -> tuple[Path | None, list[str]]:
-    """The scratch site with the package's locked dependencies (resolved first when `refresh`
-    or when the lock has no entry for it: the entry is kept only if every one was had, or when
-    asked for). Never raises for the network: what could not be had is a note."""
-    notes: list[str] = []
-    pins = lock.get(package.name)
-    if refresh or pins is None:
-        try:
-            pins, failed = resolve_dependencies(package, cache)
-        except deps.DownloadFailed as error:
-            pins, failed = {}, [str(error)]
-        notes += [f"{package.name}: dependency not resolved: {note}" for note in failed]
-        if refresh or not failed:
-            lock[package.name] = pins
-    site, missing = deps.scratch_site(package.name, pins, cache, download)
-    notes += missing
-    if site is None and pins:
-        notes.append(f"{package.name}: no dependency could be had; checked without them")
-    return site, notes
-
-
 def _archive_with_hash(archives: Path, name: str, sha256: str) -> Path | None:
     """A file of `archives` named for the project `name` (any of its spellings) with that hash."""
     prefix = re.sub(r"[-_.]+", "_", name).lower() + "-"
@@ -201,6 +164,49 @@ def verify(package: Package, root: Path) -> list[str]:
         if text != label["text"]:
             problems.append(f"{package.name}: {path}:{label['line']}: label says {label['text']!r}, wheel has {text!r}")
     return problems
+
+
+def default_cache() -> Path:
+    return Path(os.environ.get("GS_REAL_CACHE", Path.home() / ".cache/graphsafe-real"))
+
+
+def resolve_dependencies(package: Package, cache: Path, depth: int = 1) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """Pins for the package's dependencies, chosen now (network), and why any could not be: see deps.resolve."""
+    archive = download_pinned(package.name, package.version, package.sha256, cache / "wheels",
+                              sdist=package.wheel.endswith(".tar.gz"))
+    return deps.resolve(archive, cache / "deps" / "wheels", depth)
+
+
+def download_dependency(name: str, version: str, sha256: str, folder: Path) -> Path:
+    return download_pinned(name, version, sha256, folder, pip_options=(*deps.PIP_TARGET, *deps.PIP_PATIENCE))
+
+
+def dependency_site(package: Package, cache: Path, lock: dict, refresh: bool,
+                    download: deps.Downloader = download_dependency) -> tuple[Path | None, list[str]]:
+    """The scratch site with the package's locked dependencies, and notes on what could not be had.
+    They are resolved first when `refresh` or when the lock has no entry for the package; a new
+    entry is kept only if every dependency was resolved, and a refresh keeps the old pin of one
+    it could not resolve (an offline refresh changes nothing). Never raises for the network."""
+    notes: list[str] = []
+    old = lock.get(package.name)
+    pins = old
+    if refresh or old is None:
+        try:
+            pins, failed = resolve_dependencies(package, cache)
+        except deps.DownloadFailed as error:
+            pins, failed = None, {"": str(error)}
+        notes += [f"{package.name}: dependency not resolved: {why}" for why in failed.values()]
+        if pins is None:
+            pins = old or {}
+        else:
+            pins.update({dep: pin for dep, pin in (old or {}).items() if dep in failed})
+            if refresh or not failed:
+                lock[package.name] = pins
+    site, missing = deps.scratch_site(package.name, pins, cache, download)
+    notes += missing
+    if site is None and pins:
+        notes.append(f"{package.name}: no dependency could be had; checked without them")
+    return site, notes
 
 
 def run_check(package: Package, root: Path, jobs: int | None, unmatched: list[str],
