@@ -4,8 +4,10 @@ lock, unpacked into a scratch site that `graphsafe check` searches (offline: fak
 from __future__ import annotations
 
 import importlib.util
+import io
 import os
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -227,3 +229,20 @@ def test_a_refresh_keeps_the_old_pin_of_a_dependency_it_could_not_resolve(tmp_pa
     lock = {"p": dict(old)}
     score.dependency_site(pkg, tmp_path / "cache", lock, refresh=True, download=offline)
     assert lock == before  # an offline refresh changes nothing
+
+
+def test_a_source_archive_without_requires_dist_is_read_through_its_egg_info_requires_txt(tmp_path):
+    archive = tmp_path / "old-0.1.tar.gz"
+    files = {
+        "old-0.1/PKG-INFO": "Metadata-Version: 2.1\nName: old\nVersion: 0.1\nDescription: text\n"
+                            "        Requires-Dist: in-the-description\n        \n        more\n",
+        "old-0.1/old.egg-info/requires.txt": "numpy\neinops>=0.3\n\n[:python_version < \"3.8\"]\nbackport\n\n"
+                                             "[:sys_platform == \"linux\"]\nlinux-only\n\n[dev]\nflake8\n",
+    }
+    with tarfile.open(archive, "w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    assert deps.requirements(deps.archive_metadata(archive)) == [("einops", ">=0.3"), ("linux-only", "")]

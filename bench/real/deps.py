@@ -74,10 +74,10 @@ def requirements(metadata: str, env: dict[str, str] = TARGET) -> list[tuple[str,
     holds on `env` with no extra asked for, torch's packages left out; in order, once each."""
     wanted: dict[str, tuple[str, str]] = {}
     for line in metadata.splitlines():
-        if not line.strip():
-            break  # the headers end at the first blank line; the description follows
+        if not line:
+            break  # the headers end at the first empty line; the description follows
         key, _, value = line.partition(":")
-        if key.strip().lower() != "requires-dist":
+        if line[:1].isspace() or key.lower() != "requires-dist":  # an indented line continues a header
             continue
         requirement, _, marker = value.partition(";")
         found = _REQUIREMENT.match(requirement)
@@ -177,18 +177,43 @@ def _version(text: str) -> tuple[int, ...] | None:
 
 
 def archive_metadata(archive: Path) -> str:
-    """The METADATA of a wheel (PKG-INFO of a source archive); "" when it has none."""
+    """The METADATA of a wheel; a source archive's PKG-INFO, with its `*.egg-info/requires.txt`
+    as `Requires-Dist` headers where PKG-INFO has none (older setuptools wrote them only there);
+    "" when it has none."""
     try:
         if archive.name.endswith(".whl"):
             with zipfile.ZipFile(archive) as zipped:
                 name = next((n for n in zipped.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)), None)
                 return zipped.read(name).decode("utf-8", "replace") if name else ""
         with tarfile.open(archive) as tar:
-            member = next((m for m in tar.getmembers() if re.fullmatch(r"[^/]+/PKG-INFO", m.name)), None)
-            extracted = tar.extractfile(member) if member else None
-            return extracted.read().decode("utf-8", "replace") if extracted else ""
+            texts = {}
+            for member in tar.getmembers():
+                if re.fullmatch(r"[^/]+/(PKG-INFO|[^/]+\.egg-info/requires\.txt)", member.name) and member.isfile():
+                    texts[member.name.rsplit("/", 1)[1]] = tar.extractfile(member).read().decode("utf-8", "replace")
     except (OSError, zipfile.BadZipFile, tarfile.TarError):
         return ""
+    headers = texts.get("PKG-INFO", "").split("\n\n", 1)[0]
+    if re.search(r"^Requires-Dist:", headers, re.MULTILINE) or "requires.txt" not in texts:
+        return headers
+    return headers.rstrip("\n") + "\n" + requires_txt_as_headers(texts["requires.txt"])
+
+
+def requires_txt_as_headers(text: str) -> str:
+    """setuptools' requires.txt (`[extra]`, `[:marker]`, `[extra:marker]` sections) as Requires-Dist lines."""
+    lines, marker = [], ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        section = re.fullmatch(r"\[([^:\]]*)(?::(.*))?\]", line)
+        if section:
+            extra, condition = section.group(1).strip(), (section.group(2) or "").strip()
+            parts = [f"({condition})"] if condition else []
+            parts += [f'extra == "{extra}"'] if extra else []
+            marker = " and ".join(parts)
+            continue
+        lines.append(f"Requires-Dist: {line}" + (f"; {marker}" if marker else ""))
+    return "".join(f"{line}\n" for line in lines)
 
 
 # ---- the lock -----------------------------------------------------------------------------------
