@@ -52,3 +52,12 @@ def test_the_forward_backward_column_compares_gradients_too(fresh_modules):
     result = graph_path_compile.compile_column(REPO / "corpus" / "moe_router", steps=3, backward=True,
                                                device="cpu", compile_options={"backend": "eager"}, time_it=False)
     assert result["status"] == "ok", result
+
+
+def test_the_timing_loop_runs_fifteen_forward_backward_calls_with_new_inputs(fresh_modules, monkeypatch):
+    torch._dynamo.reset()
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)  # CPU: nothing to wait for
+    result = graph_path_compile.compile_column(REPO / "corpus" / "moe_router", steps=2, backward=True,
+                                               device="cpu", compile_options={"backend": "eager"})
+    assert result["status"] == "ok", result
+    assert result["compile_ms"] > 0 and result["eager_ms"] > 0
