@@ -262,3 +262,40 @@ def test_a_tensor_a_library_function_returns_is_a_tensor_in_the_project(site, pr
     text = (project / "train.py").read_text()
     assert [(d.start.line, d.code) for d in check_source(text, "train.py", Settings(root=project)).diagnostics] \
         == [(7, "GS201")]
+
+
+NOT_PACKAGES = """\
+import torch
+import missingpkg
+
+if torch.cuda.is_available():
+    Base = torch.nn.Module
+else:
+    Base = object
+
+
+class Holder(object):
+    def __init__(self):
+        object.__setattr__(self, "x", 1)
+
+
+class Net(Base):
+    def forward(self, x):
+        return x * 2
+
+
+# graphsafe: region
+def step(x):
+    Holder()
+    missingpkg.helper(x)
+    return Net().forward(x)
+"""
+
+
+def test_builtins_and_bare_local_names_are_not_noted_as_packages_not_installed(site, tmp_path, monkeypatch):
+    """`object`, `object.__setattr__` and a base class bound by a module-level `if` are names the
+    call graph does not resolve, but no package: only `missingpkg` is noted."""
+    root = tmp_path / "proj2"
+    _write(root, {"net.py": NOT_PACKAGES})
+    monkeypatch.chdir(root)
+    assert _check(root).notes == ["not followed: `missingpkg` is not installed (calls into it were not analysed)"]

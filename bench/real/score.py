@@ -6,8 +6,10 @@
 
 For each package in bench/real/labels/*.jsonl: download its pinned wheel with pip (hash checked),
 unpack it into a cache directory, verify every label's line text, run `graphsafe check` on the
-package with the labelled regions, and compare the diagnostics with the labels by kind. See
-bench/real/README.md for the labels, the protocol and how matches are counted.
+package with the labelled regions, and compare the diagnostics with the labels by kind. The
+package's own dependencies (pinned in deps.lock.json) are unpacked into a scratch site that check
+searches for libraries (`--no-deps`: without them). See bench/real/README.md for the labels, the
+protocol and how matches are counted.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))  # loaded by path (tests, differential.py): its sibling modules
+
+import deps  # noqa: E402
 KINDS = ("sync", "branch", "scalar", "alloc", "cpu_effect", "rng", "config", "stream")
 
 
@@ -115,15 +121,16 @@ def download_pinned(name: str, version: str, sha256: str, archives: Path, *, sdi
         req.write(f"{name}=={version} --hash=sha256:{sha256}\n")
     binary = "--no-binary=:all:" if sdist else "--only-binary=:all:"
     try:
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", binary, *pip_options,
-                        "--require-hashes", "-r", req.name, "-d", str(archives)], check=True)
-    except subprocess.CalledProcessError:
-        raise SystemExit(f"{name} {version}: pip could not download the archive pinned to sha256 {sha256}") from None
+        done = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", binary, *pip_options,
+                               "--require-hashes", "-r", req.name, "-d", str(archives)], capture_output=True, text=True)
     finally:
         os.unlink(req.name)
+    if done.returncode != 0:
+        raise deps.DownloadFailed(f"{name} {version}: pip could not download the archive pinned to sha256 {sha256} "
+                                  f"({deps._last_error(done.stderr)})")
     found = _archive_with_hash(archives, name, sha256)
     if found is None:
-        raise SystemExit(f"{name} {version}: pip left no archive with sha256 {sha256} in {archives}")
+        raise deps.DownloadFailed(f"{name} {version}: pip left no archive with sha256 {sha256} in {archives}")
     return found
 
 
@@ -159,11 +166,55 @@ def verify(package: Package, root: Path) -> list[str]:
     return problems
 
 
+def default_cache() -> Path:
+    return Path(os.environ.get("GS_REAL_CACHE", Path.home() / ".cache/graphsafe-real"))
+
+
+def resolve_dependencies(package: Package, cache: Path, depth: int = 1) -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    """Pins for the package's dependencies, chosen now (network), and why any could not be: see deps.resolve."""
+    archive = download_pinned(package.name, package.version, package.sha256, cache / "wheels",
+                              sdist=package.wheel.endswith(".tar.gz"))
+    return deps.resolve(archive, cache / "deps" / "wheels", depth)
+
+
+def download_dependency(name: str, version: str, sha256: str, folder: Path) -> Path:
+    return download_pinned(name, version, sha256, folder, pip_options=(*deps.PIP_TARGET, *deps.PIP_PATIENCE))
+
+
+def dependency_site(package: Package, cache: Path, lock: dict, refresh: bool,
+                    download: deps.Downloader = download_dependency) -> tuple[Path | None, list[str]]:
+    """The scratch site with the package's locked dependencies, and notes on what could not be had.
+    They are resolved first when `refresh` or when the lock has no entry for the package; a new
+    entry is kept only if every dependency was resolved, and a refresh keeps the old pin of one
+    it could not resolve (an offline refresh changes nothing). Never raises for the network."""
+    notes: list[str] = []
+    old = lock.get(package.name)
+    pins = old
+    if refresh or old is None:
+        try:
+            pins, failed = resolve_dependencies(package, cache)
+        except deps.DownloadFailed as error:
+            pins, failed = None, {"": str(error)}
+        notes += [f"{package.name}: dependency not resolved: {why}" for why in failed.values()]
+        if pins is None:
+            pins = old or {}
+        else:
+            pins.update({dep: pin for dep, pin in (old or {}).items() if dep in failed})
+            if refresh or not failed:
+                lock[package.name] = pins
+    site, missing = deps.scratch_site(package.name, pins, cache, download)
+    notes += missing
+    if site is None and pins:
+        notes.append(f"{package.name}: no dependency could be had; checked without them")
+    return site, notes
+
+
 def run_check(package: Package, root: Path, jobs: int | None, unmatched: list[str],
-              facts: Path | None = None) -> list[dict]:
-    """`graphsafe check` with the labelled regions. A region graphsafe finds no function for
-    (an inherited method named on the subclass's file, say) is an error for the CLI: it is
-    dropped, noted in `unmatched`, and its labels count as missed."""
+              facts: Path | None = None, site: Path | None = None) -> list[dict]:
+    """`graphsafe check` with the labelled regions, searching `site` (the package's dependencies)
+    first for libraries. A region graphsafe finds no function for (an inherited method named on
+    the subclass's file, say) is an error for the CLI: it is dropped, noted in `unmatched`, and
+    its labels count as missed."""
     regions = list(package.regions)
     while True:
         command = [sys.executable, "-m", "graphsafe", "check", ".", "--format", "json", "--no-cache", "--exit-zero"]
@@ -173,7 +224,7 @@ def run_check(package: Package, root: Path, jobs: int | None, unmatched: list[st
             command += ["--jobs", str(jobs)]
         if facts is not None:
             command += ["--facts", str(facts)]  # what a traced run of the package's steps saw
-        done = subprocess.run(command, cwd=root, capture_output=True, text=True)
+        done = subprocess.run(command, cwd=root, capture_output=True, text=True, env=deps.library_env(site, os.environ))
         found = re.search(r"--region pattern `([^`]+)` matches no function", done.stderr)
         if done.returncode == 2 and found and found.group(1) in regions:
             regions.remove(found.group(1))
@@ -271,7 +322,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=("dev", "test", "all"), default="dev")
     parser.add_argument("--packages", help="comma-separated package names (within the part)")
-    parser.add_argument("--cache", type=Path, default=Path(os.environ.get("GS_REAL_CACHE", Path.home() / ".cache/graphsafe-real")))
+    parser.add_argument("--cache", type=Path, default=default_cache())
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--json", type=Path, help="also write the figures and lists as JSON")
     parser.add_argument("--show-misses", action="store_true", help="list missed positives and flagged look-alikes")
@@ -281,6 +332,10 @@ def main() -> int:
     parser.add_argument("--verify-only", action="store_true", help="download and verify the labels, run nothing")
     parser.add_argument("--facts-dir", type=Path, help="check with the run-time facts DIR/<package>.json where one "
                                                        "exists (written by bench/real/facts_from_steps.py)")
+    parser.add_argument("--no-deps", action="store_true", help="check without each package's dependencies "
+                                                              "(only what this interpreter has installed)")
+    parser.add_argument("--resolve-deps", action="store_true", help="choose the dependencies' versions anew "
+                                                                   "(network) and rewrite deps.lock.json for these packages")
     args = parser.parse_args()
 
     packages = load_labels(HERE / "labels")
@@ -305,6 +360,9 @@ def main() -> int:
     problems: list[str] = []
     unmatched: list[str] = []
     per_package = {}
+    lock = deps.read_lock() if not args.no_deps else {}
+    locked = json.dumps(lock, sort_keys=True)
+    dep_notes: list[str] = []
     for name in chosen:
         package = packages[name]
         root = fetch(package, args.cache)
@@ -318,8 +376,13 @@ def main() -> int:
                              "regions": package.regions}
         if args.verify_only or problems:
             continue
+        site = None
+        if not args.no_deps:
+            site, notes = dependency_site(package, args.cache, lock, args.resolve_deps)
+            dep_notes += notes
+            per_package[name]["dependencies"] = {d: p["version"] for d, p in lock.get(name, {}).items()}
         facts = args.facts_dir / f"{name}.json" if args.facts_dir else None
-        diagnostics = run_check(package, root, args.jobs, unmatched, facts if facts and facts.is_file() else None)
+        diagnostics = run_check(package, root, args.jobs, unmatched, facts if facts and facts.is_file() else None, site)
         per_package[name]["diagnostics"] = len(diagnostics)
         per_package[name]["gs000"] = sum(d["code"] == "GS000" for d in diagnostics)
         score(package, diagnostics, tallies, flagged_true, misses, false_alarms, outside)
@@ -329,6 +392,13 @@ def main() -> int:
         return 1
     print(f"part: {args.part}{' (borderline labels left out)' if args.no_borderline else ''}; packages: {', '.join(f'{n} {packages[n].version}' for n in chosen)}")
     print(f"labels: {sum(positives.values())} positives, {sum(negatives.values())} negatives")
+    if json.dumps(lock, sort_keys=True) != locked:
+        deps.write_lock({**deps.read_lock(), **lock})
+        print(f"dependency versions written to {deps.LOCK.relative_to(HERE.parent.parent)}")
+    print("dependencies: " + ("not searched (--no-deps)" if args.no_deps else
+                              f"each package's own, from {deps.LOCK.name}, searched first (GRAPHSAFE_LIBRARY_PATH)"))
+    for note in dep_notes:
+        print(f"note: {note}")
     if args.verify_only:
         print("verified: every label's text matches its wheel")
         return 0

@@ -19,4 +19,4 @@ class AdafactorLite(torch.optim.Optimizer):
                 update = p.grad / (v.sqrt() + group["eps"])
                 update = update / update.pow(2).mean().sqrt().clamp(min=1.0)
                 scale = p.pow(2).mean().sqrt().clamp(min=1e-3)
-                p.sub_(group["lr"] * scale * update)
+                p.sub_(group["lr"] * scale * update)  # expect: GS301

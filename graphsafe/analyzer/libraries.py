@@ -10,6 +10,7 @@ Nothing here imports a package (importlib would import its parents, and torch wi
 
 from __future__ import annotations
 
+import builtins
 import os
 import re
 import sys
@@ -191,7 +192,10 @@ def follow(project_facts: list[FileFacts], regions: list[Region], project: Proje
         if parts[0] in skip or hops > _MAX_ALIAS_HOPS:
             return
         if finder.installed(parts[0]) is None:
-            missing[parts[0]] = None  # names reach here through an import: not the project's, not installed
+            # An imported module's names are dotted; a bare name (`Base` bound by a module-level `if`)
+            # or a builtin's (`object.__setattr__`) is one the call graph left unresolved, not a package.
+            if len(parts) > 1 and not hasattr(builtins, parts[0]):
+                missing[parts[0]] = None
             return
         for i in range(len(parts), 0, -1):
             facts = load(".".join(parts[:i]))

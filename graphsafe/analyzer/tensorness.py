@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from graphsafe.analyzer.argument_calls import GRAD_SCALERS
 from graphsafe.analyzer.names import dotted
 
 
@@ -412,6 +413,8 @@ def torch_call_kind(name: str, call: cst.Call) -> Kind | None:
             return instance_of(name)  # a torch module constructor, e.g. nn.Linear(...)
         if name.startswith(("torch.optim.", "torch.distributions.")) and func[:1].isupper():
             return instance_of(name)
+        if name in GRAD_SCALERS:
+            return instance_of(name)  # its `step(optimizer)` runs the optimizer's step (argument_calls.py)
         if name.startswith("torch."):
             return UNKNOWN
         return None

@@ -16,8 +16,8 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import branch_joins, data_sizes, delegated_use, host_resident, loop_counters, per_step, run_facts, tensor_use, tensorness as T
-from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_valued_names
+from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, delegated_use, host_resident, loop_counters, per_step, run_facts, tensor_use, tensorness as T
+from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_choices, class_valued_names, names_holding_classes
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
 from graphsafe.analyzer.facts import COUNTER, GROUP_KEY, HELD_COUNTER, LOOP, CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
@@ -236,6 +236,7 @@ class FileWalker:
         self.grown_attrs: dict[str, dict[str, str]] = {}  # class key → container attr → the method growing it
         self.module_defs: dict[str, str] = {}
         self.class_tables: dict[str, tuple[str, ...]] = {}  # module-level tables of classes (`SOLVERS`)
+        self.module_class_values: dict[str, tuple[str, ...]] = {}  # module-level names holding classes
         # (class key, attribute) → classes the class stores there (`self.buffer_class = ReplayBuffer`)
         self.held_classes: dict[tuple[str, str], set[str]] = {}
         # (class key, attribute) → the kind of each entry of the nn.ModuleDict it holds (containers.py)
@@ -1311,6 +1312,8 @@ class FileWalker:
                 return self._call_instance_kind(local)
             if (local is None or local.tag in ("unknown", "scalar")) and name in self.class_values():
                 return T.instance_of(*self.class_values()[name])  # `cls(d)` with `cls = Fast if f else Slow`
+            if name in self.module_class_values and name not in scope.env and name not in scope.local_defs:
+                return T.instance_of(*self.module_class_values[name])  # `BlockFactory()` of the module
             if (name in self.number_functions and local is None and name not in scope.local_defs
                     and not scope.imports.is_imported(name)):
                 return T.SCALAR  # `lr_at(it)` with `def lr_at(it) -> float` in this module
@@ -1320,6 +1323,11 @@ class FileWalker:
         if (type(func) is cst.Subscript and type(func.value) is cst.Name and func.value.value in self.class_tables
                 and func.value.value not in scope.env):
             return T.instance_of(*self.class_tables[func.value.value])  # `SOLVERS[method](...)`
+        if type(func) in (cst.Call, cst.IfExp, cst.Subscript):
+            # `partial(MuSGD, m=m)(params)`, `(A if f else B)(d)`, `{"a": A, "b": B}[name](d)`
+            classes = self.classes_made_by(func)
+            if classes:
+                return T.instance_of(*classes)
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if (scope.class_key and isinstance(func.value, cst.Name) and func.value.value == scope.self_name
@@ -1511,6 +1519,15 @@ class FileWalker:
         if scope is not None and (scope.imports.is_imported(head) or head in self.module_defs):
             return self._qualify(name)
         return None
+
+    def classes_made_by(self, expr: cst.BaseExpression) -> tuple[str, ...]:
+        """The classes calling `expr` may construct (class_values.py): a class, a `partial` of
+        one, a conditional between them, an entry of a literal table of them, a local holding one."""
+        scope = self.scope
+        known = {n: c for n, c in self.module_class_values.items() if scope is None or n not in scope.env}
+        if scope is not None and scope.is_function:
+            known.update(self.class_values())
+        return class_choices(expr, self._class_named, self._partial_target, known)
 
     def _names_value(self, name: str) -> bool:
         """`self.D(x)`, `gan.G(z)`: a capitalised attribute of a value (a discriminator, a
@@ -1707,6 +1724,8 @@ class FileWalker:
         self.scope = _Scope(imports, self.globals, {}, None, None, "", [])
         self.object_functions = self._object_functions(module.body)
         self.class_tables = self._class_tables(module.body, imports)
+        # `BlockFactory = partial(Block, dim=2)`, `Impl = Fast if FLAG else Slow` at module level
+        self.module_class_values = names_holding_classes(_local_values(module), self._class_named, self._partial_target)
         for node, key in pending_classes:
             bases = tuple(b for b in (imports.resolve(arg.value) for arg in node.bases) if b)
             bases = tuple(self._qualify(b) for b in bases)
@@ -1855,7 +1874,8 @@ class FileWalker:
             return {}
         found = self._class_value_memo.get(id(node))
         if found is None:
-            found = self._class_value_memo[id(node)] = class_valued_names(node, _local_values(node.body), self._class_named)
+            found = self._class_value_memo[id(node)] = class_valued_names(
+                node, _local_values(node.body), self._class_named, self._partial_target, self.module_class_values)
         return found
 
     def _note_self_assignment(self, small: cst.BaseSmallStatement, self_name: str, kinds: dict[str, T.Kind]) -> None:
@@ -1866,9 +1886,9 @@ class FileWalker:
             for t in small.targets:
                 target = t.target
                 if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == self_name:
-                    held = self._class_named(small.value)
-                    if held is not None and scope.class_key:  # `self.buffer_class = ReplayBuffer`
-                        self.held_classes.setdefault((scope.class_key, target.attr.value), set()).add(held)
+                    held = self.classes_made_by(small.value)
+                    if held and scope.class_key:  # `self.buffer_class = ReplayBuffer` (or a partial of one)
+                        self.held_classes.setdefault((scope.class_key, target.attr.value), set()).update(held)
                     kind = kind or self._kind(small.value)
                     made = small.value  # what a project call made, or what a comprehension collects
                     if type(made) is cst.ListComp:
@@ -2667,7 +2687,7 @@ class FileWalker:
         if handlers:  # as in _visit: rules first, then the walker's own bookkeeping
             self._run_handlers(handlers, node)
         refs = self._call_refs(node.func)
-        for ref in refs:
+        for ref in (*refs, *self._refs_run_on_arguments(node)):
             for unit in self.scope.units:
                 unit.calls.setdefault(ref, self.statement)
         if type(node.func) is cst.Attribute and node.func.attr.value == "replay" and not node.args:
@@ -2686,6 +2706,20 @@ class FileWalker:
         self._visit(node.func)
         for arg in node.args:
             self._visit(arg.value)
+
+    def _refs_run_on_arguments(self, node: cst.Call) -> list[CallRef]:
+        """`scaler.step(self.optimizer)`: the library method runs `self.optimizer.step()`
+        (argument_calls.py). Not argument slots of the call: the argument is the receiver."""
+        if type(node.func) is not cst.Attribute or node.func.attr.value not in argument_calls.METHODS or not node.args:
+            return []
+        receiver = self._kind(node.func.value)
+        if receiver.tag != "object" or not receiver.refs:
+            return []
+        run = argument_calls.method_run_on_argument(node, receiver.refs)
+        if run is None:
+            return []
+        argument, method = run
+        return self._call_refs(cst.Attribute(value=argument, attr=cst.Name(method)))
 
     def _note_arguments(self, node: cst.Call, refs: list[CallRef]) -> None:
         """The kinds, and the per-step numbers, a call passes to its callees' parameters."""
@@ -2807,6 +2841,8 @@ class FileWalker:
             kind = scope.env.get(name) or self.globals.get(name)
             if (kind is None or kind.tag in ("unknown", "scalar")) and name in self.class_values():
                 return [CallRef("global", c) for c in self.class_values()[name]]  # a constructor
+            if name in self.module_class_values and name not in scope.env and name not in scope.local_defs:
+                return [CallRef("global", c) for c in self.module_class_values[name]]  # `BlockFactory()`
             if self._generic_param(name, kind):
                 return [CallRef("param", f"{self.function_key}::{name}::__call__")]
             if name in scope.loop_sources and (kind is None or not kind.refs):
@@ -2834,6 +2870,9 @@ class FileWalker:
                 alias = self.function_aliases.get(f"{scope.class_key}.{method}") if self.function_aliases else None
                 if alias is not None:  # `self.reduce(x)` with `self.reduce = functools.partial(f, ...)`
                     return [CallRef("self", method), CallRef("global", alias)]
+                held = self.held_classes.get((scope.class_key, method))
+                if held:  # `self.opt_cls(params)` with `self.opt_cls = partial(MuSGD, ...)`: a constructor
+                    return [CallRef("self", method), *(CallRef("global", c) for c in sorted(held))]
                 return [CallRef("self", method)]
             if isinstance(base, cst.Call) and isinstance(base.func, cst.Name) and base.func.value == "super":
                 return [CallRef("super", method)] if scope.class_key else []
@@ -2870,6 +2909,14 @@ class FileWalker:
         if (type(func) is cst.Subscript and type(func.value) is cst.Name and func.value.value in self.class_tables
                 and func.value.value not in scope.env):
             return [CallRef("global", c) for c in self.class_tables[func.value.value]]  # `SOLVERS[method](...)`
+        if type(func) is cst.IfExp:  # `(self.fast if f else self.slow)(x)`: either
+            return [*self._call_refs(func.body), *self._call_refs(func.orelse)]
+        if type(func) is cst.Call:
+            target = self._partial_target(func)  # `partial(MuSGD, m=m)(params)`: what it wraps
+            return self._call_refs(target) if target is not None else []
+        if type(func) is cst.Subscript and type(func.value) in (cst.Dict, cst.List, cst.Tuple):
+            # `{"a": A, "b": B}[name](d)`: any entry of the literal table
+            return [CallRef("global", c) for c in self.classes_made_by(func)]
         if type(func) is cst.Subscript:  # `self.layers[i](x)`, `self.heads[name](x)`, `self.blocks[:k](x)`
             kind = self._kind(func)
             if kind.tag in ("object", "modules") and kind.refs:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from graphsafe.analyzer.argument_calls import GRAD_SCALERS
 from graphsafe.analyzer.callgraph import REACHES_CAPTURE
 from graphsafe.analyzer.nodes import children
 
@@ -38,10 +39,6 @@ AUTOCAST = frozenset(
 FP8_AUTOCAST = frozenset(
     """transformer_engine.pytorch.fp8_autocast transformer_engine.pytorch.fp8.fp8_autocast
     transformer_engine.pytorch.autocast transformer_engine.pytorch.quantization.autocast""".split()
-)
-GRAD_SCALERS = frozenset(
-    """torch.amp.GradScaler torch.cuda.amp.GradScaler torch.amp.grad_scaler.GradScaler
-    torch.cuda.amp.grad_scaler.GradScaler""".split()
 )
 STREAM_CONTEXTS = frozenset({"torch.cuda.stream", "torch.cuda.StreamContext", "torch.cuda.streams.StreamContext"})
 HOOK_METHODS = frozenset(
