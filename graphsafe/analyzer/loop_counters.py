@@ -23,7 +23,7 @@ from typing import Callable
 
 import libcst as cst
 
-from graphsafe.analyzer.nodes import children
+from graphsafe.analyzer.nodes import children, is_number_literal
 
 _NUMBER_CALLS = frozenset({"int", "float", "abs", "min", "max", "round"})
 _NUMBERS = (cst.Integer, cst.Float)
@@ -68,7 +68,7 @@ def number_list(expr: cst.BaseExpression, number_lists: set[str],
     if tp is cst.Attribute:  # `self.timesteps` of a class that keeps one (number_list_attrs)
         return type(expr.value) is cst.Name and f"{expr.value.value}.{expr.attr.value}" in number_lists
     if tp in (cst.List, cst.Tuple):
-        return bool(expr.elements) and all(_literal_number(e.value) for e in expr.elements)
+        return bool(expr.elements) and all(is_number_literal(e.value) for e in expr.elements)
     if tp in (cst.ListComp, cst.GeneratorExp):
         comp = expr.for_in
         if comp.inner_for_in is not None or comp.ifs or type(comp.target) is not cst.Name:
@@ -181,22 +181,16 @@ def _advanced_in(body: cst.BaseSuite) -> dict[str, str]:
         tp = type(node)
         if tp in (cst.FunctionDef, cst.ClassDef, cst.Lambda) or isinstance(node, cst.BaseExpression):
             continue
-        if tp is cst.AugAssign and type(node.target) is cst.Name and _literal_number(node.value) \
+        if tp is cst.AugAssign and type(node.target) is cst.Name and is_number_literal(node.value) \
                 and isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
             found.setdefault(node.target.value, _code(node))
         elif tp is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
             name, value = node.targets[0].target.value, node.value
             if (type(value) is cst.BinaryOperation and isinstance(value.operator, (cst.Add, cst.Subtract))
-                    and type(value.left) is cst.Name and value.left.value == name and _literal_number(value.right)):
+                    and type(value.left) is cst.Name and value.left.value == name and is_number_literal(value.right)):
                 found.setdefault(name, _code(node))
         stack.extend(children(node))
     return found
-
-
-def _literal_number(expr: cst.BaseExpression) -> bool:
-    if type(expr) is cst.UnaryOperation:
-        expr = expr.expression
-    return type(expr) in _NUMBERS
 
 
 def _code(node: cst.CSTNode) -> str:

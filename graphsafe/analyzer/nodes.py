@@ -74,3 +74,10 @@ def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         current = stack.pop()
         yield current
         stack.extend(children(current))
+
+
+def is_number_literal(expr: cst.BaseExpression) -> bool:
+    """`3`, `0.5`, `-1`: an integer or float literal, signed or not."""
+    if type(expr) is cst.UnaryOperation:
+        expr = expr.expression
+    return type(expr) in (cst.Integer, cst.Float)

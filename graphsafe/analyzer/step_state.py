@@ -28,7 +28,7 @@ from typing import Iterator
 import libcst as cst
 
 from graphsafe.analyzer.names import bound_names
-from graphsafe.analyzer.nodes import children
+from graphsafe.analyzer.nodes import children, is_number_literal
 from graphsafe.analyzer.per_step import _small_statements
 
 _EMPTY = cst.Module([])
@@ -38,9 +38,6 @@ class HandedPlaces(set):
     """ids of the item targets (`state[i]`) GS401 reports as state handed to the next step, per
     file: GS503 leaves them (one cause, one diagnostic: the slot keeps its key, its tensor is
     what the graph stops following)."""
-
-
-_NUMBER_LITERALS = (cst.Integer, cst.Float)
 
 
 def place_key(expr: cst.CSTNode) -> str | None:
@@ -162,11 +159,11 @@ def number_started(class_node: cst.ClassDef) -> frozenset[str]:
         self_name = method.params.params[0].name.value
         for small in _small_statements(method.body):
             tp = type(small)
-            if tp is cst.Assign and _number_literal(small.value):
+            if tp is cst.Assign and is_number_literal(small.value):
                 for target in small.targets:
                     if _self_attr(target.target, self_name):
                         found.add(target.target.attr.value)
-            elif tp is cst.AnnAssign and small.value is not None and _number_literal(small.value) \
+            elif tp is cst.AnnAssign and small.value is not None and is_number_literal(small.value) \
                     and _self_attr(small.target, self_name):
                 found.add(small.target.attr.value)
     return frozenset(found)
@@ -306,12 +303,6 @@ def _reads_place_or_part(expr: cst.CSTNode, key: str) -> bool:
                 return True
         stack.extend(children(node))
     return False
-
-
-def _number_literal(value: cst.BaseExpression) -> bool:
-    if type(value) is cst.UnaryOperation:
-        value = value.expression
-    return type(value) in _NUMBER_LITERALS
 
 
 def _self_attr(target: cst.BaseExpression, self_name: str) -> bool:
