@@ -70,3 +70,10 @@ def model_pair(source: Path, target: Path):
         for block in model.blocks:
             block.moe.capacity_warn = 1.3  # the busiest expert over 1.3x its fair share: some steps count
     return before, after
+
+
+def load_source(source: str) -> dict:
+    """The namespace a module's source text defines (a rewriter's before and after, run side by side)."""
+    namespace: dict = {}
+    exec(compile(source, "<test>", "exec"), namespace)
+    return namespace

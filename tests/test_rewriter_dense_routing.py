@@ -14,17 +14,11 @@ import pytest
 from graphsafe.rewriters.bounded_bincount import bincount_at_minlength
 from graphsafe.rewriters.device_threshold_count import counted_on_device
 from graphsafe.rewriters.expert_dispatch import dense_expert_dispatch
-from tests.moe_router_steps import assert_same_training_steps, load_model_module
+from tests.moe_router_steps import assert_same_training_steps, load_model_module, load_source
 
 torch = pytest.importorskip("torch")
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
-
-
-def _load(source: str) -> dict:
-    namespace: dict = {}
-    exec(compile(source, "<test>", "exec"), namespace)
-    return namespace
 
 
 def _line(source: str, text: str) -> int:
@@ -156,7 +150,7 @@ def test_mixtral_dispatch_over_hit_experts_runs_densely_with_the_same_outputs_an
     assert "nonzero" not in new and "torch.where" not in new and "index_add_" not in new
     assert new.count("\n") == MIXTRAL.count("\n")
     compile(new, "<new>", "exec")
-    hits = _same_steps(_load(MIXTRAL)["moe"], _load(new)["moe"], top_k)
+    hits = _same_steps(load_source(MIXTRAL)["moe"], load_source(new)["moe"], top_k)
     assert min(hits) < 4, "no step left an expert without tokens: the skipped-expert case went untested"
 
 
@@ -165,7 +159,7 @@ def test_dispatch_over_every_expert_with_where_runs_densely_with_the_same_output
     new, done = dense_expert_dispatch(MIXTRAL_RANGE, lines)
     assert done == [_line(MIXTRAL_RANGE, "for expert_idx")]
     assert "torch.where" not in new and "for expert_idx in range(len(experts)):" in new
-    _same_steps(_load(MIXTRAL_RANGE)["moe"], _load(new)["moe"], top_k=2)
+    _same_steps(load_source(MIXTRAL_RANGE)["moe"], load_source(new)["moe"], top_k=2)
 
 
 def test_dispatch_with_list_indices_an_empty_expert_skip_and_split_lines_runs_densely_with_the_same_results():
@@ -173,7 +167,7 @@ def test_dispatch_with_list_indices_an_empty_expert_skip_and_split_lines_runs_de
     assert done == [_line(MIXTRAL_LISTS, "for expert_idx")]
     assert "tolist" not in new and "continue" not in new and "torch.where" not in new
     assert new.count("\n") == MIXTRAL_LISTS.count("\n")
-    _same_steps(_load(MIXTRAL_LISTS)["moe"], _load(new)["moe"], top_k=2)
+    _same_steps(load_source(MIXTRAL_LISTS)["moe"], load_source(new)["moe"], top_k=2)
 
 
 @pytest.mark.parametrize("use", [
@@ -203,7 +197,7 @@ COUNTS = textwrap.dedent('''\
 def test_bincount_at_its_minlength_counts_the_same_values_at_the_same_length():
     new, done = bincount_at_minlength(COUNTS, {5})
     assert done == [5] and "bincount" not in new
-    before, after = _load(COUNTS)["counts"], _load(new)["counts"]
+    before, after = load_source(COUNTS)["counts"], load_source(new)["counts"]
     generator = torch.Generator().manual_seed(1)
     for rows in (0, 1, 7, 30):
         experts = torch.randint(0, 4, (rows, 2), generator=generator)
@@ -237,7 +231,7 @@ def test_host_read_deciding_a_device_counter_is_added_on_the_device_with_the_sam
     new, done = counted_on_device(COUNTER, {_line(COUNTER, "int(counts.max())")})
     assert done == [_line(COUNTER, "if busiest")] and "int(" not in new and "if busiest" not in new
     assert new.count("\n") == COUNTER.count("\n")
-    before, after = _load(COUNTER)["Counter"](), _load(new)["Counter"]()
+    before, after = load_source(COUNTER)["Counter"](), load_source(new)["Counter"]()
     generator = torch.Generator().manual_seed(2)
     seen = []
     for _ in range(12):

@@ -12,17 +12,11 @@ from pathlib import Path
 import pytest
 
 from graphsafe.rewriters.masked_rows import masked_rows
-from tests.moe_router_steps import assert_same_training_steps, model_pair
+from tests.moe_router_steps import assert_same_training_steps, load_source, model_pair
 
 torch = pytest.importorskip("torch")
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
-
-
-def _load(source: str) -> dict:
-    namespace: dict = {}
-    exec(compile(source, "<test>", "exec"), namespace)
-    return namespace
 
 
 def _lines(source: str, *texts: str) -> set[int]:
@@ -111,12 +105,12 @@ def test_selected_rows_run_on_every_row_with_masked_reductions_and_give_the_same
     new = _rewritten(POOLER)
     assert "[pick] if" not in new and "full[pick] =" not in new
     assert "self.scorer(h, rows)" in new and "num_classes=p.shape[-1]" in new
-    _same_steps(_load(POOLER)["Pooler"], _load(new)["Pooler"])
+    _same_steps(load_source(POOLER)["Pooler"], load_source(new)["Pooler"])
 
 
 def test_the_rewrite_does_not_read_the_mask_on_the_host():
     """No op whose result's shape depends on the mask's values: the same shapes whatever the mask."""
-    model = _load(_rewritten(POOLER))["Pooler"]()
+    model = load_source(_rewritten(POOLER))["Pooler"]()
     shapes = []
     for n in (1, 9, 21):
         valid = (torch.arange(21) < n).view(3, 7)

@@ -79,6 +79,18 @@ def fresh_solver_class(monkeypatch):
     return Solver
 
 
+def _eager_twin(installed, func, y0, rtol):
+    """A solver that runs the method eagerly (kept out of the shared graph) for the same 3 steps."""
+    twin = Solver.__new__(Solver)
+    installed.eager(twin)
+    Solver.__init__(twin, func, y0, rtol)
+    y = y0
+    with torch.no_grad():
+        for _ in range(3):
+            y = twin.step_core(y, torch.tensor(0.1, device=y0.device))
+    return twin, y
+
+
 def _captures(installed) -> int:
     return sum(len(g.capture_seconds) for g in installed.graphs())
 
@@ -92,13 +104,7 @@ def test_instances_built_per_call_share_one_graph_and_equal_eager(fresh_solver_c
     for i in range(6):
         y0, rtol = _inputs(i)
         got, solver = solve(func, y0, rtol)
-        twin = Solver.__new__(Solver)
-        installed.eager(twin)
-        Solver.__init__(twin, func, y0, rtol)
-        y = y0
-        with torch.no_grad():
-            for _ in range(3):
-                y = twin.step_core(y, torch.tensor(0.1))
+        twin, y = _eager_twin(installed, func, y0, rtol)
         assert torch.allclose(got, y, atol=1e-6), i
         assert type(solver) is Solver and float(solver.steps) == float(twin.steps) == 3.0  # written in place, here
         assert torch.allclose(solver.last, twin.last, atol=1e-7)  # rebound, onto this call's solver
@@ -229,13 +235,7 @@ def test_instances_built_per_call_share_one_cuda_graph(fresh_solver_class):
     for i in range(5):
         y0, rtol = (v.cuda() if isinstance(v, torch.Tensor) else v for v in _inputs(i))
         got, solver = solve(func, y0, rtol)
-        twin = Solver.__new__(Solver)
-        installed.eager(twin)
-        Solver.__init__(twin, func, y0, rtol)
-        y = y0
-        with torch.no_grad():
-            for _ in range(3):
-                y = twin.step_core(y, torch.tensor(0.1, device="cuda"))
+        twin, y = _eager_twin(installed, func, y0, rtol)
         torch.testing.assert_close(got, y)
         assert float(solver.steps) == 3.0
     assert isinstance(installed.graphs()[0], GraphedCallable) and _captures(installed) == 1
