@@ -400,6 +400,9 @@ def main() -> int:
     parser.add_argument("--compile-only", action="store_true", help="only the torch.compile column (no `graph`)")
     parser.add_argument("--backward", action="store_true", help="forward+backward: graphed() with its backward, "
                         "gradients compared (a model's forward, as make_graphed_callables graphed it)")
+    parser.add_argument("--fallback-random", action="store_true", help="torch.compile draws its random numbers "
+                        "as eager does (torch._inductor.config.fallback_random), so a sampler's compile column "
+                        "can be compared with eager")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         program_dir, report = graph_copy(args.program, args.region, Path(scratch))
@@ -409,6 +412,11 @@ def main() -> int:
 
             result["device"] = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
             result["torch"] = torch.__version__
+            if args.fallback_random:
+                import torch._inductor.config
+
+                torch._inductor.config.fallback_random = True
+                result["fallback_random"] = True
             if torch.cuda.is_available() and args.compile_only:
                 from graph_path_compile import compile_column
 
