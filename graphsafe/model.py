@@ -166,3 +166,6 @@ class Hit:
     # between steps (the class may live in another file).
     # (a 3-tuple ("param", function, name): only if that number parameter gets per-step values)
     condition: tuple[str, ...] | None = None
+    # (function, parameter, ...): the hit runs only when a call passes every one of these
+    # parameters of that function, whose defaults turn it off (analyzer/default_guards.py)
+    guard: tuple[str, ...] = ()

@@ -11,7 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphsafe.analyzer import host_copy_helpers, param_paths
+from graphsafe.analyzer import default_guards, host_copy_helpers, param_paths
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
 from graphsafe.analyzer.facts import GROUP_KEY, HELD_COUNTER, LOOP, CallRef, ClassInfo, FileFacts, Unit
 from graphsafe.analyzer.pids import ARG_PID
@@ -59,6 +59,8 @@ class Project:
         self._subclasses: dict[str, list[str]] | None = None
         self._scalar_index: dict[str, list[tuple[str, tuple]]] | None = None
         self._call_sites: dict[str, list[tuple[tuple[str, str], ...]]] | None = None
+        # callee key → (caller, argument sources) of each entry of call_sites() (default_guards.py)
+        self._site_callers: dict[str, list[tuple[str, tuple[tuple[str, str], ...]]]] = {}
         self._injected: dict[str, list[str]] | None = None
         self._building_sites = False
         self._callers: dict[str, list[str]] | None = None
@@ -524,6 +526,8 @@ class Project:
                     continue
                 if hit.condition is not None and not self.condition_holds(hit.condition, key, roots):
                     continue
+                if hit.guard and not self.guard_passes(hit.guard, roots):
+                    continue
                 ident = (located.path, hit.start, hit.code)
                 if ident in diagnostics:
                     continue
@@ -569,6 +573,8 @@ class Project:
                 if hit.root_only or (located.path, hit.start, hit.code) in seen_hits:
                     continue
                 if hit.condition is not None and not self.condition_holds(hit.condition, key, roots):
+                    continue
+                if hit.guard and not self.guard_passes(hit.guard, roots):
                     continue
                 seen_hits.add((located.path, hit.start, hit.code))
                 steps, current, at = [], key, (located.path, hit.start.line)
@@ -821,6 +827,37 @@ class Project:
                 return False
         return True
 
+    def guard_passes(self, guard: tuple[str, ...], roots: frozenset, seen: frozenset = frozenset()) -> bool:
+        """Hit.guard: may the guarded code run, i.e. does some reached call of the function pass
+        each of the parameters whose defaults turn it off (something other than the default, or
+        a parameter of its own that its callers pass)? A region root's parameters come from
+        whoever captures it, and a function reached only in ways that show no arguments (a
+        callback, a hook) may be passed anything: both count as passing."""
+        function = guard[0]
+        located = self.units.get(function)
+        if function in roots or located is None or function in seen:
+            return True
+        if not any(caller in self._reachable for caller in self.callers().get(function, ())):
+            return True
+        sites = self.call_sites().get(function, ())
+        callers = self._site_callers.get(function, ())
+        params = located.unit.params
+        for needed in guard[1:]:
+            name, _, default = needed.partition("=")
+            position = params.index(name) if name in params else None
+            if not any(self._site_passes(slots, given, name, position, default, roots, seen | {function})
+                       for (caller, given), slots in zip(callers, sites) if caller in self._reachable):
+                return False
+        return True
+
+    def _site_passes(self, slots, given, name: str, position: int | None, default: str, roots: frozenset,
+                     seen: frozenset) -> bool:
+        how = default_guards.passed_as(slots, given, name, position, default)
+        if how is None or how == "":
+            return how == ""
+        caller, _, own = how.rpartition(":")  # the caller's own guardable parameter, handed on
+        return self.guard_passes((caller, own), roots, seen)
+
     def injected(self) -> dict[str, list[str]]:
         """class key → forwards of project classes that `setattr(...)` installs into its module
         tree (Unit.injects, through the objects callers pass as that parameter)."""
@@ -885,11 +922,13 @@ class Project:
         if self._call_sites is None:
             index: dict[str, list[tuple[tuple[str, str], ...]]] = {}
             self._building_sites = True  # calls on parameters are not followed while indexing
-            for located in self.units.values():
+            for key, located in self.units.items():
                 unit = located.unit
-                for ref, slots in unit.arg_kinds:
+                sources = unit.arg_sources if len(unit.arg_sources) == len(unit.arg_kinds) else ((),) * len(unit.arg_kinds)
+                for (ref, slots), given in zip(unit.arg_kinds, sources):
                     for callee in self.callees(ref, unit.class_key):
                         index.setdefault(callee, []).append(slots)
+                        self._site_callers.setdefault(callee, []).append((key, given))
             self._building_sites = False
             self._call_sites = index
         return self._call_sites

@@ -82,6 +82,9 @@ class Unit:
     required_tail: int = 0
     is_property: bool = False  # a `@property`: reading the attribute runs it (CallRef "prop")
     call_lines: tuple[int, ...] = ()  # the line of the first call of each of `calls` (0: not known)
+    # per entry of `arg_kinds`: the arguments that may leave a callee's default in force, a falsy
+    # literal or a guardable parameter handed on (analyzer/default_guards.argument_sources)
+    arg_sources: tuple[tuple[tuple[str, str], ...], ...] = ()
 
 
 @dataclass(frozen=True)

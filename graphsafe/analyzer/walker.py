@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, delegated_use, host_resident, loop_counters, per_step, run_facts, tensor_use, tensorness as T
+from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, default_guards, delegated_use, host_resident, loop_counters, per_step, run_facts, tensor_use, tensorness as T
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_choices, class_valued_names, names_holding_classes
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
@@ -122,6 +122,7 @@ class _PendingHit:
     fix: _FixSpec | None
     root_only: bool = False
     condition: tuple[str, ...] | None = None
+    guard: tuple[str, ...] = ()  # Hit.guard
 
 
 @dataclass
@@ -143,6 +144,7 @@ class _UnitBuilder:
     # calls passing per-step Python numbers: (callee, ((slot, source condition), ...))
     scalar_args: list[tuple[CallRef, tuple[tuple[str, tuple[str, ...]], ...]]] = field(default_factory=list)
     arg_kinds: list[tuple[CallRef, tuple[tuple[str, str], ...]]] = field(default_factory=list)  # per call site
+    arg_sources: list[tuple[tuple[str, str], ...]] = field(default_factory=list)  # Unit.arg_sources
     replays: bool = False
     injects: list[tuple[str, str]] = field(default_factory=list)  # (parameter, injected class)
 
@@ -188,6 +190,8 @@ class _Scope:
     # loop variable → the attribute chain it iterates, where the elements' kind is unknown here
     # (`for block in self.module.model.blocks`: classes defined in other files)
     loop_sources: dict[str, cst.Attribute] = field(default_factory=dict)
+    # parameters whose falsy default turns code off, never rebound (default_guards.py)
+    guardable: dict[str, object] = field(default_factory=dict)
 
 
 class FileWalker:
@@ -274,6 +278,8 @@ class FileWalker:
         self.dict_methods: dict[str, frozenset[str]] = {}  # class key → methods `-> dict[str, Tensor]`
         self.stores: set[int] = set()
         self.reported: set[tuple[str, int]] = set()
+        # id(statement) → (function key, parameters a call must pass for it to run): default_guards.py
+        self._default_guards: dict[int, tuple[str, ...]] = {}
         self.scope: _Scope | None = None
         self._kinds: dict[int, T.Kind] = {}
         self._resolved: dict[int, str | None] = {}
@@ -383,7 +389,8 @@ class FileWalker:
         message = rule.format_message(**fields)
         if self.external and self.scope is not None:  # a re-walk: a kind a traced run settled says so
             message += run_facts.mentioned_observed(node, self.function_key, self.external)
-        hit = _PendingHit(type(rule), node, message, spec, root_only, condition)
+        guard = () if always else self._default_guards.get(id(statement), ())
+        hit = _PendingHit(type(rule), node, message, spec, root_only, condition, guard)
         if always:
             self.always.append(hit)
             return
@@ -2244,6 +2251,9 @@ class FileWalker:
             self_name = all_params[0].name.value
             inner.self_name = self_name
         unit.params = tuple(p.name.value for p in all_params if p.name.value != self_name)
+        for statement, needed in default_guards.guarded_statements(node, self_name).items():
+            self._default_guards[statement] = (key, *needed)
+        inner.guardable = default_guards.guardable_defaults(node, self_name)
         if not isinstance(params.star_arg, cst.Param):  # no `*args`
             # how many of the last positional parameters have no default (see _scalar_arg_slots)
             unit.required_tail = next((i for i, p in enumerate(reversed(all_params)) if p.default is not None
@@ -2725,9 +2735,11 @@ class FileWalker:
         """The kinds, and the per-step numbers, a call passes to its callees' parameters."""
         if refs and node.args:
             slots = self._arg_kind_slots(node)
+            sources = default_guards.argument_sources(node, self.scope.guardable, self.function_key)
             for ref in refs:
                 for unit in self.scope.units:
                     unit.arg_kinds.append((ref, slots))
+                    unit.arg_sources.append(sources)
         if refs and node.args and self.scope.is_function and any(self._may_vary(a.value) for a in node.args):
             slots = self._scalar_arg_slots(node)
             if slots:
@@ -3241,7 +3253,8 @@ class FileWalker:
                         fix = Fix(pending.fix.title, (), pending.fix.applicability, withheld)
                     elif len(edits) == len(pending.fix.replacements):
                         fix = Fix(pending.fix.title, edits, pending.fix.applicability, pending.fix.reason)
-                hit = Hit(pending.rule.code, pending.message, start, end, fix, pending.root_only, pending.condition)
+                hit = Hit(pending.rule.code, pending.message, start, end, fix, pending.root_only, pending.condition,
+                          pending.guard)
                 built_hits[id(pending)] = hit
             return hit
 
@@ -3261,7 +3274,8 @@ class FileWalker:
                               unit.is_function, returns, unit.params, tuple(unit.scalar_args),
                               tuple(unit.arg_kinds), unit.replays, tuple(unit.injects), unit.required_tail,
                               unit.key in self.properties,
-                              tuple(statement_line.get(id(statement), 0) for statement in unit.calls.values())))
+                              tuple(statement_line.get(id(statement), 0) for statement in unit.calls.values()),
+                              tuple(unit.arg_sources)))
         refs = tuple(
             RegionRef(kind, conf, targets, class_key, line_of(node))
             for kind, conf, targets, class_key, node in self.region_refs

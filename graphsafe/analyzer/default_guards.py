@@ -1,0 +1,251 @@
+"""Code that runs only when a caller passes a parameter: default-guarded statements.
+
+Libraries (and project code) keep deprecation warnings, validation, logging and generator draws
+behind a parameter whose default turns them off::
+
+    def scale(x, factor=2.0, legacy=None):
+        if legacy is not None:
+            warnings.warn("legacy is deprecated")   # runs only if a caller passes `legacy`
+
+A hit in such a statement is a hazard only where some call in reach passes that parameter
+(Hit.guard; the project pass judges it, callgraph.Project.guard_passes). Here, per function:
+which statements need which parameters passed. A parameter counts only if its default is a
+literal None / False / 0 / "" and the function never rebinds it.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+_NO_DEFAULT = object()
+
+
+def guarded_statements(function: cst.FunctionDef, self_name: str | None) -> dict[int, tuple[str, ...]]:
+    """id(statement) → the parameters that must be passed for it to run, each as
+    `name=default` (sorted: `legacy=None`), for the statements of `function`'s own body (not
+    those of nested defs or classes)."""
+    defaults = guardable_defaults(function, self_name)
+    if not defaults:
+        return {}
+    found: dict[int, tuple[str, ...]] = {}
+    _walk_block(_body(function.body), frozenset(), defaults, found)
+    return {key: tuple(f"{name}={defaults[name]!r}" for name in names) for key, names in found.items()}
+
+
+def argument_sources(call: cst.Call, own: dict[str, object], function: str | None) -> tuple[tuple[str, str], ...]:
+    """For the guards of the callee: (slot as in Unit.arg_kinds, source) for the arguments of
+    `call` that may leave a callee's default in force: a falsy literal (`f(x, None)`: source
+    `=None`) or a guardable parameter `own` of the calling `function` handed on unchanged
+    (`randn_tensor(shape, generator=generator)`: source `<function>:generator=None`)."""
+    found = []
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            break  # positions after an unpacking are not known (arg_kinds says "*")
+        slot = arg.keyword.value if arg.keyword is not None else str(position)
+        if arg.keyword is None:
+            position += 1
+        value = _literal(arg.value)
+        if value is not _NO_DEFAULT and not value:
+            found.append((slot, f"={value!r}"))
+        elif type(arg.value) is cst.Name and arg.value.value in own and function:
+            found.append((slot, f"{function}:{arg.value.value}={own[arg.value.value]!r}"))
+    return tuple(found)
+
+
+def guardable_defaults(function: cst.FunctionDef, self_name: str | None) -> dict[str, object]:
+    params = function.params
+    found: dict[str, object] = {}
+    for param in list(params.posonly_params) + list(params.params) + list(params.kwonly_params):
+        name = param.name.value
+        if name == self_name or param.default is None:
+            continue
+        value = _literal(param.default)
+        if value is not _NO_DEFAULT and not value:
+            found[name] = value
+    if found:
+        visitor = _Rebinds()
+        function.body.visit(visitor)
+        for name in visitor.names:
+            found.pop(name, None)
+        for name in visitor.narrowed:  # `generator = generator[0]` raises on None: never rebinds the default
+            if found.get(name, 0) is not None:
+                found.pop(name, None)
+    return found
+
+
+def _literal(node: cst.BaseExpression) -> object:
+    if type(node) is cst.Name and node.value in ("None", "False"):
+        return None if node.value == "None" else False
+    if type(node) is cst.Integer and node.value in ("0",):
+        return 0
+    if type(node) is cst.Float and node.value in ("0.0", "0."):
+        return 0.0
+    if type(node) is cst.SimpleString and node.evaluated_value in ("", b""):
+        return ""
+    return _NO_DEFAULT
+
+
+class _Rebinds(cst.CSTVisitor):
+    """Names bound anywhere in a function body, nested scopes included (a conservative read),
+    and apart from them, names only ever rebound to a part of themselves (`g = g[0]`, `cb =
+    cb.fn`): that raises on None, so a None default is never replaced that way."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.narrowed: set[str] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
+                and _part_of(node.value) == node.targets[0].target.value:
+            self.narrowed.add(node.targets[0].target.value)
+            return False
+        return True
+
+    def _target(self, node: cst.CSTNode) -> None:
+        if type(node) is cst.Name:
+            self.names.add(node.value)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for element in node.elements:
+                self._target(element.value)
+        elif type(node) is cst.StarredElement:
+            self._target(node.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._target(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._target(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._target(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._target(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._target(node.name)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._target(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._target(node.target)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.names.update(n.name.value for n in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.names.update(n.name.value for n in node.names)
+
+
+def _part_of(value: cst.BaseExpression) -> str | None:
+    """`g[0]`, `g.fn`, `g.items()[0]` → "g": the name whose part the value is (None otherwise)."""
+    if type(value) not in (cst.Subscript, cst.Attribute, cst.Call):
+        return None
+    while type(value) in (cst.Subscript, cst.Attribute, cst.Call):
+        value = value.func if type(value) is cst.Call else value.value
+    return value.value if type(value) is cst.Name else None
+
+
+def _body(suite: cst.BaseSuite) -> tuple[cst.BaseStatement, ...]:
+    return tuple(suite.body) if isinstance(suite, cst.IndentedBlock) else (suite,)  # type: ignore[arg-type]
+
+
+def _test_guard(test: cst.BaseExpression, defaults: dict[str, object]) -> tuple[frozenset[str], frozenset[str]]:
+    """(parameters the `if` body needs passed, parameters its `else` needs passed): the body
+    of `if P is not None:` / `if P:` / `if P is True:` / `if P and ...:` cannot run with P's
+    default; the `else` of `if P is None:` / `if not P:` cannot either."""
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
+        left, _ = _test_guard(test.left, defaults)
+        right, _ = _test_guard(test.right, defaults)
+        return left | right, frozenset()
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        body, orelse = _test_guard(test.expression, defaults)
+        return orelse, body
+    if type(test) is cst.Name and test.value in defaults:
+        return frozenset((test.value,)), frozenset()  # every guardable default is falsy
+    if type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.left) is cst.Name \
+            and test.left.value in defaults:
+        name, default = test.left.value, defaults[test.left.value]
+        target = test.comparisons[0].comparator
+        operator = type(test.comparisons[0].operator)
+        if type(target) is cst.Name and target.value in ("None", "True"):
+            same = (default is None) if target.value == "None" else False  # `default is True`: never
+            if operator is cst.IsNot:
+                return (frozenset((name,)), frozenset()) if same else (frozenset(), frozenset())
+            if operator is cst.Is:
+                return (frozenset(), frozenset((name,))) if same else (frozenset((name,)), frozenset())
+    return frozenset(), frozenset()
+
+
+def _ends_block(statements: tuple[cst.BaseStatement, ...]) -> bool:
+    """The block always leaves the function (its last statement returns or raises)."""
+    if not statements:
+        return False
+    last = statements[-1]
+    return isinstance(last, cst.SimpleStatementLine) and any(
+        isinstance(small, (cst.Return, cst.Raise)) for small in last.body)
+
+
+def _walk_block(statements, needed: frozenset[str], defaults: dict[str, object], found: dict[int, tuple[str, ...]]) -> None:
+    for statement in statements:
+        if needed:
+            found[id(statement)] = tuple(sorted(needed))
+        if type(statement) is cst.If:
+            after = _walk_if(statement, needed, defaults, found)
+            needed = needed | after
+        elif isinstance(statement, (cst.For, cst.While)):
+            _walk_block(_body(statement.body), needed, defaults, found)
+            if statement.orelse is not None:
+                _walk_block(_body(statement.orelse.body), needed, defaults, found)
+        elif type(statement) is cst.With:
+            _walk_block(_body(statement.body), needed, defaults, found)
+        elif type(statement) is cst.Try:
+            _walk_block(_body(statement.body), needed, defaults, found)
+            for handler in statement.handlers:
+                _walk_block(_body(handler.body), needed, defaults, found)
+            for extra in (statement.orelse, statement.finalbody):
+                if extra is not None:
+                    _walk_block(_body(extra.body), needed, defaults, found)
+
+
+def _walk_if(statement: cst.If, needed: frozenset[str], defaults: dict[str, object],
+             found: dict[int, tuple[str, ...]]) -> frozenset[str]:
+    """Walk an if/elif/else chain; returns what the statements after it need (a guard clause:
+    `if P is None: return x` leaves the rest of the block to callers that pass P)."""
+    body_needs, else_needs = _test_guard(statement.test, defaults)
+    body = _body(statement.body)
+    _walk_block(body, needed | body_needs, defaults, found)
+    orelse = statement.orelse
+    if type(orelse) is cst.If:
+        if else_needs:
+            found[id(orelse)] = tuple(sorted(needed | else_needs))
+        _walk_if(orelse, needed | else_needs, defaults, found)
+    elif orelse is not None:
+        _walk_block(_body(orelse.body), needed | else_needs, defaults, found)
+    elif else_needs and _ends_block(body):
+        return else_needs
+    return frozenset()
+
+
+def passed_as(slots: tuple[tuple[str, str], ...], sources: tuple[tuple[str, str], ...], name: str,
+              position: int | None, default: str) -> str | None:
+    """How a call site (its Unit.arg_kinds slots and argument_sources) passes parameter `name`
+    (at `position` among the positional ones, if it is one) whose default is `default` (a
+    repr): None if it does not, or passes the default itself; "" if it passes something else
+    (an unpacked `*args`/`**kwargs` may pass anything); `<function>:<parameter>=<default>` if it hands on
+    that guardable parameter of the caller (passed only where the caller's callers pass it)."""
+    for slot, _ in slots:
+        if slot == "*" or (position is not None and slot.startswith("*") and slot[1:].isdigit()
+                           and int(slot[1:]) <= position):
+            return ""
+        if slot == name or (position is not None and slot == str(position)):
+            source = dict(sources).get(slot, "")
+            if source == f"={default}":
+                return None
+            return "" if source.startswith("=") else source
+    return None

@@ -1,0 +1,213 @@
+"""Code behind a parameter whose default turns it off (`if legacy is not None: warnings.warn(...)`)
+is a hazard only where a call in reach passes that parameter: in project code and in libraries."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from graphsafe.analyzer import default_guards, libraries
+from graphsafe.analyzer.engine import check_paths
+from graphsafe.config import Settings
+
+LIB = """\
+import warnings
+import torch
+
+
+def scale(x, factor=2.0, legacy=None):
+    if legacy is not None:
+        warnings.warn("legacy is deprecated")
+        x = x * legacy
+    return x * factor
+
+
+def checked(x, strict=False):
+    if not strict:
+        return x
+    if x.abs().max().item() > 1e3:
+        raise ValueError("too large")
+    return x
+"""
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text))
+
+
+def _codes(tmp_path: Path, project: str, library: str | None = None, monkeypatch=None) -> set[tuple[int, str]]:
+    root = tmp_path / "proj"
+    _write(root, {"step.py": project})
+    if library is not None:
+        site = tmp_path / "site"
+        _write(site, {"fakelib/__init__.py": library,
+                      "fakelib-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: fakelib\nVersion: 1.0\n\nbody\n"})
+        monkeypatch.setenv(libraries.LIBRARY_PATH_ENV, str(site))
+    result = check_paths([root], Settings(root=root, regions=("step.py::step",)), use_cache=False, jobs=1)
+    return {(d.start.line, d.code) for d in result.diagnostics}
+
+
+def test_a_library_warning_behind_an_unpassed_default_is_not_reported(tmp_path, monkeypatch):
+    project = "from fakelib import scale\n\ndef step(x):\n    return scale(x, 3.0)\n"
+    assert _codes(tmp_path, project, LIB, monkeypatch) == set()
+
+
+@pytest.mark.parametrize("call", ["scale(x, 3.0, 2.0)", "scale(x, legacy=2.0)", "scale(x, *args)", "scale(x, **kw)"])
+def test_a_library_warning_is_reported_where_a_call_passes_the_parameter(tmp_path, monkeypatch, call):
+    project = f"from fakelib import scale\n\ndef step(x, *args, **kw):\n    return {call}\n"
+    assert _codes(tmp_path, project, LIB, monkeypatch) == {(4, "GS501")}
+
+
+def test_a_sync_after_a_guard_clause_counts_only_where_the_parameter_is_passed(tmp_path, monkeypatch):
+    without = "from fakelib import checked\n\ndef step(x):\n    return checked(x)\n"
+    assert _codes(tmp_path, without, LIB, monkeypatch) == set()
+    given = "from fakelib import checked\n\ndef step(x):\n    return checked(x, strict=True)\n"
+    assert (4, "GS101") in _codes(tmp_path / "given", given, LIB, monkeypatch)
+
+
+PROJECT = """\
+def log_step(x, verbose=False, every=0):
+    if verbose:
+        print("step")
+    if not every:
+        return x
+    print("every", every)
+    return x
+
+
+def step(x):
+    return log_step(x)
+"""
+
+
+def test_project_code_behind_an_unpassed_default_is_not_reported(tmp_path):
+    assert _codes(tmp_path, PROJECT) == set()
+
+
+def test_project_code_is_reported_once_a_reached_call_passes_the_parameter(tmp_path):
+    passed = PROJECT.replace("return log_step(x)", "return log_step(x, True)")
+    assert _codes(tmp_path, passed) == {(3, "GS501")}
+    both = PROJECT.replace("return log_step(x)", "return log_step(x, every=5)")
+    assert _codes(tmp_path / "both", both) == {(6, "GS501")}
+
+
+def test_a_call_outside_the_regions_reach_does_not_count(tmp_path):
+    elsewhere = PROJECT + "\n\ndef main(x):\n    return log_step(x, True)\n"
+    assert _codes(tmp_path, elsewhere) == set()
+
+
+def test_a_region_roots_own_parameters_may_be_passed_by_whoever_captures_it(tmp_path):
+    root = "def step(x, verbose=False):\n    if verbose:\n        print(x.shape)\n    return x\n"
+    assert _codes(tmp_path, root) == {(3, "GS501")}
+
+
+def test_a_parameter_the_function_rebinds_guards_nothing(tmp_path):
+    rebinding = PROJECT.replace("    if verbose:\n", "    verbose = verbose or x.dim() > 3\n    if verbose:\n")
+    assert (4, "GS501") in _codes(tmp_path, rebinding)
+
+
+def _guards(source: str) -> dict[str, tuple[str, ...]]:
+    """First line of each guarded statement of the module's first function → what it needs."""
+    module = cst.parse_module(textwrap.dedent(source))
+    function = module.body[0]
+    found = default_guards.guarded_statements(function, None)
+    return {module.code_for_node(n).strip().splitlines()[0]: found[id(n)] for n in _statements(function) if id(n) in found}
+
+
+def _statements(node: cst.CSTNode):
+    for child in node.children:
+        if isinstance(child, cst.BaseStatement):
+            yield child
+        yield from _statements(child)
+
+
+def test_which_defaults_and_tests_guard_which_statements():
+    found = _guards("""\
+        def f(x, a=None, b=False, c=0, d=1.0, e=None, f=None, g=None):
+            if a is not None and x:
+                s1()
+            if b is True:
+                s2()
+            if d:
+                s3()
+            if e is None:
+                s4()
+            else:
+                s5()
+            if not f:
+                pass
+            elif x:
+                s6()
+            if g is not None:
+                pass
+            else:
+                s7()
+            if c is None:
+                s8()
+            return x
+        """)
+    # (`elif x:` prints as `if x:`; `pass` is the one under `if g is not None:`)
+    assert found == {"s1()": ("a=None",), "s2()": ("b=False",), "s5()": ("e=None",), "if x:": ("f=None",),
+                     "s6()": ("f=None",), "pass": ("g=None",), "s8()": ("c=0",)}
+
+
+def test_a_guard_clause_leaves_the_rest_of_the_block_to_callers_that_pass_the_parameter():
+    found = _guards("""\
+        def f(x, hook=None):
+            y = x + 1
+            if hook is None:
+                return y
+            hook(y)
+            return y
+        """)
+    assert found == {"hook(y)": ("hook=None",), "return y": ("hook=None",)}
+
+
+HANDED_ON = """\
+import warnings
+
+
+def inner(x, hook=None):
+    if hook is not None:
+        warnings.warn("hooks are slow")
+    return x
+
+
+def outer(x, hook=None):
+    return inner(x, hook=hook)
+
+
+def step(x):
+    return CALL
+"""
+
+
+@pytest.mark.parametrize("call, reported", [
+    ("outer(x)", False),               # outer hands on its own default
+    ("outer(x, None)", False),         # the default itself, passed
+    ("inner(x, None) + outer(x)", False),
+    ("outer(x, hook=print)", True),
+    ("outer(x, False)", True),         # not the default: `False is not None`
+])
+def test_a_parameter_handed_on_counts_only_where_the_outer_callers_pass_it(tmp_path, call, reported):
+    assert _codes(tmp_path, HANDED_ON.replace("CALL", call)) == ({(6, "GS501")} if reported else set())
+
+
+def test_a_none_default_narrowed_to_a_part_of_itself_still_guards():
+    found = _guards("""\
+        def f(x, generator=None, flag=False):
+            if isinstance(generator, list):
+                generator = generator[0]
+            if generator is not None:
+                draw(generator)
+            flag = flag.real
+            if flag:
+                log()
+        """)
+    assert found == {"draw(generator)": ("generator=None",)}  # `False.real` runs: flag guards nothing
