@@ -17,14 +17,18 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphsafe.analyzer.nodes import children
+
 _NO_DEFAULT = object()
 
 
-def guarded_statements(function: cst.FunctionDef, self_name: str | None) -> dict[int, tuple[str, ...]]:
+def guarded_statements(function: cst.FunctionDef, self_name: str | None,
+                       defaults: dict[str, object] | None = None) -> dict[int, tuple[str, ...]]:
     """id(statement) → the parameters that must be passed for it to run, each as
     `name=default` (sorted: `legacy=None`), for the statements of `function`'s own body (not
-    those of nested defs or classes)."""
-    defaults = guardable_defaults(function, self_name)
+    those of nested defs or classes). `defaults`: guardable_defaults(function), if known."""
+    if defaults is None:
+        defaults = guardable_defaults(function, self_name)
     if not defaults:
         return {}
     found: dict[int, tuple[str, ...]] = {}
@@ -64,11 +68,10 @@ def guardable_defaults(function: cst.FunctionDef, self_name: str | None) -> dict
         if value is not _NO_DEFAULT and not value:
             found[name] = value
     if found:
-        visitor = _Rebinds()
-        function.body.visit(visitor)
-        for name in visitor.names:
+        rebound, narrowed = _rebinds(function.body)
+        for name in rebound:
             found.pop(name, None)
-        for name in visitor.narrowed:  # `generator = generator[0]` raises on None: never rebinds the default
+        for name in narrowed:  # `generator = generator[0]` raises on None: never rebinds the default
             if found.get(name, 0) is not None:
                 found.pop(name, None)
     return found
@@ -86,60 +89,41 @@ def _literal(node: cst.BaseExpression) -> object:
     return _NO_DEFAULT
 
 
-class _Rebinds(cst.CSTVisitor):
-    """Names bound anywhere in a function body, nested scopes included (a conservative read),
-    and apart from them, names only ever rebound to a part of themselves (`g = g[0]`, `cb =
-    cb.fn`): that raises on None, so a None default is never replaced that way."""
+def _rebinds(body: cst.BaseSuite) -> tuple[set[str], set[str]]:
+    """(names bound anywhere in a function body, nested scopes included: a conservative read;
+    names only ever rebound to a part of themselves, `g = g[0]`, `cb = cb.fn`: that raises on
+    None, so a None default is never replaced that way)."""
+    names: set[str] = set()
+    narrowed: set[str] = set()
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        tp = type(node)
+        if tp is cst.Assign:
+            if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
+                    and _part_of(node.value) == node.targets[0].target.value:
+                narrowed.add(node.targets[0].target.value)
+            else:
+                for target in node.targets:
+                    _bound(target.target, names)
+        elif tp in (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.Del):
+            _bound(node.target, names)
+        elif tp is cst.AsName:
+            _bound(node.name, names)
+        elif tp in (cst.Global, cst.Nonlocal):
+            names.update(n.name.value for n in node.names)
+        stack.extend(children(node))
+    return names, narrowed
 
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-        self.narrowed: set[str] = set()
 
-    def visit_Assign(self, node: cst.Assign) -> bool:
-        if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
-                and _part_of(node.value) == node.targets[0].target.value:
-            self.narrowed.add(node.targets[0].target.value)
-            return False
-        return True
-
-    def _target(self, node: cst.CSTNode) -> None:
-        if type(node) is cst.Name:
-            self.names.add(node.value)
-        elif isinstance(node, (cst.Tuple, cst.List)):
-            for element in node.elements:
-                self._target(element.value)
-        elif type(node) is cst.StarredElement:
-            self._target(node.value)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._target(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._target(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._target(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._target(node.target)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._target(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._target(node.name)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._target(node.target)
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._target(node.target)
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.names.update(n.name.value for n in node.names)
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.names.update(n.name.value for n in node.names)
+def _bound(node: cst.CSTNode, names: set[str]) -> None:
+    if type(node) is cst.Name:
+        names.add(node.value)
+    elif type(node) in (cst.Tuple, cst.List):
+        for element in node.elements:
+            _bound(element.value, names)
+    elif type(node) is cst.StarredElement:
+        _bound(node.value, names)
 
 
 def _part_of(value: cst.BaseExpression) -> str | None:

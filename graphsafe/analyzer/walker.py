@@ -2251,9 +2251,9 @@ class FileWalker:
             self_name = all_params[0].name.value
             inner.self_name = self_name
         unit.params = tuple(p.name.value for p in all_params if p.name.value != self_name)
-        for statement, needed in default_guards.guarded_statements(node, self_name).items():
-            self._default_guards[statement] = (key, *needed)
         inner.guardable = default_guards.guardable_defaults(node, self_name)
+        for statement, needed in default_guards.guarded_statements(node, self_name, inner.guardable).items():
+            self._default_guards[statement] = (key, *needed)
         if not isinstance(params.star_arg, cst.Param):  # no `*args`
             # how many of the last positional parameters have no default (see _scalar_arg_slots)
             unit.required_tail = next((i for i, p in enumerate(reversed(all_params)) if p.default is not None
