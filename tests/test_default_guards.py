@@ -211,3 +211,125 @@ def test_a_none_default_narrowed_to_a_part_of_itself_still_guards():
                 log()
         """)
     assert found == {"draw(generator)": ("generator=None",)}  # `False.real` runs: flag guards nothing
+
+
+def test_a_false_module_constant_guards_its_code_everywhere():
+    module = cst.parse_module(textwrap.dedent("""\
+        _debug = False
+        VERBOSE = None
+        LEVEL = 0
+        LEVEL = 1
+
+        def f(x):
+            if _debug:
+                print(x)
+            if VERBOSE is not None:
+                log(x)
+            if LEVEL:
+                warn(x)
+            return x
+        """))
+    function = module.body[4]
+    constants = default_guards.module_constants(module)
+    assert constants == {"_debug": False, "VERBOSE": None}  # LEVEL is bound twice
+    found = default_guards.guarded_statements(function, None, {}, constants)
+    assert sorted(found.values()) == [("!VERBOSE",), ("!_debug",)]
+
+
+def test_a_module_constant_set_by_a_function_guards_nothing():
+    module = cst.parse_module("_debug = False\n\ndef on():\n    global _debug\n    _debug = True\n")
+    assert default_guards.module_constants(module) == {}
+
+
+def test_the_code_after_a_cache_hits_early_return_runs_only_on_a_miss():
+    found = _guards("""\
+        def backend(x):
+            found = _cache.get(type(x))
+            if found is not None:
+                return found
+            print("loading")
+            _cache[type(x)] = made = make(x)
+            return made
+        """)
+    assert found == {'print("loading")': ("!cache-hit",), "_cache[type(x)] = made = make(x)": ("!cache-hit",),
+                     "return made": ("!cache-hit",)}
+    keyed = _guards("""\
+        def table(self, n):
+            if n in self._tables:
+                return self._tables[n]
+            self._tables[n] = t = build(n)
+            return t
+        """)
+    assert set(keyed) == {"self._tables[n] = t = build(n)", "return t"}
+
+
+def test_library_debug_prints_and_cache_misses_are_not_reported(tmp_path, monkeypatch):
+    library = """\
+        _backends = {}
+        _debug_importing = False
+
+        def get_backend(x):
+            found = _backends.get(type(x))
+            if found is not None:
+                return found
+            if _debug_importing:
+                print("testing backends")
+            _backends[type(x)] = made = object()
+            return made
+
+        def rearrange(x, pattern):
+            get_backend(x)
+            return x.reshape(-1)
+        """
+    project = "from fakelib import rearrange\n\ndef step(x):\n    return rearrange(x, 'b n -> (b n)')\n"
+    assert _codes(tmp_path, project, textwrap.dedent(library), monkeypatch) == set()
+
+
+def test_the_body_of_an_lru_cached_function_runs_only_on_a_miss():
+    found = _guards("""\
+        @functools.lru_cache(maxsize=256)
+        def parse(pattern):
+            warnings.warn("deprecated axis name")
+            return pattern.split()
+        """)
+    assert found == {'warnings.warn("deprecated axis name")': ("!cache-hit",), "return pattern.split()": ("!cache-hit",)}
+
+
+def test_what_a_cached_function_calls_is_not_reached_from_it(tmp_path, monkeypatch):
+    library = """\
+        import functools
+        import warnings
+
+        def check_name(name):
+            if name.startswith("_"):
+                warnings.warn("odd axis name")
+            return name
+
+        @functools.lru_cache(maxsize=128)
+        def parse(pattern):
+            return [check_name(n) for n in pattern.split()]
+
+        def rearrange(x, pattern):
+            parse(pattern)
+            return x.reshape(-1)
+
+        def checked(x, pattern):
+            check_name(pattern)
+            return x
+        """
+    cached = "from fakelib import rearrange\n\ndef step(x):\n    return rearrange(x, 'b n')\n"
+    assert _codes(tmp_path, cached, textwrap.dedent(library), monkeypatch) == set()
+    direct = "from fakelib import checked\n\ndef step(x):\n    return checked(x, 'b n')\n"
+    assert _codes(tmp_path / "direct", direct, textwrap.dedent(library), monkeypatch) == {(4, "GS501")}
+
+
+def test_a_cache_keyed_by_identity_misses_every_eager_step_and_guards_nothing():
+    found = _guards("""\
+        def pos(self, feat):
+            cached = self._cache.get(feat.data_ptr())
+            if cached is not None:
+                return cached
+            self._cache[feat.data_ptr()] = made = build(feat)
+            return made
+        """)
+    assert found == {}

@@ -481,7 +481,9 @@ class Project:
             lines = unit.call_lines or (0,) * len(unit.calls)
             seen_calls = frozenset(self.observed.calls_from(key)) or None
             found, sites = [], []  # sites: each call, its line and what static analysis resolves it to
-            for ref, line in zip(unit.calls, lines):
+            for index, (ref, line) in enumerate(zip(unit.calls, lines)):
+                if index in unit.cold_calls:
+                    continue  # runs only before the program is warm (default_guards.py)
                 callees = self.callees_on(ref, unit.class_key, receiver, seen_calls)
                 found += [(c, line) for c in callees]
                 sites.append((ref, line, [c for c, _ in callees]))
@@ -552,7 +554,9 @@ class Project:
             if located.path in self.library_paths:
                 continue
             unit = located.unit
-            for ref, line in zip(unit.calls, unit.call_lines or (0,) * len(unit.calls)):
+            for index, (ref, line) in enumerate(zip(unit.calls, unit.call_lines or (0,) * len(unit.calls))):
+                if index in unit.cold_calls:
+                    continue
                 for callee in self.callees(ref, unit.class_key):
                     if self.units[callee].path in self.library_paths and line > 0:
                         found += [(key, line, steps, hit) for steps, hit in self._library_closure(callee, inside, roots)]
@@ -587,7 +591,9 @@ class Project:
                     else:
                         current = None
                 results.append((tuple(reversed(steps)), hit))
-            for ref, line in zip(unit.calls, unit.call_lines or (0,) * len(unit.calls)):
+            for index, (ref, line) in enumerate(zip(unit.calls, unit.call_lines or (0,) * len(unit.calls))):
+                if index in unit.cold_calls:
+                    continue
                 for callee in self.callees(ref, unit.class_key):
                     if callee not in parent and self.units[callee].path in self.library_paths:
                         parent[callee] = (key, line)
@@ -834,6 +840,8 @@ class Project:
         whoever captures it, and a function reached only in ways that show no arguments (a
         callback, a hook) may be passed anything: both count as passing."""
         function = guard[0]
+        if any(needed.startswith(default_guards.NEVER) for needed in guard[1:]):
+            return False  # a constant that is always false, a cache miss: not once the program is warm
         located = self.units.get(function)
         if function in roots or located is None or function in seen:
             return True

@@ -11,6 +11,13 @@ A hit in such a statement is a hazard only where some call in reach passes that 
 (Hit.guard; the project pass judges it, callgraph.Project.guard_passes). Here, per function:
 which statements need which parameters passed. A parameter counts only if its default is a
 literal None / False / 0 / "" and the function never rebinds it.
+
+Some guards need no caller at all (a `!` entry: the code never runs once the program is warm):
+a module constant bound once to a falsy literal and never rebound (`_debug = False` ...
+`if _debug: print(...)`); everything after a cache hit's early return (`found =
+_cache.get(key)`, `if found is not None: return found`); the body of an `@lru_cache` /
+`@cache` function. Those run on a cache miss, in the warm-up steps before capture (same
+shapes, same patterns, same buffers), not in the captured step.
 """
 
 from __future__ import annotations
@@ -23,17 +30,95 @@ _NO_DEFAULT = object()
 
 
 def guarded_statements(function: cst.FunctionDef, self_name: str | None,
-                       defaults: dict[str, object] | None = None) -> dict[int, tuple[str, ...]]:
+                       defaults: dict[str, object] | None = None,
+                       constants: dict[str, object] | None = None) -> dict[int, tuple[str, ...]]:
     """id(statement) → the parameters that must be passed for it to run, each as
-    `name=default` (sorted: `legacy=None`), for the statements of `function`'s own body (not
-    those of nested defs or classes). `defaults`: guardable_defaults(function), if known."""
+    `name=default` (sorted: `legacy=None`), or `!why` where no call can make it run once the
+    program is warm, for the statements of `function`'s own body (not those of nested defs or
+    classes). `defaults`: guardable_defaults(function), if known; `constants`: module_constants."""
     if defaults is None:
         defaults = guardable_defaults(function, self_name)
-    if not defaults:
-        return {}
+    guards = dict(defaults)
+    for name, value in (constants or {}).items():
+        guards.setdefault(name, _Constant(value))
     found: dict[int, tuple[str, ...]] = {}
-    _walk_block(_body(function.body), frozenset(), defaults, found)
-    return {key: tuple(f"{name}={defaults[name]!r}" for name in names) for key, names in found.items()}
+    start = frozenset({_MEMO}) if _memoised(function) else frozenset()
+    _walk_block(_body(function.body), start, guards, found)
+    return {key: tuple(_needed(name, guards) for name in names) for key, names in found.items()}
+
+
+_MEMO_DECORATORS = frozenset({"lru_cache", "cache", "functools.lru_cache", "functools.cache"})
+
+
+def _memoised(function: cst.FunctionDef) -> bool:
+    """`@functools.lru_cache(...)` / `@cache`: the body runs on a cache miss only."""
+    for decorator in function.decorators:
+        target = decorator.decorator
+        if type(target) is cst.Call:
+            target = target.func
+        if type(target) in (cst.Name, cst.Attribute) and cst.Module([]).code_for_node(target) in _MEMO_DECORATORS:
+            return True
+    return False
+
+
+class _Constant:
+    """A module constant's value among the guards: nobody passes it."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+
+_MEMO = "!cache-hit"  # the statements after a cache hit's early return
+
+
+def _needed(name: str, guards: dict[str, object]) -> str:
+    if name == _MEMO:
+        return name
+    value = guards[name]
+    return f"{NEVER}{name}" if isinstance(value, _Constant) else f"{name}={value!r}"
+
+
+NEVER = "!"  # a needed entry that no call can pass: the code does not run once warm
+
+
+def module_constants(module: cst.Module) -> dict[str, object]:
+    """Module-level names bound once, to a falsy literal, and never rebound in the module
+    (`_debug_importing = False`): a guard on one is false whenever the module's code runs."""
+    found: dict[str, object] = {}
+    bound: dict[str, int] = {}
+    for statement in module.body:
+        if type(statement) is cst.SimpleStatementLine:
+            for small in statement.body:
+                if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name:
+                    name = small.targets[0].target.value
+                    bound[name] = bound.get(name, 0) + 1
+                    value = _literal(small.value)
+                    if value is not _NO_DEFAULT and not value:
+                        found[name] = value
+    found = {name: value for name, value in found.items() if bound[name] == 1}
+    if found:
+        rebound, narrowed = _rebinds_outside_assigns(module, found)
+        for name in rebound | narrowed:
+            found.pop(name, None)
+    return found
+
+
+def _rebinds_outside_assigns(module: cst.Module, names: dict[str, object]) -> tuple[set[str], set[str]]:
+    """Bindings of `names` other than their one module-level assignment (in functions with
+    `global`, loops, `with ... as`, augmented assignments anywhere)."""
+    rebound, narrowed = set(), set()
+    for statement in module.body:
+        if type(statement) is cst.SimpleStatementLine and all(
+                type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name
+                for small in statement.body):
+            continue  # the module-level assignments counted above
+        found, parts = _rebinds(statement)
+        rebound |= found & names.keys()
+        narrowed |= parts & names.keys()
+    return rebound, narrowed
 
 
 def argument_sources(call: cst.Call, own: dict[str, object], function: str | None) -> tuple[tuple[str, str], ...]:
@@ -155,6 +240,7 @@ def _test_guard(test: cst.BaseExpression, defaults: dict[str, object]) -> tuple[
     if type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.left) is cst.Name \
             and test.left.value in defaults:
         name, default = test.left.value, defaults[test.left.value]
+        default = default.value if isinstance(default, _Constant) else default
         target = test.comparisons[0].comparator
         operator = type(test.comparisons[0].operator)
         if type(target) is cst.Name and target.value in ("None", "True"):
@@ -176,10 +262,16 @@ def _ends_block(statements: tuple[cst.BaseStatement, ...]) -> bool:
 
 
 def _walk_block(statements, needed: frozenset[str], defaults: dict[str, object], found: dict[int, tuple[str, ...]]) -> None:
+    looked_up: dict[str, str] = {}  # local → the cache it was read from (`found = _cache.get(key)`)
     for statement in statements:
         if needed:
             found[id(statement)] = tuple(sorted(needed))
-        if type(statement) is cst.If:
+        lookup = _cache_lookup(statement)
+        if lookup is not None:
+            looked_up[lookup[0]] = lookup[1]
+        if type(statement) is cst.If and _cache_hit_return(statement, looked_up):
+            needed = needed | {_MEMO}
+        elif type(statement) is cst.If:
             after = _walk_if(statement, needed, defaults, found)
             needed = needed | after
         elif isinstance(statement, (cst.For, cst.While)):
@@ -195,6 +287,58 @@ def _walk_block(statements, needed: frozenset[str], defaults: dict[str, object],
             for extra in (statement.orelse, statement.finalbody):
                 if extra is not None:
                     _walk_block(_body(extra.body), needed, defaults, found)
+
+
+def _cache_lookup(statement: cst.BaseStatement) -> tuple[str, str] | None:
+    """`found = CACHE.get(key)` (CACHE a module name or an attribute): (found, CACHE)."""
+    if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if type(small) is not cst.Assign or len(small.targets) != 1 or type(small.targets[0].target) is not cst.Name:
+        return None
+    value = small.value
+    if type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value == "get" \
+            and type(value.func.value) in (cst.Name, cst.Attribute) and value.args and _stable_key(value.args[0].value):
+        return small.targets[0].target.value, cst.Module([]).code_for_node(value.func.value)
+    return None
+
+
+def _stable_key(key: cst.BaseExpression) -> bool:
+    """A cache key that is the same on every warm step: not an object's identity (`id(t)`,
+    `hash(t)`, `t.data_ptr()`: a new tensor each eager step misses every time, GS506)."""
+    stack = [key]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Call:
+            func = node.func
+            if (type(func) is cst.Name and func.value in ("id", "hash")) or (
+                    type(func) is cst.Attribute and func.attr.value == "data_ptr"):
+                return False
+        stack.extend(children(node))
+    return True
+
+
+def _cache_hit_return(statement: cst.If, looked_up: dict[str, str]) -> bool:
+    """`if found is not None: return found` after `found = CACHE.get(key)`, or `if key in
+    CACHE: return CACHE[key]`: the rest of the block runs only on a cache miss."""
+    if statement.orelse is not None:
+        return False
+    body = _body(statement.body)
+    if len(body) != 1 or type(body[0]) is not cst.SimpleStatementLine or len(body[0].body) != 1 \
+            or type(body[0].body[0]) is not cst.Return or body[0].body[0].value is None:
+        return False
+    returned = body[0].body[0].value
+    test = statement.test
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return False
+    operator, right = type(test.comparisons[0].operator), test.comparisons[0].comparator
+    if operator is cst.IsNot and type(right) is cst.Name and right.value == "None" and type(test.left) is cst.Name:
+        return test.left.value in looked_up and type(returned) is cst.Name and returned.value == test.left.value
+    if operator is cst.In and type(returned) is cst.Subscript and _stable_key(test.left):
+        code = cst.Module([]).code_for_node
+        return code(returned.value) == code(right) and len(returned.slice) == 1 \
+            and code(returned.slice[0].slice) == code(cst.Index(test.left))
+    return False
 
 
 def _walk_if(statement: cst.If, needed: frozenset[str], defaults: dict[str, object],

@@ -85,6 +85,9 @@ class Unit:
     # per entry of `arg_kinds`: the arguments that may leave a callee's default in force, a falsy
     # literal or a guardable parameter handed on (analyzer/default_guards.argument_sources)
     arg_sources: tuple[tuple[tuple[str, str], ...], ...] = ()
+    # indices into `calls` of the calls made only where the code does not run once the program is
+    # warm (a false module constant, after a cache hit's return, an `@lru_cache` body): not followed
+    cold_calls: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -134,6 +134,8 @@ class _UnitBuilder:
     is_function: bool
     # ordered set of calls → the statement of the first (its line is the call site a chain shows)
     calls: dict[CallRef, cst.CSTNode | None] = field(default_factory=dict)
+    # calls every one of whose sites runs only before the program is warm (default_guards.NEVER)
+    cold_calls: dict[CallRef, bool] = field(default_factory=dict)
     hits: list[_PendingHit] = field(default_factory=list)
     marks: list[tuple[RegionKind, Confidence]] = field(default_factory=list)
     returns: list[tuple[str, ...]] = field(default_factory=list)  # one summary per `return`
@@ -1677,6 +1679,7 @@ class FileWalker:
         self.source = source
         self._tensor_receivers: frozenset[str] | None = None  # names a `name.detach(`-like call uses
         self._use_receivers = tensor_use.receivers(source)  # names some call may use as a tensor
+        self._module_constants = default_guards.module_constants(module)  # `_debug = False`: guards
         self._delegated: dict[int, dict[str, str]] | None = None  # see analyzer/delegated_use.py
         self._uses: dict[tuple[int, bool], dict[str, cst.CSTNode]] = {}  # (id of a def, params?) → names used as tensors
         self._none_only_attrs: set[tuple[int, str]] = set()  # (id of a class's kinds, attribute) bound to None only
@@ -2252,7 +2255,8 @@ class FileWalker:
             inner.self_name = self_name
         unit.params = tuple(p.name.value for p in all_params if p.name.value != self_name)
         inner.guardable = default_guards.guardable_defaults(node, self_name)
-        for statement, needed in default_guards.guarded_statements(node, self_name, inner.guardable).items():
+        for statement, needed in default_guards.guarded_statements(node, self_name, inner.guardable,
+                                                                        self._module_constants).items():
             self._default_guards[statement] = (key, *needed)
         if not isinstance(params.star_arg, cst.Param):  # no `*args`
             # how many of the last positional parameters have no default (see _scalar_arg_slots)
@@ -2642,7 +2646,12 @@ class FileWalker:
             if not ref.startswith("torch."):
                 for method in ("__enter__", "__exit__"):
                     for unit in self.scope.units:
-                        unit.calls.setdefault(CallRef("method", f"{ref}::{method}"), self.statement)
+                        self._add_call(unit, CallRef("method", f"{ref}::{method}"))
+
+    def _add_call(self, unit: _UnitBuilder, ref: CallRef) -> None:
+        unit.calls.setdefault(ref, self.statement)
+        cold = any(g.startswith(default_guards.NEVER) for g in self._default_guards.get(id(self.statement), ())[1:])
+        unit.cold_calls[ref] = unit.cold_calls.get(ref, True) and cold
 
     def _visit_block(self, node: cst.BaseSuite) -> None:
         self._walk_block(node)
@@ -2699,7 +2708,7 @@ class FileWalker:
         refs = self._call_refs(node.func)
         for ref in (*refs, *self._refs_run_on_arguments(node)):
             for unit in self.scope.units:
-                unit.calls.setdefault(ref, self.statement)
+                self._add_call(unit, ref)
         if type(node.func) is cst.Attribute and node.func.attr.value == "replay" and not node.args:
             for unit in self.scope.units:
                 unit.replays = True
@@ -2755,7 +2764,7 @@ class FileWalker:
             ref = self._foreign_property_ref(node)
         if ref is not None:
             for unit in self.scope.units:
-                unit.calls.setdefault(ref, self.statement)
+                self._add_call(unit, ref)
         for child in _children(node):
             self._visit(child)
 
@@ -3275,7 +3284,8 @@ class FileWalker:
                               tuple(unit.arg_kinds), unit.replays, tuple(unit.injects), unit.required_tail,
                               unit.key in self.properties,
                               tuple(statement_line.get(id(statement), 0) for statement in unit.calls.values()),
-                              tuple(unit.arg_sources)))
+                              tuple(unit.arg_sources),
+                              tuple(i for i, ref in enumerate(unit.calls) if unit.cold_calls.get(ref))))
         refs = tuple(
             RegionRef(kind, conf, targets, class_key, line_of(node))
             for kind, conf, targets, class_key, node in self.region_refs
