@@ -153,8 +153,10 @@ def test_which_defaults_and_tests_guard_which_statements():
             return x
         """)
     # (`elif x:` prints as `if x:`; `pass` is the one under `if g is not None:`)
-    assert found == {"s1()": ("a=None",), "s2()": ("b=False",), "s5()": ("e=None",), "if x:": ("f=None",),
-                     "s6()": ("f=None",), "pass": ("g=None",), "s8()": ("c=0",)}
+    # `~P`: runs only where P keeps its default
+    assert found == {"s1()": ("a=None",), "s2()": ("b=False",), "s4()": ("~e=None",), "s5()": ("e=None",),
+                     "if x:": ("f=None",), "s6()": ("f=None",), "pass": ("g=None",), "s7()": ("~g=None",),
+                     "s8()": ("c=0",)}
 
 
 def test_a_guard_clause_leaves_the_rest_of_the_block_to_callers_that_pass_the_parameter():
@@ -333,3 +335,84 @@ def test_a_cache_keyed_by_identity_misses_every_eager_step_and_guards_nothing():
             return made
         """)
     assert found == {}
+
+
+KEEPS_DEFAULT = """\
+def exists(v):
+    return v is not None
+
+
+def lens_to_mask(lens, max_len=None):
+    if not exists(max_len):
+        max_len = lens.amax().item()
+    return max_len
+
+
+def step(x, lens):
+    return CALL
+"""
+
+
+@pytest.mark.parametrize("call, reported", [
+    ("lens_to_mask(lens, x.shape[1])", False),   # every reached call passes max_len
+    ("lens_to_mask(lens, max_len=8)", False),
+    ("lens_to_mask(lens)", True),                 # the default is in force: the sync runs
+    ("lens_to_mask(lens, None)", True),
+    ("lens_to_mask(lens, 8) + lens_to_mask(lens)", True),
+])
+def test_code_that_runs_with_the_default_counts_where_a_reached_call_leaves_it(tmp_path, call, reported):
+    found = _codes(tmp_path, KEEPS_DEFAULT.replace("CALL", call))
+    assert ((7, "GS101") in found) == reported
+
+
+def test_after_a_default_is_filled_in_the_parameter_guards_nothing():
+    found = _guards("""\
+        def f(x, scale=None):
+            if scale is None:
+                scale = x.abs().max().item()
+            if scale is not None:
+                log(scale)
+            return x / scale
+        """)
+    assert found == {"scale = x.abs().max().item()": ("~scale=None",)}
+
+
+def test_a_value_not_known_here_may_be_the_default(tmp_path):
+    project = """\
+def gather(x, use_other=False):
+    if use_other:
+        print("other")
+    else:
+        print("usual")
+    return x
+
+
+class Loss:
+    def __init__(self, use_other=False):
+        self.use_other = use_other
+
+    def step(self, x):
+        return gather(x, use_other=self.use_other)
+"""
+    root = tmp_path / "proj"
+    _write(root, {"step.py": project})
+    result = check_paths([root], Settings(root=root, regions=("step.py::Loss.step",)), use_cache=False, jobs=1)
+    assert {(d.start.line, d.code) for d in result.diagnostics} == {(3, "GS501"), (5, "GS501")}
+
+
+@pytest.mark.parametrize("argument, reported", [("n", True), ("x.shape[1]", False), ("8", False), ("x", False)])
+def test_a_value_that_cannot_be_none_keeps_code_for_the_default_from_running(tmp_path, argument, reported):
+    project = """\
+import torch
+
+
+def pad(x, n=None):
+    if n is None:
+        n = x.sum().item()
+    return x[:n]
+
+
+def step(x: torch.Tensor, n):
+    return pad(x, ARG)
+""".replace("ARG", argument)
+    assert ((6, "GS101") in _codes(tmp_path, project)) == reported

@@ -834,11 +834,11 @@ class Project:
         return True
 
     def guard_passes(self, guard: tuple[str, ...], roots: frozenset, seen: frozenset = frozenset()) -> bool:
-        """Hit.guard: may the guarded code run, i.e. does some reached call of the function pass
-        each of the parameters whose defaults turn it off (something other than the default, or
-        a parameter of its own that its callers pass)? A region root's parameters come from
-        whoever captures it, and a function reached only in ways that show no arguments (a
-        callback, a hook) may be passed anything: both count as passing."""
+        """Hit.guard: may the guarded code run? `P=d`: some reached call of the function passes
+        P something other than its default d (or hands on a parameter of its own that its
+        callers pass); `~P=d`: some reached call leaves P at d. A region root's parameters come
+        from whoever captures it, and a function reached only in ways that show no arguments (a
+        callback, a hook) may be passed anything: both may run either way."""
         function = guard[0]
         if any(needed.startswith(default_guards.NEVER) for needed in guard[1:]):
             return False  # a constant that is always false, a cache miss: not once the program is warm
@@ -850,21 +850,36 @@ class Project:
         sites = self.call_sites().get(function, ())
         callers = self._site_callers.get(function, ())
         params = located.unit.params
+        reached = [(slots, given) for (caller, given), slots in zip(callers, sites) if caller in self._reachable]
+        unlisted = len(reached) < sum(1 for c in self.callers().get(function, ()) if c in self._reachable)
         for needed in guard[1:]:
-            name, _, default = needed.partition("=")
+            keeps_default = needed.startswith(default_guards.DEFAULT)
+            name, _, default = needed.lstrip(default_guards.DEFAULT).partition("=")
             position = params.index(name) if name in params else None
-            if not any(self._site_passes(slots, given, name, position, default, roots, seen | {function})
-                       for (caller, given), slots in zip(callers, sites) if caller in self._reachable):
+            if keeps_default and unlisted:
+                continue  # a reached call with no arguments at all leaves every default
+            if not any(self._site_passes(slots, given, name, position, default, keeps_default, roots,
+                                         seen | {function}) for slots, given in reached):
                 return False
         return True
 
-    def _site_passes(self, slots, given, name: str, position: int | None, default: str, roots: frozenset,
-                     seen: frozenset) -> bool:
+    def _site_passes(self, slots, given, name: str, position: int | None, default: str, keeps_default: bool,
+                     roots: frozenset, seen: frozenset) -> bool:
+        """Does this call site let the guarded code run: pass P something other than its
+        default, or (`keeps_default`) leave it at its default? A value not known here may be
+        either; only a literal proves the default away."""
         how = default_guards.passed_as(slots, given, name, position, default)
-        if how is None or how == "":
-            return how == ""
+        if how is None:
+            return keeps_default
+        if how == "" or how.startswith("="):
+            if not keeps_default:
+                return True
+            # the default kept? only a value that cannot be it says no
+            return how == "" or (how == "=value" and default != "None")
         caller, _, own = how.rpartition(":")  # the caller's own guardable parameter, handed on
-        return self.guard_passes((caller, own), roots, seen)
+        if own.partition("=")[2] != default:  # its default is not ours: it may pass either
+            return True
+        return self.guard_passes((caller, default_guards.DEFAULT + own if keeps_default else own), roots, seen)
 
     def injected(self) -> dict[str, list[str]]:
         """class key → forwards of project classes that `setattr(...)` installs into its module

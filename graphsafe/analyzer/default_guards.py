@@ -31,7 +31,8 @@ _NO_DEFAULT = object()
 
 def guarded_statements(function: cst.FunctionDef, self_name: str | None,
                        defaults: dict[str, object] | None = None,
-                       constants: dict[str, object] | None = None) -> dict[int, tuple[str, ...]]:
+                       constants: dict[str, object] | None = None,
+                       predicates: dict[str, str] | None = None) -> dict[int, tuple[str, ...]]:
     """id(statement) → the parameters that must be passed for it to run, each as
     `name=default` (sorted: `legacy=None`), or `!why` where no call can make it run once the
     program is warm, for the statements of `function`'s own body (not those of nested defs or
@@ -41,10 +42,13 @@ def guarded_statements(function: cst.FunctionDef, self_name: str | None,
     guards = dict(defaults)
     for name, value in (constants or {}).items():
         guards.setdefault(name, _Constant(value))
+    if predicates:
+        guards[PREDICATES] = predicates
     found: dict[int, tuple[str, ...]] = {}
     start = frozenset({_MEMO}) if _memoised(function) else frozenset()
     _walk_block(_body(function.body), start, guards, found)
-    return {key: tuple(_needed(name, guards) for name in names) for key, names in found.items()}
+    needs = {key: tuple(need for name in names if (need := _needed(name, guards))) for key, names in found.items()}
+    return {key: need for key, need in needs.items() if need}
 
 
 _MEMO_DECORATORS = frozenset({"lru_cache", "cache", "functools.lru_cache", "functools.cache"})
@@ -74,14 +78,44 @@ class _Constant:
 _MEMO = "!cache-hit"  # the statements after a cache hit's early return
 
 
-def _needed(name: str, guards: dict[str, object]) -> str:
+def _needed(name: str, guards: dict[str, object]) -> str | None:
     if name == _MEMO:
         return name
-    value = guards[name]
-    return f"{NEVER}{name}" if isinstance(value, _Constant) else f"{name}={value!r}"
+    unpassed = name.startswith(DEFAULT)
+    value = guards[name.lstrip(DEFAULT)]
+    if isinstance(value, _Constant):
+        return None if unpassed else f"{NEVER}{name}"  # a constant always keeps its value
+    return f"{name}={value!r}"
 
 
 NEVER = "!"  # a needed entry that no call can pass: the code does not run once warm
+DEFAULT = "~"  # a needed entry `~P=d`: the code runs only where P keeps its default d
+PREDICATES = "\0predicates"  # key of the module's `exists`-like functions among the guards
+
+
+def module_predicates(module: cst.Module) -> dict[str, str]:
+    """Module functions of one parameter that only test it against None (`def exists(v):
+    return v is not None`): name → "is not None" / "is None"."""
+    found = {}
+    for statement in module.body:
+        if type(statement) is not cst.FunctionDef or statement.decorators:
+            continue
+        params = statement.params
+        if len(params.params) != 1 or isinstance(params.star_arg, cst.Param) or params.kwonly_params \
+                or isinstance(params.star_kwarg, cst.Param):
+            continue
+        body = _body(statement.body)
+        if len(body) != 1 or type(body[0]) is not cst.SimpleStatementLine or type(body[0].body[0]) is not cst.Return:
+            continue
+        value = body[0].body[0].value
+        name = params.params[0].name.value
+        if type(value) is cst.Comparison and len(value.comparisons) == 1 and type(value.left) is cst.Name \
+                and value.left.value == name and type(value.comparisons[0].comparator) is cst.Name \
+                and value.comparisons[0].comparator.value == "None":
+            operator = type(value.comparisons[0].operator)
+            if operator in (cst.Is, cst.IsNot):
+                found[statement.name.value] = "is not None" if operator is cst.IsNot else "is None"
+    return found
 
 
 def module_constants(module: cst.Module) -> dict[str, object]:
@@ -121,11 +155,14 @@ def _rebinds_outside_assigns(module: cst.Module, names: dict[str, object]) -> tu
     return rebound, narrowed
 
 
-def argument_sources(call: cst.Call, own: dict[str, object], function: str | None) -> tuple[tuple[str, str], ...]:
+def argument_sources(call: cst.Call, own: dict[str, object], function: str | None,
+                     is_tensor=None) -> tuple[tuple[str, str], ...]:
     """For the guards of the callee: (slot as in Unit.arg_kinds, source) for the arguments of
-    `call` that may leave a callee's default in force: a falsy literal (`f(x, None)`: source
-    `=None`) or a guardable parameter `own` of the calling `function` handed on unchanged
-    (`randn_tensor(shape, generator=generator)`: source `<function>:generator=None`)."""
+    `call` whose value tells for or against a callee's default: a falsy literal (`f(x, None)`:
+    `=None`), a truthy one (`=truthy`), a value that is surely not None (`=value`: a tensor by
+    `is_tensor(expr)`, arithmetic, a shape read, `len(...)`), or a guardable parameter `own` of
+    the calling `function` handed on unchanged (`randn_tensor(shape, generator=generator)`:
+    `<function>:generator=None`)."""
     found = []
     position = 0
     for arg in call.args:
@@ -139,7 +176,40 @@ def argument_sources(call: cst.Call, own: dict[str, object], function: str | Non
             found.append((slot, f"={value!r}"))
         elif type(arg.value) is cst.Name and arg.value.value in own and function:
             found.append((slot, f"{function}:{arg.value.value}={own[arg.value.value]!r}"))
+        elif _truthy_literal(arg.value):
+            found.append((slot, "=truthy"))
+        elif _not_none(arg.value) or (is_tensor is not None and type(arg.value) in (cst.Name, cst.Attribute)
+                                      and is_tensor(arg.value)):
+            found.append((slot, "=value"))
     return tuple(found)
+
+
+def _truthy_literal(node: cst.BaseExpression) -> bool:
+    if type(node) is cst.Name:
+        return node.value == "True"
+    if type(node) in (cst.Integer, cst.Float):
+        return _literal(node) is _NO_DEFAULT
+    if type(node) is cst.SimpleString:
+        return bool(node.evaluated_value)
+    return False
+
+
+def _not_none(node: cst.BaseExpression) -> bool:
+    """Syntax that never gives None: arithmetic, comparisons, containers, f-strings, a shape
+    read (`x.shape[1]`, `x.size(1)`), `len(...)` / `int(...)` / `float(...)`."""
+    tp = type(node)
+    if tp in (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.List, cst.Tuple, cst.Dict,
+              cst.FormattedString, cst.Integer, cst.Float):
+        return True
+    if tp is cst.Subscript and type(node.value) is cst.Attribute and node.value.attr.value == "shape":
+        return True
+    if tp is cst.Call:
+        func = node.func
+        if type(func) is cst.Name and func.value in ("len", "int", "float", "str", "bool"):
+            return True
+        if type(func) is cst.Attribute and func.attr.value in ("size", "numel", "dim"):
+            return True
+    return False
 
 
 def guardable_defaults(function: cst.FunctionDef, self_name: str | None) -> dict[str, object]:
@@ -184,6 +254,20 @@ def _rebinds(body: cst.BaseSuite) -> tuple[set[str], set[str]]:
     while stack:
         node = stack.pop()
         tp = type(node)
+        if tp is cst.If and (filled := _fill_in(node)) is not None:
+            # `if max_len is None: max_len = ...`: fills in the default, not a rebinding of a passed value
+            for statement in _body(node.body):
+                if type(statement) is cst.SimpleStatementLine:
+                    for small in statement.body:
+                        if not (type(small) is cst.Assign and len(small.targets) == 1
+                                and type(small.targets[0].target) is cst.Name and small.targets[0].target.value == filled):
+                            stack.append(small)
+                else:
+                    stack.append(statement)
+            stack.append(node.test)
+            if node.orelse is not None:
+                stack.append(node.orelse)
+            continue
         if tp is cst.Assign:
             if len(node.targets) == 1 and type(node.targets[0].target) is cst.Name \
                     and _part_of(node.value) == node.targets[0].target.value:
@@ -199,6 +283,31 @@ def _rebinds(body: cst.BaseSuite) -> tuple[set[str], set[str]]:
             names.update(n.name.value for n in node.names)
         stack.extend(children(node))
     return names, narrowed
+
+
+def _fill_in(statement: cst.If) -> str | None:
+    """`if P is None: P = ...` / `if not P:` / `if not exists(P):` with `P = ...` in its body:
+    the name whose default it fills in."""
+    test = statement.test
+    name = None
+    if type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.left) is cst.Name \
+            and type(test.comparisons[0].operator) is cst.Is and type(test.comparisons[0].comparator) is cst.Name \
+            and test.comparisons[0].comparator.value == "None":
+        name = test.left.value
+    elif type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        inner = test.expression
+        if type(inner) is cst.Name:
+            name = inner.value
+        elif type(inner) is cst.Call and type(inner.func) is cst.Name and len(inner.args) == 1 \
+                and type(inner.args[0].value) is cst.Name:
+            name = inner.args[0].value.value
+    if name is None:
+        return None
+    for small in (s for st in _body(statement.body) if type(st) is cst.SimpleStatementLine for s in st.body):
+        if type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name \
+                and small.targets[0].target.value == name:
+            return name
+    return None
 
 
 def _bound(node: cst.CSTNode, names: set[str]) -> None:
@@ -225,18 +334,27 @@ def _body(suite: cst.BaseSuite) -> tuple[cst.BaseStatement, ...]:
 
 
 def _test_guard(test: cst.BaseExpression, defaults: dict[str, object]) -> tuple[frozenset[str], frozenset[str]]:
-    """(parameters the `if` body needs passed, parameters its `else` needs passed): the body
-    of `if P is not None:` / `if P:` / `if P is True:` / `if P and ...:` cannot run with P's
-    default; the `else` of `if P is None:` / `if not P:` cannot either."""
-    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
-        left, _ = _test_guard(test.left, defaults)
-        right, _ = _test_guard(test.right, defaults)
-        return left | right, frozenset()
+    """(what the `if` body needs, what its `else` needs), each a set of `P` (a call passes P) and
+    `~P` (P's default is in force): the body of `if P is not None:` / `if P:` / `if P is True:` /
+    `if P and ...:` needs P passed; the body of `if P is None:` / `if not P:` needs the default,
+    and their `else`s the other way round. `exists(P)`, a module function returning `v is not
+    None`, reads as `P is not None` (defaults[PREDICATES])."""
+    if type(test) is cst.BooleanOperation:
+        left_body, left_else = _test_guard(test.left, defaults)
+        right_body, right_else = _test_guard(test.right, defaults)
+        if type(test.operator) is cst.And:
+            return left_body | right_body, frozenset()
+        return frozenset(), left_else | right_else  # `or`: its else needs both false
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         body, orelse = _test_guard(test.expression, defaults)
         return orelse, body
     if type(test) is cst.Name and test.value in defaults:
-        return frozenset((test.value,)), frozenset()  # every guardable default is falsy
+        return frozenset((test.value,)), frozenset(("~" + test.value,))  # every guardable default is falsy
+    predicates = defaults.get(PREDICATES) or {}
+    if type(test) is cst.Call and type(test.func) is cst.Name and test.func.value in predicates \
+            and len(test.args) == 1 and not test.args[0].keyword and not test.args[0].star:
+        test = cst.Comparison(test.args[0].value, [cst.ComparisonTarget(
+            cst.IsNot() if predicates[test.func.value] == "is not None" else cst.Is(), cst.Name("None"))])
     if type(test) is cst.Comparison and len(test.comparisons) == 1 and type(test.left) is cst.Name \
             and test.left.value in defaults:
         name, default = test.left.value, defaults[test.left.value]
@@ -245,10 +363,11 @@ def _test_guard(test: cst.BaseExpression, defaults: dict[str, object]) -> tuple[
         operator = type(test.comparisons[0].operator)
         if type(target) is cst.Name and target.value in ("None", "True"):
             same = (default is None) if target.value == "None" else False  # `default is True`: never
+            passed, unpassed = frozenset((name,)), frozenset(("~" + name,))
             if operator is cst.IsNot:
-                return (frozenset((name,)), frozenset()) if same else (frozenset(), frozenset())
+                return (passed, unpassed) if same else (frozenset(), frozenset())
             if operator is cst.Is:
-                return (frozenset(), frozenset((name,))) if same else (frozenset((name,)), frozenset())
+                return (unpassed, passed) if same else (passed, frozenset())
     return frozenset(), frozenset()
 
 
@@ -274,6 +393,9 @@ def _walk_block(statements, needed: frozenset[str], defaults: dict[str, object],
         elif type(statement) is cst.If:
             after = _walk_if(statement, needed, defaults, found)
             needed = needed | after
+            filled = _fill_in(statement)
+            if filled in defaults:  # from here on it holds the filled-in value: no longer a guard
+                defaults = {name: value for name, value in defaults.items() if name != filled}
         elif isinstance(statement, (cst.For, cst.While)):
             _walk_block(_body(statement.body), needed, defaults, found)
             if statement.orelse is not None:
@@ -364,16 +486,16 @@ def passed_as(slots: tuple[tuple[str, str], ...], sources: tuple[tuple[str, str]
               position: int | None, default: str) -> str | None:
     """How a call site (its Unit.arg_kinds slots and argument_sources) passes parameter `name`
     (at `position` among the positional ones, if it is one) whose default is `default` (a
-    repr): None if it does not, or passes the default itself; "" if it passes something else
-    (an unpacked `*args`/`**kwargs` may pass anything); `<function>:<parameter>=<default>` if it hands on
-    that guardable parameter of the caller (passed only where the caller's callers pass it)."""
+    repr): None if it does not, or passes the default itself; `=<literal>` if it passes another
+    falsy literal, `=truthy` / `=value` if it passes a truthy literal / a value surely not
+    None (argument_sources); "" if it passes something not known here (an unpacked `*args`/`**kwargs`
+    may pass anything); `<function>:<parameter>=<default>` if it hands on that guardable
+    parameter of the caller (passed only where the caller's callers pass it)."""
     for slot, _ in slots:
         if slot == "*" or (position is not None and slot.startswith("*") and slot[1:].isdigit()
                            and int(slot[1:]) <= position):
             return ""
         if slot == name or (position is not None and slot == str(position)):
             source = dict(sources).get(slot, "")
-            if source == f"={default}":
-                return None
-            return "" if source.startswith("=") else source
+            return None if source == f"={default}" else source
     return None

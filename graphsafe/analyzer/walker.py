@@ -1680,6 +1680,7 @@ class FileWalker:
         self._tensor_receivers: frozenset[str] | None = None  # names a `name.detach(`-like call uses
         self._use_receivers = tensor_use.receivers(source)  # names some call may use as a tensor
         self._module_constants = default_guards.module_constants(module)  # `_debug = False`: guards
+        self._module_predicates = default_guards.module_predicates(module)  # `def exists(v): ...`
         self._delegated: dict[int, dict[str, str]] | None = None  # see analyzer/delegated_use.py
         self._uses: dict[tuple[int, bool], dict[str, cst.CSTNode]] = {}  # (id of a def, params?) → names used as tensors
         self._none_only_attrs: set[tuple[int, str]] = set()  # (id of a class's kinds, attribute) bound to None only
@@ -2256,7 +2257,8 @@ class FileWalker:
         unit.params = tuple(p.name.value for p in all_params if p.name.value != self_name)
         inner.guardable = default_guards.guardable_defaults(node, self_name)
         for statement, needed in default_guards.guarded_statements(node, self_name, inner.guardable,
-                                                                        self._module_constants).items():
+                                                                        self._module_constants,
+                                                                        self._module_predicates).items():
             self._default_guards[statement] = (key, *needed)
         if not isinstance(params.star_arg, cst.Param):  # no `*args`
             # how many of the last positional parameters have no default (see _scalar_arg_slots)
@@ -2744,7 +2746,8 @@ class FileWalker:
         """The kinds, and the per-step numbers, a call passes to its callees' parameters."""
         if refs and node.args:
             slots = self._arg_kind_slots(node)
-            sources = default_guards.argument_sources(node, self.scope.guardable, self.function_key)
+            sources = default_guards.argument_sources(node, self.scope.guardable, self.function_key,
+                                                      lambda value: self._kind(value).is_tensor)
             for ref in refs:
                 for unit in self.scope.units:
                     unit.arg_kinds.append((ref, slots))
