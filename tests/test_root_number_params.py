@@ -92,3 +92,39 @@ def test_a_root_parameter_a_wrapper_forwards_from_its_own_unseen_callers_may_var
         return denoise(x, sigma)
     """)
     assert [line for line, _ in found] == [6] and "may vary" in found[0][1]
+
+
+def _codes_of(source: str) -> list[tuple[int, str]]:
+    return [(d.start.line, d.message) for d in diagnostics(textwrap.dedent(source)) if d.code == "GS301"]
+
+
+def test_a_roots_undeclared_parameter_used_as_a_slice_bound_may_vary():
+    """A Python number there is frozen at capture, a tensor would be read on the host: a hazard
+    either way, said as "may vary" where no call shows what the root is passed."""
+    found = _codes_of("""
+    import torch
+
+    def decode_step(model, cache: torch.Tensor, tok: torch.Tensor, pos):  # graphsafe: region
+        keys = cache[:, :, : pos + 1]
+        for _ in range(pos):
+            tok = tok * keys.mean()
+        return tok
+    """)
+    assert [line for line, _ in found] == [5]  # the trip count is the same value's other use
+    message = found[0][1]
+    assert "may vary" in message and "slice bound or trip count" in message and "also used at line 6" in message
+
+
+def test_an_undeclared_parameter_named_like_a_size_or_fed_a_constant_is_a_setting():
+    assert _codes_of("""
+    def decode_step(model, cache, tok, max_len):  # graphsafe: region
+        return model(tok, cache[:, :, :max_len])
+    """) == []
+    assert _codes_of("""
+    def decode_step(model, cache, tok, pos):  # graphsafe: region
+        return model(tok, cache[:, :, :pos])
+
+    def run(model, cache, tok):
+        for _ in range(10):
+            tok = decode_step(model, cache, tok, 16)
+    """) == []

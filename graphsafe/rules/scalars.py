@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+from dataclasses import replace
 
 import libcst as cst
 
@@ -10,7 +11,7 @@ from graphsafe.analyzer import per_step, value_arguments
 from graphsafe.analyzer.callgraph import NOT
 from graphsafe.analyzer.names import dotted
 from graphsafe.analyzer.nodes import children
-from graphsafe.analyzer.tensorness import PARAM_TENSOR_METHODS, TORCH_NON_TENSOR
+from graphsafe.analyzer.tensorness import PARAM_TENSOR_METHODS, SIZE_NAME, TORCH_NON_TENSOR
 
 from graphsafe.model import Consequence, Example, Principle
 from graphsafe.rewriters import scalar_buffer
@@ -375,6 +376,7 @@ class PythonScalarInput(Rule):
         # parameter hits in methods, reported at the end of the file with the fix (if any)
         self.deferred: list[tuple[cst.BaseExpression, object, str, str, object]] = []  # ..., ScalarSource
         self.noting: bool | None = None  # is the fix's bookkeeping worth doing in this file?
+        self.bound = False  # flagging a slice bound or a `range()` trip count (see _bound_source)
 
     def _noting(self, ctx) -> bool:
         """The fix rewrites a method marked as a region (`@graphsafe.region`, `# graphsafe:
@@ -390,6 +392,8 @@ class PythonScalarInput(Rule):
         source = ctx.scalar_source(expr)
         if source is None:
             return
+        if self.bound:
+            source = _bound_source(source, expr)
         if ctx.kind(expr).is_tensor:
             return  # `x / t` inside an argument: reported at `t` by the arithmetic check
         if source.condition and type(expr) is cst.BinaryOperation:
@@ -506,7 +510,7 @@ class PythonScalarInput(Rule):
             if not _any_device_work([node.body], ctx):
                 return
         for bound in bounds:
-            self._flag(bound, ctx)
+            self._flag_bound(bound, ctx)
 
     def visit_IfExp(self, node: cst.IfExp, ctx) -> None:
         # `prev = None if i == 0 else self.old_denoised`: the test picks, once at capture, which
@@ -538,7 +542,14 @@ class PythonScalarInput(Rule):
             else:
                 for bound in (index.lower, index.upper, index.step):
                     if bound is not None:
-                        self._flag(bound, ctx)
+                        self._flag_bound(bound, ctx)
+
+    def _flag_bound(self, bound: cst.BaseExpression, ctx) -> None:
+        self.bound = True
+        try:
+            self._flag(bound, ctx)
+        finally:
+            self.bound = False
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         for target in node.targets:
@@ -888,3 +899,15 @@ def _mentions(expr: cst.BaseExpression, attribute: cst.Attribute) -> bool:
 
 
 RULES = (PythonScalarInput, PythonCounterInRegion)
+
+
+def _bound_source(source, expr: cst.BaseExpression):
+    """A slice bound or a `range()` trip count from a parameter of no declared kind: where the
+    function is a region root that no visible call feeds, it may vary as a root's number
+    parameter may (`cache[:, :, :pos]`, `def decode_step(model, cache, tok, pos)`): a Python
+    number there is frozen at capture, and a tensor would be read on the host, so either way
+    it is a hazard. Named like a size (`max_len`, `n_heads`), it is taken for a setting."""
+    condition = source.condition
+    if condition and condition[0] == "param" and len(condition) == 4 and not SIZE_NAME.match(condition[2]):
+        return replace(source, condition=condition[:3], label=f"parameter `{condition[2]}` (a slice bound or trip count)")
+    return source
