@@ -16,14 +16,15 @@ Some guards need no caller at all (a `!` entry: the code never runs once the pro
 a module constant bound once to a falsy literal and never rebound (`_debug = False` ...
 `if _debug: print(...)`); everything after a cache hit's early return (`found =
 _cache.get(key)`, `if found is not None: return found`); the body of an `@lru_cache` /
-`@cache` function. Those run on a cache miss, in the warm-up steps before capture (same
-shapes, same patterns, same buffers), not in the captured step.
+`@cache` function (recognised by analyzer/warm_only.py). Those run on a cache miss, in the
+warm-up steps before capture (same shapes, same patterns, same buffers), not in the captured step.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
+from graphsafe.analyzer import warm_only
 from graphsafe.analyzer.nodes import children
 
 _NO_DEFAULT = object()
@@ -45,24 +46,10 @@ def guarded_statements(function: cst.FunctionDef, self_name: str | None,
     if predicates:
         guards[PREDICATES] = predicates
     found: dict[int, tuple[str, ...]] = {}
-    start = frozenset({_MEMO}) if _memoised(function) else frozenset()
+    start = frozenset({_MEMO}) if warm_only.memoised(function) else frozenset()
     _walk_block(_body(function.body), start, guards, found)
     needs = {key: tuple(need for name in names if (need := _needed(name, guards))) for key, names in found.items()}
     return {key: need for key, need in needs.items() if need}
-
-
-_MEMO_DECORATORS = frozenset({"lru_cache", "cache", "functools.lru_cache", "functools.cache"})
-
-
-def _memoised(function: cst.FunctionDef) -> bool:
-    """`@functools.lru_cache(...)` / `@cache`: the body runs on a cache miss only."""
-    for decorator in function.decorators:
-        target = decorator.decorator
-        if type(target) is cst.Call:
-            target = target.func
-        if type(target) in (cst.Name, cst.Attribute) and cst.Module([]).code_for_node(target) in _MEMO_DECORATORS:
-            return True
-    return False
 
 
 class _Constant:
@@ -385,10 +372,10 @@ def _walk_block(statements, needed: frozenset[str], defaults: dict[str, object],
     for statement in statements:
         if needed:
             found[id(statement)] = tuple(sorted(needed))
-        lookup = _cache_lookup(statement)
+        lookup = warm_only.cache_lookup(statement)
         if lookup is not None:
             looked_up[lookup[0]] = lookup[1]
-        if type(statement) is cst.If and _cache_hit_return(statement, looked_up):
+        if type(statement) is cst.If and warm_only.cache_hit_return(statement, looked_up):
             needed = needed | {_MEMO}
         elif type(statement) is cst.If:
             after = _walk_if(statement, needed, defaults, found)
@@ -409,58 +396,6 @@ def _walk_block(statements, needed: frozenset[str], defaults: dict[str, object],
             for extra in (statement.orelse, statement.finalbody):
                 if extra is not None:
                     _walk_block(_body(extra.body), needed, defaults, found)
-
-
-def _cache_lookup(statement: cst.BaseStatement) -> tuple[str, str] | None:
-    """`found = CACHE.get(key)` (CACHE a module name or an attribute): (found, CACHE)."""
-    if type(statement) is not cst.SimpleStatementLine or len(statement.body) != 1:
-        return None
-    small = statement.body[0]
-    if type(small) is not cst.Assign or len(small.targets) != 1 or type(small.targets[0].target) is not cst.Name:
-        return None
-    value = small.value
-    if type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value == "get" \
-            and type(value.func.value) in (cst.Name, cst.Attribute) and value.args and _stable_key(value.args[0].value):
-        return small.targets[0].target.value, cst.Module([]).code_for_node(value.func.value)
-    return None
-
-
-def _stable_key(key: cst.BaseExpression) -> bool:
-    """A cache key that is the same on every warm step: not an object's identity (`id(t)`,
-    `hash(t)`, `t.data_ptr()`: a new tensor each eager step misses every time, GS506)."""
-    stack = [key]
-    while stack:
-        node = stack.pop()
-        if type(node) is cst.Call:
-            func = node.func
-            if (type(func) is cst.Name and func.value in ("id", "hash")) or (
-                    type(func) is cst.Attribute and func.attr.value == "data_ptr"):
-                return False
-        stack.extend(children(node))
-    return True
-
-
-def _cache_hit_return(statement: cst.If, looked_up: dict[str, str]) -> bool:
-    """`if found is not None: return found` after `found = CACHE.get(key)`, or `if key in
-    CACHE: return CACHE[key]`: the rest of the block runs only on a cache miss."""
-    if statement.orelse is not None:
-        return False
-    body = _body(statement.body)
-    if len(body) != 1 or type(body[0]) is not cst.SimpleStatementLine or len(body[0].body) != 1 \
-            or type(body[0].body[0]) is not cst.Return or body[0].body[0].value is None:
-        return False
-    returned = body[0].body[0].value
-    test = statement.test
-    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
-        return False
-    operator, right = type(test.comparisons[0].operator), test.comparisons[0].comparator
-    if operator is cst.IsNot and type(right) is cst.Name and right.value == "None" and type(test.left) is cst.Name:
-        return test.left.value in looked_up and type(returned) is cst.Name and returned.value == test.left.value
-    if operator is cst.In and type(returned) is cst.Subscript and _stable_key(test.left):
-        code = cst.Module([]).code_for_node
-        return code(returned.value) == code(right) and len(returned.slice) == 1 \
-            and code(returned.slice[0].slice) == code(cst.Index(test.left))
-    return False
 
 
 def _walk_if(statement: cst.If, needed: frozenset[str], defaults: dict[str, object],
