@@ -11,7 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphsafe.analyzer import default_guards, host_copy_helpers, param_paths
+from graphsafe.analyzer import default_guards, generators, host_copy_helpers, param_paths
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
 from graphsafe.analyzer.facts import GROUP_KEY, HELD_COUNTER, LOOP, CallRef, ClassInfo, FileFacts, Unit
 from graphsafe.analyzer.pids import ARG_PID
@@ -634,6 +634,8 @@ class Project:
             return self.param_is_varying(condition[1], condition[2], roots)
         if condition[0] == "param" and len(condition) == 4:  # an undeclared parameter: only what callers pass
             return self.param_is_varying(condition[1], condition[2], roots, callers_only=True)
+        if condition[0] == generators.GENERATOR_PARAM:
+            return generators.holds(self, condition, roots)
         if condition[0] == host_copy_helpers.HOST_COPY_HELPER:
             return host_copy_helpers.holds(self, condition)
         if condition[0] == REACHES_CAPTURE:
@@ -727,6 +729,8 @@ class Project:
 
     def may_vary_note(self, condition: tuple[str, ...] | None, unit_key: str, roots: frozenset) -> str:
         """The message suffix of a region root's number parameter no visible caller passes."""
+        if condition and condition[0] == generators.GENERATOR_PARAM and condition[1] in roots:
+            return " (may vary: the region root's caller chooses the generator; a CUDA one needs registering)"
         if (condition and condition[0] == "param" and len(condition) == 3 and unit_key in roots
                 and self.root_param_varies(condition[1], condition[2], roots) is None):
             return f" (may vary: no call of `{self.units[condition[1]].unit.display}` shows what it is passed)" \

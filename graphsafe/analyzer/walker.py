@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, default_guards, delegated_use, host_resident, loop_counters, per_step, run_facts, tensor_use, tensorness as T
+from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, default_guards, delegated_use, generators, host_resident, loop_counters, per_step, run_facts, tensor_use, tensorness as T
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_choices, class_valued_names, names_holding_classes
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
@@ -2996,7 +2996,9 @@ class FileWalker:
                 break
             kind = self._kind(arg.value)
             held = self._class_named(arg.value) if kind.tag in ("unknown", "scalar") else None
-            if kind.tag in ("object", "modules") and kind.refs and not all(r.startswith("torch.") for r in kind.refs):
+            if generators.is_generator(kind) and generators.unregistered(arg.value, self.source):
+                slot = generators.GENERATOR_SLOT  # `helper(x, generator=self.gen)` (analyzer/generators.py)
+            elif kind.tag in ("object", "modules") and kind.refs and not all(r.startswith("torch.") for r in kind.refs):
                 slot = "O:" + "|".join(kind.refs)  # an instance of a project class (a model passed along)
             elif held is not None and not held.startswith("torch."):
                 slot = CLASS_SLOT + held  # `Model(impl_cls=SlowAttention)`: a class (class_values.py)

@@ -26,6 +26,7 @@ from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rules.base import Callees, Rule, last_parts
 from graphsafe.rewriters.keywords import keyword_fix
 from graphsafe.rules.gpu_only import BindingRule, binding_key, imported_name, keyword, method_call
+from graphsafe.analyzer.generators import GENERATOR_PARAM
 
 # ------------------------------------------------------------------ GS601
 
@@ -77,6 +78,13 @@ class UnregisteredGenerator(BindingRule):
     `register_generator_state(gen)` call in the file registers it with a graph. Generators are
     matched by name: `gen`, or `.gen` for an attribute (`self.gen` in `__init__`, `model.gen`
     where the graph is built).
+
+    A draw whose `generator=` is a parameter of its function (`randn_tensor(shape,
+    generator=generator)` in a helper, in the project or a followed library) is judged by what
+    reached calls pass it: a `torch.Generator` object that the passing file does not register
+    (directly, or through a parameter of the caller handed on), or a generator the region root
+    receives from its own caller (it may be a CUDA one: reported, saying so). Calls that pass
+    nothing or `None` leave the default generator in force and are not reported.
     """
 
     code = "GS601"
@@ -92,7 +100,9 @@ class UnregisteredGenerator(BindingRule):
         'g = torch.Generator(device="cuda")\ntorch.cuda.CUDAGraph().register_generator_state(g)\n'
         'z = torch.randn(4, generator=g, device="cuda")',
         "g = torch.Generator()\nz = torch.randn(4, generator=g)",  # a CPU generator
-        'z = torch.rand(4, generator=n, device="cuda")',  # not built in this file
+        # a helper drawing from its `generator` parameter, called without one: the default generator
+        Example('def draw(generator=None):\n    return torch.rand(4, generator=generator, device="cuda")\n\n\n'
+                'def step(x):  # graphsafe: region\n    return draw()', module=True),
         'g = torch.Generator(device="cpu")\nz = torch.rand(4, generator=g)',
         "g = torch.Generator()\nz = torch.rand(4, generator=g)",
         "g = torch.Generator().manual_seed(0)\nz = torch.rand(4, generator=g)",  # a CPU generator, seeded
@@ -102,6 +112,9 @@ class UnregisteredGenerator(BindingRule):
         'g = torch.Generator(device="cuda")\nz = torch.randn(4, generator=g, device="cuda")',
         'self.gen = torch.Generator(device=f"cuda:{n}")\nz = torch.multinomial(x, 1, generator=self.gen)',
         Example('g = torch.Generator("cuda")\nx.normal_(generator=g)\ny.bernoulli_(0.5, generator=g)', expect=2),
+        # a generator the region root receives (may be a CUDA one), drawn from in a helper
+        Example('def draw(generator=None):\n    return torch.rand(4, generator=generator, device="cuda")\n\n\n'
+                'def step(x, gen=None):  # graphsafe: region\n    return draw(gen)', module=True),
         # a device variable: the region using the generator is captured on the GPU
         "self.noise = torch.Generator(device=self.device)\nz = torch.randn(4, generator=self.noise, device=x.device)",
         'self.gen = torch.Generator(device="cuda").manual_seed(0)\nz = torch.rand(4, generator=self.gen, device="cuda")',
@@ -126,6 +139,10 @@ class UnregisteredGenerator(BindingRule):
             return
         arg = keyword(node, "generator")
         key = binding_key(arg.value) if arg is not None else None
+        if key is not None and key in ctx.params and ctx.function_key:
+            # a parameter: judged by what reached calls pass it (analyzer/generators.py)
+            ctx.report(self, arg.value, condition=(GENERATOR_PARAM, ctx.function_key, key), generator=key)
+            return
         if key is not None:
             def built_for_cuda(bindings) -> bool:
                 return _maybe_cuda(bindings.generators.get(key, ""))
