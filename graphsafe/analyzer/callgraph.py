@@ -851,10 +851,8 @@ class Project:
             return True
         if not any(caller in self._reachable for caller in self.callers().get(function, ())):
             return True
-        sites = self.call_sites().get(function, ())
-        callers = self._site_callers.get(function, ())
         params = located.unit.params
-        reached = [(slots, given) for (caller, given), slots in zip(callers, sites) if caller in self._reachable]
+        reached = self.reached_call_sites(function)
         unlisted = len(reached) < sum(1 for c in self.callers().get(function, ()) if c in self._reachable)
         for needed in guard[1:]:
             keeps_default = needed.startswith(default_guards.DEFAULT)
@@ -866,6 +864,14 @@ class Project:
                                          seen | {function}) for slots, given in reached):
                 return False
         return True
+
+    def reached_call_sites(self, function: str) -> list[tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]]:
+        """(argument slots, argument sources: default_guards.argument_sources) of each call of
+        `function` made by a unit the current reach holds (every call when no reach is set)."""
+        sites = self.call_sites().get(function, ())
+        callers = self._site_callers.get(function, ())
+        return [(slots, given) for (caller, given), slots in zip(callers, sites)
+                if not self._reachable or caller in self._reachable]
 
     def _site_passes(self, slots, given, name: str, position: int | None, default: str, keeps_default: bool,
                      roots: frozenset, seen: frozenset) -> bool:

@@ -39,12 +39,7 @@ def _passed(project, function: str, param: str, roots: frozenset, seen: set) -> 
         return True  # the user's generator: may be a CUDA one
     params = list(project.units[function].unit.params)
     position = str(params.index(param)) if param in params else None
-    sites = project.call_sites().get(function, [])
-    callers = project._site_callers.get(function, [])
-    reached = project._reachable
-    for slots, (caller, given) in zip(sites, callers):
-        if reached and caller not in reached:
-            continue
+    for slots, given in project.reached_call_sites(function):
         for slot, kind in slots:
             if slot != param and slot != position:
                 continue
