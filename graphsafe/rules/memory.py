@@ -150,7 +150,12 @@ class HostDataTensor(_StaticMemoryRule):
       1.0`) where the helper builds a device tensor from the parameter that number goes to
       (`return torch.tensor(value, device=p.device)`; analyzer/host_copy_helpers.py, one call
       deep): each call is a copy of its own. The helper's own line is reported too, naming the
-      parameter.
+      parameter;
+    - a move to the GPU (`.to(device)`, `.cuda()`) of a tensor under a test that it is on the CPU
+      (`if t.device.type == "cpu":`, `t.is_cpu`, `str(t.device) == "cpu"`, or a local flag every
+      binding of which is such a test; analyzer/cpu_tested.py), and each call of such a helper,
+      or of one handing the parameter on, given a value that may be a CPU tensor (not a literal,
+      a known non-tensor or a tensor just moved; analyzer/host_move_helpers.py).
 
     A CPU tensor the function builds is followed through locals (analyzer/host_resident.py):
     `w = torch.arange(n)` (any torch factory without `device=`, window functions included, or a
