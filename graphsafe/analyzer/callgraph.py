@@ -11,7 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphsafe.analyzer import default_guards, generators, host_copy_helpers, param_paths
+from graphsafe.analyzer import default_guards, generators, host_copy_helpers, host_move_helpers, param_paths
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
 from graphsafe.analyzer.facts import GROUP_KEY, HELD_COUNTER, LOOP, CallRef, ClassInfo, FileFacts, Unit
 from graphsafe.analyzer.pids import ARG_PID
@@ -638,6 +638,8 @@ class Project:
             return generators.holds(self, condition, roots)
         if condition[0] == host_copy_helpers.HOST_COPY_HELPER:
             return host_copy_helpers.holds(self, condition)
+        if condition[0] == host_move_helpers.HOST_MOVE_HELPER:
+            return host_move_helpers.holds(self, condition)
         if condition[0] == REACHES_CAPTURE:
             refs = [CallRef(*ref.split("|", 1)) for ref in condition[3:]]
             return self.reaches_capture(refs, condition[1] or None, int(condition[2]))

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from graphsafe.analyzer import host_copy_helpers
+from graphsafe.analyzer import cpu_tested, host_copy_helpers, host_move_helpers
+from graphsafe.analyzer.host_resident import _dtype_only
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.names import bound_names, dotted
 from graphsafe.model import Applicability, Consequence, Example, Principle
@@ -149,7 +150,12 @@ class HostDataTensor(_StaticMemoryRule):
       1.0`) where the helper builds a device tensor from the parameter that number goes to
       (`return torch.tensor(value, device=p.device)`; analyzer/host_copy_helpers.py, one call
       deep): each call is a copy of its own. The helper's own line is reported too, naming the
-      parameter.
+      parameter;
+    - a move to the GPU (`.to(device)`, `.cuda()`) of a tensor under a test that it is on the CPU
+      (`if t.device.type == "cpu":`, `t.is_cpu`, `str(t.device) == "cpu"`, or a local flag every
+      binding of which is such a test; analyzer/cpu_tested.py), and each call of such a helper,
+      or of one handing the parameter on, given a value that may be a CPU tensor (not a literal,
+      a known non-tensor or a tensor just moved; analyzer/host_move_helpers.py).
 
     A CPU tensor the function builds is followed through locals (analyzer/host_resident.py):
     `w = torch.arange(n)` (any torch factory without `device=`, window functions included, or a
@@ -334,6 +340,13 @@ class HostDataTensor(_StaticMemoryRule):
                 ctx.report(self, node, condition=helper, what=f"{ctx.code_for(node.func)}(...)",
                            why="calls a helper that builds a tensor on the GPU from this host value, "
                            "a copy refused during capture")
+                return
+            mover = host_move_helpers.condition(node, name, ctx)
+            if mover is not None:  # `_to_device(params["src"], x.device)`: the helper copies CPU tensors over
+                handed = "".join(f" {host_move_helpers.moved_parameter(p)}" for p in host_move_helpers.passed_on(node, ctx))
+                ctx.report(self, node, condition=mover, what=f"{ctx.code_for(node.func)}(...)",
+                           why="hands a value that may be a CPU tensor to a helper that copies CPU tensors to the GPU"
+                           f"{handed}, a copy refused during capture unless it is pinned")
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         # `v[:, [-1]]`: PyTorch turns the list into a CPU index tensor and copies it over.
@@ -388,6 +401,17 @@ class HostDataTensor(_StaticMemoryRule):
             target = _keyword(node, "device") or next(iter(_positional(node)), None)
             if target is None:
                 return
+        if type(func.value) is cst.Name and (method == "cuda" or not _dtype_only(node, ctx)):
+            test = cpu_tested.cpu_test(ctx, func.value.value)
+            target_cpu = method == "to" and _is_cpu_device(target.value, ctx)
+            if test is not None and not target_cpu:  # a helper's host-to-device path
+                name = func.value.value
+                given = f" {host_move_helpers.moved_parameter(name)}" if name in ctx.params else ""
+                ctx.report(self, node, what=shown if method == "cuda" else f".to({ctx.code_for(target.value)})",
+                           why=f"copies `{name}` to the GPU where `{test}` says it is a CPU tensor{given}, "
+                           "which is refused during capture unless it is pinned")
+                return
+        if method == "to":
             # `.to(x.device)` with x a tensor of the region: the GPU the graph is captured on;
             # `.to(self.device)`, `.to(device=dev)`: a device the region runs on, whatever it is
             # bound to (a CPU tensor there is a host copy, or CPU work replay never redoes)
