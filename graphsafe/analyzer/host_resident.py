@@ -119,7 +119,7 @@ def origin(expr: cst.BaseExpression, ctx, names: dict[str, tuple[str, str]]) -> 
     resolved = ctx.resolve(func) or ""
     if type(func) is cst.Attribute and not resolved.startswith("torch."):
         method = func.attr.value
-        if method in _NOT_TENSOR or method in _MOVES and not (method == "to" and _dtype_only(expr, ctx)):
+        if method in _NOT_TENSOR or method in _MOVES and not (method == "to" and dtype_only(expr, ctx)):
             return None  # `.to(torch.float32)` keeps the device; `.to(d)`, `.cuda()` may move it
         return origin(func.value, ctx, names)
     name = factory_name(expr, ctx)
@@ -131,7 +131,7 @@ def origin(expr: cst.BaseExpression, ctx, names: dict[str, tuple[str, str]]) -> 
     return None
 
 
-def _dtype_only(call: cst.Call, ctx) -> bool:
+def dtype_only(call: cst.Call, ctx) -> bool:
     """`.to(torch.float32)`, `.to(dtype=d)`: a conversion on the same device."""
     return all(a.keyword is not None and a.keyword.value != "device" or a.keyword is None and _is_dtype(a.value, ctx)
                for a in call.args)

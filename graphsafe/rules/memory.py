@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from graphsafe.analyzer import cpu_tested, host_copy_helpers, host_move_helpers
-from graphsafe.analyzer.host_resident import _dtype_only
+from graphsafe.analyzer.host_resident import dtype_only
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.names import bound_names, dotted
 from graphsafe.model import Applicability, Consequence, Example, Principle
@@ -401,7 +401,7 @@ class HostDataTensor(_StaticMemoryRule):
             target = _keyword(node, "device") or next(iter(_positional(node)), None)
             if target is None:
                 return
-        if type(func.value) is cst.Name and (method == "cuda" or not _dtype_only(node, ctx)):
+        if type(func.value) is cst.Name and (method == "cuda" or not dtype_only(node, ctx)):
             test = cpu_tested.cpu_test(ctx, func.value.value)
             target_cpu = method == "to" and _is_cpu_device(target.value, ctx)
             if test is not None and not target_cpu:  # a helper's host-to-device path
