@@ -87,3 +87,30 @@ def test_the_other_uses_of_a_grouped_hazard_count_on_their_own_lines():
     grouped = {**flag(3, "GS301"), "also": [{"location": {"row": 6, "column": 5}}]}
     tallies, _, misses, _, _ = run([label(3, "scalar", True), label(6, "scalar", True)], [grouped])
     assert tallies["scalar"].tp == 2 and misses == []
+
+
+def test_a_declared_loop_is_marked_as_a_region_in_a_copy_and_the_wheel_stays_untouched(tmp_path):
+    root = tmp_path / "src"
+    (root / "pkg").mkdir(parents=True)
+    original = "def gen(n):\n    out = []\n    for i in range(n):\n        out.append(i)\n    return out\n"
+    (root / "pkg" / "gen.py").write_text(original)
+    copy = score_module.with_loop_marks(root, {"pkg/gen.py": [3]}, tmp_path / "scratch")
+    assert (copy / "pkg" / "gen.py").read_text().splitlines()[2] == "    for i in range(n):  # graphsafe: region"
+    assert (root / "pkg" / "gen.py").read_text() == original
+
+
+def test_a_declared_line_that_is_no_loop_header_stops_the_run(tmp_path):
+    root = tmp_path / "src"
+    root.mkdir()
+    (root / "gen.py").write_text("def gen(n):\n    return n\n")
+    try:
+        score_module.with_loop_marks(root, {"gen.py": [2]}, tmp_path / "scratch")
+    except SystemExit as stop:
+        assert "gen.py:2 is not a one-line loop header" in str(stop)
+    else:
+        raise AssertionError("a line that is no loop header was marked")
+
+
+def test_every_declared_loop_region_names_a_labelled_package():
+    labelled = set(score_module.load_labels(ROOT / "bench" / "real" / "labels"))
+    assert set(score_module.loop_regions()) <= labelled

@@ -209,6 +209,33 @@ def dependency_site(package: Package, cache: Path, lock: dict, refresh: bool,
     return site, notes
 
 
+def loop_regions() -> dict[str, dict[str, list[int]]]:
+    """Loops a labeller declared as the captured step (one pass of a decode or sampling loop),
+    by package and file: bench/real/loop_regions.json."""
+    path = HERE / "loop_regions.json"
+    return json.loads(path.read_text())["packages"] if path.is_file() else {}
+
+
+def with_loop_marks(root: Path, loops: dict[str, list[int]], scratch: Path) -> Path:
+    """A copy of the package's sources under `scratch` with `# graphsafe: region` on the header
+    line of each declared loop, as a user marks the loop whose body they capture (a trailing
+    comment: no line moves). A declared line that is not a loop header stops the run."""
+    import shutil
+
+    copy = scratch / root.name
+    shutil.copytree(root, copy, symlinks=True)
+    for relative, lines in loops.items():
+        path = copy / relative
+        text = path.read_text(encoding="utf-8").split("\n")
+        for line in lines:
+            header = text[line - 1].rstrip() if 0 < line <= len(text) else ""
+            if not (header.lstrip().startswith(("for ", "while ")) and header.endswith(":")):
+                raise SystemExit(f"loop_regions.json: {relative}:{line} is not a one-line loop header: {header!r}")
+            text[line - 1] = header + "  # graphsafe: region"
+        path.write_text("\n".join(text), encoding="utf-8")
+    return copy
+
+
 def run_check(package: Package, root: Path, jobs: int | None, unmatched: list[str],
               facts: Path | None = None, site: Path | None = None) -> list[dict]:
     """`graphsafe check` with the labelled regions, searching `site` (the package's dependencies)
@@ -363,6 +390,7 @@ def main() -> int:
     lock = deps.read_lock() if not args.no_deps else {}
     locked = json.dumps(lock, sort_keys=True)
     dep_notes: list[str] = []
+    loops = loop_regions()
     for name in chosen:
         package = packages[name]
         root = fetch(package, args.cache)
@@ -382,7 +410,10 @@ def main() -> int:
             dep_notes += notes
             per_package[name]["dependencies"] = {d: p["version"] for d, p in lock.get(name, {}).items()}
         facts = args.facts_dir / f"{name}.json" if args.facts_dir else None
-        diagnostics = run_check(package, root, args.jobs, unmatched, facts if facts and facts.is_file() else None, site)
+        with tempfile.TemporaryDirectory() as scratch:
+            checked = with_loop_marks(root, loops[name], Path(scratch)) if name in loops else root
+            diagnostics = run_check(package, checked, args.jobs, unmatched, facts if facts and facts.is_file() else None,
+                                    site)
         per_package[name]["diagnostics"] = len(diagnostics)
         per_package[name]["gs000"] = sum(d["code"] == "GS000" for d in diagnostics)
         score(package, diagnostics, tallies, flagged_true, misses, false_alarms, outside)

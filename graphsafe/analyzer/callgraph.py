@@ -11,7 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphsafe.analyzer import default_guards, generators, host_copy_helpers, host_move_helpers, param_paths
+from graphsafe.analyzer import default_guards, generators, host_copy_helpers, host_move_helpers, param_paths, step_loops
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
 from graphsafe.analyzer.facts import GROUP_KEY, HELD_COUNTER, LOOP, CallRef, ClassInfo, FileFacts, Unit
 from graphsafe.analyzer.pids import ARG_PID
@@ -614,6 +614,8 @@ class Project:
             return not self.condition_holds(condition[1:], unit_key, roots)
         if condition[0] == LOOP:  # a loop variable or counter: per step where the loop drives the steps
             return unit_key not in self._reachable
+        if condition[0] == step_loops.STEP_LOOP:  # a loop region's counter or carried value: in its body only
+            return unit_key == condition[1]
         if condition[0] == GROUP_KEY:  # `group["momentum"]`: rewritten between steps somewhere
             return condition[1] in self._group_keys
         if condition[0] == HELD_COUNTER:  # `engine.state.iteration`: advanced with `+=` somewhere

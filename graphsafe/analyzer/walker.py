@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, default_guards, delegated_use, generators, host_resident, loop_counters, per_step, run_facts, tensor_use, tensorness as T
+from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, default_guards, delegated_use, generators, host_resident, loop_counters, per_step, run_facts, step_loops, tensor_use, tensorness as T
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_choices, class_valued_names, names_holding_classes
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
@@ -149,6 +149,7 @@ class _UnitBuilder:
     arg_sources: list[tuple[tuple[str, str], ...]] = field(default_factory=list)  # Unit.arg_sources
     replays: bool = False
     injects: list[tuple[str, str]] = field(default_factory=list)  # (parameter, injected class)
+    step_loop: bool = False  # a loop region's body (step_loops.py): a region, not a capture block
 
 
 @dataclass
@@ -194,6 +195,8 @@ class _Scope:
     loop_sources: dict[str, cst.Attribute] = field(default_factory=dict)
     # parameters whose falsy default turns code off, never rebound (default_guards.py)
     guardable: dict[str, object] = field(default_factory=dict)
+    # loops marked as regions whose body is being walked, innermost last (step_loops.py)
+    step_loops: list["step_loops.StepLoop"] = field(default_factory=list)
 
 
 class FileWalker:
@@ -514,7 +517,7 @@ class FileWalker:
     def in_capture_block(self) -> bool:
         """Inside a `torch.cuda.graph` block or a capture_begin/capture_end segment."""
         for unit in self.scope.units:  # a loop, not any(): asked at every call by several rules
-            if not unit.is_function and unit.marks:
+            if not unit.is_function and unit.marks and not unit.step_loop:
                 return True
         return False
 
@@ -554,6 +557,11 @@ class FileWalker:
             name = expr.value
             if name in scope.tainted:
                 return scope.tainted[name]
+            if scope.step_loops:
+                step = next((s for s in reversed(scope.step_loops) if name in s.counters), None)
+                if step is not None and name in scope.counters:
+                    return ScalarSource(f"`{name}`, {scope.counters[name]}, a new number on every pass of the "
+                                        f"loop region `{step.header}`", step.condition)
             if name in scope.number_params and name not in scope.reassigned:
                 return ScalarSource(f"parameter `{name}`", ("param", self.function_key or "", name))
             if name in scope.open_params and name not in scope.reassigned and not scope.env.get(name, T.UNKNOWN).is_tensor:
@@ -2579,13 +2587,41 @@ class FileWalker:
         self.loop_names.append({n.value for n in bound_names(node.target)})
         self.note_loop_sizes(node.body)
         counted = self._enter_counters(node)
+        step = self._open_step_loop(node, counted)
         try:
             self._walk_block(node.body)
         finally:
             self.loop_names.pop()
             self._leave_counters(counted)
+            self._close_step_loop(step)
         if node.orelse is not None:
             self._walk_block(node.orelse.body)
+
+    def _open_step_loop(self, node: cst.For | cst.While, counted: dict) -> "step_loops.StepLoop | None":
+        """A loop marked as a region (`for ...:  # graphsafe: region`): its body becomes a block
+        unit, and its counters and carried names per-step values there (step_loops.py)."""
+        scope = self.scope
+        if scope is None or not scope.is_function or not step_loops.is_region_loop(node):
+            return None
+        listed = step_loops.listed_numbers(node)
+        for name in listed:
+            scope.counters.setdefault(name, f"an element of `{self.code_for(node.iter)}`")
+            counted.setdefault(name, None)
+        unit = self._open_block_unit(node, "loop", "loop region", RegionKind.COMMENT)
+        unit.step_loop = True
+        carried = step_loops.carried_names(self.function_node, node)
+        step = step_loops.StepLoop(unit.key, step_loops.header(node, self.code_for), frozenset(counted), carried)
+        scope.step_loops.append(step)
+        return step
+
+    def _close_step_loop(self, step: "step_loops.StepLoop | None") -> None:
+        if step is not None:
+            self.scope.step_loops.remove(step)
+            self.scope.units[:] = [u for u in self.scope.units if u.key != step.key]
+
+    def step_loop_carrying(self, name: str) -> "step_loops.StepLoop | None":
+        """The innermost open loop region whose next pass reads `name` as this pass leaves it."""
+        return next((s for s in reversed(self.scope.step_loops) if name in s.carried), None) if self.scope else None
 
     def _enter_counters(self, node: cst.For | cst.While) -> dict[str, str | None]:
         """The loop's counters become per-pass numbers of its body; returns what they were."""
@@ -2613,11 +2649,13 @@ class FileWalker:
         self._visit(node.test)
         self.while_depth += 1
         counted = self._enter_counters(node)
+        step = self._open_step_loop(node, counted)
         try:
             self._walk_block(node.body)
         finally:
             self.while_depth -= 1
             self._leave_counters(counted)
+            self._close_step_loop(step)
         if node.orelse is not None:
             self._walk_block(node.orelse.body)
 

@@ -717,6 +717,10 @@ class GrowingBuffer(_StaticMemoryRule):
                 continue
             if isinstance(target.target, cst.Name):
                 local = target.target.value
+                step = ctx.step_loop_carrying(local)
+                if step is not None:  # `out = torch.cat((out, tok))` in a loop region: the next pass reads it
+                    ctx.report(self, value, target=shown, condition=step.condition)
+                    return
                 # A local that started empty in this call has the same shapes every replay;
                 # so has a parameter already rebound to this call's own tensor
                 # (`x = self.embed(x)` then `x = torch.cat((cls, x), dim=1)`).

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from graphsafe.analyzer import per_step, value_arguments
+from graphsafe.analyzer import per_step, step_loops, value_arguments
 from graphsafe.analyzer.callgraph import NOT
 from graphsafe.analyzer.names import dotted
 from graphsafe.analyzer.nodes import children
@@ -472,7 +472,9 @@ class PythonScalarInput(Rule):
                 self._flag(value, ctx)
         numbers = [arg.value for arg in given if (arg.keyword is None or arg.keyword.value not in SIZE_KEYWORDS)
                    and not any(arg.value is value for value in baked)]
-        if not numbers or method in SIZE_METHODS:
+        if method in SIZE_METHODS:  # a size from a per-run setting is one shape; a loop region's counter is not
+            numbers = [value for value in numbers if _per_pass(ctx.scalar_source(value))]
+        if not numbers:
             return
         tensor_op = (name.startswith("torch.") and not name.startswith(("torch.cuda.", "torch.distributed."))
                      and name.rpartition(".")[2] not in TORCH_NON_TENSOR)  # `torch.manual_seed(seed + i)`: GS602's
@@ -558,6 +560,12 @@ class PythonScalarInput(Rule):
                 continue
             if ctx.kind(tgt.value).is_tensor or _optimizer_key(tgt):
                 self._flag(node.value, ctx)
+
+
+def _per_pass(source) -> bool:
+    """A number that takes a new value on every pass of a loop region (step_loops.py): as a size
+    (`scores.topk(k)`), the shape replay keeps is the capture's."""
+    return source is not None and bool(source.condition) and source.condition[0] == step_loops.STEP_LOOP
 
 
 def _baked_values(call: cst.Call, name: str, method: str, ctx) -> list[cst.BaseExpression]:

@@ -1,0 +1,93 @@
+"""A loop marked as a region (`for ...:  # graphsafe: region`): its body is the captured step,
+replayed once per pass (analyzer/step_loops.py). The loop's own counters are per-step numbers
+there (GS301, also as sizes), a name the body grows onto itself for the next pass is a growing
+buffer (GS404); loops inside the body are unrolled by the capture and count nothing, and the
+function around the loop keeps its own reading of the same code."""
+
+from __future__ import annotations
+
+from tests.helpers import diagnostics, lines_of, project_findings
+
+DECODE = '''\
+import torch
+
+
+def generate(net, prompt: torch.Tensor, seq_len: int):
+    out = prompt
+    for step in range(seq_len):{mark}
+        logits = net(out)
+        scale = torch.full((1,), step, device=out.device)
+        sample = (logits[:, -1] * scale).argmax(-1, keepdim=True)
+        out = torch.cat((out, sample), dim=-1)
+    return out
+'''
+
+
+def test_the_counter_of_a_marked_loop_entering_device_work_is_a_per_step_number():
+    source = DECODE.format(mark="  # graphsafe: region")
+    assert lines_of(source, "GS301") == [8]
+    message = next(d.message for d in diagnostics(source) if d.code == "GS301")
+    assert "a new number on every pass of the loop region `for step in range(seq_len)`" in message
+
+
+def test_a_name_the_body_concatenates_onto_itself_for_the_next_pass_grows():
+    assert lines_of(DECODE.format(mark="  # graphsafe: region"), "GS404") == [10]
+
+
+def test_the_region_is_the_loop_body_and_names_the_function_around_it():
+    found = [d for d in diagnostics(DECODE.format(mark="  # graphsafe: region")) if d.code == "GS404"]
+    assert found and "loop region in generate" in found[0].region.display
+
+
+def test_an_unmarked_loop_inside_a_function_region_is_unrolled_and_reports_neither():
+    source = DECODE.format(mark="").replace("seq_len: int):", "seq_len: int):  # graphsafe: region")
+    source = source.replace("range(seq_len)", "range(4)")
+    assert lines_of(source, "GS301") == [] and lines_of(source, "GS404") == []
+
+
+def test_a_loop_inside_the_marked_body_is_unrolled_and_its_counter_is_not_reported():
+    source = ("import torch\n\n\ndef run(x: torch.Tensor, n: int):\n"
+              "    for i in range(n):  # graphsafe: region\n"
+              "        for j in range(4):\n            x = x * j\n        x = x + i\n    return x\n")
+    assert lines_of(source, "GS301") == [8]
+
+
+def test_a_buffer_started_empty_in_each_pass_does_not_grow():
+    source = ("import torch\n\n\ndef run(x: torch.Tensor, n: int):\n"
+              "    for _ in range(n):  # graphsafe: region\n"
+              "        parts = x[:0]\n        parts = torch.cat((parts, x))\n        x = parts * 2\n    return x\n")
+    assert lines_of(source, "GS404") == []
+
+
+def test_elements_of_a_tolist_are_per_pass_numbers_also_as_sizes():
+    source = ("import torch\n\n\ndef demask(scores: torch.Tensor, counts: torch.Tensor):\n"
+              "    for k in counts.tolist():  # graphsafe: region\n"
+              "        idx = scores.topk(k, dim=-1).indices\n        scores = scores.scatter(1, idx, 0.0)\n"
+              "    return scores\n")
+    assert lines_of(source, "GS301") == [6]
+
+
+def test_a_size_from_a_per_run_number_in_a_function_region_stays_quiet():
+    source = ("import torch\n\n\ndef pick(scores: torch.Tensor, k: int):  # graphsafe: region\n"
+              "    return scores.topk(k, dim=-1).indices\n")
+    assert lines_of(source, "GS301") == []
+
+
+def test_a_while_loop_advanced_by_a_literal_counts_with_its_counter():
+    source = ("import torch\n\n\ndef run(x: torch.Tensor):\n    t = 0\n"
+              "    while t < 10:  # graphsafe: region\n        x = x * t\n        t += 1\n    return x\n")
+    assert lines_of(source, "GS301") == [7]
+
+
+def test_a_name_read_in_the_loop_and_rebound_after_it_is_no_static_input_rebinding():
+    source = ("import torch\n\n\ndef run(x: torch.Tensor, n: int):\n"
+              "    for _ in range(n):  # graphsafe: region\n        x = x * 2\n    x = x + 1\n    return x\n")
+    assert lines_of(source, "GS401") == []
+
+
+def test_a_counter_handed_to_a_helper_makes_its_parameter_per_step(tmp_path):
+    helper = "import torch\n\n\ndef noise_at(x, t):\n    return x + torch.full_like(x, 0.1) * t\n"
+    loop = ("import torch\n\nfrom pkg.helper import noise_at\n\n\ndef sample(x: torch.Tensor, n: int):\n"
+            "    for t in range(n):  # graphsafe: region\n        x = noise_at(x, t)\n    return x\n")
+    found = project_findings(tmp_path, {"pkg/__init__.py": "", "pkg/helper.py": helper, "pkg/loop.py": loop}, "GS301")
+    assert {(path, line) for path, line, _ in found} == {("helper.py", 5)}
