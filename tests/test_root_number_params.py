@@ -128,3 +128,33 @@ def test_an_undeclared_parameter_named_like_a_size_or_fed_a_constant_is_a_settin
         for _ in range(10):
             tok = decode_step(model, cache, tok, 16)
     """) == []
+
+
+def test_a_roots_undeclared_parameter_compared_with_a_number_in_a_branch_may_vary():
+    """`if t > 0:` around device work: as a tensor the test reads the device, as a Python number
+    the branch taken at capture is replayed for every `t`: either way a hazard."""
+    found = _codes_of("""
+    import torch
+
+    def p_sample(x: torch.Tensor, t):  # graphsafe: region
+        if t > 0:
+            x = x + torch.randn_like(x)
+        return x
+    """)
+    assert [line for line, _ in found] == [5]
+    assert "may vary" in found[0][1] and "compared with a number in a branch" in found[0][1]
+
+
+def test_a_flag_an_identity_test_or_a_size_name_in_a_roots_branch_is_not_a_comparison_with_a_number():
+    assert _codes_of("""
+    import torch
+
+    def step(x: torch.Tensor, clip, prev, n_heads):  # graphsafe: region
+        if clip:
+            x = x.clamp(-1, 1)
+        if prev is not None:
+            x = x + prev
+        if n_heads > 1:
+            x = x * 2
+        return x
+    """) == []

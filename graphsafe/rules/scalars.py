@@ -190,7 +190,13 @@ class PythonScalarInput(Rule):
     `__init__`: `self.decode_step(..., presence_penalty=self.presence_penalty)` with
     `self.presence_penalty = 0.2`) does not, whatever the parameter's annotation. A parameter
     declared as nothing (no annotation, no default: `def denoise(self, x, guidance)`) counts
-    only where a caller passes it a per-step number, not because its function is a region root.
+    only where a caller passes it a per-step number, not because its function is a region root,
+    except where it is a hazard as a tensor too: a region root's such parameter used as a slice
+    bound, a `range()` trip count, or compared with a number in a branch around device work
+    (`if t > 0:` in `def p_sample(self, x, t)`) "may vary" where no call shows what it is passed
+    (not when named like a size: `max_len`, `n_heads`).
+    In a loop region (`for ...:  # graphsafe: region`, the loop's body replayed per pass) the
+    loop's own counters are per-step numbers, also as sizes (`scores.topk(k)`).
     A loop counter is such a number whatever the callee declares: the target of `for step in
     range(...)`, the index of `enumerate(...)`, an element of a list of numbers (a literal one,
     or one the function computes: `times = [i / n for i in range(n)]`, `list(np.linspace(...))`,
@@ -376,7 +382,9 @@ class PythonScalarInput(Rule):
         # parameter hits in methods, reported at the end of the file with the fix (if any)
         self.deferred: list[tuple[cst.BaseExpression, object, str, str, object]] = []  # ..., ScalarSource
         self.noting: bool | None = None  # is the fix's bookkeeping worth doing in this file?
-        self.bound = False  # flagging a slice bound or a `range()` trip count (see _bound_source)
+        # flagging a value that is a hazard as a tensor and as a per-step number alike (a slice
+        # bound, a `range()` trip count, a branch's comparison with a number): what it is, or ""
+        self.bound = ""
 
     def _noting(self, ctx) -> bool:
         """The fix rewrites a method marked as a region (`@graphsafe.region`, `# graphsafe:
@@ -393,7 +401,7 @@ class PythonScalarInput(Rule):
         if source is None:
             return
         if self.bound:
-            source = _bound_source(source, expr)
+            source = _bound_source(source, expr, self.bound)
         if ctx.kind(expr).is_tensor:
             return  # `x / t` inside an argument: reported at `t` by the arithmetic check
         if source.condition and type(expr) is cst.BinaryOperation:
@@ -522,15 +530,20 @@ class PythonScalarInput(Rule):
             return
         if not (ctx.kind(node.body).is_tensor or ctx.kind(node.orelse).is_tensor):
             return
-        for operand in operands:
-            self._flag(operand, ctx)
+        self._flag_condition(node.test, operands, ctx)
 
     def _branch(self, node: cst.If | cst.While, ctx) -> None:
         operands = [o for o in _condition_operands(node.test) if ctx.scalar_source(o) is not None]
         if not operands or _host_draw_in(node.test, ctx) or not _records_device_work(node, ctx):
             return  # the cheap question first: most conditions hold no per-step number
+        self._flag_condition(node.test, operands, ctx)
+
+    def _flag_condition(self, test: cst.BaseExpression, operands, ctx) -> None:
         for operand in operands:
-            self._flag(operand, ctx)
+            if _compared_with_number(test, operand):
+                self._flag_bound(operand, ctx, "compared with a number in a branch")
+            else:
+                self._flag(operand, ctx)
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         scalar_buffer.note_subscript(node, ctx, self.uses)  # always: its kind question can widen a what-if run
@@ -546,12 +559,12 @@ class PythonScalarInput(Rule):
                     if bound is not None:
                         self._flag_bound(bound, ctx)
 
-    def _flag_bound(self, bound: cst.BaseExpression, ctx) -> None:
-        self.bound = True
+    def _flag_bound(self, bound: cst.BaseExpression, ctx, what: str = "a slice bound or trip count") -> None:
+        self.bound = what
         try:
             self._flag(bound, ctx)
         finally:
-            self.bound = False
+            self.bound = ""
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         for target in node.targets:
@@ -909,13 +922,38 @@ def _mentions(expr: cst.BaseExpression, attribute: cst.Attribute) -> bool:
 RULES = (PythonScalarInput, PythonCounterInRegion)
 
 
-def _bound_source(source, expr: cst.BaseExpression):
-    """A slice bound or a `range()` trip count from a parameter of no declared kind: where the
-    function is a region root that no visible call feeds, it may vary as a root's number
-    parameter may (`cache[:, :, :pos]`, `def decode_step(model, cache, tok, pos)`): a Python
-    number there is frozen at capture, and a tensor would be read on the host, so either way
-    it is a hazard. Named like a size (`max_len`, `n_heads`), it is taken for a setting."""
+def _bound_source(source, expr: cst.BaseExpression, what: str):
+    """A slice bound, a `range()` trip count or a branch's comparison with a number, from a
+    parameter of no declared kind: where the function is a region root that no visible call
+    feeds, it may vary as a root's number parameter may (`cache[:, :, :pos]`, `if t > 0:` in
+    `def p_sample(self, x, t)`): a Python number there is frozen at capture, and a tensor would
+    be read on the host, so either way it is a hazard. Named like a size (`max_len`,
+    `n_heads`), it is taken for a setting."""
     condition = source.condition
     if condition and condition[0] == "param" and len(condition) == 4 and not SIZE_NAME.match(condition[2]):
-        return replace(source, condition=condition[:3], label=f"parameter `{condition[2]}` (a slice bound or trip count)")
+        return replace(source, condition=condition[:3], label=f"parameter `{condition[2]}` ({what})")
     return source
+
+
+def _compared_with_number(test: cst.BaseExpression, operand: cst.BaseExpression) -> bool:
+    """Is `operand` a plain name the condition orders or equates with a number literal
+    (`t > 0`, `step == 0`, `0 < t`)? As a tensor that is a read of device data, as a Python
+    number a decision frozen at capture."""
+    if type(operand) is not cst.Name:
+        return False
+    for comparison in _comparisons(test):
+        operands = [comparison.left, *(c.comparator for c in comparison.comparisons)]
+        if any(o is operand for o in operands) and any(type(o) in (cst.Integer, cst.Float) for o in operands) \
+                and not any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in comparison.comparisons):
+            return True
+    return False
+
+
+def _comparisons(test: cst.BaseExpression):
+    if isinstance(test, cst.BooleanOperation):
+        yield from _comparisons(test.left)
+        yield from _comparisons(test.right)
+    elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        yield from _comparisons(test.expression)
+    elif isinstance(test, cst.Comparison):
+        yield test
