@@ -91,3 +91,16 @@ def test_a_counter_handed_to_a_helper_makes_its_parameter_per_step(tmp_path):
             "    for t in range(n):  # graphsafe: region\n        x = noise_at(x, t)\n    return x\n")
     found = project_findings(tmp_path, {"pkg/__init__.py": "", "pkg/helper.py": helper, "pkg/loop.py": loop}, "GS301")
     assert {(path, line) for path, line, _ in found} == {("helper.py", 5)}
+
+
+def test_a_scripts_training_loop_at_module_level_is_a_region_with_its_counter():
+    source = ("import torch\n\nmodel = torch.nn.Linear(4, 4)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+              "x = torch.randn(8, 4)\nit = 0\n"
+              "while True:  # graphsafe: region\n"
+              "    lr = 0.1 * (1 - it / 1000)\n"
+              "    for group in opt.param_groups:\n        group['lr'] = lr\n"
+              "    loss = model(x).sum()\n    loss.backward()\n    opt.step()\n"
+              "    print(loss.item())\n    it += 1\n    if it > 1000:\n        break\n")
+    found = {(d.code, d.start.line) for d in diagnostics(source)}
+    assert ("GS301", 10) in found and ("GS101", 14) in found
+    assert next(d for d in diagnostics(source) if d.code == "GS301").region.display.startswith("loop region in")

@@ -61,15 +61,16 @@ def is_region_loop(node: cst.For | cst.While) -> bool:
     return any(line.comment is not None and REGION_COMMENT in line.comment.value for line in node.leading_lines[-1:])
 
 
-def carried_names(function: cst.FunctionDef | None, loop: cst.For | cst.While) -> frozenset[str]:
+def carried_names(function: cst.FunctionDef | cst.Module | None, loop: cst.For | cst.While) -> frozenset[str]:
     """Names the loop's body rebinds (assignment, augmented assignment, `with ... as`) and reads
     that the function binds outside the body too, parameters included: the next pass reads the
-    value this pass left. The loop's own targets are not carried (each pass binds them anew)."""
+    value this pass left. The loop's own targets are not carried (each pass binds them anew).
+    A script's loop (module level) reads the module's names the same way."""
     inside = _bound_in(loop.body) & _read_in(loop)
     if not inside or function is None:
         return frozenset()
-    outside = {p.name.value for p in _params(function)}
-    outside |= _bound_in(function.body, skip=loop.body)
+    outside = {p.name.value for p in _params(function)} if type(function) is cst.FunctionDef else set()
+    outside |= _bound_in(function.body if type(function) is cst.FunctionDef else function, skip=loop.body)
     if type(loop) is cst.For:
         inside -= {n.value for n in bound_names(loop.target)}
     return frozenset(inside & outside)

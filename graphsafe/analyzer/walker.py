@@ -2601,15 +2601,17 @@ class FileWalker:
         """A loop marked as a region (`for ...:  # graphsafe: region`): its body becomes a block
         unit, and its counters and carried names per-step values there (step_loops.py)."""
         scope = self.scope
-        if scope is None or not scope.is_function or not step_loops.is_region_loop(node):
+        if scope is None or not step_loops.is_region_loop(node):
             return None
-        listed = step_loops.listed_numbers(node)
-        for name in listed:
-            scope.counters.setdefault(name, f"an element of `{self.code_for(node.iter)}`")
-            counted.setdefault(name, None)
+        found = {} if scope.is_function else loop_counters.loop_counters(node, scope.number_lists, self.resolve)
+        found.update({name: f"an element of `{self.code_for(node.iter)}`" for name in step_loops.listed_numbers(node)})
+        for name, how in found.items():  # a script's loop (module level) counts here, not in _enter_counters
+            if name not in scope.counters:
+                scope.counters[name] = how
+                counted.setdefault(name, None)
         unit = self._open_block_unit(node, "loop", "loop region", RegionKind.COMMENT)
         unit.step_loop = True
-        carried = step_loops.carried_names(self.function_node, node)
+        carried = step_loops.carried_names(self.function_node if scope.is_function else self.cst_module, node)
         step = step_loops.StepLoop(unit.key, step_loops.header(node, self.code_for), frozenset(counted), carried)
         scope.step_loops.append(step)
         return step
