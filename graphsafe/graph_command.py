@@ -30,7 +30,7 @@ from graphsafe.analyzer.grouping import each_use
 from graphsafe.config import Settings
 from graphsafe.core_facts import facts_for_core
 from graphsafe.fixer import fix_paths, read_text
-from graphsafe.graph_loop import exit_loop_in, plan_callee_loop, plan_loop_body
+from graphsafe.graph_loop import exit_loop_in, marked_loop_in, plan_callee_loop, plan_loop_body
 from graphsafe.model import Diagnostic, RegionKind
 from graphsafe.rewriters.boundary import SplitResult, convert_fixed_values, split_region
 from graphsafe.rewriters.branch_select import select_left_branches
@@ -95,8 +95,9 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
     files = discover_files(paths, settings)
     root = _above_packages(Path(os.path.commonpath([str(_abs(f).parent) for f in files] +
                                                    [str(_abs(region.path).parent)])))
-    # a loop that exits on device data (`if done.all(): break`): its body is graphed instead (graph_loop.py)
-    loop = exit_loop_in(project, region, _defined_as(project, region))
+    # a loop that exits on device data (`if done.all(): break`), or one marked as the region: its body is
+    # graphed instead (graph_loop.py)
+    loop = exit_loop_in(project, region, _defined_as(project, region)) or marked_loop_in(region, _defined_as(project, region))
     loop_note = ""
     if loop is not None:
         staged, loop_note = plan_loop_body(plan, paths, settings, project, region, _defined_as(project, region), loop,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from graphsafe.analyzer.grouping import each_use
 from graphsafe.fixer import read_text
-from graphsafe.rewriters.loop_body import exit_loops, extract_loop_body, loop_body_lines
+from graphsafe.rewriters.loop_body import exit_loops, extract_loop_body, loop_body_lines, marked_loops
 from graphsafe.writing import SourceEncoding
 
 
@@ -38,6 +38,16 @@ def exit_loop_in(project, region, defined: str) -> tuple[int, int] | None:
     return None
 
 
+def marked_loop_in(region, defined: str) -> tuple[int, int] | None:
+    """(the loop's line, the same line) for a top-level loop of the region marked as the region
+    itself (`for ...:  # graphsafe: region`: its body is the step, analyzer/step_loops.py)."""
+    read = read_text(region.path)
+    if isinstance(read, str):
+        return None
+    found = marked_loops(read[1], defined)
+    return (found[0], found[0]) if found else None
+
+
 def plan_loop_body(plan, paths: list[Path], settings, project, region, defined: str, loop: tuple[int, int],
                    files, root: Path, facts_file):
     """The plan of the loop body as the region, on the user's paths; None where it cannot be moved
@@ -46,9 +56,10 @@ def plan_loop_body(plan, paths: list[Path], settings, project, region, defined: 
 
     original_bytes, text = read_text(region.path)
     body, why = extract_loop_body(text, defined, loop[0])
+    why_loop = (f"the loop is marked as the region" if loop[1] == loop[0]
+                else f"the loop's exit reads the device (line {loop[1]})")
     if body is None:
-        return None, f"{_shown(region.path)}:{loop[0]}: the loop's exit reads the device (line {loop[1]}) but its " \
-                     f"body cannot be graphed alone: {why}"
+        return None, f"{_shown(region.path)}:{loop[0]}: {why_loop} but its body cannot be graphed alone: {why}"
     with tempfile.TemporaryDirectory(prefix="graphsafe-loop-") as stage:
         stage_root = Path(stage)
         copies = _copy_tree(files, root, stage_root)
@@ -77,7 +88,7 @@ def plan_loop_body(plan, paths: list[Path], settings, project, region, defined: 
         changed.setdefault(str(_abs(region.path)), (original_bytes, staged))
         blocking = [dataclasses.replace(d, path=_shown(back.get(os.path.realpath(d.path), d.path)))
                     for d in inner.blocking]
-        note = (f"{_shown(region.path)}:{loop[0]}: the loop's exit reads the device (line {loop[1]}): its body "
+        note = (f"{_shown(region.path)}:{loop[0]}: {why_loop}: its body "
                 f"moved into `{body.body_name}`, which is graphed; the loop, its exit and the rest of "
                 f"{region.display} run eagerly around it")
         result = dataclasses.replace(

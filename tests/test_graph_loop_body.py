@@ -134,3 +134,49 @@ def test_a_while_loop_on_device_data_moves_its_whole_body():
         exec(compile(text, name, "exec"), namespace)
         run[name] = [namespace["decode"](torch.linspace(0, 1.5, 4), limit) for limit in (1, 3, 50)]
     assert all(torch.equal(a[0], b[0]) and a[1] == b[1] for a, b in zip(run["orig"], run["body"]))
+
+
+MARKED = textwrap.dedent('''\
+    import torch
+
+
+    class Sampler:
+        def __init__(self):
+            torch.manual_seed(0)
+            self.net = torch.nn.Linear(4, 4)
+
+        @torch.no_grad()
+        def sample(self, x, steps):
+            hist = []
+            for i in range(steps):  # graphsafe: region
+                x = torch.tanh(self.net(x)) * 0.9 + x * 0.1
+                hist.append(x.sum())
+            return x, torch.stack(hist)
+''')
+
+
+def test_a_loop_marked_as_the_region_is_found_by_its_comment():
+    from graphsafe.rewriters.loop_body import marked_loops
+
+    assert marked_loops(MARKED, "Sampler.sample") == [12]
+    assert marked_loops(MARKED.replace("  # graphsafe: region", ""), "Sampler.sample") == []
+
+
+def test_graph_graphs_the_body_of_a_loop_marked_as_the_region_and_the_program_computes_the_same(tmp_path, capsys):
+    program = tmp_path / "sampler.py"
+    program.write_text(MARKED, encoding="utf-8")
+    code, out, err = run_cli(capsys, "graph", str(program), "--region", "Sampler.sample", "--no-cache", "--json")
+    summary = json.loads(out)
+    assert summary["core"].startswith("Sampler.sample_body")
+    assert any("the loop is marked as the region" in n for n in summary["notes"])
+    written = program.read_text(encoding="utf-8")
+    assert "def sample_body" in written and "for i in range(steps):" in written
+
+    def run(source: str) -> list:
+        namespace: dict = {}
+        exec(compile(source, "<program>", "exec"), namespace)
+        sampler = namespace["Sampler"]()
+        gen = torch.Generator().manual_seed(3)
+        return [sampler.sample(torch.randn(2, 4, generator=gen), n) for n in (1, 3, 7)]
+
+    assert all(torch.equal(a[0], b[0]) and torch.equal(a[1], b[1]) for a, b in zip(run(MARKED), run(written)))

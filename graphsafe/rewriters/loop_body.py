@@ -34,6 +34,7 @@ when the loop starts (bound by them before it is read). Reads only text: no torc
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -66,6 +67,28 @@ def exit_loops(source: str, defined: str) -> list[tuple[int, list[int]]]:
             lines += list(range(statement.test.lineno, statement.test.end_lineno + 1))
         if 0 < split and lines:
             found.append((statement.lineno, sorted(lines)))
+    return found
+
+
+_REGION_COMMENT = re.compile(r"#.*\bgraphsafe:\s*region\b")
+
+
+def marked_loops(source: str, defined: str) -> list[int]:
+    """Lines of the top-level loops of the function `defined` marked as the region
+    (`for ...:  # graphsafe: region` on the header, or on the line above it)."""
+    function = _function(source, defined)
+    if function is None:
+        return []
+    lines = source.splitlines()
+    found = []
+    for statement in function.body:
+        if not isinstance(statement, (ast.For, ast.While)) or statement.orelse:
+            continue
+        header = lines[statement.lineno - 1:max(statement.body[0].lineno - 1, statement.lineno)]
+        above = lines[statement.lineno - 2] if statement.lineno > 1 else ""
+        if any(_REGION_COMMENT.search(text) for text in header) or (
+                above.strip().startswith("#") and _REGION_COMMENT.search(above)):
+            found.append(statement.lineno)
     return found
 
 
