@@ -300,16 +300,19 @@ def _refuse_unmatched_regions(args, settings, result, raw_paths: list[str]) -> N
 
 
 def _explain_no_region(result, settings) -> None:
-    from graphsafe.analyzer.region_hints import step_candidates
+    from graphsafe.analyzer.region_hints import loop_candidates, step_candidates
 
     lines = [
         f"graphsafe: no capture region found in the {result.files} file(s) checked, so no code is reachable from one "
         "and only region-independent settings were checked.",
         "  Mark the step you capture: `# graphsafe: region` on its `def` line, `@graphsafe.region`, "
         "`--region 'Class.method'` or `regions = [...]` under [tool.graphsafe]; "
-        "`--region '*'` audits every function.",
+        "`--region '*'` audits every function; the comment on a `for`/`while` line captures one pass of the loop.",
     ]
     candidates = step_candidates(result.facts, settings.root)
     if candidates:
         lines.append("  Functions that look like a step: " + "; ".join(candidates))
+    loops = loop_candidates(result.facts, settings.root)
+    if loops:
+        lines.append("  Loops that run a training step: " + "; ".join(loops))
     sys.stderr.write("\n".join(lines) + "\n")

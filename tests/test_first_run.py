@@ -80,3 +80,27 @@ def test_a_config_region_that_matches_nothing_is_an_error_when_the_whole_project
     (tree / "pyproject.toml").write_text('[tool.graphsafe]\nregions = ["Trainer.stepp"]\n')
     code, _, err = run(capsys, "check", ".", "--no-cache")
     assert code == 2 and "Trainer.stepp" in err and "matches no function" in err
+
+
+SCRIPT = textwrap.dedent("""\
+    import torch
+
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for it in range(100):
+        loss = model(torch.randn(8, 4)).sum()
+        loss.backward()
+        opt.step()
+        print(it, loss.item())
+""")
+
+
+def test_a_script_without_functions_gets_its_training_loop_named_and_the_marked_loop_is_checked(tmp_path, capsys,
+                                                                                              monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "script.py").write_text(SCRIPT)
+    code, _, err = run(capsys, "check", "script.py", "--no-cache")
+    assert code == EXIT_NO_REGION and "Loops that run a training step: script.py:5 `for it in range(100):`" in err
+    (tmp_path / "script.py").write_text(SCRIPT.replace("range(100):", "range(100):  # graphsafe: region"))
+    code, out, _ = run(capsys, "check", "script.py", "--no-cache")
+    assert code == 1 and "GS101" in out and "GS501" in out

@@ -78,3 +78,34 @@ def step_candidates(facts: list[FileFacts], root: Path, limit: int = 5) -> list[
     for _, path, display, line in sorted(found)[:limit]:
         shown.append(f"{_display_path(Path(path), root)}::{display} (line {line or def_line(path, display)})")
     return shown
+
+
+_TOP_LOOP = re.compile(r"(for|while)\b[^#]*:\s*(#.*)?$")
+_STEP_WORK = re.compile(r"\.backward\(|\.step\(|\.zero_grad\(")
+
+
+def loop_candidates(facts: list[FileFacts], root: Path, limit: int = 3) -> list[str]:
+    """`path:N `while True:`` for a script's module-level loops that run a training step (the
+    body calls `.backward()`, `.step()` or `.zero_grad()`): a script has no function to name,
+    and the comment on the loop makes its body the region. Read only when no region was found."""
+    shown = []
+    for f in facts:
+        if any(u.is_function and u.display.rpartition(".")[2] in _STEP_NAMES for u in f.units):
+            continue  # a file with a step function: that is the hint
+        try:
+            lines = split_lines(Path(f.path).read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue
+        for number, text in enumerate(lines):
+            if not _TOP_LOOP.match(text):
+                continue
+            body = []
+            for line in lines[number + 1:]:
+                if line.strip() and not line[0].isspace():
+                    break
+                body.append(line)
+            if any(_STEP_WORK.search(line) for line in body):
+                shown.append(f"{_display_path(Path(f.path), root)}:{number + 1} `{text.split('#')[0].strip()}`")
+                if len(shown) >= limit:
+                    return shown
+    return shown
