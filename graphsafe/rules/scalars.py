@@ -16,6 +16,7 @@ from graphsafe.analyzer.tensorness import PARAM_TENSOR_METHODS, SIZE_NAME, TORCH
 from graphsafe.model import Consequence, Example, Principle
 from graphsafe.rewriters import scalar_buffer
 from graphsafe.rules.base import Rule
+from graphsafe.rules.branch import truth_tested
 
 # Arguments that are sizes, not values: a changing size is a shape change (re-capture), not a
 # frozen value, and config ints (`num_classes=n_classes`) are the common case.
@@ -950,10 +951,4 @@ def _compared_with_number(test: cst.BaseExpression, operand: cst.BaseExpression)
 
 
 def _comparisons(test: cst.BaseExpression):
-    if isinstance(test, cst.BooleanOperation):
-        yield from _comparisons(test.left)
-        yield from _comparisons(test.right)
-    elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        yield from _comparisons(test.expression)
-    elif isinstance(test, cst.Comparison):
-        yield test
+    return (operand for operand in truth_tested(test) if type(operand) is cst.Comparison)
