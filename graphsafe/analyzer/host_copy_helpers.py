@@ -60,9 +60,9 @@ def copied_parameter(name: str) -> str:
     return f"(the `{name}` it is given)"
 
 
-def holds(project, condition: tuple[str, ...]) -> bool:
-    """Does a function the call resolves to copy one of the numbers the call passes to the GPU,
-    on every call (an unconditional GS402 of a factory whose data is that parameter)?"""
+def callee_parameters(project, condition: tuple[str, ...]):
+    """For a helper-call condition (kind, class of the calling code, slots "0,src", "kind|target"
+    refs...): each function the call resolves to, with the names of its parameters the slots fill."""
     class_key = condition[1] or None
     slots = condition[2].split(",")
     for raw in condition[3:]:
@@ -70,8 +70,15 @@ def holds(project, condition: tuple[str, ...]) -> bool:
         for key in project.callees(ref, class_key):
             unit = project.units[key].unit
             names = [unit.params[int(s)] if s.isdigit() and int(s) < len(unit.params) else s for s in slots]
-            marks = [copied_parameter(n) for n in names if not n.isdigit()]
-            if any(hit.code == "GS402" and hit.condition is None and _DEVICE_COPY in hit.message
-                   and any(m in hit.message for m in marks) for hit in unit.hits):
-                return True
+            yield unit, [n for n in names if not n.isdigit()]
+
+
+def holds(project, condition: tuple[str, ...]) -> bool:
+    """Does a function the call resolves to copy one of the numbers the call passes to the GPU,
+    on every call (an unconditional GS402 of a factory whose data is that parameter)?"""
+    for unit, names in callee_parameters(project, condition):
+        marks = [copied_parameter(n) for n in names]
+        if any(hit.code == "GS402" and hit.condition is None and _DEVICE_COPY in hit.message
+               and any(m in hit.message for m in marks) for hit in unit.hits):
+            return True
     return False

@@ -18,7 +18,7 @@ import builtins
 
 import libcst as cst
 
-from graphsafe.analyzer.facts import CallRef
+from graphsafe.analyzer import host_copy_helpers
 
 # Hit condition: (HOST_MOVE_HELPER, class of the calling code, slots "0,src", "kind|target" refs...)
 HOST_MOVE_HELPER = "host-move-helper"
@@ -83,19 +83,13 @@ def passed_on(node: cst.Call, ctx) -> list[str]:
 def holds(project, condition: tuple[str, ...], depth: int = 0) -> bool:
     """Does a function the call resolves to copy, on some path, one of the values the call
     passes in the slots named, to the GPU?"""
-    class_key = condition[1] or None
-    slots = condition[2].split(",")
-    for raw in condition[3:]:
-        ref = CallRef(*raw.split("|", 1))
-        for key in project.callees(ref, class_key):
-            unit = project.units[key].unit
-            names = [unit.params[int(s)] if s.isdigit() and int(s) < len(unit.params) else s for s in slots]
-            marks = [moved_parameter(n) for n in names if not n.isdigit()]
-            for hit in unit.hits:
-                if hit.code != "GS402" or not any(m in hit.message for m in marks):
-                    continue
-                if hit.condition is None:
-                    return True
-                if hit.condition[0] == HOST_MOVE_HELPER and depth < _DEPTH and holds(project, hit.condition, depth + 1):
-                    return True
+    for unit, names in host_copy_helpers.callee_parameters(project, condition):
+        marks = [moved_parameter(n) for n in names]
+        for hit in unit.hits:
+            if hit.code != "GS402" or not any(m in hit.message for m in marks):
+                continue
+            if hit.condition is None:
+                return True
+            if hit.condition[0] == HOST_MOVE_HELPER and depth < _DEPTH and holds(project, hit.condition, depth + 1):
+                return True
     return False
