@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from graphsafe.analyzer import step_loops
 from graphsafe.analyzer.facts import GROUP_KEY, HELD_COUNTER, LOOP
 
 if TYPE_CHECKING:
@@ -75,6 +76,8 @@ def _value(condition: tuple[str, ...]) -> str:
         return f'param-group entry `["{condition[1]}"]`'
     if len(condition) == 2 and condition[0] == HELD_COUNTER:
         return f"`{condition[1]}`"
+    if len(condition) == 2 and condition[0] == step_loops.STEP_LOOP:
+        return "a number its loop region counts with, new on every pass"
     if len(condition) == 2 and not condition[0].startswith(("@", "host-")):
         return f"attribute `{condition[1]}` of {condition[0].rpartition('.')[2]}"
     return "a per-step number"
