@@ -6,7 +6,7 @@ function around the loop keeps its own reading of the same code."""
 
 from __future__ import annotations
 
-from tests.helpers import diagnostics, lines_of, project_findings
+from tests.helpers import diagnostics, lines_of, project_diagnostics, project_findings
 
 DECODE = '''\
 import torch
@@ -91,6 +91,9 @@ def test_a_counter_handed_to_a_helper_makes_its_parameter_per_step(tmp_path):
             "    for t in range(n):  # graphsafe: region\n        x = noise_at(x, t)\n    return x\n")
     found = project_findings(tmp_path, {"pkg/__init__.py": "", "pkg/helper.py": helper, "pkg/loop.py": loop}, "GS301")
     assert {(path, line) for path, line, _ in found} == {("helper.py", 5)}
+    message = next(d.message for d in project_diagnostics(tmp_path, {"pkg/__init__.py": "", "pkg/helper.py": helper,
+                                                                    "pkg/loop.py": loop}) if d.code == "GS301")
+    assert "a number its loop region counts with, new on every pass" in message
 
 
 def test_a_scripts_training_loop_at_module_level_is_a_region_with_its_counter():
