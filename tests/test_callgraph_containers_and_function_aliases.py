@@ -261,3 +261,28 @@ def test_partial_held_by_a_module_name_runs_the_function():
 def test_alias_to_a_quiet_function_stays_silent():
     source = FUNCTION_ALIASES.replace("a = self.reduce(y)", "a = self.post(y)")
     assert found(source, "GS101") == []
+
+
+def test_a_local_bound_to_one_of_two_functions_calls_both_and_hands_them_its_arguments():
+    """`func = _multi_tensor_adam if foreach else _single_tensor_adam; func(..., lr=lr)`: the
+    optimizers' functional form; the learning rate a param group holds reaches either kernel."""
+    source = ("import torch\n\n\ndef _multi(params, *, lr: float, eps: float):\n"
+              "    torch._foreach_add_(params, eps)\n    torch._foreach_mul_(params, 1 - lr)\n\n\n"
+              "def _single(params, *, lr: float, eps: float):\n    for p in params:\n        p.mul_(1 - lr)\n\n\n"
+              "class Opt(torch.optim.Optimizer):\n    def step(self):  # graphsafe: region\n"
+              "        for group in self.param_groups:\n"
+              "            if group['foreach']:\n                func = _multi\n            else:\n                func = _single\n"
+              "            func(group['params'], lr=group['lr'], eps=group['eps'])\n")
+    assert lines_of(source, "GS301") == [6, 11]  # lr in both kernels; eps (a per-run setting) nowhere
+
+
+def test_an_entry_of_a_param_group_read_in_a_loop_over_the_groups_is_no_per_step_number():
+    """Another optimizer (not reached) loops over its param groups and hands the shared kernel
+    `eps=group['eps']`: a loop over groups, not over steps; only a rewritten key (`lr`) varies."""
+    source = ("import torch\n\n\ndef kernel(params, *, lr: float, eps: float):\n"
+              "    torch._foreach_add_(params, eps)\n    torch._foreach_mul_(params, 1 - lr)\n\n\n"
+              "class A(torch.optim.Optimizer):\n    def step(self):  # graphsafe: region\n"
+              "        for group in self.param_groups:\n            kernel(group['params'], lr=group['lr'], eps=1e-8)\n\n\n"
+              "class B(torch.optim.Optimizer):\n    def step(self):\n        for group in self.param_groups:\n"
+              "            kernel(group['params'], lr=0.1, eps=group['eps'])\n")
+    assert lines_of(source, "GS301") == [6]

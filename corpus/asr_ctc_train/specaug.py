@@ -6,7 +6,7 @@ import torch
 def freq_mask(feats: torch.Tensor, width: int) -> torch.Tensor:
     f0 = random.randint(0, feats.shape[-1] - width)  # expect: GS502
     keep = torch.ones(feats.shape[-1], device=feats.device)
-    keep[f0 : f0 + width] = 0.0
+    keep[f0 : f0 + width] = 0.0  # expect: GS301 (the drawn start, frozen as a slice bound)
     return feats * keep
 
 

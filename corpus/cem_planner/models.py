@@ -40,7 +40,7 @@ class DynamicsEnsemble(nn.Module):
 
     def sample_member(self, preds: torch.Tensor) -> torch.Tensor:
         k = random.randrange(self.members)  # expect: GS502
-        return preds[k]
+        return preds[k]  # expect: GS301 (a host draw's number, frozen where it enters device work)
 
 
 class RewardModel(nn.Module):

@@ -43,7 +43,7 @@ class ResidualVQ(nn.Module):
         residual = z
         out = torch.zeros_like(z)
         all_codes, commits = [], []
-        for layer in self.layers[:n_active]:
+        for layer in self.layers[:n_active]:  # expect: GS301 (a host draw's number, frozen where it enters device work)
             q, codes, commit = layer(residual)
             out = out + q
             residual = residual - q.detach()

@@ -48,7 +48,7 @@ class SplatTrainer:
     def train_step(self) -> torch.Tensor:
         self.update_learning_rate(self.iteration)
         cam_idx = random.randrange(len(self.cameras))  # expect: GS502
-        viewmat, gt_image = self.cameras.viewmats[cam_idx], self.cameras.images[cam_idx]
+        viewmat, gt_image = self.cameras.viewmats[cam_idx], self.cameras.images[cam_idx]  # expect: GS301 (a host draw's number, frozen where it enters device work)
         bg = torch.rand(3).to(self.device) if self.cfg.random_background else self.background  # expect: GS402, GS502
         if self.cfg.profile:
             torch.cuda.synchronize()  # expect: GS106

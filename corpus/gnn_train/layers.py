@@ -17,7 +17,7 @@ def drop_edges(edge_index: torch.Tensor, max_p: float, training: bool) -> tuple[
     if not training or max_p <= 0.0:
         return src, dst
     p = random.uniform(0.0, max_p)  # expect: GS502
-    keep = torch.rand(src.shape[0], device=src.device) >= p
+    keep = torch.rand(src.shape[0], device=src.device) >= p  # expect: GS301 (a host draw's number, frozen where it enters device work)
     return src[keep], dst[keep]  # expect: GS108
 
 

@@ -15,7 +15,7 @@ def mixup_target(target: torch.Tensor, num_classes: int, lam: float, smoothing: 
     on = 1.0 - smoothing + off
     y1 = F.one_hot(target, num_classes).float() * (on - off) + off
     y2 = F.one_hot(target.flip(0), num_classes).float() * (on - off) + off
-    return y1 * lam + y2 * (1.0 - lam)
+    return y1 * lam + y2 * (1.0 - lam)  # expect: GS301 (a host draw's number, frozen where it enters device work)
 
 
 def cutmix_bbox_and_lam(shape: torch.Size, lam: float):
@@ -56,6 +56,6 @@ class Mixup:
             (y1, y2, x1, x2), lam = cutmix_bbox_and_lam(x.shape, lam)
             x[:, :, y1:y2, x1:x2] = x.flip(0)[:, :, y1:y2, x1:x2]
         elif lam != 1.0:
-            x_flipped = x.flip(0).mul_(1.0 - lam)
-            x.mul_(lam).add_(x_flipped)
+            x_flipped = x.flip(0).mul_(1.0 - lam)  # expect: GS301 (a host draw's number, frozen where it enters device work)
+            x.mul_(lam).add_(x_flipped)  # expect: GS301 (a host draw's number, frozen where it enters device work)
         return x, mixup_target(target, self.num_classes, lam, self.label_smoothing)

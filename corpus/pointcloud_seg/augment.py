@@ -27,4 +27,4 @@ class CloudAugmenter:
         points = self.rotate(points)
         scale = random.uniform(0.8, 1.25)  # expect: GS502
         noise = torch.randn(points.shape, generator=self.gen, device=points.device)  # expect: GS601
-        return points * scale + (noise * self.sigma).clamp(-self.clip, self.clip)
+        return points * scale + (noise * self.sigma).clamp(-self.clip, self.clip)  # expect: GS301 (a host draw's number, frozen where it enters device work)

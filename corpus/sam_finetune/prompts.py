@@ -31,7 +31,7 @@ def boxes_from_masks(masks: torch.Tensor) -> torch.Tensor:
 
 def jitter_boxes(boxes: torch.Tensor, scale: float) -> torch.Tensor:
     noise = random.uniform(-scale, scale)  # expect: GS502
-    return boxes + noise
+    return boxes + noise  # expect: GS301 (a host draw's number, frozen where it enters device work)
 
 
 def error_region_point(pred: torch.Tensor, target: torch.Tensor):

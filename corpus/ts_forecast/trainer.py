@@ -47,7 +47,7 @@ class ForecastTrainer:
             torch.manual_seed(cfg.seed + self.global_step)  # expect: GS602
         ctx, pad_mask = left_pad(windows)
         jitter = random.gauss(1.0, cfg.jitter_std)  # expect: GS502
-        ctx = ctx * jitter
+        ctx = ctx * jitter  # expect: GS301 (a host draw's number, frozen where it enters device work)
         ctx = ctx + self.noise_std * torch.randn_like(ctx) * (~pad_mask)  # expect: GS301
         tf_mask = scheduled_sampling_mask(target.shape, tf_prob, ctx.device)
         with torch.autocast(device_type=ctx.device.type, dtype=torch.bfloat16, enabled=cfg.use_amp):

@@ -53,7 +53,7 @@ class VideoWorldModel(nn.Module):
             torch.cuda.manual_seed_all(cfg.seed)  # expect: GS602
         b, t = frames.shape[:2]
         skip = random.randint(1, cfg.max_skip)  # expect: GS502
-        frames, actions = frames[:, ::skip], actions[:, ::skip]
+        frames, actions = frames[:, ::skip], actions[:, ::skip]  # expect: GS301 (a host draw's number, frozen where it enters device work)
         embeds = self.encoder(frames.flatten(0, 1)).view(b, -1, cfg.embed)
         h = frames.new_zeros(b, cfg.deter)
         z = frames.new_zeros(b, cfg.n_cat * cfg.n_cls)

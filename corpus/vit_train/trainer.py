@@ -48,8 +48,8 @@ class ViTTrainer:
         targets = torch.nn.functional.one_hot(labels, num_classes=self.cfg.model.num_classes).float()
         if random.random() < self.cfg.mixup_prob:  # expect: GS502
             lam = random.betavariate(self.cfg.mixup_alpha, self.cfg.mixup_alpha)  # expect: GS502
-            images = lam * images + (1.0 - lam) * images.flip(0)
-            targets = lam * targets + (1.0 - lam) * targets.flip(0)
+            images = lam * images + (1.0 - lam) * images.flip(0)  # expect: GS301 (a host draw's number, frozen where it enters device work)
+            targets = lam * targets + (1.0 - lam) * targets.flip(0)  # expect: GS301 (a host draw's number, frozen where it enters device work)
         return images, targets
 
     def train_step(self, images: torch.Tensor, labels: torch.Tensor, lr: float) -> torch.Tensor:

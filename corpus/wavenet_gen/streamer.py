@@ -68,7 +68,7 @@ class WaveNetStreamer:
         dist = torch.distributions.Categorical(probs=probs)  # expect: GS201
         self.levels["entropy"].append(dist.entropy().mean())  # expect: GS503
         dither = random.gauss(0.0, self.cfg.dither)  # expect: GS502
-        audio = mu_law_decode(idx, self.model.cfg.quantization_channels) + dither
+        audio = mu_law_decode(idx, self.model.cfg.quantization_channels) + dither  # expect: GS301 (a host draw's number, frozen where it enters device work)
         if (audio.abs() > 1.0).any():  # expect: GS201
             logger.warning("stream clipped at t=%d", self.t)  # expect: GS501
         audio = audio.clamp(-1.0, 1.0)

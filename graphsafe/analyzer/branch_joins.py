@@ -24,9 +24,9 @@ from graphsafe.analyzer import tensorness as T
 _LEAVING = (cst.Return, cst.Raise, cst.Break, cst.Continue)
 
 
-def leaves(node: cst.If) -> bool:
-    """Does the body of `if` always leave (its last statement a `return`, `raise`, `break` or
-    `continue`)? Then the code after the `if` sees the kinds from before it."""
+def leaves(node: cst.If | cst.Else) -> bool:
+    """Does the body of `if` (or of its `else`) always leave (its last statement a `return`,
+    `raise`, `break` or `continue`)? Then the code after the `if` sees the kinds from before it."""
     body = node.body
     last = body.body[-1] if body.body else None
     if type(body) is cst.IndentedBlock and type(last) is cst.SimpleStatementLine:
@@ -49,3 +49,16 @@ def joined(name: str, around: tuple[T.Kind, str | None], through: tuple[T.Kind, 
     if pending is not None and all(k.tag in ("unknown", "scalar") for k in kinds):
         return pending
     return None
+
+
+def joined_sources(paths: list[tuple[dict, bool]]) -> dict:
+    """The per-step sources of names after an `if`: [(sources at the end of a path, whether that
+    path leaves)]. A name with a source on any path that reaches the join has one after it
+    (`lam` drawn on one branch, rebound from a helper on the other, is per-step where it is read);
+    where every path leaves, the walk's own order stands (the last path)."""
+    reaching = [sources for sources, leaving in paths if not leaving] or [paths[-1][0]]
+    found: dict = {}
+    for sources in reaching:
+        for name, source in sources.items():
+            found.setdefault(name, source)
+    return found

@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, default_guards, delegated_use, generators, host_resident, loop_counters, per_step, run_facts, step_loops, tensor_use, tensorness as T
+from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, default_guards, delegated_use, generators, host_draws, host_resident, loop_counters, per_step, run_facts, step_loops, tensor_use, tensorness as T
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_choices, class_valued_names, names_holding_classes
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
@@ -96,6 +96,7 @@ class ScalarSource:
     # ("param", function key, name) for a number parameter: per-step where its function is a
     # region root, or where a caller passes it a per-step value (callgraph.param_is_varying).
     condition: tuple[str, ...] | None = None
+    host_draw: bool = False  # computed from a host draw (`np.random.beta(a, a)`), which GS502 reports
 
 
 @dataclass(frozen=True)
@@ -195,6 +196,8 @@ class _Scope:
     loop_sources: dict[str, cst.Attribute] = field(default_factory=dict)
     # parameters whose falsy default turns code off, never rebound (default_guards.py)
     guardable: dict[str, object] = field(default_factory=dict)
+    # local name → the project functions it was bound to (`func = _multi_tensor_adam`), any branch
+    function_aliases: dict[str, list[str]] = field(default_factory=dict)
     # loops marked as regions whose body is being walked, innermost last (step_loops.py)
     step_loops: list["step_loops.StepLoop"] = field(default_factory=list)
 
@@ -705,8 +708,11 @@ class FileWalker:
         """`math.exp(-self.step / tau)` carries its arguments' variation; `self.weight()` the
         variation of what that method (defined earlier in this file) returns."""
         func = call.func
-        if (self.resolve(func) or "").startswith("math."):
+        name = self.resolve(func) or ""
+        if name.startswith("math."):
             return self._surest_source([arg.value for arg in call.args])
+        if host_draws.draws_a_number(name, call):  # `lam = np.random.beta(a, a)`: a new number on every step
+            return ScalarSource(f"`{self.code_for(call)}` (a host draw, new on every step)", host_draw=True)
         callee = self._same_file_callee(func)
         if callee is None:
             if type(func) is cst.Attribute:
@@ -2211,14 +2217,19 @@ class FileWalker:
         """An `if` without `else`: kinds where its body's path and the path around it join
         (analyzer/branch_joins.py)."""
         scope = self.scope
-        if scope is None or not scope.is_function or node.orelse is not None:
+        if scope is None or not scope.is_function:
             for child in _children(node):
                 self._visit(child)
             return
+        if node.orelse is not None:
+            self._visit_if_else(node)
+            return
         self._visit(node.test)
         before = {name: (kind, scope.pending.get(name)) for name, kind in scope.env.items()}
+        tainted = dict(scope.tainted)
         self._visit(node.body)
         leaves = branch_joins.leaves(node)
+        self._set_tainted(branch_joins.joined_sources([(tainted, False), (dict(scope.tainted), leaves)]))
         for name, kind in list(scope.env.items()):
             if name in before and kind is not before[name][0]:
                 found = before[name] if leaves else branch_joins.joined(name, before[name], (kind, scope.pending.get(name)))
@@ -2228,6 +2239,23 @@ class FileWalker:
                         scope.pending[name] = found[1]
                     else:
                         scope.pending.pop(name, None)
+
+    def _visit_if_else(self, node: cst.If) -> None:
+        """`if`/`else` (`elif`): each branch starts from the per-step sources before the `if`, and
+        after it a name has the sources of any branch that reaches the join (branch_joins.py)."""
+        scope = self.scope
+        self._visit(node.test)
+        tainted = dict(scope.tainted)
+        self._visit(node.body)
+        through_body = dict(scope.tainted), branch_joins.leaves(node)
+        self._set_tainted(tainted)
+        self._visit(node.orelse)
+        orelse_leaves = type(node.orelse) is cst.Else and branch_joins.leaves(node.orelse)
+        self._set_tainted(branch_joins.joined_sources([through_body, (dict(scope.tainted), orelse_leaves)]))
+
+    def _set_tainted(self, sources: dict) -> None:
+        self.scope.tainted.clear()
+        self.scope.tainted.update(sources)
 
     def _visit_function(self, node: cst.FunctionDef) -> None:
         outer = self.scope
@@ -2461,6 +2489,8 @@ class FileWalker:
             return  # a class: its instances are followed by kind
         if type(target) is cst.Name and not self.scope.is_function:
             self.function_aliases[target.value] = refs[0].target
+        elif type(target) is cst.Name:  # `func = _multi_tensor_adam` (else `_single_tensor_adam`), then `func(...)`
+            self.scope.function_aliases.setdefault(target.value, []).append(refs[0].target)
         elif type(target) is cst.Attribute and self.is_self(target.value) and self.scope.class_key:
             self.function_aliases[f"{self.scope.class_key}.{target.attr.value}"] = refs[0].target
 
@@ -2921,6 +2951,8 @@ class FileWalker:
                 return [CallRef("global", self.module_defs[name])]
             if name in self.function_aliases and name not in scope.env:
                 return [CallRef("global", self.function_aliases[name])]
+            if name in scope.function_aliases:  # every function the local was bound to (its branches)
+                return [CallRef("global", target) for target in dict.fromkeys(scope.function_aliases[name])]
             pid = scope.pending.get(name) if kind is None or kind.tag == "unknown" else None
             if pid is not None and not pid.startswith(ARG_PID):
                 # `model = build_model(cfg)` (or `model, opt = build(cfg)`) then `model(x)`: ask
@@ -3142,6 +3174,8 @@ class FileWalker:
         source = self.scalar_source(value)
         if source is not None:
             found.append((slot, source.condition or ()))
+            if source.condition and source.condition[0] == GROUP_KEY:
+                return  # `eps=group["eps"]` in `for group in self.param_groups`: a loop over groups, not steps
         counter = loop_counters.counter_in(value, self.scope.counters) if source is None else None
         if counter is not None:
             # `self.search_step(x, step)` in `for step in range(n)`: a number, new on each call,

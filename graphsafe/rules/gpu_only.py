@@ -16,6 +16,8 @@ from typing import Callable
 
 import libcst as cst
 
+from graphsafe.analyzer.host_draws import HOST_RNG_FACTORIES, is_host_draw
+
 from graphsafe.analyzer import step_state
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.names import dotted
@@ -90,10 +92,6 @@ CONTAINER_FACTORIES = frozenset(
 CONTAINER_ANNOTATIONS = frozenset(
     """list dict set List Dict Set Deque DefaultDict OrderedDict Counter MutableMapping
     MutableSequence MutableSet deque defaultdict""".split()
-)
-HOST_RNG_FACTORIES = frozenset(
-    """random.Random random.SystemRandom numpy.random.default_rng numpy.random.RandomState
-    numpy.random.Generator""".split()
 )
 PROGRESS_FACTORIES = frozenset({"rich.progress.Progress", "rich.progress.track"})
 
@@ -466,18 +464,6 @@ class HostLogging(_GpuOnlyBindingRule):
 
 # ------------------------------------------------------------------ GS502
 
-TIME_FUNCTIONS = frozenset(
-    """time.time time.time_ns time.perf_counter time.perf_counter_ns time.monotonic
-    time.monotonic_ns time.process_time time.process_time_ns time.thread_time timeit.default_timer
-    datetime.datetime.now datetime.datetime.utcnow datetime.datetime.today datetime.date.today
-    uuid.uuid1 uuid.uuid4 os.urandom""".split()
-)
-# Seeding is GS602; building an RNG object draws nothing (its draws are reported).
-NOT_DRAWS = frozenset(
-    """random.seed random.getstate random.setstate numpy.random.seed numpy.random.get_state
-    numpy.random.set_state numpy.random.SeedSequence numpy.random.PCG64 numpy.random.MT19937
-    numpy.random.Philox numpy.random.SFC64 numpy.random.BitGenerator""".split()
-) | HOST_RNG_FACTORIES
 
 
 class HostNondeterminism(_GpuOnlyBindingRule):
@@ -545,10 +531,9 @@ class HostNondeterminism(_GpuOnlyBindingRule):
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         name = imported_name(node.func, ctx)
-        if name is not None and name not in NOT_DRAWS:
-            if name.startswith(("random.", "numpy.random.")) or name in TIME_FUNCTIONS:
-                ctx.report(self, node, what=f"{name}()")
-                return
+        if is_host_draw(name):
+            ctx.report(self, node, what=f"{name}()")
+            return
         resolved = ctx.resolve(node.func)
         if resolved in CPU_DRAWS and not any(a.keyword and a.keyword.value in ("device", "generator") for a in node.args):
             # no device: the CPU generator draws, on the host, once (a `generator=` may be a CUDA one: GS601's)

@@ -198,6 +198,10 @@ class PythonScalarInput(Rule):
     (not when named like a size: `max_len`, `n_heads`).
     In a loop region (`for ...:  # graphsafe: region`, the loop's body replayed per pass) the
     loop's own counters are per-step numbers, also as sizes (`scores.topk(k)`).
+    A number drawn on the host (`lam = float(np.random.beta(a, a))`, `random.uniform(...)`,
+    `time.time()`; not an array of draws, `size=`) is new on every step: where it enters device
+    work it is reported too (the draw itself is GS502's), also through a helper's returned tuple
+    (`lam, use_cutmix = self._params()`); a branch on it is left to GS502.
     A loop counter is such a number whatever the callee declares: the target of `for step in
     range(...)`, the index of `enumerate(...)`, an element of a list of numbers (a literal one,
     or one the function computes: `times = [i / n for i in range(n)]`, `list(np.linspace(...))`,
@@ -526,7 +530,7 @@ class PythonScalarInput(Rule):
     def visit_IfExp(self, node: cst.IfExp, ctx) -> None:
         # `prev = None if i == 0 else self.old_denoised`: the test picks, once at capture, which
         # tensor the recorded work reads. A pick between numbers is left to where they are used.
-        operands = [o for o in _condition_operands(node.test) if ctx.scalar_source(o) is not None]
+        operands = [o for o in _condition_operands(node.test) if _varies_apart_from_draws(ctx.scalar_source(o))]
         if not operands or _host_draw_in(node.test, ctx):
             return
         if not (ctx.kind(node.body).is_tensor or ctx.kind(node.orelse).is_tensor):
@@ -534,7 +538,8 @@ class PythonScalarInput(Rule):
         self._flag_condition(node.test, operands, ctx)
 
     def _branch(self, node: cst.If | cst.While, ctx) -> None:
-        operands = [o for o in _condition_operands(node.test) if ctx.scalar_source(o) is not None]
+        # a decision on a host draw is the draw's consequence: GS502 reports the draw
+        operands = [o for o in _condition_operands(node.test) if _varies_apart_from_draws(ctx.scalar_source(o))]
         if not operands or _host_draw_in(node.test, ctx) or not _records_device_work(node, ctx):
             return  # the cheap question first: most conditions hold no per-step number
         self._flag_condition(node.test, operands, ctx)
@@ -574,6 +579,11 @@ class PythonScalarInput(Rule):
                 continue
             if ctx.kind(tgt.value).is_tensor or _optimizer_key(tgt):
                 self._flag(node.value, ctx)
+
+
+def _varies_apart_from_draws(source) -> bool:
+    """A per-step number other than one drawn on the host (whose draw GS502 reports)."""
+    return source is not None and not source.host_draw
 
 
 def _per_pass(source) -> bool:

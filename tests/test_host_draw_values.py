@@ -1,0 +1,51 @@
+"""A number drawn on the host (`np.random.beta(a, a)`, `random.uniform(...)`, `time.time()`) is
+new on every step: inside a region the draw runs once, at capture (GS502 reports it), and where
+the number enters device work it is a per-step number frozen there (GS301), also through a
+helper's return and a tuple of them. An array of draws (`size=`, `np.random.rand(8)`) is no
+number; a branch on a drawn number is the draw's consequence, left to GS502."""
+
+from __future__ import annotations
+
+from tests.helpers import diagnostics, lines_of
+
+MIXUP = '''\
+import numpy as np
+import torch
+
+
+class Mixup:
+    def __init__(self, alpha: float):
+        self.alpha = alpha
+
+    def _params(self):
+        lam = 1.0
+        use_cutmix = np.random.rand() < 0.5
+        if np.random.rand() < 0.8:
+            lam = float(np.random.beta(self.alpha, self.alpha))
+        return lam, use_cutmix
+
+    def __call__(self, x: torch.Tensor):  # graphsafe: region
+        lam, use_cutmix = self._params()
+        x_flipped = x.flip(0).mul_(1.0 - lam)
+        return x.mul_(lam).add_(x_flipped)
+'''
+
+
+def test_a_number_drawn_on_the_host_is_per_step_where_it_enters_device_work():
+    assert lines_of(MIXUP, "GS301") == [18, 19]  # one value, its every use
+    message = next(d.message for d in diagnostics(MIXUP) if d.code == "GS301")
+    assert "`np.random.beta(self.alpha, self.alpha)` (a host draw, new on every step)" in message
+    assert lines_of(MIXUP, "GS502") == [11, 12, 13]
+
+
+def test_an_array_of_draws_is_no_number():
+    source = ("import numpy as np\nimport torch\n\n\ndef step(x: torch.Tensor, table):  # graphsafe: region\n"
+              "    rows = np.random.randint(0, 8, size=4)\n    picked = table[rows]\n"
+              "    noise = np.random.rand(4)\n    return x + torch.as_tensor(picked) + torch.as_tensor(noise)\n")
+    assert lines_of(source, "GS301") == []
+
+
+def test_a_branch_on_a_drawn_number_is_left_to_the_draw():
+    source = ("import random\nimport torch\n\n\ndef step(x: torch.Tensor):  # graphsafe: region\n"
+              "    p = random.random()\n    if p < 0.5:\n        x = x.flip(0)\n    return x\n")
+    assert lines_of(source, "GS301") == [] and lines_of(source, "GS502") == [6]
