@@ -16,6 +16,11 @@ NEEDS_CAPTURABLE = frozenset("Adam AdamW Adamax ASGD NAdam RAdam RMSprop Rprop A
 # Capture without error, but the Python-side step counter never advances on replay.
 SILENT = frozenset({"Adagrad"})
 _OPTIMIZERS = NEEDS_CAPTURABLE | SILENT | frozenset("SGD LBFGS SparseAdam Adafactor Muon".split())
+# torch.optim.Optimizer's check, called first in a step: it raises during capture unless every
+# param group is capturable.
+_HEALTH_CHECKS = frozenset({"_cuda_graph_capture_health_check", "_accelerator_graph_capture_health_check"})
+# `capturable: bool = False`, `capturable=False`, `group.setdefault("capturable", False)`
+_DEFAULTS_NOT_CAPTURABLE = re.compile(r"""capturable\s*(?::\s*bool\s*)?=\s*False|["']capturable["']\s*[,:]\s*False""")
 # What code names an optimizer: `optimizer`, `opt`, `self.policy_optim`, `self.critic.optimizer`,
 # `self.optim_objs[p]`, `ent_coef_optimizer`.
 _OPTIMIZER_NAME = re.compile(r"^_?(opt|optim|optimizer|optimiser)(s|_objs?)?$|_(optim|optimizer|optimiser|opt)$|^(optim|optimizer)_")
@@ -73,6 +78,11 @@ class OptimizerNotCapturable(Rule):
     same file builds it: directly, or through a function of the file that returns it
     (`self.opt = make_optimizer(model)`).
 
+    An optimizer class of the project (`class Lamb(torch.optim.Optimizer)`) whose step calls
+    torch's `self._cuda_graph_capture_health_check()` (or `_accelerator_...`) is reported at that
+    call where the file defaults `capturable` to False (`capturable: bool = False`,
+    `group.setdefault("capturable", False)`): the check raises during capture.
+
     An optimizer the file steps but never builds (`self.policy.optimizer.step()`,
     `optimizer.step()` on a parameter, `self.optim_objs[p].step()`: a receiver named like one)
     is reported too, as one that may not be capturable: real training builds Adam or AdamW,
@@ -96,6 +106,9 @@ class OptimizerNotCapturable(Rule):
         ),
         "opt = torch.optim.AdamW([x], lr=1e-3, capturable=True)\nopt.step()",
         "opt = torch.optim.SGD([x], lr=0.1)\nopt.step()",
+        Example("class C(torch.optim.Optimizer):\n    def __init__(self, params, lr=1e-4, capturable: bool = True):\n"
+                "        super().__init__(params, dict(lr=lr, capturable=capturable))\n\n"
+                "    def step(self):  # graphsafe: region\n        self._cuda_graph_capture_health_check()", module=True),
         "opt = torch.optim.Adam([x])",
         # a project's own optimizer-like object: its step is followed as a call
         Example("class Stepper:\n    def step(self):\n        pass\n\n\n"
@@ -112,6 +125,9 @@ class OptimizerNotCapturable(Rule):
             "    def step(self):  # graphsafe: region\n        self.opt.step()",
             module=True,
         ),
+        Example("class C(torch.optim.Optimizer):\n    def __init__(self, params, lr=1e-4, capturable: bool = False):\n"
+                "        super().__init__(params, dict(lr=lr, capturable=capturable))\n\n"
+                "    def step(self):  # graphsafe: region\n        self._cuda_graph_capture_health_check()", module=True),
     )
 
     def __init__(self) -> None:
@@ -148,10 +164,18 @@ class OptimizerNotCapturable(Rule):
         if built is not None and function is not None and ctx.class_key is None:
             self.factories[function.name.value] = built
 
-    calls = Callees({"step"})
+    calls = Callees({"step", *_HEALTH_CHECKS})
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _HEALTH_CHECKS:
+            # an optimizer of the project (`class Lamb(Optimizer)`) asks torch whether its groups are
+            # capturable, in a file that defaults them not to be: torch raises during capture
+            if ctx.is_self(func.value) and ctx.class_key and _DEFAULTS_NOT_CAPTURABLE.search(ctx.source):
+                ctx.report(self, node, optimizer=ctx.class_key.rpartition(".")[2],
+                           detail="checks that its param groups are capturable, and this file builds them with "
+                                  "capturable=False unless told otherwise")
+            return
         if isinstance(func, cst.Attribute) and func.attr.value == "step":
             key = _binding(func.value, ctx)
             if key is not None:
