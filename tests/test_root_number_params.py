@@ -158,3 +158,17 @@ def test_a_flag_an_identity_test_or_a_size_name_in_a_roots_branch_is_not_a_compa
             x = x * 2
         return x
     """) == []
+
+
+def test_an_optional_number_parameter_of_a_root_may_vary_like_a_number_parameter():
+    """`t: Optional[int] = None` and `t: int | None = None` declare a Python number as `t: int` does."""
+    for annotation in ("Optional[int]", "int | None", "None | float"):
+        found = _codes_of(f"""
+        from typing import Optional
+        import torch
+
+        def step(x: torch.Tensor, t: {annotation} = None):  # graphsafe: region
+            return x * t
+        """)
+        assert [line for line, _ in found] == [6], annotation
+        assert "may vary" in found[0][1]

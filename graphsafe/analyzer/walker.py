@@ -3438,19 +3438,33 @@ def _is_none_literal(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
 
 
-def _declares_number(param: cst.Param, optional: bool = False) -> bool:
-    """`lr: float`, `t: int`, `temperature=1.0`: a parameter meant to be a Python number
-    (with `optional`, also `thresh: float | None`)."""
+def _declares_number(param: cst.Param, optional: bool = True) -> bool:
+    """`lr: float`, `t: int`, `temperature=1.0`: a parameter meant to be a Python number (with
+    `optional`, also `thresh: float | None`, `step: Optional[int] = None`: where it is None,
+    default_guards keeps what runs then apart)."""
     if param.annotation is not None:
         annotation = param.annotation.annotation
-        if (optional and isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr)
-                and isinstance(annotation.right, cst.Name) and annotation.right.value == "None"):
-            annotation = annotation.left
+        if optional:
+            annotation = _without_none(annotation)
         return isinstance(annotation, cst.Name) and annotation.value in ("int", "float")
     default = param.default
     if isinstance(default, cst.UnaryOperation):
         default = default.expression
     return isinstance(default, (cst.Integer, cst.Float))
+
+
+def _without_none(annotation: cst.BaseExpression) -> cst.BaseExpression:
+    """`X` of `X | None`, `None | X`, `Optional[X]` (the annotation itself otherwise)."""
+    if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+        for side, other in ((annotation.left, annotation.right), (annotation.right, annotation.left)):
+            if isinstance(other, cst.Name) and other.value == "None":
+                return side
+    if (isinstance(annotation, cst.Subscript) and len(annotation.slice) == 1
+            and isinstance(annotation.slice[0].slice, cst.Index)
+            and (annotation.value.attr.value if isinstance(annotation.value, cst.Attribute)
+                 else getattr(annotation.value, "value", None)) == "Optional"):
+        return annotation.slice[0].slice.value
+    return annotation
 
 
 def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] = frozenset(),
