@@ -48,6 +48,8 @@ from graphsafe.analyzer.pids import ARG_PID, EITHER, FIELD_PID, OBJECT_PID, RETU
 from graphsafe.analyzer.run_facts import markers
 
 _MAX_DEPTH = 6
+# what a pending id resolves to while it is itself being resolved (see ReturnKinds._kind)
+_FEEDBACK = T.Kind("unknown", why="fed back")
 # H: in host memory; D: a dict of tensors
 _SLOT_KINDS = {"T": T.TENSOR, "B": T.BOOL_TENSOR, "L": T.TENSOR_TUPLE, "H": T.TENSOR, "D": T.TENSOR_DICT}
 
@@ -62,10 +64,24 @@ def _merge_slot(a: str, b: str) -> str:
     return "?"
 
 
+def _delegated_objects(returns: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """`return self._build_leaf(...)` or `return half` (a recursive call's result) on some paths,
+    `return TreeInfo(...)` on others (a recursive builder, a factory delegating its base case):
+    the function returns what it makes itself, so the delegated returns count as that class."""
+    if not all(len(r) == 1 for r in returns):
+        return returns
+    made = [r for r in returns if r[0].startswith("O:")]
+    if not made or not all(r[0].startswith("O:") or (r[0].startswith("@") and EITHER not in r[0] and "#" not in r[0])
+                           for r in returns):
+        return returns
+    return made
+
+
 def summarize_returns(returns: list[tuple[str, ...]]) -> tuple[str, ...]:
     """One summary for all of a function's `return`s; () when unknown or never a tensor."""
     if not returns:
         return ()
+    returns = _delegated_objects(returns)
     first = returns[0]
     for other in returns[1:]:
         if len(other) != len(first) or (other[0] == "tuple") != (first[0] == "tuple"):
@@ -105,14 +121,25 @@ class ReturnKinds:
     def __init__(self, project) -> None:
         self.project = project
         self._memo: dict[str, T.Kind | None] = {}
+        self._active: set[str] = set()  # ids being resolved (a recursion asks one again)
 
     def kind(self, pid: str, depth: int = 0) -> T.Kind | None:
         """A tensor kind for `pid`, or None when it is not known to be one."""
+        found = self._kind(pid, depth)
+        return None if found is _FEEDBACK else found
+
+    def _kind(self, pid: str, depth: int) -> T.Kind | None:
+        if pid in self._active:  # asked again while being answered: a value fed back (recursion)
+            return _FEEDBACK
         if pid in self._memo:
             return self._memo[pid]
-        self._memo[pid] = None  # guards recursion
-        result = self._resolve(pid, depth) if depth < _MAX_DEPTH else None
-        self._memo[pid] = result
+        self._active.add(pid)
+        try:
+            result = self._resolve(pid, depth) if depth < _MAX_DEPTH else None
+        finally:
+            self._active.discard(pid)
+        if result is not _FEEDBACK:  # an answer that hangs on an open question is not final
+            self._memo[pid] = result
         return result
 
     def _resolve(self, pid: str, depth: int) -> T.Kind | None:
@@ -140,6 +167,8 @@ class ReturnKinds:
             if returned is None or returned.tag != "object" or not returned.refs:
                 return None
             found = [self._held(c, attr, depth) for c in returned.refs]
+            if any(k is _FEEDBACK for k in found):
+                return _FEEDBACK  # `diverging = half.diverging` in the builder that makes `half`
             return T.TENSOR if all(k is not None and k.is_tensor for k in found) else None
         if pid.startswith(FIELD_PID):
             classes, _, attr = pid[len(FIELD_PID):].rpartition(":")
@@ -226,6 +255,10 @@ class ReturnKinds:
                 kind = T.TENSOR if self._slot(spread_dict, depth) == T.TENSOR_DICT else None
             else:
                 kind = self._slot(code, depth) if code is not None else None
+            if kind is _FEEDBACK:
+                # a recursive call passing back a field of what this very parameter builds
+                # (`Tree(..., half.diverging)`): it adds no kind the other call sites do not give
+                continue
             if spread and kind is not None:
                 kind = T.TENSOR if kind.is_tensor or kind.tag == "tensor-tuple" else None
             if kind is None:
@@ -237,7 +270,7 @@ class ReturnKinds:
 
     def _slot(self, slot: str, depth: int) -> T.Kind | None:
         if slot.startswith("@"):
-            return self.kind(slot[1:], depth + 1)
+            return self._kind(slot[1:], depth + 1)
         return _SLOT_KINDS.get(slot)
 
     def _from_summary(self, summary: tuple[str, ...], index: int | None, depth: int) -> T.Kind | None:

@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, default_guards, delegated_use, generators, host_draws, host_resident, loop_counters, per_step, run_facts, step_loops, tensor_use, tensorness as T
+from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, default_guards, delegated_use, generators, host_draws, host_resident, loop_counters, per_step, records, run_facts, step_loops, tensor_use, tensorness as T
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_choices, class_valued_names, names_holding_classes
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
@@ -1091,6 +1091,10 @@ class FileWalker:
                 merged = kinds[0]
                 for k in kinds[1:]:
                     merged = T.merge(merged, k)
+                kept = records.kept_argument(base.refs, attr, self._attr_pids, ARG_PID) if merged.tag == "unknown" else None
+                if kept is not None:  # `info.turning` with `self.turning = turning` in __init__
+                    self._pending[id(expr)] = kept
+                    return self.external.get(kept, merged)
                 return merged
             if base.refs and not any(r in self.class_attr_kinds or r.startswith("torch.") for r in base.refs):
                 # `self.scheduler.sigmas`, `batch.probs`: a field of a class defined in another
@@ -1474,8 +1478,8 @@ class FileWalker:
             if name in ("torch.max", "torch.min") and self._elementwise_extreme(call, 1):
                 return T.TENSOR
             return T.torch_call_kind(name, call)
-        tail = name.rpartition(".")[2]
-        if tail[:1].isupper() and not self._names_value(name):
+        tail = name.rpartition(".")[2].lstrip("_")  # `_TreeInfo(...)`: a private class
+        if tail[:1].isupper() and not self._names_value(name) and name not in records.MAKERS:  # makes a class
             qualified = self._qualify(name)
             return T.instance_of(qualified)
         return None
@@ -1536,7 +1540,8 @@ class FileWalker:
             return None
         name = self.resolve(expr)
         head = (dotted(expr) or "").partition(".")[0]
-        if not name or not name.rpartition(".")[2][:1].isupper() or name.rpartition(".")[2].isupper():
+        last = name.rpartition(".")[2].lstrip("_") if name else ""  # `_TreeInfo`: a private class
+        if not last[:1].isupper() or last.isupper():
             return None  # `CONSTANT`s are not classes
         scope = self.scope
         if scope is not None and (scope.imports.is_imported(head) or head in self.module_defs):
@@ -1704,11 +1709,13 @@ class FileWalker:
         # stored in it (`self.norm_ema[k] = torch.ones(())`); None once something else is
         self._empty_dicts: dict[tuple[int, str], bool | None] = {}
         self._attr_pids: dict[str, dict[str, str | None]] = {}  # class key → attribute → the project call it holds
+        self._records: list[tuple[str, cst.ClassDef, cst.CSTNode]] = []  # namedtuple classes (records.py)
         self._install_handlers(source)
         imports = ImportTable(self.module, self.is_package, renames=self.renames)
         self._collect_module_level(module, imports)
         module_unit = _UnitBuilder(f"{self.module}.<module>", "<module>", None, module, False)
         self.units.append(module_unit)
+        self.units.extend(records.constructor_unit(key, record, made, _UnitBuilder) for key, record, made in self._records)
         self.scope = _Scope(imports, self.globals, {}, None, None, "", [module_unit])
         self._walk_statements(module.body)
         for hook in self.end_hooks:
@@ -1842,6 +1849,13 @@ class FileWalker:
                 for small in stmt.body:
                     if isinstance(small, (cst.Import, cst.ImportFrom)) and not prefix:
                         imports.add(small)
+                    record = records.record_class(small, imports.resolve)
+                    if record is not None:  # `Info = namedtuple("Info", [...])`: the class it stands for
+                        key = f"{self.module}.{prefix}{record.name.value}"
+                        if not prefix:
+                            self.module_defs[record.name.value] = key
+                        pending_classes.append((record, key))
+                        self._records.append((key, record, small))
             elif isinstance(stmt, cst.FunctionDef):
                 self._def_nodes[f"{self.module}.{prefix}{stmt.name.value}"] = stmt
                 if not prefix:
