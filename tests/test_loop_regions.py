@@ -107,3 +107,54 @@ def test_a_scripts_training_loop_at_module_level_is_a_region_with_its_counter():
     found = {(d.code, d.start.line) for d in diagnostics(source)}
     assert ("GS301", 10) in found and ("GS101", 14) in found
     assert next(d for d in diagnostics(source) if d.code == "GS301").region.display.startswith("loop region in")
+
+
+SAMPLER = '''\
+import torch
+{imports}
+
+
+def sample(model, x: torch.Tensor, sigmas: torch.Tensor, eta=1.0, disable=None):
+    for i in {iterable}:  # graphsafe: region
+        denoised = model(x, sigmas[i])
+        if eta:
+            x = x + (denoised - x) * eta
+    return x
+'''
+
+
+def test_a_progress_bar_range_counts_like_range():
+    source = SAMPLER.format(imports="from tqdm.auto import trange", iterable="trange(len(sigmas) - 1, disable=disable)")
+    assert lines_of(source, "GS301") == [7]
+
+
+def test_a_progress_bar_around_a_range_counts_like_the_range():
+    source = SAMPLER.format(imports="from tqdm import tqdm", iterable="tqdm(range(len(sigmas) - 1), desc='sampling')")
+    assert lines_of(source, "GS301") == [7]
+
+
+def test_a_progress_bar_around_batches_counts_nothing():
+    source = SAMPLER.format(imports="from tqdm import tqdm", iterable="tqdm(sigmas)").replace("sigmas[i]", "i")
+    assert lines_of(source, "GS301") == []
+
+
+def test_a_parameter_of_the_function_around_a_marked_loop_is_the_same_on_every_pass():
+    # `eta` is a per-run setting of the sampler: no caller shows it, yet every pass reads one value
+    source = SAMPLER.format(imports="", iterable="range(len(sigmas) - 1)")
+    assert lines_of(source, "GS301") == [7]
+
+
+def test_the_same_parameter_with_the_whole_function_as_region_may_vary():
+    source = SAMPLER.format(imports="", iterable="range(3)").replace(
+        "disable=None):", "disable=None):  # graphsafe: region").replace("  # graphsafe: region\n        denoised", "\n        denoised")
+    assert lines_of(source, "GS301") == [8, 9]  # `if eta:` and `* eta`: each may vary
+
+
+def test_a_value_computed_from_a_parameter_and_the_loop_counter_follows_the_counter():
+    # `start_temperature * (step / n)`: annealed on every pass, whatever the caller passes
+    source = ("import torch\n\n\ndef generate(net, seq: torch.Tensor, steps: int, start_temperature=1.0):\n"
+              "    for left in reversed(range(steps)):  # graphsafe: region\n"
+              "        temperature = start_temperature * (left / steps)\n"
+              "        logits = net(seq)\n        seq = (logits / max(temperature, 1e-3)).argmax(-1)\n    return seq\n")
+    found = [d for d in diagnostics(source) if d.code == "GS301"]
+    assert [d.start.line for d in found] == [8] and "`left`" in found[0].message

@@ -99,6 +99,15 @@ def test_a_declared_loop_is_marked_as_a_region_in_a_copy_and_the_wheel_stays_unt
     assert (root / "pkg" / "gen.py").read_text() == original
 
 
+def test_the_function_holding_a_declared_loop_is_no_region_of_its_own(tmp_path):
+    # the pass is the replayed step; the code around the loop runs once, eagerly
+    root = tmp_path / "src"
+    root.mkdir()
+    (root / "gen.py").write_text("class Sampler:\n    def run(self, n):\n        for i in range(n):\n            pass\n\n\n"
+                                 "def other(n):\n    for i in range(n):\n        pass\n")
+    assert score_module.loop_functions(root, {"gen.py": [3]}) == {"gen.py::Sampler.run"}
+
+
 def test_a_declared_line_that_is_no_loop_header_stops_the_run(tmp_path):
     root = tmp_path / "src"
     root.mkdir()

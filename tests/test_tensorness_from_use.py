@@ -165,3 +165,26 @@ def test_the_result_of_a_tensor_only_math_method_on_an_unknown_value_is_a_tensor
         """)
     assert [line for line, _ in found] == [4]
     assert "`norm(y0).abs()` is a tensor: `.abs()` is a tensor method" in found[0][1]
+
+
+def test_a_parameter_an_element_of_which_gets_a_tensor_method_has_tensor_elements():
+    # a noise schedule: `sigmas[i].log()` says its elements are tensors, so comparing one branches on the device
+    found = branch_messages("""
+        def step(model, x, sigmas, i: int):  # graphsafe: region
+            if sigmas[i + 1] == 0:
+                return model(x)
+            return x * (-sigmas[i].log()).exp()
+        """)
+    assert [line for line, _ in found] == [3]
+    assert "`sigmas` is a tensor: `sigmas[i].log()` uses it as one" in found[0][1]
+
+
+def test_a_logger_call_with_arguments_is_no_tensor_use():
+    found = branch_messages("""
+        def step(x, logger, steps):  # graphsafe: region
+            logger.log("x", x)
+            if steps[0] > 2:
+                return x
+            return steps[1].log("y")
+        """)
+    assert found == []

@@ -14,7 +14,7 @@ from pathlib import Path
 from graphsafe.analyzer import default_guards, generators, host_copy_helpers, host_move_helpers, param_paths, step_loops
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
 from graphsafe.analyzer.facts import GROUP_KEY, HELD_COUNTER, LOOP, CallRef, ClassInfo, FileFacts, Unit
-from graphsafe.analyzer.pids import ARG_PID
+from graphsafe.analyzer.pids import ARG_PID, FUNCTION_SLOT
 from graphsafe.analyzer.run_facts import ObservedIndex
 from graphsafe.model import CallSite, Confidence, Diagnostic, Hit, Region, RegionKind
 
@@ -301,7 +301,8 @@ class Project:
             return self._instance_targets(class_name, method)
         if ref.kind == "param":
             function, name, method = ref.target.split("::")
-            return [t for c in self._passed_classes(function, name) for t in self._instance_targets(c, method)]
+            return [t for c in self._passed_classes(function, name) for t in self._instance_targets(c, method)] + [
+                (f, None) for f in self._passed_functions(function, name, method)]
         class_name, path, method = ref.target.split("::")
         return [t for c in self._path_classes(class_name, path.split(".")) for t in self._instance_targets(c, method)]
 
@@ -631,6 +632,10 @@ class Project:
         if condition[0] == "host-param":  # a sync on a parameter: none where callers pass host tensors
             return not self.param_is_host(condition[1], condition[2], roots)
         if condition[0] == "param" and len(condition) == 3:
+            if unit_key in roots and unit_key.startswith(condition[1] + ".<loop#"):
+                # a parameter of the function whose loop is the region: the same on every pass
+                # (`eta`, `order` of a sampler), unless a caller is seen passing it per-step values
+                return self.root_param_varies(condition[1], condition[2], roots) is True
             if unit_key in roots:
                 return self.root_param_varies(condition[1], condition[2], roots) is not False
             return self.param_is_varying(condition[1], condition[2], roots)
@@ -916,8 +921,18 @@ class Project:
         return self._injected
 
     def _param_targets(self, function: str, name: str, method: str) -> list[str]:
-        """`model(...)` on a parameter: the methods of the project objects its callers pass."""
-        return [t for c in self._passed_classes(function, name) for t in self._call_targets_of_instance(c, method)]
+        """`model(...)` on a parameter: the methods of the project objects its callers pass;
+        `scheduler(step)`: the functions they pass (`cosine_lr(...)`'s nested `_lr_adjuster`)."""
+        found = [t for c in self._passed_classes(function, name) for t in self._call_targets_of_instance(c, method)]
+        return found + [f for f in self._passed_functions(function, name, method) if f not in found]
+
+    def _passed_functions(self, function: str, name: str, method: str) -> list[str]:
+        """`scheduler(step)` on a parameter: the project functions its callers pass as it (a
+        `def`, or what a factory returns: `cosine_lr(opt, ...)`'s nested `_lr_adjuster`)."""
+        if method != "__call__":
+            return []
+        return [f for f in self._passed_classes(function, name, values=FUNCTION_SLOT)
+                if f in self.units and self.units[f].unit.is_function]
 
     def _passed_classes(self, function: str, name: str, seen: frozenset = frozenset(),
                         values: str = "O:") -> tuple[str, ...]:
@@ -937,19 +952,24 @@ class Project:
                     continue
                 if value.startswith(values):
                     key = value[len(values):]
-                    classes.update(dict.fromkeys(key.split("|") if values == "O:" else (self.resolve_symbol(key) or key,)))
+                    if values == CLASS_SLOT:
+                        classes[self.resolve_symbol(key) or key] = None
+                    else:
+                        classes.update(dict.fromkeys(self.resolve_symbol(k) or k for k in key.split("|")))
                 elif value.startswith("@" + ARG_PID) and len(seen) < 4:
                     outer, _, param = value[1 + len(ARG_PID):].rpartition(":")
                     classes.update(dict.fromkeys(self._passed_classes(outer, param, seen | {(function, name)}, values)))
-                elif values == "O:" and value.startswith("@global:") and not any(c in value[1:] for c in ";@#"):
+                elif values != CLASS_SLOT and value.startswith("@global:") and not any(c in value[1:] for c in ";@#"):
                     # `Criterion(matcher=HungarianMatcher())`: a class of another file, built in the call
                     key = self.resolve_symbol(value[len("@global:"):])
                     if key in self.classes:
-                        classes[key] = None
+                        if values == "O:":
+                            classes[key] = None
                     elif key in self.units and self.units[key].unit.returns[:1] != ("tuple",):
-                        # `loss = create_loss(args)` passed on: the classes the factory returns
+                        # `loss = create_loss(args)` (`scheduler = cosine_lr(opt, ...)`) passed on:
+                        # the classes (the function) the factory returns
                         made = self.units[key].unit.returns
-                        if len(made) == 1 and made[0].startswith("O:"):
+                        if len(made) == 1 and made[0].startswith(values):
                             classes.update(dict.fromkeys(self.resolve_symbol(c) or c for c in made[0][2:].split("|")))
         return tuple(classes)
 

@@ -38,7 +38,7 @@ def loop_counters(node: cst.For | cst.While, number_lists: set[str] | None = Non
     and `enumerate`, and a local the body advances by a number (`t += 1`, `t = t + dt`)."""
     found: dict[str, str] = {}
     if type(node) is cst.For:
-        target, iterable = node.target, node.iter
+        target, iterable = node.target, without_progress_bar(node.iter, resolve)
         known = number_lists or set()
         if type(iterable) is cst.Call and type(iterable.func) is cst.Name:
             shown = f"for {_code(target)} in {iterable.func.value}(...)"
@@ -55,6 +55,29 @@ def loop_counters(node: cst.For | cst.While, number_lists: set[str] | None = Non
     return found
 
 
+# progress bars wrap the loop's iterable and change nothing about what it yields
+_PROGRESS_RANGES = frozenset({"tqdm.trange", "tqdm.auto.trange", "tqdm.notebook.trange", "tqdm.std.trange",
+                              "tqdm.rich.trange"})
+_PROGRESS_WRAPPERS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm",
+                                "tqdm.rich.tqdm"})
+
+
+def without_progress_bar(iterable: cst.BaseExpression, resolve=None) -> cst.BaseExpression:
+    """The loop's own iterable past a progress bar: `trange(n, disable=d)` is `range(n)`,
+    `tqdm(timesteps, desc=...)` is `timesteps` (each pass gets what the wrapped one yields)."""
+    if type(iterable) is not cst.Call or resolve is None:
+        return iterable
+    name = resolve(iterable.func) or ""
+    positional = [a for a in iterable.args if a.keyword is None]
+    if any(a.star for a in iterable.args) or not positional:
+        return iterable
+    if name in _PROGRESS_RANGES:
+        return iterable.with_changes(func=cst.Name("range"), args=positional)
+    if name in _PROGRESS_WRAPPERS:
+        return positional[0].value
+    return iterable
+
+
 def number_list(expr: cst.BaseExpression, number_lists: set[str],
                 resolve: Callable[[cst.BaseExpression], str | None] | None = None) -> bool:
     """Is `expr` a sequence of Python numbers by its shape? A literal list of numbers, `range(..)`,
@@ -62,6 +85,7 @@ def number_list(expr: cst.BaseExpression, number_lists: set[str],
     or `np.arange(..)`, `.tolist()` of a torch/numpy `linspace`/`arange`, a local or a `self.`
     attribute that holds one (`number_lists`: `times`, `self.timesteps`), and `list`/`tuple`/`sorted`/`reversed` or a slice of one. A list of
     batches, modules or tensors is none of these."""
+    expr = without_progress_bar(expr, resolve)
     tp = type(expr)
     if tp is cst.Name:
         return expr.value in number_lists

@@ -11,6 +11,8 @@ RETURNED_FIELD_PID = "rfield:"
 # suffix of a wanted id that asks for the class of object a call returns (`O:cls`, `M:cls`
 # slots, from return annotations): for the call graph, never for tensor kinds
 OBJECT_PID = "!obj"
+# an argument or return slot holding a function (`F:<dotted key>`): calling the value runs it
+FUNCTION_SLOT = "F:"
 # joins the pending ids of the operands of arithmetic or a comparison (`kinetic(r) + pe`): the
 # result is a tensor when any one of them is, so each must be asked about, not only the first
 EITHER = "||"

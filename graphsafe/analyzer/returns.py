@@ -44,7 +44,7 @@ from typing import Callable
 
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.facts import CallRef, FileFacts
-from graphsafe.analyzer.pids import ARG_PID, EITHER, FIELD_PID, OBJECT_PID, RETURNED_FIELD_PID  # noqa: F401 (walker imports them from here)
+from graphsafe.analyzer.pids import ARG_PID, EITHER, FIELD_PID, FUNCTION_SLOT, OBJECT_PID, RETURNED_FIELD_PID  # noqa: F401 (walker imports them from here)
 from graphsafe.analyzer.run_facts import markers
 
 _MAX_DEPTH = 6
@@ -59,8 +59,9 @@ def _merge_slot(a: str, b: str) -> str:
         return a
     if a in "TB" and b in "TB":
         return "T"
-    if a.startswith("O:") and b.startswith("O:"):  # `return Shift(n)` / `return Ring(n)`: either
-        return "O:" + "|".join(dict.fromkeys(a[2:].split("|") + b[2:].split("|")))
+    for prefix in ("O:", FUNCTION_SLOT):  # `return Shift(n)` / `return Ring(n)`: either
+        if a.startswith(prefix) and b.startswith(prefix):
+            return prefix + "|".join(dict.fromkeys(a[2:].split("|") + b[2:].split("|")))
     return "?"
 
 
@@ -88,7 +89,7 @@ def summarize_returns(returns: list[tuple[str, ...]]) -> tuple[str, ...]:
             return _tensor_or_tuple(returns)
         first = tuple(x if i == 0 and x == "tuple" else _merge_slot(x, y) for i, (x, y) in enumerate(zip(first, other)))
     slots = first[1:] if first[0] == "tuple" else first
-    if not any(s in _SLOT_KINDS or s.startswith(("@", "O:", "M:")) for s in slots):
+    if not any(s in _SLOT_KINDS or s.startswith(("@", "O:", "M:", FUNCTION_SLOT)) for s in slots):
         return ()
     return first
 

@@ -34,7 +34,9 @@ RESULT_METHODS = frozenset(
     "abs abs_ exp exp_ sqrt rsqrt log1p expm1 log2 log10 clamp clamp_ pow pow_ reciprocal sign neg".split()
 )
 
-_USE_CALL = re.compile(r"\.(?:" + "|".join(sorted(USE_METHODS, key=len, reverse=True)) + r")\(")
+_USE_CALL = re.compile(r"\.(?:" + "|".join(sorted(USE_METHODS, key=len, reverse=True)) + r")\(|\.log\(\)")
+# `.log()` without arguments: a tensor's (a logger's `log` always takes what it logs)
+_BARE_METHODS = frozenset({"log"})
 
 
 _ASSERTED = re.compile(r"assert\s+isinstance\(\s*(\w+)\s*,")
@@ -50,6 +52,10 @@ def receivers(source: str) -> frozenset[str]:
         name = T.name_before(source, end)
         if name:
             found.add(name)
+        elif end and source[end - 1] == "]":  # `sigmas[i].log()`: the name before the index
+            name = T.name_before(source, source.rfind("[", 0, end))
+            if name:
+                found.add(name)
         elif end and source[end - 1] == ")":  # `(-delta).exp()`: the name inside the parentheses
             inner = source[source.rfind("(", 0, end) + 1:end - 1].strip(" -+~")
             if inner.isidentifier():
@@ -62,6 +68,18 @@ def _receiver_name(expr: cst.BaseExpression) -> str | None:
     while type(expr) is cst.UnaryOperation and not isinstance(expr.operator, cst.Not):
         expr = expr.expression
     return expr.value if type(expr) is cst.Name else None
+
+
+def _indexed_name(expr: cst.BaseExpression) -> str | None:
+    """`sigmas` for `sigmas[i]`, `-sigmas[i + 1]`: a parameter one element of which a tensor
+    method is called on. It is a tensor or a sequence of them; either way its elements are
+    tensors, which is what indexing it gives."""
+    while type(expr) is cst.UnaryOperation and not isinstance(expr.operator, cst.Not):
+        expr = expr.expression
+    if (type(expr) is cst.Subscript and type(expr.value) is cst.Name and len(expr.slice) == 1
+            and type(expr.slice[0].slice) is cst.Index):
+        return expr.value.value
+    return None
 
 
 def used_as_tensors(body: cst.CSTNode, names: set[str], resolve: Callable, methods_only: bool = False) -> dict[str, cst.CSTNode]:
@@ -90,7 +108,9 @@ def used_as_tensors(body: cst.CSTNode, names: set[str], resolve: Callable, metho
         func, args = node.func, node.args
         if type(func) is cst.Attribute:
             name = _receiver_name(func.value)
-            if name in names and func.attr.value in methods:
+            if name is None and not methods_only:
+                name = _indexed_name(func.value)  # `sigmas[i].log()`: its elements are tensors
+            if name in names and (func.attr.value in methods or (func.attr.value in _BARE_METHODS and not args)):
                 used.setdefault(name, node)
         if not args:
             continue

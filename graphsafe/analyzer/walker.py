@@ -26,7 +26,7 @@ from graphsafe.analyzer.nodes import children, node_types
 from graphsafe.analyzer.noqa import noqa_directives, noqa_lines
 from graphsafe.analyzer.positions import node_ranges, statement_lines
 from graphsafe.analyzer.returns import OBJECT_PID, ARG_PID, FIELD_PID, RETURNED_FIELD_PID, summarize_returns
-from graphsafe.analyzer.pids import EITHER, either
+from graphsafe.analyzer.pids import EITHER, FUNCTION_SLOT, either
 from graphsafe.lines import ending_of, line_starts, split_lines, with_newline
 from graphsafe.model import Applicability, Confidence, Diagnostic, Edit, Fix, Hit, Position, RegionKind
 from graphsafe.rewriters.edits import WholeLines
@@ -698,9 +698,10 @@ class FileWalker:
             if source is not None:
                 if not source.condition:
                     return source
-                if conditional is None or (source.condition[0] == "param" != conditional.condition[0]):
+                if conditional is None or _source_rank(source) < _source_rank(conditional):
                     # `new_lr = self.cfg.lr * lr_scale`: a number parameter the callers fill
-                    # decides before a field of a settings object of another class
+                    # decides before a field of a settings object of another class; in a loop
+                    # region, `start_temperature * (step / n)`: the loop's counter before both
                     conditional = source
         return conditional
 
@@ -1193,10 +1194,33 @@ class FileWalker:
             return "D"
         if kind.tag == "object" and kind.refs and not any(r.startswith("torch.") for r in kind.refs):
             return "O:" + "|".join(kind.refs)  # `return model, optimizer` from a factory
+        function = self._function_held(expr)
+        if function is not None:
+            return FUNCTION_SLOT + function  # `train(..., scheduler=_lr_adjuster)`: calling it runs that function
         if kind.not_tensor:
             return "S"
         pid = self._depends_on(expr)
         return f"@{pid}" if pid is not None else "?"
+
+    def _function_held(self, expr: cst.BaseExpression) -> str | None:
+        """The function a bare name stands for here (a nested or module `def`, an imported
+        function, a local bound to one), as a dotted key the call graph resolves; else None.
+        Classes are left out: their instances are followed by kind."""
+        if type(expr) is not cst.Name:
+            return None
+        name, scope = expr.value, self.scope
+        if name in scope.local_defs and name not in scope.env:
+            return scope.local_defs[name]
+        if name in scope.function_aliases:  # `scheduler = warmup_step` (or another, in a branch)
+            return "|".join(dict.fromkeys(scope.function_aliases[name]))
+        if name in scope.env or name in scope.params or name in self.globals:
+            return None
+        if name in self.module_defs:
+            key = self.module_defs[name]
+            return key if key in self._def_nodes else None
+        if scope.imports.is_imported(name) and not name[:1].isupper():
+            return scope.imports.resolve_dotted(name)
+        return None
 
     def _tensor_arithmetic(self, expr: cst.BaseExpression) -> bool:
         """Is `expr` arithmetic with a tensor operand (`photo + w_at(self.step) * smooth`)? Its
@@ -3429,6 +3453,14 @@ def _edit(ranges, replaced, text: str) -> Edit | None:
     if id(first) not in ranges or id(last) not in ranges:
         return None
     return Edit(ranges[id(first)][0], ranges[id(last)][1], text)
+
+
+def _source_rank(source: ScalarSource) -> int:
+    """Which of two conditional sources of one value decides it (lower first): a loop region's
+    counter varies on every pass; a number parameter varies where its callers say; a field of
+    another class where the project says."""
+    kind = source.condition[0] if source.condition else ""
+    return 0 if kind == step_loops.STEP_LOOP else 1 if kind == "param" else 2
 
 
 def _mapped_iterable(comp) -> cst.BaseExpression | None:

@@ -1,0 +1,77 @@
+"""Call graph: functions handed around as values. Calling a parameter runs the functions its
+callers pass (a `def`, an imported function, or the nested function a factory returns, as
+learning-rate schedulers are built: `scheduler = cosine_lr(opt, ...)`, then `scheduler(step)` in
+the training step); each case beside a look-alike that must stay silent.
+"""
+
+from __future__ import annotations
+
+from tests.helpers import project_findings
+
+SCHEDULER = """\
+def assign_learning_rate(optimizer, new_lr):
+    for param_group in optimizer.param_groups:
+        param_group["lr"] = new_lr
+
+
+def cosine_lr(optimizer, base_lr, warmup):
+    def _lr_adjuster(step):
+        lr = base_lr * (step + 1) / warmup
+        assign_learning_rate(optimizer, lr)
+        return lr
+    return _lr_adjuster
+"""
+
+TRAIN = """\
+import torch
+from sched import {imported}
+
+
+def train_one_epoch(model, data, optimizer, scheduler):
+    for i, batch in enumerate(data):  # graphsafe: region
+        scheduler({argument})
+        loss = model(batch).sum()
+        loss.backward()
+        optimizer.step()
+
+
+def main(model, data):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    {made}
+    train_one_epoch(model, data, optimizer, scheduler)
+"""
+
+
+def run(tmp_path, imported="cosine_lr", argument="100 + i", made="scheduler = cosine_lr(optimizer, 0.1, 10)"):
+    files = {"sched.py": SCHEDULER, "train.py": TRAIN.format(imported=imported, argument=argument, made=made)}
+    return project_findings(tmp_path, files, "GS301")
+
+
+def test_calling_a_parameter_runs_the_function_a_factory_returns_to_the_caller(tmp_path):
+    # the step's per-step number reaches the param-group write through the returned closure
+    assert run(tmp_path) == {("sched.py", 3, "GS301")}
+
+
+def test_a_constant_handed_to_the_returned_function_stays_silent(tmp_path):
+    assert run(tmp_path, argument="5") == set()
+
+
+def test_calling_a_parameter_runs_an_imported_function_passed_by_name(tmp_path):
+    made = "scheduler = assign_step"
+    source_extra = "\n\ndef assign_step(step):\n    assign_learning_rate(None, step * 0.1)\n"
+    files = {"sched.py": SCHEDULER + source_extra,
+             "train.py": TRAIN.format(imported="assign_step", argument="100 + i", made=made)}
+    assert project_findings(tmp_path, files, "GS301") == {("sched.py", 3, "GS301")}
+
+
+def test_a_parameter_given_no_function_runs_nothing(tmp_path):
+    # the callers pass a number: calling the parameter resolves to no project function
+    assert run(tmp_path, made="scheduler = 3") == set()
+
+
+def test_calling_a_parameter_runs_an_imported_function_passed_directly(tmp_path):
+    source_extra = "\n\ndef assign_step(step):\n    assign_learning_rate(None, step * 0.1)\n"
+    train = TRAIN.format(imported="assign_step", argument="100 + i", made="pass").replace(
+        "optimizer, scheduler)\n", "optimizer, assign_step)\n")
+    assert project_findings(tmp_path, {"sched.py": SCHEDULER + source_extra, "train.py": train},
+                            "GS301") == {("sched.py", 3, "GS301")}
