@@ -158,3 +158,31 @@ def test_a_value_computed_from_a_parameter_and_the_loop_counter_follows_the_coun
               "        logits = net(seq)\n        seq = (logits / max(temperature, 1e-3)).argmax(-1)\n    return seq\n")
     found = [d for d in diagnostics(source) if d.code == "GS301"]
     assert [d.start.line for d in found] == [8] and "`left`" in found[0].message
+
+
+HISTORY = '''\
+import torch
+
+
+def sample(model, x: torch.Tensor, sigmas: torch.Tensor){mark}
+    ds = []
+    info = {{"steps": 0}}
+    for i in range(3):{loop_mark}
+        d = model(x) - x
+        ds.append(d)
+        info["steps"] += 1
+        fresh = []
+        fresh.append(d)
+        x = x + d
+    return x, ds
+'''
+
+
+def test_a_container_every_pass_shares_changed_in_the_body_is_reported_in_the_loop_region():
+    source = HISTORY.format(mark=":", loop_mark="  # graphsafe: region")
+    assert lines_of(source, "GS503") == [9, 10]
+
+
+def test_the_same_container_made_in_each_call_of_a_function_region_is_a_local():
+    source = HISTORY.format(mark=":  # graphsafe: region", loop_mark="")
+    assert lines_of(source, "GS503") == []

@@ -209,3 +209,40 @@ def test_a_param_group_key_a_scheduler_step_rewrites_is_per_step(tmp_path):
     files = {"hybrid.py": OPTIMIZER, "sched.py": SCHEDULER}
     found = {(f, line) for f, line, _ in project_findings(tmp_path, files, "GS301")}
     assert found == {("hybrid.py", 6), ("hybrid.py", 17)}
+
+
+LR_STEP = """\
+import torch
+{setup}
+
+
+class Recipe:
+    def __init__(self, model, optimizer, scheduler):
+        self.model, self.optimizer = model, optimizer
+        self.{name} = scheduler
+
+    def train_step(self, batch):  # graphsafe: region
+        self.model(batch).sum().backward()
+        self.optimizer.step()
+        self.{name}.step()
+"""
+
+
+def lr_steps(tmp_path, setup="", name="lr_scheduler"):
+    return {line for _, line, _ in project_findings(tmp_path, {"recipe.py": LR_STEP.format(setup=setup, name=name)}, "GS302")}
+
+
+def test_a_learning_rate_scheduler_stepped_in_the_region_freezes_the_rate(tmp_path):
+    assert lr_steps(tmp_path) == {13}
+
+
+def test_an_object_named_otherwise_whose_class_is_unknown_stays_silent(tmp_path):
+    assert lr_steps(tmp_path, name="ema") == set()
+
+
+def test_a_project_schedule_class_is_followed_into_not_guessed(tmp_path):
+    # the call graph reads the class's own `step`: a constant one changes nothing between steps
+    setup = "\n\nclass Warmup:\n    def step(self):\n        return None\n\n\ndef build(opt):\n    return Warmup()\n"
+    source = LR_STEP.format(setup=setup, name="lr_scheduler").replace(
+        "self.lr_scheduler = scheduler", "self.lr_scheduler = Warmup()")
+    assert {line for _, line, _ in project_findings(tmp_path, {"recipe.py": source}, "GS302")} == set()

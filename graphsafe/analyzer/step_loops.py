@@ -40,6 +40,7 @@ class StepLoop:
     header: str  # `for _ in range(n)`, for messages
     counters: frozenset[str]  # names the loop counts with (a new number each pass)
     carried: frozenset[str]  # names the body rebinds that were bound before it
+    shared: frozenset[str] = frozenset()  # names bound before it that the body uses and never rebinds
 
     @property
     def condition(self) -> tuple[str, str]:
@@ -74,6 +75,20 @@ def carried_names(function: cst.FunctionDef | cst.Module | None, loop: cst.For |
     if type(loop) is cst.For:
         inside -= {n.value for n in bound_names(loop.target)}
     return frozenset(inside & outside)
+
+
+def shared_names(function: cst.FunctionDef | cst.Module | None, loop: cst.For | cst.While) -> frozenset[str]:
+    """Names bound before the loop (parameters included) that the body reads and never rebinds:
+    one object every pass shares (`ds = []` then `ds.append(d)` in the body), so what a pass
+    does to it in Python happens only while the graph is captured."""
+    if function is None:
+        return frozenset()
+    outside = {p.name.value for p in _params(function)} if type(function) is cst.FunctionDef else set()
+    outside |= _bound_in(function.body if type(function) is cst.FunctionDef else function, skip=loop.body)
+    inside = _bound_in(loop.body)
+    if type(loop) is cst.For:
+        inside |= {n.value for n in bound_names(loop.target)}
+    return frozenset((outside & _read_in(loop)) - inside)
 
 
 def _read_in(loop: cst.For | cst.While) -> set[str]:

@@ -2679,8 +2679,10 @@ class FileWalker:
                 counted.setdefault(name, None)
         unit = self._open_block_unit(node, "loop", "loop region", RegionKind.COMMENT)
         unit.step_loop = True
-        carried = step_loops.carried_names(self.function_node if scope.is_function else self.cst_module, node)
-        step = step_loops.StepLoop(unit.key, step_loops.header(node, self.code_for), frozenset(counted), carried)
+        around = self.function_node if scope.is_function else self.cst_module
+        carried = step_loops.carried_names(around, node)
+        step = step_loops.StepLoop(unit.key, step_loops.header(node, self.code_for), frozenset(counted), carried,
+                                   step_loops.shared_names(around, node))
         scope.step_loops.append(step)
         return step
 
@@ -2688,6 +2690,11 @@ class FileWalker:
         if step is not None:
             self.scope.step_loops.remove(step)
             self.scope.units[:] = [u for u in self.scope.units if u.key != step.key]
+
+    def step_loop_sharing(self, name: str) -> "step_loops.StepLoop | None":
+        """The innermost open loop region whose passes all use the one object `name` was bound to
+        before the loop (step_loops.shared_names)."""
+        return next((s for s in reversed(self.scope.step_loops) if name in s.shared), None) if self.scope else None
 
     def step_loop_carrying(self, name: str) -> "step_loops.StepLoop | None":
         """The innermost open loop region whose next pass reads `name` as this pass leaves it."""

@@ -261,6 +261,14 @@ def persistent_root(receiver: cst.BaseExpression, ctx) -> str | None:
     return None
 
 
+def _loop_shared(receiver: cst.BaseExpression, ctx):
+    """The open loop region all of whose passes share the local `receiver` is rooted in."""
+    root = receiver
+    while isinstance(root, (cst.Attribute, cst.Subscript)):
+        root = root.value
+    return ctx.step_loop_sharing(root.value) if isinstance(root, cst.Name) else None
+
+
 class _GpuOnlyRule(Rule):
     principle = Principle.GPU_ONLY
     consequence = Consequence.SILENTLY_WRONG
@@ -668,7 +676,9 @@ class PythonContainerAccumulate(_GpuOnlyBindingRule):
     Flagged: `.append`/`.extend`/`.insert` (and deque's `appendleft`/`extendleft`) on a list
     that is an attribute of `self`, a parameter, or a module-level global, and
     `.add`/`.update`/`.setdefault`, `obj[k] = v` and `obj[k] += v` on such a list, dict or set
-    (a list built as `[0.0] * n` included).
+    (a list built as `[0.0] * n` included). In a loop region (`for ...:  # graphsafe: region`),
+    a local bound before the loop that the body never rebinds counts too: every pass shares it
+    (`ds = []`, then `ds.append(d)` on each pass).
 
     Containers created in the same function are not reported, nor is a device tensor put in a
     slot that is the same every step: at a layer's index (`state[i * 3 + 1] = h` in a `for`
@@ -752,19 +762,24 @@ class PythonContainerAccumulate(_GpuOnlyBindingRule):
 
     def _check(self, node: cst.CSTNode, receiver: cst.BaseExpression, action: str, ctx, known_container: bool) -> None:
         where = persistent_root(receiver, ctx)
+        condition = None
         if where is None:
-            return
+            step = _loop_shared(receiver, ctx)
+            if step is None:
+                return
+            # `ds = []` before a loop region, `ds.append(d)` in its body: every pass shares the list
+            where, condition = "a name every pass of the loop region shares", step.condition
         shown = ctx.code_for(receiver)
         if len(shown) > 40 or "\n" in shown:
             shown = "obj"
         what = f"{shown}{action}"
         where = f"`{shown}`, {where}," if shown != "obj" else where
         if not known_container:
-            ctx.report(self, node, what=what, where=where)
+            ctx.report(self, node, what=what, where=where, condition=condition)
             return
         key = binding_key(receiver)
         if key is not None and not ctx.kind(receiver).is_tensor:
-            self.later(lambda b: key in b.containers, node, ctx, what=what, where=where)
+            self.later(lambda b: key in b.containers, node, ctx, what=what, where=where, condition=condition)
 
 
 # ------------------------------------------------------------------ GS504

@@ -781,6 +781,22 @@ def _optimizer_key(target: cst.Subscript) -> bool:
     return isinstance(key, cst.SimpleString) and key.evaluated_value in OPTIMIZER_KEYS
 
 
+def _lr_scheduler(receiver: cst.BaseExpression, ctx) -> str | None:
+    """Why `receiver` is a learning-rate scheduler (torch's, or one by name where nothing says
+    what it is), else None. A project class is followed into by the call graph instead."""
+    kind = ctx.kind(receiver)
+    refs = kind.refs if kind.tag == "object" else ()
+    if any(r.startswith("torch.optim.lr_scheduler.") for r in refs):
+        return f"`{refs[0].rpartition('.')[2]}`"
+    if refs or kind.is_tensor or kind.tag not in ("unknown",):
+        return None
+    name = receiver.attr.value if type(receiver) is cst.Attribute else receiver.value if type(receiver) is cst.Name else ""
+    lowered = name.lower()
+    if "sched" in lowered and "noise" not in lowered:
+        return f"by its name `{name}`"
+    return None
+
+
 def _arithmetic_operands(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The operands of a chain of binary operations, left to right."""
     if type(expr) is cst.BinaryOperation:
@@ -791,7 +807,8 @@ def _arithmetic_operands(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
 class PythonCounterInRegion(Rule):
     """## What it does
     Flags Python state updated inside a captured region: a number attribute (`self.step += 1`,
-    `self.pos += T`), or an optimizer setting written into its param groups (`g["lr"] = new_lr`).
+    `self.pos += T`), an optimizer setting written into its param groups (`g["lr"] = new_lr`), or
+    a learning-rate scheduler stepped in it (`self.lr_scheduler.step()`).
 
     ## Why is this bad?
     Python code runs only while the graph is captured. On replay the counter never moves, so
@@ -822,6 +839,14 @@ class PythonCounterInRegion(Rule):
     setting to change it); where the value is itself a per-step number, GS301 reports it
     instead.
 
+    A learning-rate scheduler's `step()` (torch's `LRScheduler`s) advances its Python step count
+    and writes the next rate into the optimizer's param groups: on replay neither happens, so
+    the rate stays at its capture-time value. Reported at a `.step()` without arguments on an
+    object built by `torch.optim.lr_scheduler`, or, where nothing in the file says what the
+    object is, on one whose name says it is a scheduler (`self._lr_scheduler`, `sched`); a
+    noise scheduler's `step(model_output, t, x)` takes arguments and is not one, and a project
+    class's own `step` is followed into instead.
+
     A counter of a program's own progress bar advanced from the region (`self.n += n` in
     `update`, called as `self.pbar.update(1)`) is reported too, besides the call's GS505: the
     method runs inside the region and its count is stuck at capture.
@@ -841,6 +866,8 @@ class PythonCounterInRegion(Rule):
         "class C:\n    def reset(self):\n        self.step += 1",
         # one cause, reported at the sync (GS101)
         "class C:\n    def run(self, x: torch.Tensor):  # graphsafe: region\n        self.ema = 0.9 * self.ema + x.sum().item()",
+        # a diffusion noise scheduler's step is tensor math on its arguments
+        "x = noise_scheduler.step(model_output, t, x).prev_sample",
     )
     invalid = (
         "class C:\n    def run(self, x):  # graphsafe: region\n        self.step += 1",
@@ -850,7 +877,21 @@ class PythonCounterInRegion(Rule):
         "def step2(opt, sched):  # graphsafe: region\n    assign_lr(opt, sched.lr())",
         "class C:\n    def step(self):  # graphsafe: region\n        for group in self.param_groups:\n"
         "            group['lr'] *= group['lrd']",
+        # an LR scheduler stepped in the training step: the rate never moves on replay
+        "class C:\n    def train_step(self, loss):  # graphsafe: region\n        loss.backward()\n"
+        "        self.optimizer.step()\n        self.lr_scheduler.step()",
+        "sched = torch.optim.lr_scheduler.StepLR(opt, 10)\nopt.step()\nsched.step()",
     )
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        if type(func) is not cst.Attribute or func.attr.value != "step" or node.args:
+            return
+        why = _lr_scheduler(func.value, ctx)
+        if why is not None:
+            ctx.report(self, node, target=f"{ctx.code_for(func.value)}.step()",
+                       what=f"a learning-rate scheduler's step ({why}): its count and rate are",
+                       effect="advances the rate")
 
     def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
         if isinstance(node.target, cst.Subscript):
