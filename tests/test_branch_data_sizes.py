@@ -34,7 +34,7 @@ def test_branch_on_the_row_count_of_a_masked_tensor_is_reported():
 
 def test_size_branch_message_says_which_selection_made_the_size_data_dependent():
     messages = [d.message for d in diagnostics(MASKED) if d.code == "GS201" and d.start.line == 11]
-    assert messages and "a size that depends on tensor data" in messages[0]
+    assert messages and "a number that depends on tensor data" in messages[0]
     assert "`count = picked.shape[0]`" in messages[0] and "boolean mask" in messages[0]
 
 
@@ -101,3 +101,25 @@ def pad(x, mask):  # graphsafe: region
 
 def test_a_name_rebound_at_the_top_level_forgets_its_data_dependent_size():
     assert lines_of(REBOUND, "GS201") == []
+
+
+def test_a_branch_on_a_number_read_from_the_device_is_reported_besides_the_read():
+    source = ("import torch\n\n\ndef step(counts: torch.Tensor, bank: torch.Tensor):  # graphsafe: region\n"
+              "    num_dead = (counts < 1).sum().item()\n    if num_dead > 4:\n        bank.zero_()\n")
+    found = diagnostics(source)
+    assert [(d.start.line, d.code) for d in found] == [(5, "GS101"), (6, "GS201")]
+    assert "`(counts < 1).sum().item()` reads a tensor's value on the host" in found[1].message
+
+
+def test_a_loop_test_on_a_count_the_body_accumulates_from_device_reads_is_reported():
+    source = ("import torch\n\n\ndef masks(size: int, wanted: int, device=None):  # graphsafe: region\n"
+              "    mask = torch.zeros(size, dtype=torch.bool, device=device)\n    count = 0\n"
+              "    while count < wanted:\n        block = torch.rand(size, device=device) > 0.5\n"
+              "        count += (block & ~mask).sum().item()\n        mask |= block\n    return mask\n")
+    assert [d.start.line for d in diagnostics(source) if d.code == "GS201"] == [7]
+
+
+def test_a_number_read_from_host_data_is_no_device_read():
+    source = ("import torch\n\n\ndef step(x: torch.Tensor, n: int):  # graphsafe: region\n"
+              "    k = int(n * 2)\n    if k > 4:\n        x.zero_()\n")
+    assert [d.code for d in diagnostics(source)] == []

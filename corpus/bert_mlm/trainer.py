@@ -89,7 +89,7 @@ class MLMTrainer:
             self.stats["grad_norm"].append(norm.item())  # expect: GS101, GS503
         n_masked = int((labels != self.cfg.ignore_index).sum())  # expect: GS105
         acc = mlm_accuracy(logits.detach(), labels, self.cfg.ignore_index)
-        if n_masked == 0:
+        if n_masked == 0:  # expect: GS201
             acc = torch.zeros_like(acc)
         if self.cfg.track_memory and torch.cuda.is_available():
             self.stats["mem"].append(torch.cuda.memory_allocated() / 2**20)  # expect: GS405, GS503

@@ -81,7 +81,7 @@ class GaussianModel(nn.Module):
         candidates = torch.nonzero((grads.squeeze(-1) >= grad_threshold) & self.alive).squeeze(-1)  # expect: GS107
         free = (~self.alive).nonzero(as_tuple=True)[0]  # expect: GS107
         n = min(candidates.numel(), free.numel())
-        if n > 0:
+        if n > 0:  # expect: GS201
             src, dst = candidates[:n], free[:n]
             for p in (self._xyz, self._scaling, self._rotation, self._opacity, self._features):
                 p.data[dst] = p.data[src]

@@ -36,6 +36,6 @@ class GraphClassifier(nn.Module):
             raise ValueError("batch vector must be sorted by graph")
         h = self.encode(x, edge_index)
         num_graphs = int(batch.max()) + 1  # expect: GS105
-        if len(graph_sizes) != num_graphs:
+        if len(graph_sizes) != num_graphs:  # expect: GS201
             raise ValueError("graph_sizes does not match batch")
         return self.head(global_mean_pool(h, batch, graph_sizes))

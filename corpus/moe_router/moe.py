@@ -59,7 +59,7 @@ class SparseMoE(nn.Module):
         weights, experts, aux = self.router(tokens)
         tokens_per_expert = torch.bincount(experts.flatten(), minlength=self.n_experts)  # expect: GS107
         busiest = int(tokens_per_expert.max())  # expect: GS105
-        if busiest > self.capacity_warn * tokens.shape[0] * experts.shape[1] / self.n_experts:
+        if busiest > self.capacity_warn * tokens.shape[0] * experts.shape[1] / self.n_experts:  # expect: GS201
             self.overflow_events += 1  # expect: GS302
         out = torch.zeros_like(tokens)
         expert_mask = F.one_hot(experts, num_classes=self.n_experts).permute(2, 1, 0)

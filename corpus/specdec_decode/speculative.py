@@ -71,7 +71,7 @@ class SpeculativeDecoder:
         u = torch.rand(draft_tokens.shape, device=tokens.device, generator=self.gen)  # expect: GS601
         n_acc = accepted_counts(p_target, draft_probs, draft_tokens, u)
         n = int(n_acc.min())  # expect: GS105
-        if n < k:
+        if n < k:  # expect: GS201
             p_next = residual_probs(p_target[:, n], draft_probs[:, n])
         else:
             p_next = p_target[:, k]

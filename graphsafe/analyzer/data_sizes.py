@@ -80,8 +80,10 @@ def sized_reason(value: cst.BaseExpression, sized: dict[str, tuple[str, bool]], 
 
 def size_reason(expr: cst.BaseExpression, sized: dict[str, tuple[str, bool]], kind_of: Callable,
                 resolve: Callable, code_for: Callable) -> str | None:
-    """Why `expr` is (or holds) a size read from a data-sized tensor: `x.shape[0]`, `x.size(0)`,
-    `x.numel()`, `len(x)`, a name bound to one, or arithmetic/comparisons/`not` over one."""
+    """Why `expr` is (or holds) a number read from tensor data: a size of a data-sized tensor
+    (`x.shape[0]`, `x.size(0)`, `x.numel()`, `len(x)`), a tensor's value read on the host
+    (`t.item()`, `int(t)`), a name bound to one, or arithmetic, comparisons, `not`, `min`/`max`/
+    `abs`/`round` over one."""
     tp = type(expr)
     if tp is cst.Name:
         found = sized.get(expr.value)
@@ -96,8 +98,13 @@ def size_reason(expr: cst.BaseExpression, sized: dict[str, tuple[str, bool]], ki
             return _of(func.value, sized, kind_of, resolve, code_for)
         if type(func) is cst.Name and func.value == "len" and len(expr.args) == 1:
             return _of(expr.args[0].value, sized, kind_of, resolve, code_for)
-        return None
-    if tp is cst.Comparison:
+        read = _host_read(expr, kind_of, code_for)
+        if read is not None:
+            return read
+        if type(func) is not cst.Name or func.value not in _NUMBER_CALLS or any(a.star or a.keyword for a in expr.args):
+            return None
+        parts = [a.value for a in expr.args]  # `min(num_dead, n)`, `abs(delta)`
+    elif tp is cst.Comparison:
         parts = [expr.left, *(c.comparator for c in expr.comparisons)]
     elif tp is cst.BinaryOperation:
         parts = [expr.left, expr.right]
@@ -110,6 +117,23 @@ def size_reason(expr: cst.BaseExpression, sized: dict[str, tuple[str, bool]], ki
         if found:
             return found
     return None
+
+
+_NUMBER_CALLS = frozenset("min max abs round int float".split())
+_READ_CASTS = frozenset("int float bool".split())
+
+
+def _host_read(call: cst.Call, kind_of: Callable, code_for: Callable) -> str | None:
+    """`t.item()` (on anything not known to be host data), `int(t)`/`float(t)`/`bool(t)` of a
+    tensor: a value copied from the device (its sync is GS101/GS105's), new on every step."""
+    func = call.func
+    if type(func) is cst.Attribute and func.attr.value == "item" and not call.args:
+        if kind_of(func.value).not_tensor:
+            return None
+    elif not (type(func) is cst.Name and func.value in _READ_CASTS and len(call.args) == 1
+              and not call.args[0].star and call.args[0].keyword is None and kind_of(call.args[0].value).is_tensor):
+        return None
+    return f"`{_short(code_for(call))}` reads a tensor's value on the host"
 
 
 def _of(tensor: cst.BaseExpression, sized, kind_of, resolve, code_for) -> str | None:
@@ -146,22 +170,36 @@ def record(sized: dict[str, tuple[str, bool]], target: cst.BaseExpression, value
         sized.pop(target.value, None)
 
 
+def record_added(sized: dict[str, tuple[str, bool]], target: cst.Name, value: cst.BaseExpression,
+                 kind_of: Callable, resolve: Callable, code_for: Callable) -> None:
+    """`count += n` with `n` a number read from tensor data: `count` holds one from then on."""
+    reason = size_reason(value, sized, kind_of, resolve, code_for)
+    if reason is not None and target.value not in sized:
+        sized[target.value] = (f"`{target.value} += {_short(code_for(value))}`: {reason}", True)
+
+
 def loop_carried(sized: dict[str, tuple[str, bool]], body: cst.CSTNode, kind_of: Callable,
                  resolve: Callable, code_for: Callable) -> None:
-    """Names a loop's body rebinds to data-sized tensors (`order = rest[iou <= t]`): the loop's
-    test (and the body's next pass) sees them so."""
-    stack = [body]
-    while stack:
-        node = stack.pop()
-        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            continue
-        if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
-            name = node.targets[0].target.value
-            if name not in sized:
-                reason = sized_reason(node.value, sized, kind_of, resolve, code_for)
-                if reason is not None:
-                    sized[name] = (reason, False)
-        stack.extend(children(node))
+    """Names a loop's body rebinds to data-sized tensors (`order = rest[iou <= t]`) or advances by
+    a number read from tensor data (`n = m.sum().item()`, then `count += n`): the loop's test (and
+    the body's next pass) sees them so. Two passes: a body may use a name before it binds it."""
+    for _ in range(2):
+        stack = [body]
+        while stack:
+            node = stack.pop()
+            if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+                continue
+            if type(node) is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Name:
+                name = node.targets[0].target.value
+                if name not in sized:
+                    reason = sized_reason(node.value, sized, kind_of, resolve, code_for)
+                    if reason is not None:
+                        sized[name] = (reason, False)
+                    elif type(node.value) is cst.Call and (read := _host_read(node.value, kind_of, code_for)):
+                        sized[name] = (f"`{name} = {_short(code_for(node.value))}`: {read}", True)
+            elif type(node) is cst.AugAssign and type(node.target) is cst.Name:
+                record_added(sized, node.target, node.value, kind_of, resolve, code_for)  # `mask_count += delta`
+            stack.extend(children(node))
 
 
 def _short(code: str) -> str:

@@ -2553,6 +2553,8 @@ class FileWalker:
                 self.held_counters.add(f"{node.target.value.attr.value}.{node.target.attr.value}")
         self._visit(node.value)
         self._visit(node.target)  # `x[m] += 1` reads x[m]: not a pure store
+        if type(node.target) is cst.Name and self.scope.is_function:  # `mask_count += n` of a number read from data
+            data_sizes.record_added(self.scope.data_sized, node.target, node.value, self._kind, self.resolve, self.code_for)
 
     def _visit_target(self, target: cst.BaseExpression) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):

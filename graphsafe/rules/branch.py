@@ -88,7 +88,10 @@ class TensorBranch(Rule):
     Also a test on a size that depends on tensor data, and a `for` loop over such a tensor: the
     length of `x[mask]`, `x.nonzero()`, `torch.where(c)`, `x.unique()` or `x.masked_select(m)`
     (`if not x.shape[0]:`, `n = len(x); if n > k:`, `while order.numel() > 0:` where the loop
-    rebinds `order = rest[iou <= t]`, `for i in idx:`); the report names the selection.
+    rebinds `order = rest[iou <= t]`, `for i in idx:`); the report names the selection. So is a
+    test on a number read from the device (`n = (m & ~seen).sum().item()`, `int(t.max())`, or
+    what is computed or accumulated from one: `min(n, k)`, `count += n`): the read itself is
+    GS101's or GS105's, and the branch it decides is one more place recorded once at capture.
     """
     fixable = True
 
@@ -155,7 +158,7 @@ class TensorBranch(Rule):
             size = ctx.data_size_reason(operand)
             if size is not None:
                 # `if not n:` with `n = x.shape[0]` after `x = x[mask]`: the count is tensor data
-                ctx.report(self, operand, what=what, value=f"a size that depends on tensor data ({size})")
+                ctx.report(self, operand, what=what, value=f"a number that depends on tensor data ({size})")
 
     def visit_If(self, node: cst.If, ctx) -> None:
         self._check(node.test, ctx, "`if`", fix=lambda: if_statement_fix(node, ctx))
