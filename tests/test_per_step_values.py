@@ -198,3 +198,35 @@ def test_an_optimizer_state_step_kept_as_a_tensor_is_device_work():
     source = OPTIMIZER.format(start="torch.zeros(())")
     assert lines_of(source, "GS302") == []
     assert 19 not in lines_of(source, "GS301")
+
+
+BANK = """\
+import torch
+
+
+class Bank(torch.nn.Module):
+    def __init__(self, size: int):
+        super().__init__()
+        self.size = size
+        self.register_buffer("bank", torch.zeros(size, 4))
+        self.register_buffer("ptr", torch.zeros(1, dtype=torch.long))
+
+    def enqueue(self, batch: torch.Tensor):  # graphsafe: region
+        n = batch.shape[0]
+        ptr = int(self.ptr)
+        self.bank[ptr:ptr + n] = batch
+        self.ptr[0] = ptr + n
+        scale = self.bank.sum().item()
+        return batch * scale
+"""
+
+
+def test_a_number_read_from_the_device_selecting_rows_or_stored_in_a_slot_is_frozen():
+    # the read is GS105 (line 13); the slice bound and the stored value are replayed as captured
+    assert lines_of(BANK, "GS105") == [13]
+    assert sorted(set(lines_of(BANK, "GS301"))) == [14, 15]  # both bounds on line 14
+
+
+def test_a_number_read_from_the_device_in_arithmetic_is_one_cause_with_its_read():
+    assert lines_of(BANK, "GS101") == [16]
+    assert 17 not in lines_of(BANK, "GS301")

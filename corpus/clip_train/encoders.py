@@ -63,8 +63,8 @@ class TextTower(nn.Module):
         lengths = attention_mask.sum(dim=1)
         # trim the batch to its longest caption so short batches run faster
         max_len = int(lengths.max())  # expect: GS105
-        tokens, attention_mask = tokens[:, :max_len], attention_mask[:, :max_len]
-        h = self.tok(tokens) + self.pos[:max_len]
+        tokens, attention_mask = tokens[:, :max_len], attention_mask[:, :max_len]  # expect: GS301
+        h = self.tok(tokens) + self.pos[:max_len]  # expect: GS301
         h = self.ln(self.block(h, attention_mask))
         # pool at the last real token (the EOT position), picked with a tensor index
         pooled = h[torch.arange(h.size(0), device=h.device), lengths - 1]

@@ -13,4 +13,4 @@ def hash_ids(raw_ids: torch.Tensor, num_buckets: int, mult: int, add: int) -> to
 def trim_bags(ids: torch.Tensor) -> torch.Tensor:
     lengths = (ids > 0).sum(-1)
     max_len = int(lengths.max())  # expect: GS105
-    return ids[..., :max_len]
+    return ids[..., :max_len]  # expect: GS301

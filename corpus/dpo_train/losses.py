@@ -23,7 +23,7 @@ def gather_logps(logits: torch.Tensor, labels: torch.Tensor, loss_mask: torch.Te
 
 def trim_to_longest(ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     longest = int(mask.sum(-1).max())  # expect: GS105
-    return ids[:, :longest], mask[:, :longest]
+    return ids[:, :longest], mask[:, :longest]  # expect: GS301
 
 
 def dpo_loss(

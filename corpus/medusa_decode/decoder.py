@@ -101,13 +101,13 @@ class MedusaDecoder:
         assert (accept_lengths < depth).all(), "accepted more tokens than proposed"  # expect: GS201
         best = accept_lengths.argmax()
         accept_len = int(accept_lengths[best])  # expect: GS105
-        new_tokens = candidates[best, : accept_len + 1]
+        new_tokens = candidates[best, : accept_len + 1]  # expect: GS301
         consistent = torch.equal(new_tokens[:1], base_logits.argmax(-1))  # expect: GS109
         if not consistent:
             logger.warning("candidate tree lost the greedy base token")  # expect: GS501
 
         for layer, (k, v) in enumerate(cand_kvs):
-            self.cache.store(layer, k[best, :, :accept_len], v[best, :, :accept_len])
+            self.cache.store(layer, k[best, :, :accept_len], v[best, :, :accept_len])  # expect: GS301
         self.cache.advance(accept_len)
 
         self.accept_history.append(accept_len + 1)  # expect: GS503

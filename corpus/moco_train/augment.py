@@ -22,7 +22,7 @@ class GPUAugment:
         h, w = x.shape[-2:]
         i = torch.randint(0, 2 * pad + 1, (1,), device=x.device).item()  # expect: GS101
         j = torch.randint(0, 2 * pad + 1, (1,), device=x.device)
-        return padded[..., i:i + h, j:j + w]  # expect: GS105
+        return padded[..., i:i + h, j:j + w]  # expect: GS105, GS301
 
     def color_jitter(self, x: torch.Tensor) -> torch.Tensor:
         s = self.cfg.jitter

@@ -55,7 +55,7 @@ class CRF(nn.Module):
             seq_end = int(seq_ends[b])  # expect: GS105
             best_last = score[b].argmax().item()  # expect: GS101
             path = [best_last]
-            for hist in reversed(history[:seq_end]):
+            for hist in reversed(history[:seq_end]):  # expect: GS301
                 path.append(hist[b][path[-1]].item())  # expect: GS101
             path.reverse()
             best_paths.append(path)

@@ -72,11 +72,11 @@ class SpeculativeDecoder:
         n_acc = accepted_counts(p_target, draft_probs, draft_tokens, u)
         n = int(n_acc.min())  # expect: GS105
         if n < k:  # expect: GS201
-            p_next = residual_probs(p_target[:, n], draft_probs[:, n])
+            p_next = residual_probs(p_target[:, n], draft_probs[:, n])  # expect: GS301
         else:
             p_next = p_target[:, k]
         next_token = torch.multinomial(p_next, 1)
-        new_tokens = torch.cat([draft_tokens[:, :n], next_token], dim=1)
+        new_tokens = torch.cat([draft_tokens[:, :n], next_token], dim=1)  # expect: GS301
         for cache in (*self.target_caches, *self.draft_caches):
             cache.rollback(k - n)
 

@@ -30,7 +30,7 @@ class CTCModel(nn.Module):
     def forward(self, feats: torch.Tensor, lengths: torch.Tensor):
         """feats: (B, T, n_mels) padded; lengths: (B,) valid frames. Returns log-probs and output lengths."""
         max_len = int(lengths.max())  # expect: GS105
-        feats = feats[:, :max_len]  # trim the batch to its longest utterance
+        feats = feats[:, :max_len]  # trim the batch to its longest utterance  # expect: GS301
         x = F.gelu(self.subsample(feats.transpose(1, 2))).transpose(1, 2)
         out_lens = (lengths - 1) // 2 + 1
         pad = torch.arange(x.size(1), device=x.device)[None, :] >= out_lens[:, None]

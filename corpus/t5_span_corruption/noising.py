@@ -14,7 +14,7 @@ def corrupt_spans(tokens: torch.Tensor, density: float, sentinel_ids: torch.Tens
         keep = keep | (tokens == pad_id)
     n_keep = int(keep.sum(-1).max())  # expect: GS105
     order = torch.argsort((~keep).long(), dim=-1, stable=True)
-    enc = enc.masked_fill(~keep, pad_id).gather(-1, order)[:, :n_keep]
+    enc = enc.masked_fill(~keep, pad_id).gather(-1, order)[:, :n_keep]  # expect: GS301
     targets = torch.where(starts, sentinel_ids[span_idx], tokens.masked_fill(~noise, pad_id))
     n_spans = starts.nonzero().shape[0]  # expect: GS107
     return enc, targets, n_spans

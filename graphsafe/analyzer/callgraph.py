@@ -46,6 +46,9 @@ class _Located:
     path: str
 
 
+_AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+
+
 class Project:
     def __init__(self, files: list[FileFacts], library: list[FileFacts] = ()) -> None:
         """`library`: facts of installed libraries' files (analyzer/libraries.py): their functions
@@ -283,6 +286,29 @@ class Project:
             return self._instance_callees(ref)
         return [(key, None) for key in self._callees(ref, class_key)]
 
+    def _autograd_function(self, target: str) -> list[str]:
+        """`GatherLayer.apply(x)` of a project `torch.autograd.Function`: its `forward` runs now
+        and its `backward` in the step's backward pass."""
+        owner, _, method = target.rpartition(".")
+        if method != "apply":
+            return []
+        class_key = self.resolve_symbol(owner)
+        if class_key not in self.classes or not self._derives_from(class_key, _AUTOGRAD_FUNCTIONS):
+            return []
+        return [key for key in (self.lookup_method(class_key, "forward"), self.lookup_method(class_key, "backward"))
+                if key is not None]
+
+    def _derives_from(self, class_key: str, outside: frozenset[str], seen: frozenset = frozenset()) -> bool:
+        """Is project class `class_key` derived from one of the `outside` (non-project) classes?"""
+        info = self.classes.get(class_key)
+        if info is None or class_key in seen:
+            return False
+        for base in info.bases:
+            resolved = self.resolve_symbol(base) or base
+            if base in outside or resolved in outside or self._derives_from(resolved, outside, seen | {class_key}):
+                return True
+        return False
+
     def is_subclass(self, class_key: str, base_key: str, seen: frozenset = frozenset()) -> bool:
         """Is project class `class_key` `base_key` or derived from it (through project classes)?"""
         if class_key == base_key:
@@ -310,7 +336,8 @@ class Project:
         if ref.kind == "global":
             key = self.resolve_symbol(ref.target)
             if key is None:
-                return []
+                return self._autograd_function(ref.target)
+
             if key in self.classes:  # a constructor call runs __init__
                 init = self.lookup_method(key, "__init__")
                 return [init] if init else []

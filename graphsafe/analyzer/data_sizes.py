@@ -133,7 +133,15 @@ def _host_read(call: cst.Call, kind_of: Callable, code_for: Callable) -> str | N
     elif not (type(func) is cst.Name and func.value in _READ_CASTS and len(call.args) == 1
               and not call.args[0].star and call.args[0].keyword is None and kind_of(call.args[0].value).is_tensor):
         return None
-    return f"`{_short(code_for(call))}` reads a tensor's value on the host"
+    return f"`{_short(code_for(call))}` {_READS}"
+
+
+_READS = "reads a tensor's value on the host"
+
+
+def read_from_device(reason: str) -> bool:
+    """Does a recorded number's reason go back to a value read from the device (not a size)?"""
+    return _READS in reason
 
 
 def _of(tensor: cst.BaseExpression, sized, kind_of, resolve, code_for) -> str | None:

@@ -97,6 +97,7 @@ class ScalarSource:
     # region root, or where a caller passes it a per-step value (callgraph.param_is_varying).
     condition: tuple[str, ...] | None = None
     host_draw: bool = False  # computed from a host draw (`np.random.beta(a, a)`), which GS502 reports
+    device_read: bool = False  # read from the device (`int(t)`), which GS101/GS105 report; branches on it GS201
 
 
 @dataclass(frozen=True)
@@ -572,6 +573,10 @@ class FileWalker:
                 # caller passes a per-step number (whether or not this function is a region root)
                 return ScalarSource(f"parameter `{name}` (a number its callers pass per step)",
                                     ("param", self.function_key or "", name, "callers"))
+            read = scope.data_sized.get(name) if scope.is_function else None
+            if read is not None and read[1] and data_sizes.read_from_device(read[0]):
+                # `ptr = int(self.bank_ptr)`: the step's own value, frozen where it enters device work
+                return ScalarSource(f"`{name}`, a number read from the device ({read[0]})", device_read=True)
             return None
         if tp is cst.Attribute:
             attr = expr.attr.value
@@ -3219,7 +3224,7 @@ class FileWalker:
         if self._kind(value).is_tensor:
             return
         source = self.scalar_source(value)
-        if source is not None:
+        if source is not None and not source.device_read:  # a read is reported where it is read
             found.append((slot, source.condition or ()))
             if source.condition and source.condition[0] == GROUP_KEY:
                 return  # `eps=group["eps"]` in `for group in self.param_groups`: a loop over groups, not steps

@@ -202,6 +202,15 @@ class PythonScalarInput(Rule):
     `time.time()`; not an array of draws, `size=`) is new on every step: where it enters device
     work it is reported too (the draw itself is GS502's), also through a helper's returned tuple
     (`lam, use_cutmix = self._params()`); a branch on it is left to GS502.
+    A number read from the device (`ptr = int(self.ptr)`, `n = t.item()`) is the step's own
+    value: where it selects (an index, a slice bound, a value stored into a tensor slot:
+    `self.bank[ptr:ptr + n] = x`, `self.ptr[0] = ptr + n`) it is reported too, since keeping
+    it on the device needs those places changed as well; in arithmetic, and passed on, its read
+    (GS101/GS105) is the one report, and a branch on it is GS201's.
+    In a loop region, a parameter of the function around the loop is the same on every pass
+    (unless a caller is seen passing it per-step values), a progress bar's `trange(n)` counts
+    like `range(n)`, and a value computed from a parameter and the loop's counter follows the
+    counter.
     A loop counter is such a number whatever the callee declares: the target of `for step in
     range(...)`, the index of `enumerate(...)`, an element of a list of numbers (a literal one,
     or one the function computes: `times = [i / n for i in range(n)]`, `list(np.linspace(...))`,
@@ -390,6 +399,10 @@ class PythonScalarInput(Rule):
         # flagging a value that is a hazard as a tensor and as a per-step number alike (a slice
         # bound, a `range()` trip count, a branch's comparison with a number): what it is, or ""
         self.bound = ""
+        # a number read from the device (`ptr = int(t)`) counts where it selects: an index, a
+        # slice bound, a value stored into a tensor slot; in arithmetic its read (GS101/GS105)
+        # is the one cause, and keeping the value on the device mends both
+        self.selecting = False
 
     def _noting(self, ctx) -> bool:
         """The fix rewrites a method marked as a region (`@graphsafe.region`, `# graphsafe:
@@ -403,7 +416,7 @@ class PythonScalarInput(Rule):
     def _flag(self, expr: cst.BaseExpression, ctx) -> None:
         # the cheap, local question first: asking a kind may set off a what-if walk
         source = ctx.scalar_source(expr)
-        if source is None:
+        if source is None or (source.device_read and not self.selecting):
             return
         if self.bound:
             source = _bound_source(source, expr, self.bound)
@@ -556,14 +569,18 @@ class PythonScalarInput(Rule):
         if _host_container_store(node, ctx) or _number_returned(node, ctx):
             return
         # Whether `node.value` is a tensor or a Python list, the selection is frozen at capture.
-        for element in node.slice:
-            index = element.slice
-            if isinstance(index, cst.Index):
-                self._flag(index.value, ctx)
-            else:
-                for bound in (index.lower, index.upper, index.step):
-                    if bound is not None:
-                        self._flag_bound(bound, ctx)
+        self.selecting = True
+        try:
+            for element in node.slice:
+                index = element.slice
+                if isinstance(index, cst.Index):
+                    self._flag(index.value, ctx)
+                else:
+                    for bound in (index.lower, index.upper, index.step):
+                        if bound is not None:
+                            self._flag_bound(bound, ctx)
+        finally:
+            self.selecting = False
 
     def _flag_bound(self, bound: cst.BaseExpression, ctx, what: str = "a slice bound or trip count") -> None:
         self.bound = what
@@ -578,12 +595,17 @@ class PythonScalarInput(Rule):
             if not isinstance(tgt, cst.Subscript):
                 continue
             if ctx.kind(tgt.value).is_tensor or _optimizer_key(tgt):
-                self._flag(node.value, ctx)
+                self.selecting = ctx.kind(tgt.value).is_tensor  # `self.ptr[0] = ptr + n`: stored in a slot
+                try:
+                    self._flag(node.value, ctx)
+                finally:
+                    self.selecting = False
 
 
 def _varies_apart_from_draws(source) -> bool:
-    """A per-step number other than one drawn on the host (whose draw GS502 reports)."""
-    return source is not None and not source.host_draw
+    """A per-step number other than one drawn on the host (whose draw GS502 reports) or read
+    from the device (a branch on it is GS201's)."""
+    return source is not None and not source.host_draw and not source.device_read
 
 
 def _per_pass(source) -> bool:
