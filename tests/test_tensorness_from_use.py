@@ -188,3 +188,11 @@ def test_a_logger_call_with_arguments_is_no_tensor_use():
             return steps[1].log("y")
         """)
     assert found == []
+
+
+def test_a_number_accumulating_tensors_becomes_a_tensor():
+    # `running_loss = 0` then `running_loss += loss` in a training loop: reading it is a sync
+    found = diagnostics("import torch\n\n\ndef train(model, batches):\n    running = 0\n"
+                        "    for batch in batches:  # graphsafe: region\n        loss = model(batch).sum()\n"
+                        "        running += loss\n        logged = running.item()\n        running = 0\n")
+    assert [(d.start.line, d.code) for d in found] == [(9, "GS101")]

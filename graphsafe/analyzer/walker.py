@@ -2560,6 +2560,11 @@ class FileWalker:
         self._visit(node.target)  # `x[m] += 1` reads x[m]: not a pure store
         if type(node.target) is cst.Name and self.scope.is_function:  # `mask_count += n` of a number read from data
             data_sizes.record_added(self.scope.data_sized, node.target, node.value, self._kind, self.resolve, self.code_for)
+        if type(node.target) is cst.Name and isinstance(node.operator, _ARITHMETIC_AUG):
+            # `running_loss = 0` before the loop, `running_loss += loss` in it: a tensor from then on
+            value = self._kind(node.value)
+            if value.is_tensor and self._kind(node.target).tag in ("scalar", "unknown"):
+                self._bind(node.target, T.TENSOR if not value.is_bool_tensor else value)
 
     def _visit_target(self, target: cst.BaseExpression) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
@@ -3467,6 +3472,9 @@ def _edit(ranges, replaced, text: str) -> Edit | None:
     if id(first) not in ranges or id(last) not in ranges:
         return None
     return Edit(ranges[id(first)][0], ranges[id(last)][1], text)
+
+
+_ARITHMETIC_AUG = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign)
 
 
 def _source_rank(source: ScalarSource) -> int:
