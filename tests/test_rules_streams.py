@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from tests.helpers import diagnostics
+from tests.helpers import diagnostics, lines_of
 
 
 def found(source: str) -> list[tuple[str, int]]:
@@ -89,3 +89,32 @@ def test_side_streams_outside_regions_are_not_reported():
             return x.to("cuda", non_blocking=True)
     """
     assert found(source) == []
+
+
+HELD_COLLECTIVE = """\
+import torch
+import torch.distributed as distributed
+
+
+def noop(*args, **kwargs):
+    pass
+
+
+class Codebook(torch.nn.Module):
+    def __init__(self, use_ddp: bool = False):
+        super().__init__()
+        self.all_reduce_fn = {held}
+
+    def forward(self, counts: torch.Tensor):  # graphsafe: region
+        self.all_reduce_fn(counts)
+        return counts
+"""
+
+
+def test_an_attribute_holding_a_collective_calls_it_in_the_region():
+    source = HELD_COLLECTIVE.format(held="distributed.all_reduce if use_ddp else noop")
+    assert lines_of(source, "GS901") == [15]
+
+
+def test_an_attribute_holding_a_project_function_only_is_no_collective():
+    assert lines_of(HELD_COLLECTIVE.format(held="noop"), "GS901") == []

@@ -304,6 +304,7 @@ class FileWalker:
         self._special: dict[type, Callable] = _SPECIAL  # + attribute reads where the file has properties
         # module-level name or `class.attr` → the project function it holds (`functools.partial(f)`)
         self.function_aliases: dict[str, str] = {}
+        self.torch_aliases: dict[str, str] = {}  # "Class.attr" → the torch function the attribute holds
         self._property_names: frozenset[str] = frozenset()
         self._foreign_based: frozenset[str] = frozenset()
         self._class_methods: set[str] = set()  # `class key.method` of the classes of this file
@@ -349,6 +350,8 @@ class FileWalker:
         if key in cache:
             return cache[key]
         name = self.scope.imports.resolve(expr)
+        if self.torch_aliases and type(expr) is cst.Attribute and self.is_self(expr.value):
+            name = self.torch_aliases.get(f"{self.scope.class_key}.{expr.attr.value}", name)  # `self.all_reduce_fn`
         cache[key] = name
         return name
 
@@ -2480,6 +2483,7 @@ class FileWalker:
                 else:
                     self.scope.partials.pop(target.target.value, None)
             self._note_function_alias(target.target, partial or node.value)
+            self._note_torch_alias(target.target, node.value)
 
     def _group_write_per_step(self, node: cst.Assign) -> bool:
         """Is a param-group write (`x["momentum"] = v`) repeated with new values between steps?
@@ -2520,6 +2524,17 @@ class FileWalker:
             return call
         inner = self.scope.partials[target.value]
         return call.with_changes(args=(*inner.args, *call.args[1:]))
+
+    def _note_torch_alias(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`self.all_reduce_fn = distributed.all_reduce if use_ddp else noop`: calling the attribute
+        may run that torch function, and rules judge the call as one (`resolve`)."""
+        if type(target) is not cst.Attribute or not self.is_self(target.value) or not self.scope.class_key:
+            return
+        options = (value.body, value.orelse) if type(value) is cst.IfExp else (value,)
+        held = [name for option in options if type(option) in (cst.Name, cst.Attribute)
+                for name in [self.scope.imports.resolve(option)] if name and name.startswith("torch.")]
+        if held:
+            self.torch_aliases[f"{self.scope.class_key}.{target.attr.value}"] = held[0]
 
     def _note_function_alias(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`self.reduce = functools.partial(masked_mean, dim=1)` or `loss_fn = masked_mse`:

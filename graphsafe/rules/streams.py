@@ -91,7 +91,9 @@ class CollectiveInRegion(_StreamRule):
     Flagged: `torch.distributed`'s `all_reduce`, `all_gather`, `reduce_scatter`, `broadcast`,
     `all_to_all`, `barrier`, `send`/`recv`, `batch_isend_irecv`, the object collectives,
     `torch.distributed.nn`'s differentiable ones, and Horovod's
-    `hvd.allreduce`/`allgather`/`broadcast`.
+    `hvd.allreduce`/`allgather`/`broadcast`; also called through an attribute that holds one
+    (`self.all_reduce_fn = distributed.all_reduce if use_ddp else noop`, then
+    `self.all_reduce_fn(x)`).
     """
 
     code = "GS901"
