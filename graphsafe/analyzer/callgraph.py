@@ -11,7 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphsafe.analyzer import default_guards, generators, host_copy_helpers, host_move_helpers, param_paths, step_loops
+from graphsafe.analyzer import default_guards, generators, host_batches, host_copy_helpers, host_move_helpers, param_paths, step_loops
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
 from graphsafe.analyzer.facts import GROUP_KEY, HELD_COUNTER, LOOP, CallRef, ClassInfo, FileFacts, Unit
 from graphsafe.analyzer.pids import ARG_PID, FUNCTION_SLOT
@@ -674,6 +674,10 @@ class Project:
             return host_copy_helpers.holds(self, condition)
         if condition[0] == host_move_helpers.HOST_MOVE_HELPER:
             return host_move_helpers.holds(self, condition)
+        if condition[0] == host_batches.HOST_BATCH_PARAM:
+            return host_batches.param_holds(self, condition)
+        if condition[0] == host_batches.HOST_BATCH_CALL:
+            return host_batches.call_holds(self, condition)
         if condition[0] == REACHES_CAPTURE:
             refs = [CallRef(*ref.split("|", 1)) for ref in condition[3:]]
             return self.reaches_capture(refs, condition[1] or None, int(condition[2]))
@@ -743,6 +747,25 @@ class Project:
                         self._number_param_varies(cond[1], cond[2], roots, seen) is None:
                     return None
         return False
+
+    def calls_into(self, function: str) -> list[tuple[str, tuple[tuple[str, str], ...]]]:
+        """(caller unit, argument slots) of each call site resolved to `function`."""
+        sites = self.call_sites().get(function, [])
+        callers = self._site_callers.get(function, [])
+        return [(caller, slots) for (caller, _), slots in zip(callers, sites)]
+
+    def is_reached(self, key: str) -> bool:
+        """Is unit `key` reached from a region (during hit_diagnostics; else taken as reached)?"""
+        reached = getattr(self, "_reachable", None)
+        return reached is None or key in reached
+
+    def is_root(self, key: str) -> bool:
+        """Is unit `key` a region root (during hit_diagnostics)?"""
+        reached = getattr(self, "_reachable", None)
+        return reached is not None and key in reached and reached[key] is None
+
+    def param_slots(self, function: str, name: str) -> set[str]:
+        return self._param_slots(function, name)
 
     def _param_slots(self, function: str, name: str) -> set[str]:
         """The argument slots a call fills `function`'s parameter `name` through: its name, its

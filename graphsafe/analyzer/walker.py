@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, default_guards, delegated_use, generators, host_draws, host_resident, loop_counters, per_step, records, run_facts, step_loops, tensor_use, tensorness as T
+from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, default_guards, delegated_use, generators, host_batches, host_draws, host_resident, loop_counters, per_step, records, run_facts, step_loops, tensor_use, tensorness as T
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_choices, class_valued_names, names_holding_classes
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
@@ -3150,6 +3150,8 @@ class FileWalker:
                 slot = self._return_slot(arg.value)
             if slot != "S" and not slot.startswith("O:") and self.is_host_tensor(arg.value):
                 slot = "H"  # `t.cpu()` is a tensor even where `t`'s kind is unknown here
+            elif (slot == "?" or slot.startswith("@")) and self.host_origin(arg.value) is not None:
+                slot = host_batches.HOST_BATCH_SLOT  # `batch_to_device(batch, d)` with a data loader's batch
             if arg.keyword is None:
                 found.append((str(position), slot))
                 position += 1

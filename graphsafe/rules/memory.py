@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from graphsafe.analyzer import cpu_tested, host_copy_helpers, host_move_helpers
+from graphsafe.analyzer import cpu_tested, host_batches, host_copy_helpers, host_move_helpers
 from graphsafe.analyzer.host_resident import dtype_only
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.names import bound_names, dotted
@@ -167,6 +167,10 @@ class HostDataTensor(_StaticMemoryRule):
     copy to `t`'s device), or used to index a tensor of the region (`x[batch_indices]`); also an
     index that is a local list of Python ints (`[0, 2]`, `list(range(n))`, a comprehension over
     `range`, or `[]` grown only with such ints). The message says why the value is on the host.
+    Such a batch handed to a helper of the project that moves its entries (`batch_to_device(batch,
+    device)` with `batch[k] = v.to(device)` for `k, v in batch.items()`) is flagged at the call and
+    at the helper's move, where every call from the code the regions reach (for a region root:
+    every call) hands that parameter a loader's batch (analyzer/host_batches.py).
     Not flagged: a factory given a device or `pin_memory=True`, a tensor of unknown origin (a
     parameter, a helper's result), a list that may hold tensors, and an attribute registered as
     a buffer.
@@ -341,6 +345,12 @@ class HostDataTensor(_StaticMemoryRule):
                            why="calls a helper that builds a tensor on the GPU from this host value, "
                            "a copy refused during capture")
                 return
+            handed = _host_batch_call(node, name, ctx)
+            if handed is not None:  # `batch_to_device(batch, d)` with a data loader's batch
+                ctx.report(self, node, condition=handed, what=f"{ctx.code_for(node.func)}(...)",
+                           why="hands a data loader's batch (host memory) to a helper that copies it to the GPU, "
+                           "a copy refused during capture unless it is pinned, of the capture's batch on every replay")
+                return
             mover = host_move_helpers.condition(node, name, ctx)
             if mover is not None:  # `_to_device(params["src"], x.device)`: the helper copies CPU tensors over
                 handed = "".join(f" {host_move_helpers.moved_parameter(p)}" for p in host_move_helpers.passed_on(node, ctx))
@@ -401,6 +411,15 @@ class HostDataTensor(_StaticMemoryRule):
             target = _keyword(node, "device") or next(iter(_positional(node)), None)
             if target is None:
                 return
+        if (method == "cuda" or not dtype_only(node, ctx)) and not (method == "to" and _is_cpu_device(target.value, ctx)):
+            moved = host_batches.moved_parameter(func.value, ctx.function_node, ctx.params)
+            if (moved is not None and ctx.function_key and ctx.host_origin(func.value) is None
+                    and not _host_indexed(func.value, ctx)):
+                # decided where the project knows the callers: each hands `moved` a loader's batch
+                ctx.report(self, node, condition=(host_batches.HOST_BATCH_PARAM, ctx.function_key, moved),
+                           what=shown if method == "cuda" else f".to({ctx.code_for(target.value)})",
+                           why=f"copies `{ctx.code_for(func.value)}` of `{moved}`, a data loader's batch (host memory) "
+                           "every call hands it, to the GPU: refused during capture unless it is pinned")
         if type(func.value) is cst.Name and (method == "cuda" or not dtype_only(node, ctx)):
             test = cpu_tested.cpu_test(ctx, func.value.value)
             target_cpu = method == "to" and _is_cpu_device(target.value, ctx)
@@ -454,6 +473,19 @@ class HostDataTensor(_StaticMemoryRule):
             return  # a tensor in the region: taken to be on the device already
         ctx.report(self, node, what=shown, why="copies host memory to the GPU, which is refused during capture unless it is pinned")
 
+
+
+def _host_batch_call(node: cst.Call, resolved: str | None, ctx) -> tuple[str, ...] | None:
+    """The condition under which the project call `node` hands a data loader's batch to a helper
+    that moves it to the GPU (analyzer/host_batches.py), or None."""
+    if resolved is not None and resolved.startswith(("torch.", "numpy.", "builtins.")):
+        return None
+    slots = [a.keyword.value if a.keyword is not None else str(i) for i, a in enumerate(node.args)
+             if not a.star and ctx.host_origin(a.value) is not None and not ctx.kind(a.value).not_tensor]
+    if not slots or any(a.star for a in node.args):
+        return None
+    refs = dict.fromkeys(f"{ref.kind}|{ref.target}" for ref in ctx.call_refs(node.func))
+    return (host_batches.HOST_BATCH_CALL, ctx.class_key or "", ",".join(slots), *refs) if refs else None
 
 
 def _list_beside_other_axes(node: cst.Subscript, ctx) -> bool:
