@@ -120,12 +120,14 @@ def size_reason(expr: cst.BaseExpression, sized: dict[str, tuple[str, bool]], ki
 
 
 _NUMBER_CALLS = frozenset("min max abs round int float".split())
-_READ_CASTS = frozenset("int float bool".split())
+# numbers read from a tensor; `bool(t)` is left out: the Python bool it gives is the test itself,
+# one cause with its read (GS105), as the tracer names it (tests/runtime/test_bool_naming.py)
+_READ_CASTS = frozenset("int float".split())
 
 
 def _host_read(call: cst.Call, kind_of: Callable, code_for: Callable) -> str | None:
-    """`t.item()` (on anything not known to be host data), `int(t)`/`float(t)`/`bool(t)` of a
-    tensor: a value copied from the device (its sync is GS101/GS105's), new on every step."""
+    """`t.item()` (on anything not known to be host data), `int(t)`/`float(t)` of a tensor: a
+    value copied from the device (its sync is GS101/GS105's), new on every step."""
     func = call.func
     if type(func) is cst.Attribute and func.attr.value == "item" and not call.args:
         if kind_of(func.value).not_tensor:
