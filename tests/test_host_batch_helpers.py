@@ -62,3 +62,18 @@ def test_a_region_root_its_training_loop_hands_a_loaders_batch_moves_host_data(t
                "        return batch\n\n    def train(self):\n        for batch in self.train_loader:\n"
                "            batch = self.preprocess_batch(batch)\n")
     assert project_findings(tmp_path, {"trainer.py": trainer}, "GS402") == {("trainer.py", 4, "GS402")}
+
+
+def test_a_loader_behind_progress_bars_and_enumerate_still_yields_host_batches(tmp_path):
+    trainer = ("class Trainer:\n    def preprocess_batch(self, batch):  # graphsafe: region\n"
+               "        for k, v in batch.items():\n            batch[k] = v.to(self.device, non_blocking=True)\n"
+               "        return batch\n\n    def train(self):\n        pbar = enumerate(self.train_loader)\n"
+               "        pbar = TQDM(pbar, total=len(self.train_loader))\n        for i, batch in pbar:\n"
+               "            batch = self.preprocess_batch(batch)\n")
+    assert project_findings(tmp_path, {"trainer.py": trainer}, "GS402") == {("trainer.py", 4, "GS402")}
+
+
+def test_a_progress_bar_over_a_loader_in_the_loop_header_yields_host_batches(tmp_path):
+    step = ("from tqdm import tqdm\n\n\ndef evaluate(model, val_loader):\n"
+            "    for x, y in tqdm(val_loader, desc='eval'):  # graphsafe: region\n        out = model(x.to('cuda'))\n")
+    assert project_findings(tmp_path, {"step.py": step}, "GS402") == {("step.py", 6, "GS402")}

@@ -227,6 +227,10 @@ def record(names: dict[str, tuple[str, str]], target: str, value: cst.BaseExpres
     if type(value) is cst.Call and ctx.resolve(value.func) in _DATA_LOADERS:
         names[target] = (LOADER, "")
         return
+    wrapped = _wrapped_loader(value, names) if value is not None else None
+    if wrapped is not None:  # `pbar = TQDM(enumerate(self.train_loader), total=nb)`
+        names[target] = (LOADER, _ENUMERATED if wrapped[1] else "")
+        return
     listed = int_list(value) if value is not None else None
     if listed is None:
         names.pop(target, None)
@@ -245,13 +249,45 @@ def _loader_name(iterable: cst.BaseExpression, names: dict[str, tuple[str, str]]
     return None
 
 
+_ENUMERATED = "enumerate"  # a local holding an enumerated loader yields (index, batch)
+# progress bars around a loader (tqdm's, rich's `track`, ultralytics' `TQDM`): they yield what it yields
+_PROGRESS = frozenset({"tqdm", "TQDM", "track"})
+
+
+def _wrapped_loader(iterable: cst.BaseExpression, names: dict[str, tuple[str, str]]) -> tuple[str, bool] | None:
+    """The loader an iterable goes back to through `enumerate(...)`, progress bars and locals bound
+    to those (`pbar = TQDM(enumerate(loader))`), and whether it is enumerated; None otherwise."""
+    enumerated = False
+    for _ in range(4):
+        if type(iterable) is cst.Call and iterable.args and iterable.args[0].keyword is None and not iterable.args[0].star:
+            func = iterable.func
+            tail = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
+            if tail == "enumerate" and not enumerated:
+                enumerated, iterable = True, iterable.args[0].value
+                continue
+            if tail in _PROGRESS:
+                iterable = iterable.args[0].value
+                continue
+            return None
+        break
+    held = names.get(iterable.value) if type(iterable) is cst.Name else None
+    if held is not None and held[0] == LOADER and held[1] == _ENUMERATED:
+        return (None, True) if enumerated else (iterable.value, True)
+    loader = _loader_name(iterable, names)
+    return (loader, enumerated) if loader is not None else None
+
+
 def record_loop(names: dict[str, tuple[str, str]], target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
     """`for batch in loader` / `for i, (x, y) in enumerate(loader)`: a data loader yields batches
     in host memory (collated on the CPU, pinned or not): note the names that hold them."""
-    if (type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.func.value == "enumerate"
-            and iterable.args and type(target) in (cst.Tuple, cst.List) and len(target.elements) == 2):
-        iterable, target = iterable.args[0].value, target.elements[1].value
-    loader = _loader_name(iterable, names)
+    wrapped = _wrapped_loader(iterable, names)
+    if wrapped is None:
+        return
+    loader, enumerated = wrapped
+    if enumerated:
+        if type(target) not in (cst.Tuple, cst.List) or len(target.elements) != 2:
+            return
+        target = target.elements[1].value
     if loader is not None:
         for name in _names_in(target):
             names[name] = (TENSOR, f"`{name}` comes from iterating `{loader}` (a data loader's batches are in host memory)")

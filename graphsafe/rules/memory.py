@@ -162,7 +162,8 @@ class HostDataTensor(_StaticMemoryRule):
     parameter defaulting to one: `window_fn=torch.hann_window`), ops that keep it on the host
     (`w[..., None]`, `w.unsqueeze(1)`, `rand.topk(k).indices`, `w.long()`, `w.to(torch.float32)`,
     `w + 1`), and a batch from a loop over a data loader (`for i, batch in enumerate(train_loader)`,
-    an iterable named `...loader` or bound to `DataLoader(...)`, and what is unpacked from it).
+    an iterable named `...loader` or bound to `DataLoader(...)`, also through progress bars and
+    locals bound to them, `pbar = TQDM(enumerate(loader))`, and what is unpacked from it).
     Flagged: such a value moved with `.to(...)`/`.cuda()`, converted with `.type_as(t)` (the
     copy to `t`'s device), or used to index a tensor of the region (`x[batch_indices]`); also an
     index that is a local list of Python ints (`[0, 2]`, `list(range(n))`, a comprehension over
