@@ -7,8 +7,9 @@ the move is a host-to-device copy inside the region: refused during capture unle
 pinned, and on every replay it copies the capture's batch again. The walker sees each side alone,
 so both reports carry a condition the project pass decides:
 
-- the helper's move, HOST_BATCH_PARAM (function, parameter): every call of the function that the
-  project shows hands that parameter a host batch (argument slot HOST_BATCH_SLOT);
+- the helper's move, HOST_BATCH_PARAM (function, parameter): a call of the function that the
+  regions reach hands that parameter a host batch (argument slot HOST_BATCH_SLOT), and none hands
+  it a tensor of the step;
 - the call, HOST_BATCH_CALL (class of the calling code, slots, refs): a function it resolves to
   moves the parameter that slot fills so (a HOST_BATCH_PARAM report on it).
 A helper given device tensors by every caller moves nothing: no report.
@@ -73,15 +74,21 @@ def _bound_values(target: cst.BaseExpression, iterable: cst.BaseExpression) -> s
 
 
 def param_holds(project, condition: tuple[str, ...]) -> bool:
-    """Does every call of the function from the code the regions reach (for a region root: every
-    call; its own recursive calls aside) hand this parameter a host batch, and is there one?"""
+    """Does a call of the function from the code the regions reach (for a region root: any call;
+    its own recursive calls aside) hand this parameter a host batch, and none a tensor of the step?"""
     function, name = condition[1], condition[2]
     slots = project.param_slots(function, name)
     calls = [(caller, site) for caller, site in project.calls_into(function) if caller != function]
     if not project.is_root(function):  # a region root is called from outside the regions
         calls = [(caller, site) for caller, site in calls if project.is_reached(caller)]
-    passed = [any(slot in slots and value == HOST_BATCH_SLOT for slot, value in site) for _, site in calls]
-    return bool(passed) and all(passed)
+    # a call known to hand device data (a tensor, a dict of tensors of the step) contradicts; one
+    # handing on a parameter of its own (`super().preprocess_batch(batch)`) or a value of unknown
+    # kind neither confirms nor contradicts
+    given = [value for _, site in calls for slot, value in site if slot in slots]
+    return HOST_BATCH_SLOT in given and not any(value in _DEVICE_SLOTS for value in given)
+
+
+_DEVICE_SLOTS = frozenset({"T", "B", "L", "D"})  # returns.py's slots of tensors of the step
 
 
 def call_holds(project, condition: tuple[str, ...]) -> bool:

@@ -170,8 +170,9 @@ class HostDataTensor(_StaticMemoryRule):
     `range`, or `[]` grown only with such ints). The message says why the value is on the host.
     Such a batch handed to a helper of the project that moves its entries (`batch_to_device(batch,
     device)` with `batch[k] = v.to(device)` for `k, v in batch.items()`) is flagged at the call and
-    at the helper's move, where every call from the code the regions reach (for a region root:
-    every call) hands that parameter a loader's batch (analyzer/host_batches.py).
+    at the helper's move, where a call from the code the regions reach (for a region root: any
+    call) hands that parameter a loader's batch and none hands it a tensor of the step
+    (analyzer/host_batches.py).
     Not flagged: a factory given a device or `pin_memory=True`, a tensor of unknown origin (a
     parameter, a helper's result), a list that may hold tensors, and an attribute registered as
     a buffer.
@@ -420,7 +421,7 @@ class HostDataTensor(_StaticMemoryRule):
                 ctx.report(self, node, condition=(host_batches.HOST_BATCH_PARAM, ctx.function_key, moved),
                            what=shown if method == "cuda" else f".to({ctx.code_for(target.value)})",
                            why=f"copies `{ctx.code_for(func.value)}` of `{moved}`, a data loader's batch (host memory) "
-                           "every call hands it, to the GPU: refused during capture unless it is pinned")
+                           "as its callers hand it, to the GPU: refused during capture unless it is pinned")
         if type(func.value) is cst.Name and (method == "cuda" or not dtype_only(node, ctx)):
             test = cpu_tested.cpu_test(ctx, func.value.value)
             target_cpu = method == "to" and _is_cpu_device(target.value, ctx)
