@@ -186,3 +186,11 @@ def test_a_container_every_pass_shares_changed_in_the_body_is_reported_in_the_lo
 def test_the_same_container_made_in_each_call_of_a_function_region_is_a_local():
     source = HISTORY.format(mark=":  # graphsafe: region", loop_mark="")
     assert lines_of(source, "GS503") == []
+
+
+def test_a_local_the_body_advances_for_the_next_pass_is_a_counter_replay_never_advances():
+    source = ("import torch\n\n\ndef generate(model, tokens: torch.Tensor, n: int):\n    pos = tokens.shape[1]\n"
+              "    for _ in range(n):{mark}\n        logits = model(tokens[:, pos - 1:pos])\n"
+              "        pos += 1\n    return logits\n")
+    assert lines_of(source.format(mark="  # graphsafe: region"), "GS302") == [8]
+    assert lines_of(source.format(mark="").replace("n: int):", "n: int):  # graphsafe: region"), "GS302") == []

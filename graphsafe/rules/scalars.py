@@ -861,6 +861,10 @@ class PythonCounterInRegion(Rule):
     setting to change it); where the value is itself a per-step number, GS301 reports it
     instead.
 
+    In a loop region (`for ...:  # graphsafe: region`), a local the body advances for the next pass
+    (`curr_pos += 1`, `t += dt`) is such a counter too: the loop's header runs on every pass, the
+    body's Python only at capture.
+
     A learning-rate scheduler's `step()` (torch's `LRScheduler`s) advances its Python step count
     and writes the next rate into the optimizer's param groups: on replay neither happens, so
     the rate stays at its capture-time value. Reported at a `.step()` without arguments on an
@@ -916,6 +920,13 @@ class PythonCounterInRegion(Rule):
                        effect="advances the rate")
 
     def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
+        if type(node.target) is cst.Name:
+            step = ctx.step_loop_carrying(node.target.value)
+            if step is not None and not ctx.kind(node.target).is_tensor and not ctx.kind(node.value).is_tensor:
+                # `curr_pos += 1` in a loop region's body: the next pass reads it, a replay never advances it
+                ctx.report(self, node.target, target=node.target.value, what="a Python counter of the loop region",
+                           effect="advances it", condition=step.condition)
+            return
         if isinstance(node.target, cst.Subscript):
             self._check_param_group(node.target, ctx, node.value)
             if per_step.advanced_entry(node.target, ctx.function_node) is not None:
