@@ -194,6 +194,7 @@ def loop_carried(sized: dict[str, tuple[str, bool]], body: cst.CSTNode, kind_of:
     a number read from tensor data (`n = m.sum().item()`, then `count += n`): the loop's test (and
     the body's next pass) sees them so. Two passes: a body may use a name before it binds it."""
     for _ in range(2):
+        before = len(sized)
         stack = [body]
         while stack:
             node = stack.pop()
@@ -210,6 +211,8 @@ def loop_carried(sized: dict[str, tuple[str, bool]], body: cst.CSTNode, kind_of:
             elif type(node) is cst.AugAssign and type(node.target) is cst.Name:
                 record_added(sized, node.target, node.value, kind_of, resolve, code_for)  # `mask_count += delta`
             stack.extend(children(node))
+        if len(sized) == before:
+            return  # nothing new for the second pass to build on
 
 
 def _short(code: str) -> str:

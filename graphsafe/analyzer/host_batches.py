@@ -37,12 +37,27 @@ def moved_parameter(receiver: cst.BaseExpression, function: cst.FunctionDef | No
         return held.value if keyed and type(held) is cst.Name and held.value in params else None
     if type(receiver) is not cst.Name or function is None:
         return None
-    name = receiver.value
+    return _entry_names(function, tuple(params)).get(receiver.value)
+
+
+_ENTRIES: dict[tuple[int, tuple], tuple[cst.FunctionDef, dict[str, str]]] = {}  # one scan per function
+
+
+def _entry_names(function: cst.FunctionDef, params: tuple) -> dict[str, str]:
+    """The names the function's loops bind to a parameter's entries → that parameter."""
+    key = (id(function), params)
+    held = _ENTRIES.get(key)
+    if held is not None and held[0] is function:  # (an id is reused only after its node is gone)
+        return held[1]
+    found: dict[str, str] = {}
     for node in _loops(function.body):
         source = _iterated_parameter(node.iter, params)
-        if source is not None and name in _bound_values(node.target, node.iter):
-            return source
-    return None
+        if source is not None:
+            found.update(dict.fromkeys(_bound_values(node.target, node.iter), source))
+    if len(_ENTRIES) > 256:
+        _ENTRIES.clear()
+    _ENTRIES[key] = (function, found)
+    return found
 
 
 def _loops(root: cst.CSTNode):

@@ -3150,7 +3150,7 @@ class FileWalker:
                 slot = self._return_slot(arg.value)
             if slot != "S" and not slot.startswith("O:") and self.is_host_tensor(arg.value):
                 slot = "H"  # `t.cpu()` is a tensor even where `t`'s kind is unknown here
-            elif (slot == "?" or slot.startswith("@")) and self.host_origin(arg.value) is not None:
+            elif (slot == "?" or slot.startswith("@")) and type(arg.value) is cst.Name and self.host_origin(arg.value) is not None:
                 slot = host_batches.HOST_BATCH_SLOT  # `batch_to_device(batch, d)` with a data loader's batch
             if arg.keyword is None:
                 found.append((str(position), slot))

@@ -482,8 +482,10 @@ def _host_batch_call(node: cst.Call, resolved: str | None, ctx) -> tuple[str, ..
     that moves it to the GPU (analyzer/host_batches.py), or None."""
     if resolved is not None and resolved.startswith(("torch.", "numpy.", "builtins.")):
         return None
+    # a batch is handed on by name (`batch_to_device(batch, d)`): the cheap test first, on every call
     slots = [a.keyword.value if a.keyword is not None else str(i) for i, a in enumerate(node.args)
-             if not a.star and ctx.host_origin(a.value) is not None and not ctx.kind(a.value).not_tensor]
+             if not a.star and type(a.value) is cst.Name and ctx.host_origin(a.value) is not None
+             and not ctx.kind(a.value).not_tensor]
     if not slots or any(a.star for a in node.args):
         return None
     refs = dict.fromkeys(f"{ref.kind}|{ref.target}" for ref in ctx.call_refs(node.func))
