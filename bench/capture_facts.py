@@ -16,6 +16,10 @@ eager twin (same initial weights, same inputs) after every step:
   Labellers marked `scaler.update()` a capture hazard (it resets Python per-optimizer state that
   replay never resets); GS703 says update() runs on the device and captures fine.
 
+- `multinomial_one_sample`: `torch.multinomial(probs, 1)` (a decoder's sampling step) captured
+  alone. Two labellers disagree (one: its argument check reads the device, a sync; the other: it
+  checks with an asynchronous assert). If it syncs, capture raises.
+
 Each case reports whether every step matched (max abs difference of loss, weights and, for the
 scaler, its scale) and the first error if capture or replay raised. Needs CUDA.
 """
@@ -130,6 +134,27 @@ def grad_scaler_update(torch, steps: int) -> dict:
     return {"steps": steps, "max_abs_diff": worst, "equal": worst == 0.0, "scales (graphed, eager)": scales}
 
 
+def multinomial_one_sample(torch, steps: int) -> dict:
+    """Capture `torch.multinomial(probs, 1)`; replays draw from the graph's generator state, so
+    what is compared is that capture succeeds and replays give valid, changing indices."""
+    probs = torch.softmax(torch.randn(4, 50, device="cuda"), -1)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            torch.multinomial(probs, 1)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = torch.multinomial(probs, 1)
+    drawn = []
+    for _ in range(steps):
+        graph.replay()
+        drawn.append(out.flatten().tolist())
+    valid = all(0 <= i < 50 for row in drawn for i in row)
+    return {"steps": steps, "captured": True, "valid_indices": valid, "changes_between_replays": len({tuple(r) for r in drawn}) > 1}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=8)
@@ -141,7 +166,7 @@ def main() -> int:
         print("capture_facts: needs a CUDA GPU", file=sys.stderr)
         return 2
     results = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__}
-    for case in (autocast_inside, grad_scaler_update):
+    for case in (autocast_inside, grad_scaler_update, multinomial_one_sample):
         try:
             results[case.__name__] = case(torch, args.steps)
         except Exception as error:  # a capture or replay that raises is the finding
