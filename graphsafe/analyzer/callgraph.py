@@ -755,14 +755,12 @@ class Project:
         return [(caller, slots) for (caller, _), slots in zip(callers, sites)]
 
     def is_reached(self, key: str) -> bool:
-        """Is unit `key` reached from a region (during hit_diagnostics; else taken as reached)?"""
-        reached = getattr(self, "_reachable", None)
-        return reached is None or key in reached
+        """Is unit `key` reached from a region (as hit_diagnostics judges the hits)?"""
+        return key in self._reachable
 
     def is_root(self, key: str) -> bool:
-        """Is unit `key` a region root (during hit_diagnostics)?"""
-        reached = getattr(self, "_reachable", None)
-        return reached is not None and key in reached and reached[key] is None
+        """Is unit `key` a region root (as hit_diagnostics judges the hits)?"""
+        return key in self._reachable and self._reachable[key] is None
 
     def param_slots(self, function: str, name: str) -> set[str]:
         return self._param_slots(function, name)

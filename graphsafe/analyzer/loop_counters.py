@@ -55,11 +55,16 @@ def loop_counters(node: cst.For | cst.While, number_lists: set[str] | None = Non
     return found
 
 
-# progress bars wrap the loop's iterable and change nothing about what it yields
-_PROGRESS_RANGES = frozenset({"tqdm.trange", "tqdm.auto.trange", "tqdm.notebook.trange", "tqdm.std.trange",
-                              "tqdm.rich.trange"})
-_PROGRESS_WRAPPERS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm",
-                                "tqdm.rich.tqdm"})
+def progress_bar(name: str | None) -> str | None:
+    """What a resolved callee is as a progress bar: "range" for tqdm's `trange` (any of its
+    modules: `tqdm.auto.trange`), "wrap" for tqdm's `tqdm` or rich's `track` around an
+    iterable, None for anything else."""
+    if not name:
+        return None
+    tail = name.rpartition(".")[2]
+    if name.partition(".")[0] == "tqdm":
+        return "range" if tail == "trange" else "wrap" if tail == "tqdm" else None
+    return "wrap" if name == "rich.progress.track" else None
 
 
 def without_progress_bar(iterable: cst.BaseExpression, resolve=None) -> cst.BaseExpression:
@@ -67,15 +72,11 @@ def without_progress_bar(iterable: cst.BaseExpression, resolve=None) -> cst.Base
     `tqdm(timesteps, desc=...)` is `timesteps` (each pass gets what the wrapped one yields)."""
     if type(iterable) is not cst.Call or resolve is None:
         return iterable
-    name = resolve(iterable.func) or ""
+    bar = progress_bar(resolve(iterable.func))
     positional = [a for a in iterable.args if a.keyword is None]
-    if any(a.star for a in iterable.args) or not positional:
+    if bar is None or any(a.star for a in iterable.args) or not positional:
         return iterable
-    if name in _PROGRESS_RANGES:
-        return iterable.with_changes(func=cst.Name("range"), args=positional)
-    if name in _PROGRESS_WRAPPERS:
-        return positional[0].value
-    return iterable
+    return iterable.with_changes(func=cst.Name("range"), args=positional) if bar == "range" else positional[0].value
 
 
 def number_list(expr: cst.BaseExpression, number_lists: set[str],

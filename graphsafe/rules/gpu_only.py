@@ -17,6 +17,7 @@ from typing import Callable
 import libcst as cst
 
 from graphsafe.analyzer.host_draws import HOST_RNG_FACTORIES, is_host_draw
+from graphsafe.analyzer.loop_counters import progress_bar
 
 from graphsafe.analyzer import step_state
 from graphsafe.analyzer import tensorness as T
@@ -97,7 +98,7 @@ PROGRESS_FACTORIES = frozenset({"rich.progress.Progress", "rich.progress.track"}
 
 
 def _is_tqdm(name: str | None) -> bool:
-    return bool(name) and name.partition(".")[0] == "tqdm" and name.rpartition(".")[2] in ("tqdm", "trange")
+    return bool(name) and name.partition(".")[0] == "tqdm" and progress_bar(name) is not None
 
 
 _CONTAINER_NODES = frozenset({cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp})
