@@ -29,5 +29,5 @@ class NoiseSchedule(nn.Module):
     def sample_timesteps(self, batch_size: int, device: torch.device, importance: bool) -> torch.Tensor:
         if not importance:
             return torch.randint(0, self.t_probs.shape[0], (batch_size,), device=device)
-        dist = torch.distributions.Categorical(probs=self.t_probs)  # expect: GS201
+        dist = torch.distributions.Categorical(probs=self.t_probs)  # expect: GS111
         return dist.sample((batch_size,))

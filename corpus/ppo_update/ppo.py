@@ -57,8 +57,8 @@ class PPOLearner:
 
     def update_minibatch(self, obs, actions, masks, old_logp, advantages, returns, old_values, valid, clip_range: float):
         logits, values = self.policy(obs, masks)
-        dist = Categorical(logits=logits)  # expect: GS201
-        logp = dist.log_prob(actions)
+        dist = Categorical(logits=logits)  # expect: GS111
+        logp = dist.log_prob(actions)  # expect: GS111
         entropy = dist.entropy()
         if self.cfg.norm_adv and advantages.numel() > 1:
             advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)

@@ -64,7 +64,7 @@ class Agent:
         if random.random() < self.epsilon:  # expect: GS502
             action = torch.randint(0, self.n_actions, (obs.shape[0],), device=self.device)
         else:
-            action = Categorical(logits=logits).sample()  # expect: GS201
+            action = Categorical(logits=logits).sample()  # expect: GS111
         self.rollout.append((obs, action, value))  # expect: GS503
         self.total_steps += obs.shape[0]  # expect: GS302
         return action.cpu()  # expect: GS103

@@ -19,10 +19,10 @@ def balanced_kl(post_logits: torch.Tensor, prior_logits: torch.Tensor, n_cat: in
     post = post_logits.view(-1, n_cat, n_cls)
     prior = prior_logits.view(-1, n_cat, n_cls)
     lhs = torch.distributions.kl_divergence(
-        torch.distributions.Categorical(logits=post.detach()), torch.distributions.Categorical(logits=prior)  # expect: GS201
+        torch.distributions.Categorical(logits=post.detach()), torch.distributions.Categorical(logits=prior)  # expect: GS111
     ).sum(-1)
     rhs = torch.distributions.kl_divergence(
-        torch.distributions.Categorical(logits=post), torch.distributions.Categorical(logits=prior.detach())  # expect: GS201
+        torch.distributions.Categorical(logits=post), torch.distributions.Categorical(logits=prior.detach())  # expect: GS111
     ).sum(-1)
     return balance * lhs + (1.0 - balance) * rhs
 

@@ -951,8 +951,8 @@ class FileWalker:
             return self._infer_attribute(expr)
         if tp is cst.Subscript:
             base = self._kind(expr.value)
-            if base.is_tensor:
-                return T.TENSOR
+            if base.is_tensor:  # indexing keeps the dtype: `xc[i]` of a mask is a mask
+                return T.BOOL_TENSOR if base.is_bool_tensor else T.TENSOR
             if base.tag == "tensor-tuple":
                 single = len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index)
                 return T.TENSOR if single else T.TENSOR_TUPLE
@@ -1510,6 +1510,8 @@ class FileWalker:
             if name in ("torch.max", "torch.min") and self._elementwise_extreme(call, 1):
                 return T.TENSOR
             return T.torch_call_kind(name, call)
+        if name.startswith("numpy.") and name.rpartition(".")[2][:1].islower():
+            return T.SCALAR  # `np.argmin(shape)`: an array or number on the host, never a tensor
         tail = name.rpartition(".")[2].lstrip("_")  # `_TreeInfo(...)`: a private class
         if tail[:1].isupper() and not self._names_value(name) and name not in records.MAKERS:  # makes a class
             qualified = self._qualify(name)
@@ -1910,12 +1912,16 @@ class FileWalker:
     def _class_attr_kinds(self, node: cst.ClassDef, key: str, imports: ImportTable) -> dict[str, T.Kind]:
         """Kinds of `self.x` from assignments and register_buffer calls in the class's methods."""
         kinds: dict[str, T.Kind] = {}
+        declared: dict[str, T.Kind] = {}  # class-body annotations naming a class (no value)
         for stmt in node.body.body:
             if isinstance(stmt, cst.SimpleStatementLine):  # dataclass fields: `finished: torch.Tensor`
                 for small in stmt.body:
                     if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
                         kind = self._annotation_kind(small.annotation.annotation)
-                        if kind.is_tensor or kind.not_tensor:
+                        if kind.tag == "object" and kind.refs:
+                            if small.value is None:  # `actor: Actor`: what the methods bind there
+                                declared[small.target.value] = kind
+                        elif kind.is_tensor or kind.not_tensor:
                             kinds[small.target.value] = kind
                 continue
             if not isinstance(stmt, cst.FunctionDef) or not stmt.params.params:
@@ -1936,6 +1942,9 @@ class FileWalker:
                         self._note_self_assignment(small, self_name, kinds)
         self._kinds = {}
         self._prepass_def = None
+        for name, kind in declared.items():  # the declaration names the class where the binding cannot
+            if kinds.get(name) is None or kinds[name].tag == "unknown":
+                kinds[name] = kind
         return kinds
 
     def class_values(self) -> dict[str, tuple[str, ...]]:

@@ -110,7 +110,6 @@ class TensorBranch(Rule):
         "if self.training:\n    pass",
         "if len(x) > 2:\n    pass",
         "if isinstance(x, torch.Tensor):\n    pass",
-        "d = torch.distributions.Categorical(logits=x, validate_args=False)",
         "if any(p.grad is None for p in self.parameters()):\n    pass",
         "if all(s > 1 for s in x.shape):\n    pass",
         "ema = {k: 1.0 for k in range(n)}\nif ema[0] > 0:\n    pass",
@@ -130,7 +129,6 @@ class TensorBranch(Rule):
         "ok = not (x > 0).all()",
         "z = x.any() and y",
         "inside = y < x < y + 1.0",  # a chained comparison tests `y < x` in Python
-        "d = torch.distributions.Categorical(logits=x)",
         "if any(torch.isnan(p.grad).any() for p in self.parameters()):\n    pass",
         "if not all([torch.isfinite(g).all() for g in (x, y)]):\n    pass",
         "assert all(torch.isfinite(x))",
@@ -198,7 +196,7 @@ class TensorBranch(Rule):
         if isinstance(node.operator, cst.Not):
             self._check(node.expression, ctx, "`not`")
 
-    calls = Callees(names=("max", "min"), prefixes=("torch.distributions.",))
+    calls = Callees(names=("max", "min"))
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         compared = extreme_operands(node, ctx)
@@ -210,15 +208,6 @@ class TensorBranch(Rule):
                 ctx.report(self, node, what=f"Python `{node.func.value}(...)` (it compares its values with `<`)"
                            + _why(tensor, ctx))
             return
-        # torch.distributions validate their arguments with `if not valid.all(): raise`.
-        name = ctx.resolve(node.func) or ""
-        if not name.startswith("torch.distributions.") or not name.rpartition(".")[2][:1].isupper():
-            return
-        for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value == "validate_args":
-                if isinstance(arg.value, cst.Name) and arg.value.value == "False":
-                    return
-        ctx.report(self, node, what=f"argument validation in `{name.rpartition('.')[2]}(...)` (pass validate_args=False)")
 
 
 def extreme_operands(call: cst.Call, ctx) -> list[cst.BaseExpression] | None:

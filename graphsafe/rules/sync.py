@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import re
+
 import libcst as cst
 
+from graphsafe.analyzer import tensorness as T
 from graphsafe.model import Consequence, Example, Principle
 from graphsafe.rewriters.device_log import append_item_fix, attribute_item_fix
 from graphsafe.rewriters.edits import enclosing_statement_line, removal_fix
@@ -748,5 +752,95 @@ class NonfiniteCheckSync(_SyncRule):
                 ctx.report(self, node, fix=lambda: nonfinite_check_fix(node, ctx))
 
 
+VALIDATED_METHODS = frozenset(("log_prob", "cdf", "icdf"))  # they call `_validate_sample(value)`
+_UNVALIDATED_BINDING = re.compile(r"^[ \t]*([\w.]+)[ \t]*=[ \t]*[\w.]+\((?:[^()]|\([^()]*\))*validate_args[ \t]*=[ \t]*False", re.M)
+
+
+@functools.lru_cache(maxsize=8)
+def _built_unvalidated(source: str) -> frozenset[str]:
+    """Names and attributes the file binds to a call with `validate_args=False`."""
+    return frozenset(_UNVALIDATED_BINDING.findall(source))
+
+
+class DistributionValidation(_SyncRule):
+    """## What it does
+    Flags building a `torch.distributions` distribution with argument validation on (the
+    default: `validate_args` is `__debug__`, so on unless Python runs with `-O`), and
+    `.log_prob(v)`/`.cdf(v)`/`.icdf(v)` on such a distribution, inside a captured region.
+
+    ## Why is this bad?
+    With validation on, the constructor checks every parameter against its constraint and
+    `log_prob` checks the value against the support, each with `if not
+    torch._is_all_true(valid): raise ValueError(...)`: the check's result is read on the host.
+    Inside stream capture that read is refused: capture fails. (Outside capture it is one
+    device sync per distribution and per `log_prob`.)
+
+    ## Example
+    ```python
+    dist = Normal(mean, std)
+    log_prob = dist.log_prob(actions)
+    ```
+
+    ## Use instead
+    ```python
+    dist = Normal(mean, std, validate_args=False)
+    log_prob = dist.log_prob(actions)
+    ```
+    or `torch.distributions.Distribution.set_default_validate_args(False)` once, before the
+    capture (`graphsafe graph` turns validation off only while capturing).
+
+    ## Fix safety
+    No fix: without validation, a bad parameter (a negative scale, probabilities that do not
+    sum to one) or a value outside the support no longer raises; the program computes NaN or
+    garbage where it raised before.
+
+    ## Precise semantics
+    A call of a `torch.distributions` class (a name or attribute that resolves there) without
+    `validate_args=False` is reported; `validate_args=<a name>` is left alone (its value is not
+    known). `.log_prob(v)`/`.cdf(v)`/`.icdf(v)` is reported on a value the analysis knows is a
+    torch.distributions distribution (bound from such a constructor, here or in another method of
+    the class), unless the file also binds that name or attribute to a distribution built with
+    `validate_args=False` (`self.dist = Normal(m, s, validate_args=False)` in one method: the
+    analysis does not tell the bindings apart). Nothing is reported in a file that calls
+    `set_default_validate_args(False)`.
+    """
+
+    code = "GS111"
+    name = "distribution-validation"
+    summary = "a `torch.distributions` distribution validating its arguments or samples on the host"
+    message = "{what} checks {checked} on the host (`validate_args` defaults to on): {consequence}"
+    valid = (
+        "d = torch.distributions.Categorical(logits=x, validate_args=False)\ny = d.log_prob(a)",
+        "torch.distributions.Distribution.set_default_validate_args(False)\nd = torch.distributions.Normal(x, 1.0)",
+        "d = torch.distributions.Normal(x, 1.0, validate_args=flag)",
+        "d = torch.distributions.Normal(x, 1.0, validate_args=False)\ne = d.entropy()",
+    )
+    invalid = (
+        "d = torch.distributions.Categorical(logits=x)",
+        Example("from torch.distributions import Normal\nd = Normal(x, s)\ny = d.log_prob(a)", expect=2),
+    )
+
+    calls = Callees(names=VALIDATED_METHODS, prefixes=("torch.distributions.",))
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        if "set_default_validate_args" in ctx.source:
+            return  # (switched off somewhere in the file: before the capture, as a rule)
+        func = node.func
+        if type(func) is cst.Attribute and func.attr.value in VALIDATED_METHODS:
+            if (node.args and T.is_distribution(ctx.kind(func.value))
+                    and ctx.code_for(func.value) not in _built_unvalidated(ctx.source)):
+                ctx.report(self, node, what=f"`.{func.attr.value}(...)`", checked="the value against the support")
+            return
+        name = ctx.resolve(func) or ""
+        if not name.startswith("torch.distributions.") or not name.rpartition(".")[2][:1].isupper():
+            return
+        if name.rpartition(".")[2] not in T.DISTRIBUTION_CLASSES:
+            return  # a transform or constraint: no validation
+        arg = _keyword(node, "validate_args")
+        if arg is not None and not (type(arg.value) is cst.Name and arg.value.value == "True"):
+            return  # False, or a value the analysis cannot read
+        ctx.report(self, node, what=f"`{name.rpartition('.')[2]}(...)`", checked="its arguments against their constraints")
+
+
 RULES = (ItemSync, TolistSync, HostCopy, TensorFormat, TensorToPython, ExplicitSync, DynamicShapeOp,
-         BoolMaskIndex, TensorEquality, NonfiniteCheckSync)
+         BoolMaskIndex, TensorEquality, NonfiniteCheckSync, DistributionValidation)

@@ -53,6 +53,7 @@ RULE_NAMES: dict[str, str] = {
     "GS108": "bool-mask-index",
     "GS109": "tensor-equality-sync",
     "GS110": "nonfinite-check-sync",
+    "GS111": "distribution-validation",
     "GS201": "tensor-branch",
     "GS301": "python-scalar-input",
     "GS302": "python-counter-in-region",
@@ -103,9 +104,12 @@ _WHY: dict[str, tuple[str, str]] = {
               "compare on the device: `(a == b).all()` kept as a tensor"),
     "GS110": ("`clip_grad_norm_(error_if_nonfinite=True)` reads the norm on the host",
               "pass `error_if_nonfinite=False` and check the returned norm after the step"),
-    "GS201": ("a Python branch on a tensor value (`if`/`while`/`assert`/`and`/`not`, or a library's argument "
-              "validation) reads it on the host; replay would always take the branch taken at capture",
-              "use `torch.where`, or turn off the validation (`validate_args=False`)"),
+    "GS111": ("a torch.distributions distribution checks its arguments or a sample on the host (`validate_args` "
+              "defaults to on)",
+              "pass `validate_args=False`, or call `Distribution.set_default_validate_args(False)` before capture"),
+    "GS201": ("a Python branch on a tensor value (`if`/`while`/`assert`/`and`/`not`) reads it on the host; "
+              "replay would always take the branch taken at capture",
+              "use `torch.where`"),
     "GS301": ("a Python number that changes between steps is baked into the graph at capture",
               "keep it in a device tensor updated with `.fill_()`/`.copy_()` outside the step"),
     "GS302": ("a Python counter changes in eager steps but not on replay: Python code runs only at capture",
@@ -454,7 +458,7 @@ _TORCH_ORIGINS: tuple[tuple[str, str, str], ...] = (
     ("cuda/streams.py", "synchronize", "GS106"),
     ("cuda/streams.py", "query", "GS106"),
     ("cuda/streams.py", "elapsed_time", "GS106"),
-    ("distributions/", "*", "GS201"),
+    ("distributions/", "*", "GS111"),
 )
 
 
@@ -543,8 +547,8 @@ def classify(record: FailureRecord, is_library: Callable[[str], bool] | None = N
         why, fix = _WHY["GS701"]
         detail = f"{match.group(1)} was built with capturable=False: {why}; {fix}"
     elif any(_PINNED in m for m in messages):
-        # a copy is never a branch: torch.distributions' frames name GS201 for their validation only
-        code = _pinned_code(source) if torch_code in (None, "GS104", "GS201") else torch_code
+        # a copy is never a validation: torch.distributions' frames name GS111 for their checks only
+        code = _pinned_code(source) if torch_code in (None, "GS104", "GS111") else torch_code
         error_class = "pageable host copy during capture"
         if code == "GS402" and re.search(r"\[[^\]]*\[", source):
             detail = ("a Python list used as an index is copied to the device as a tensor at every call: "

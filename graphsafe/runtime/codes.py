@@ -30,6 +30,8 @@ _RULES = [
     RuntimeRule("GS109", "tensor-equality-sync", "`torch.equal`/`allclose` return a Python bool: a device sync"),
     RuntimeRule("GS110", "nonfinite-check-sync", "`clip_grad_norm_(error_if_nonfinite=True)` reads the norm on the host: "
                 "a device sync"),
+    RuntimeRule("GS111", "distribution-validation", "a torch.distributions distribution checks its arguments or a "
+                "sample on the host (`validate_args` defaults to on): a device sync"),
     RuntimeRule("GS201", "tensor-branch", "a Python branch on a tensor value (`if`/`while`/`and`/`not`): "
                 "a device sync, and replay always takes the branch taken at capture"),
     RuntimeRule("GS301", "python-scalar-drift", "a Python scalar changes between steps: replay keeps the value seen "

@@ -94,7 +94,7 @@ def test_sync_in_capture_is_named_from_the_users_line(source, code):
     (Frame(f"{TORCH}/cuda/streams.py", 98, "Stream.synchronize", "super().synchronize()"), "GS106"),
     (Frame(f"{TORCH}/nn/utils/clip_grad.py", 100, "_clip_grads_with_norm_", "if error_if_nonfinite and ..."),
      "GS110"),
-    (Frame(f"{TORCH}/distributions/distribution.py", 70, "Distribution.__init__", "if not valid.all():"), "GS201"),
+    (Frame(f"{TORCH}/distributions/distribution.py", 70, "Distribution.__init__", "if not valid.all():"), "GS111"),
     (Frame(f"{TORCH}/amp/grad_scaler.py", 380, "GradScaler._maybe_opt_step", "if not sum(v.item() for v in ...)"),
      "GS703"),
 ])
