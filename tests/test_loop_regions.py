@@ -79,9 +79,26 @@ def test_a_while_loop_advanced_by_a_literal_counts_with_its_counter():
     assert lines_of(source, "GS301") == [7]
 
 
-def test_a_name_read_in_the_loop_and_rebound_after_it_is_no_static_input_rebinding():
+def test_a_tensor_carried_to_the_next_pass_is_reported_where_the_body_rebinds_it_not_after_the_loop():
+    # a graph of one pass reads the `x` of capture time; the rebinding after the loop runs eagerly
     source = ("import torch\n\n\ndef run(x: torch.Tensor, n: int):\n"
-              "    for _ in range(n):  # graphsafe: region\n        x = x * 2\n    x = x + 1\n    return x\n")
+              "    for _ in range(n):  # graphsafe: region\n        x = x * 2\n        x = x + 1\n"
+              "    x = x + 1\n    return x\n")
+    assert lines_of(source, "GS401") == [6]
+
+
+def test_a_name_the_pass_binds_before_reading_it_is_not_carried():
+    # `q` is made anew by every pass (bound at the top of the body before any read): no state
+    source = ("import torch\n\n\ndef run(x: torch.Tensor, n: int, g):\n    q = None\n"
+              "    for _ in range(n):  # graphsafe: region\n        q = None\n        if g is not None:\n"
+              "            q = torch.empty_like(x).exponential_(1)\n        x.add_(q if q is not None else 0)\n"
+              "    return x\n")
+    assert lines_of(source, "GS401") == []
+
+
+def test_a_carried_python_number_is_no_static_input_rebinding():
+    source = ("import torch\n\n\ndef run(x: torch.Tensor, n: int):\n    t = 0.0\n"
+              "    for _ in range(n):  # graphsafe: region\n        x.mul_(t)\n        t = t + 0.1\n    return x\n")
     assert lines_of(source, "GS401") == []
 
 

@@ -9,9 +9,11 @@ the region's steps:
 - the loop's counters (`for i in range(n)`, `for t in times`, `t += 1`; loop_counters.py): a
   new Python number on every pass, frozen at its capture value where it enters device work;
 - names the body rebinds that the next pass reads (*carried*: bound before the loop, or a
-  parameter, and rebound in the body): `out = torch.cat((out, tok), -1)` grows every pass.
-  A carried tensor of one shape rebound in the body (`x = step(x)`) is not a hazard: a graph
-  of the body takes it in and hands it back (rewriters/loop_body.py, `graph`), as decoders do.
+  parameter, read by a pass before it rebinds them): `out = torch.cat((out, tok), -1)` grows
+  every pass (GS404); a carried tensor of one shape rebound in the body (`x = step(x)`) leaves a
+  graph of one pass on the capture-time tensor unless each pass's result is copied back into
+  it (GS401; `graph` moves the body into a function that takes and returns it,
+  rewriters/loop_body.py, as decoders do).
 
 Only the loop's own counters count: a loop inside the body is unrolled by the capture and runs
 the same numbers on every replay. Reports that hold only for the loop's body carry the condition
@@ -67,7 +69,7 @@ def carried_names(function: cst.FunctionDef | cst.Module | None, loop: cst.For |
     that the function binds outside the body too, parameters included: the next pass reads the
     value this pass left. The loop's own targets are not carried (each pass binds them anew).
     A script's loop (module level) reads the module's names the same way."""
-    inside = _bound_in(loop.body) & _read_in(loop)
+    inside = _bound_in(loop.body) & _read_in(loop) & _read_first(loop)
     if not inside or function is None:
         return frozenset()
     outside = {p.name.value for p in _params(function)} if type(function) is cst.FunctionDef else set()
@@ -75,6 +77,61 @@ def carried_names(function: cst.FunctionDef | cst.Module | None, loop: cst.For |
     if type(loop) is cst.For:
         inside -= {n.value for n in bound_names(loop.target)}
     return frozenset(inside & outside)
+
+
+def _read_first(loop: cst.For | cst.While) -> set[str]:
+    """Names a pass may read before it binds them (what the previous pass left): every name read
+    before a plain assignment at the top of the body binds it. A binding inside an `if`, a nested
+    loop, a `with` or a `try` may not run, so it does not count as a binding that comes first
+    (`q = None` at the top, then `q = draw()` under an `if`: never carried)."""
+    bound: set[str] = set()
+    first: set[str] = set()
+    if type(loop) is cst.While:
+        first |= _names_read(loop.test)
+    for statement in loop.body.body if type(loop.body) is cst.IndentedBlock else [loop.body]:
+        smalls = statement.body if type(statement) in (cst.SimpleStatementLine, cst.SimpleStatementSuite) else None
+        if smalls is None:  # a compound statement: what it reads, read before anything it binds
+            first |= _names_read(statement) - bound
+            continue
+        for small in smalls:
+            first |= _names_read(small) - bound
+            if type(small) is cst.Assign:
+                for target in small.targets:
+                    bound.update(n.value for n in bound_names(target.target))
+            elif type(small) is cst.AnnAssign and small.value is not None and type(small.target) is cst.Name:
+                bound.add(small.target.value)
+    return first
+
+
+def _names_read(root: cst.CSTNode) -> set[str]:
+    """Names read under `root`: every name but plain binding targets (`x = ...`, `for x in`,
+    `with ... as x`, comprehension targets); `x += 1` reads `x`."""
+    skip: set[int] = set()
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [root]
+    while stack:
+        node = stack.pop()
+        tp = type(node)
+        if tp is cst.Name:
+            if id(node) not in skip:
+                found.add(node.value)
+            continue
+        if tp is cst.Attribute:  # `self.q`: `q` names no variable
+            stack.append(node.value)
+            continue
+        if tp is cst.Arg:  # `f(x=v)`: the keyword names no variable
+            stack.append(node.value)
+            continue
+        if tp is cst.Assign:
+            skip.update(id(n) for t in node.targets for n in bound_names(t.target))
+        elif tp is cst.AnnAssign and type(node.target) is cst.Name:
+            skip.add(id(node.target))
+        elif tp in (cst.For, cst.CompFor):
+            skip.update(id(n) for n in bound_names(node.target))
+        elif tp is cst.AsName:
+            skip.update(id(n) for n in bound_names(node.name))
+        stack.extend(node.children)
+    return found
 
 
 def shared_names(function: cst.FunctionDef | cst.Module | None, loop: cst.For | cst.While) -> frozenset[str]:

@@ -62,7 +62,7 @@ from typing import Iterable
 import libcst as cst
 
 HOST_CODES = frozenset(
-    "GS101 GS102 GS103 GS104 GS105 GS106 GS109 GS201 GS301 GS302 GS402 GS501 GS502 GS503 GS504 GS505".split())
+    "GS101 GS102 GS103 GS104 GS105 GS106 GS109 GS111 GS201 GS301 GS302 GS402 GS501 GS502 GS503 GS504 GS505".split())
 # Methods that change their receiver besides torch's in-place `*_` methods.
 _MUTATORS = frozenset(
     """append extend insert pop remove clear update setdefault add discard popitem sort reverse step

@@ -5,7 +5,7 @@
                                                         <body>
 
 torch.distributions validate their arguments and samples with `if not valid.all(): raise` (a
-host read: capture fails, GS201), in code the core reaches through objects the call graph does
+host read: capture fails, GS111), in code the core reaches through objects the call graph does
 not see (a model a `step` calls, a distribution built by the caller). Packages built on them
 keep switches of their own with the same job (`enable_validation(flag)` beside
 `is_validation_enabled()`, pyro's shape; its checks `warn_if_nan` on the host). The helper
@@ -193,6 +193,6 @@ def wrap_core_file(path: Path, core: str, paths: list[Path]) -> str | None:
 
 
 def settled_by_validation_off(d) -> bool:
-    """The GS201 of a torch.distributions constructor's argument validation (rules/branch.py),
-    which the helper turns off while capturing."""
-    return d.code == "GS201" and d.message.startswith("argument validation in `")
+    """A torch.distributions argument or sample check (GS111, rules/sync.py), which the helper
+    turns off while capturing."""
+    return d.code == "GS111"

@@ -15,6 +15,10 @@ from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rules.base import Callees, Rule
 
 
+class _CarriedReported(set):
+    """(loop unit, name) pairs already reported as carried (one diagnostic per name and loop)."""
+
+
 @dataclass
 class _Assignment:
     node: cst.CSTNode
@@ -73,7 +77,7 @@ class StaticInputRebinding(Rule):
     rebuilt at a new length.
 
     ## Precise semantics
-    Three cases are flagged:
+    These cases are flagged:
     - outside the region, `static_x = new_batch` / `self.static_tokens = cur` for a tensor
       that a `torch.cuda.graph` block reads;
     - inside the region, `self.buf = f(self.buf)` for a tensor attribute (a buffer or running
@@ -98,6 +102,11 @@ class StaticInputRebinding(Rule):
       after its read, or a method calls it first), when the region reaches that reader. A
       reader called after the rebinding (`self.x = x * 2` then `self.helper()`) reads this
       step's tensor: not reported. These get no fix;
+    - in a loop region (`for ...:  # graphsafe: region`), `x = x + d * dt` for a tensor `x`
+      bound before the loop that a pass reads before rebinding it: the next pass reads this
+      pass's tensor, a graph of one pass the tensor of capture time. Reported once per name and
+      loop, where the body first binds it to a tensor; not a name each pass binds before reading
+      it, nor one bound to numbers;
     - outside the region, `self.sigmas = ...` in a method (`scheduler.set_timesteps()`) run
       from code that replays a graph (or from a driver that also calls a method that replays
       it: `session.reset(mask)` then `session.run()`), when captured code of the project reads
@@ -293,6 +302,7 @@ class StaticInputRebinding(Rule):
         if ctx.in_capture_block():
             self._note_block_outputs(node, ctx)
             return  # binding the graph's outputs at the capture site is the normal pattern
+        self._carried_rebinding(node, value_kind, ctx)
         handled = False  # reported by the cases below: the wider search for handed state stays out
         for target in node.targets:
             tgt = target.target
@@ -334,6 +344,27 @@ class StaticInputRebinding(Rule):
                 )
         if not handled and ctx.function_key and ctx.function_name != "__init__":
             self._handed_state(node, value_kind, ctx)
+
+    def _carried_rebinding(self, node: cst.Assign, value_kind, ctx) -> None:
+        """`x = x + d * dt` in a loop region, `x` bound before the loop: the next pass reads this
+        pass's tensor, while a graph of one pass reads the tensor `x` was at capture. Reported once
+        per name and loop (the first rebinding in the body); growth (`out = torch.cat((out, t))`)
+        is GS404's."""
+        if not (value_kind.is_tensor or _tensor_method_result(node.value)):
+            return
+        for target in node.targets:
+            tgt = target.target
+            if type(tgt) is not cst.Name:
+                continue
+            step = ctx.step_loop_carrying(tgt.value)
+            if step is None or _joins_itself(node.value, tgt.value, ctx):
+                continue
+            seen = ctx.file_state(_CarriedReported)
+            if (step.key, tgt.value) in seen:
+                continue
+            seen.add((step.key, tgt.value))
+            ctx.report(self, tgt, target=tgt.value, condition=step.condition,
+                       why=f"is carried to the next pass of the loop region `{step.header}`, which reads this pass's tensor")
 
     def visit_ClassDef(self, node: cst.ClassDef, ctx) -> None:
         self.classes[node.name.value] = node  # for handed state: what its methods read and call
