@@ -61,3 +61,46 @@ def test_a_list_repetition_made_in_the_call_is_not_a_lasting_container():
 
 def diagnostics_of(source: str) -> list[tuple[str, int, int]]:
     return [(d.code, d.start.line, d.start.column) for d in diagnostics(source)]
+
+
+HISTORY = textwrap.dedent("""\
+    import torch
+
+
+    class History(list):
+        def new_batch(self):
+            self[-1]["batches"].append({})
+
+        def record_batch(self, attr, value):
+            self[-1]["batches"][-1][attr] = value
+
+
+    class Frame:
+        def __getitem__(self, key):
+            return key
+
+        def __setitem__(self, key, value):
+            pass
+
+        def put(self, value):
+            self[0] = value
+
+
+    class Net:
+        def __init__(self):
+            self.history = History()
+            self.frame = Frame()
+
+        def step(self, x: torch.Tensor):  # graphsafe: region
+            self.history.new_batch()
+            self.history.record_batch("loss", 1.0)
+            self.frame.put(x)
+            return x * 2
+""")
+
+
+def test_items_of_a_container_subclass_changed_through_self_are_state_that_outlives_the_call():
+    # `class History(list)`: `self[-1][...]` is the history itself; a class of its own with
+    # `__setitem__` (Frame) is not known to be a Python container
+    found = sorted((d.code, d.start.line) for d in each_use(diagnostics(HISTORY)) if d.code == "GS503")
+    assert found == [("GS503", 6), ("GS503", 9)]

@@ -254,12 +254,36 @@ def persistent_root(receiver: cst.BaseExpression, ctx) -> str | None:
         return None
     name = root.value
     if ctx.is_self(root):
-        return "an attribute of self"
+        return "an attribute of self" if _through_attribute(receiver) else "state of self"
     if name in ctx.params:
         return "a parameter" if root is receiver else "state reached from a parameter"
     if ctx.local_kind(name) is None and name in ctx.globals:
         return "a module-level global"
     return None
+
+
+CONTAINER_BASES = frozenset(
+    "list dict set collections.OrderedDict collections.defaultdict collections.UserDict collections.UserList".split())
+
+
+def _item_of_container_self(receiver: cst.BaseExpression, ctx) -> bool:
+    """`self[-1]["batches"]` (or `self` itself) in a method of a class deriving from a Python
+    container (`class History(list)`): the object is the container, and it outlives the call."""
+    root = receiver
+    while type(root) in (cst.Attribute, cst.Subscript):
+        if type(root) is cst.Attribute:
+            return False  # `self.x[...]`: an attribute, decided by how the file binds it
+        root = root.value
+    if not (type(root) is cst.Name and ctx.is_self(root) and ctx.class_key):
+        return False
+    info = ctx.classes.get(ctx.class_key)
+    return info is not None and any(base in CONTAINER_BASES for base in info.bases)
+
+
+def _through_attribute(expr: cst.BaseExpression) -> bool:
+    while type(expr) is cst.Subscript:
+        expr = expr.value
+    return type(expr) is cst.Attribute
 
 
 def _loop_shared(receiver: cst.BaseExpression, ctx):
@@ -776,6 +800,9 @@ class PythonContainerAccumulate(_GpuOnlyBindingRule):
         what = f"{shown}{action}"
         where = f"`{shown}`, {where}," if shown != "obj" else where
         if not known_container:
+            ctx.report(self, node, what=what, where=where, condition=condition)
+            return
+        if _item_of_container_self(receiver, ctx):  # `self[-1]["batches"].append(...)` in a `list` subclass
             ctx.report(self, node, what=what, where=where, condition=condition)
             return
         key = binding_key(receiver)
