@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, default_guards, delegated_use, generators, host_batches, host_draws, host_resident, loop_counters, per_step, records, run_facts, step_loops, tensor_use, tensorness as T
+from graphsafe.analyzer import argument_calls, branch_joins, hooks, data_sizes, default_guards, delegated_use, generators, host_batches, host_draws, host_resident, loop_counters, per_step, records, run_facts, step_loops, tensor_use, tensorness as T
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_choices, class_valued_names, names_holding_classes
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
@@ -252,6 +252,8 @@ class FileWalker:
         self.module_class_values: dict[str, tuple[str, ...]] = {}  # module-level names holding classes
         # (class key, attribute) → classes the class stores there (`self.buffer_class = ReplayBuffer`)
         self.held_classes: dict[tuple[str, str], set[str]] = {}
+        # (class key, method) → (position, parameter) of a method that calls `getattr(self, parameter)(...)`
+        self.dispatchers: dict[tuple[str, str], tuple[int, str]] = {}
         # (class key, attribute) → the kind of each entry of the nn.ModuleDict it holds (containers.py)
         self.module_entries: dict[tuple[str, str], dict[str, T.Kind]] = {}
         # class key → {attribute: pid}: `new:` for `self.attn = impl_cls()` (class_values.py),
@@ -1826,6 +1828,8 @@ class FileWalker:
                 self.varying_entries[key] = entries
             self.number_attrs[key] = numbers
             self.number_list_attrs[key] = loop_counters.number_list_attrs(node, imports.resolve)
+            if "getattr(" in self.source:
+                self.dispatchers.update({(key, name): found for name, found in hooks.dispatching_methods(node).items()})
             pids = self._attr_pids.get(key, {})
             slots = tuple(sorted((name, "T" if kind.is_tensor else f"@{pids[name]}") for name, kind in attrs.items()
                                  if kind.is_tensor or (kind.tag == "unknown" and pids.get(name))))
@@ -2859,6 +2863,8 @@ class FileWalker:
         if handlers:  # as in _visit: rules first, then the walker's own bookkeeping
             self._run_handlers(handlers, node)
         refs = self._call_refs(node.func)
+        if self.dispatchers and type(node.func) is cst.Attribute:
+            refs = [*refs, *self._dispatched_hooks(node)]
         for ref in (*refs, *self._refs_run_on_arguments(node)):
             for unit in self.scope.units:
                 self._add_call(unit, ref)
@@ -2878,6 +2884,27 @@ class FileWalker:
         self._visit(node.func)
         for arg in node.args:
             self._visit(arg.value)
+
+    def _dispatched_hooks(self, node: cst.Call) -> list[CallRef]:
+        """`self.notify("on_batch_begin", ...)` where `notify` calls `getattr(self, name)(...)`:
+        the call runs `self.on_batch_begin` (analyzer/hooks.py). The method is looked up on the
+        class and its bases in this file."""
+        scope = self.scope
+        func = node.func
+        if not (type(func.value) is cst.Name and func.value.value == scope.self_name and scope.class_key):
+            return []
+        found = None
+        classes = [scope.class_key]
+        for key in classes:
+            found = self.dispatchers.get((key, func.attr.value))
+            if found is not None:
+                break
+            info = self.classes.get(key)
+            classes.extend(b for b in (info.bases if info else ()) if b in self.classes and b not in classes)
+        if found is None:
+            return []
+        name = hooks.named_hook(node, *found)
+        return [CallRef("self", name)] if name else []
 
     def _refs_run_on_arguments(self, node: cst.Call) -> list[CallRef]:
         """`scaler.step(self.optimizer)`: the library method runs `self.optimizer.step()`
