@@ -380,3 +380,33 @@ def test_a_counter_advanced_through_a_held_object_is_per_step_where_its_holder_i
 def test_a_field_of_a_held_object_that_is_only_set_is_silent(tmp_path):
     files = {"engine.py": ENGINE.format(advance="= 1"), "step.py": STEP}
     assert not {f for f in project(tmp_path, files) if f[0] == "step.py" and f[1] == 6}
+
+
+OPTIMIZER = """\
+import math
+import torch
+
+
+class Opt(torch.optim.Optimizer):
+    @torch.no_grad()
+    def step(self, closure=None):  # graphsafe: region
+        for group in self.param_groups:
+            if "step" in group:
+                group["step"] += 1
+            else:
+                group["step"] = 1
+            bc = 1 - group["beta"] ** group["step"]
+            for p in group["params"]:
+                state = self.state[p]
+                state["n"] = state.get("n", 0) + 1
+                state["seen"] = state.get("seen", torch.zeros(())) + p.sum()
+                p.add_(p.grad, alpha=-0.1 / bc)
+                p.mul_(math.sqrt(state["n"]))
+"""
+
+
+def test_counters_in_param_groups_and_optimizer_state_are_advanced_only_at_capture():
+    # `group` iterates the optimizer's param groups, `state` is `self.state[p]`: both outlive the
+    # step; `state["seen"]` starts as a tensor, so it is device state, not a host counter
+    assert lines_of(OPTIMIZER, "GS302") == [10, 16]
+    assert lines_of(OPTIMIZER, "GS301") == [18, 19]

@@ -177,18 +177,22 @@ def advanced_entry(expr: cst.Subscript, function: cst.FunctionDef | None) -> str
         return None
     if (expr.value.value, key) not in advanced_state_entries(function):
         return None
-    return f'state entry `{expr.value.value}["{key}"]` (advanced with `+=` every step)'
+    return f'state entry `{expr.value.value}["{key}"]` (advanced every step)'
 
 
 def advanced_state_entries(function: cst.FunctionDef) -> frozenset[tuple[str, str]]:
-    """(local, key) of `local[key] += n` in `function` where `local` is bound from an attribute
-    (`state = self.state[p]`: it outlives the call) and `local[key]` is set to a number literal
-    there (`state["step"] = 0`: a host number, not a tensor)."""
+    """(local, key) of `local[key] += n` (or `local[key] = local.get(key, 0) + n`) in `function`
+    where `local` holds state kept across calls (bound from an attribute, `state = self.state[p]`,
+    or a loop variable over one, `for group in self.param_groups`) and `local[key]` starts as a
+    number literal there (`state["step"] = 0`, `.get("step", 0)`: a host number, not a tensor)."""
     if _ENTRY_MEMO and _ENTRY_MEMO[0] is function:
         return _ENTRY_MEMO[1]
     persistent: set[str] = set()
     started: set[tuple[str, str]] = set()
     advanced: set[tuple[str, str]] = set()
+    for loop in _loops_in(function.body):
+        if type(loop.target) is cst.Name and _held_state(loop.iter):
+            persistent.add(loop.target.value)
     for small in _small_statements(function.body):
         tp = type(small)
         if tp is cst.Assign:
@@ -196,12 +200,16 @@ def advanced_state_entries(function: cst.FunctionDef) -> frozenset[tuple[str, st
                 tgt = target.target
                 if type(tgt) is cst.Name and _held_state(small.value):
                     persistent.add(tgt.value)
-                elif type(tgt) is cst.Subscript and type(tgt.value) is cst.Name and (key := entry_key(tgt)) is not None \
-                        and type(small.value) is cst.Integer:
-                    started.add((tgt.value.value, key))
+                elif type(tgt) is cst.Subscript and type(tgt.value) is cst.Name and (key := entry_key(tgt)) is not None:
+                    entry = (tgt.value.value, key)
+                    if _number_literal(small.value):
+                        started.add(entry)
+                    elif _advances(small.value, tgt.value.value, key):  # `s[k] = s.get(k, 0) + 1`
+                        started.add(entry)
+                        advanced.add(entry)
         elif tp is cst.AugAssign and type(small.target) is cst.Subscript and type(small.target.value) is cst.Name:
             key = entry_key(small.target)
-            if key is not None:
+            if key is not None and _number_literal(small.value):
                 advanced.add((small.target.value.value, key))
     result = frozenset(e for e in advanced & started if e[0] in persistent)
     _ENTRY_MEMO[:] = [function, result]
@@ -209,6 +217,39 @@ def advanced_state_entries(function: cst.FunctionDef) -> frozenset[tuple[str, st
 
 
 _ENTRY_MEMO: list = []  # [function, its entries]: the function being walked asks many times
+
+
+def _number_literal(value: cst.BaseExpression) -> bool:
+    if type(value) is cst.UnaryOperation:
+        value = value.expression
+    return type(value) in (cst.Integer, cst.Float)
+
+
+def _advances(value: cst.BaseExpression, local: str, key: str) -> bool:
+    """`local.get(key, 0) + n` or `local[key] + n` with `n` a number literal."""
+    if type(value) is not cst.BinaryOperation or type(value.operator) is not cst.Add or not _number_literal(value.right):
+        return False
+    left = value.left
+    if type(left) is cst.Subscript:
+        return type(left.value) is cst.Name and left.value.value == local and entry_key(left) == key
+    if (type(left) is cst.Call and type(left.func) is cst.Attribute and left.func.attr.value == "get"
+            and type(left.func.value) is cst.Name and left.func.value.value == local and len(left.args) == 2):
+        first, default = left.args[0].value, left.args[1].value
+        return (type(first) is cst.SimpleString and first.evaluated_value == key and _number_literal(default))
+    return False
+
+
+def _loops_in(body: cst.BaseSuite) -> Iterator[cst.For]:
+    """The `for` loops of a function body, nested ones included (not in nested defs)."""
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        tp = type(node)
+        if tp is cst.FunctionDef or tp is cst.ClassDef or isinstance(node, cst.BaseExpression):
+            continue
+        if tp is cst.For:
+            yield node
+        stack.extend(children(node))
 
 
 def _held_state(value: cst.BaseExpression) -> bool:

@@ -861,6 +861,11 @@ class PythonCounterInRegion(Rule):
     setting to change it); where the value is itself a per-step number, GS301 reports it
     instead.
 
+    An entry of state kept across steps that starts as a number and is advanced in the region
+    (`state["step"] += 1` on `state = self.state[p]`, `group["step"] = group.get("step", 0) + 1`
+    for `group in self.param_groups`: a custom optimizer's step count) is such a counter too;
+    where it reaches tensor math (`bias_correction = 1 - beta ** group["step"]`), GS301 reports it.
+
     In a loop region (`for ...:  # graphsafe: region`), a local the body advances for the next pass
     (`curr_pos += 1`, `t += dt`) is such a counter too: the loop's header runs on every pass, the
     body's Python only at capture.
@@ -941,6 +946,10 @@ class PythonCounterInRegion(Rule):
             tgt = target.target
             if isinstance(tgt, cst.Subscript):
                 self._check_param_group(tgt, ctx, node.value)
+                if type(node.value) is cst.BinaryOperation and per_step.advanced_entry(tgt, ctx.function_node) is not None:
+                    # `state["n"] = state.get("n", 0) + 1` on `state = self.state[p]`
+                    ctx.report(self, tgt, target=f'{tgt.value.value}["{per_step.entry_key(tgt)}"]',
+                               what="a Python counter", effect="advances it")
                 continue
             if not isinstance(tgt, cst.Attribute):
                 continue
