@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphsafe.analyzer.nodes import own_nodes
+
 
 def dispatching_methods(cls: cst.ClassDef) -> dict[str, tuple[int, str]]:
     """Methods of `cls` that call `getattr(self, <parameter>)(...)` (or `getattr(self, p, d)(...)`):
@@ -24,7 +26,7 @@ def dispatching_methods(cls: cst.ClassDef) -> dict[str, tuple[int, str]]:
             continue
         params = [p.name.value for p in stmt.params.params]
         self_name, names = params[0], params[1:]
-        for call in _calls(stmt.body):
+        for call in (n for n in own_nodes(stmt.body) if type(n) is cst.Call):
             inner = call.func
             if not (type(inner) is cst.Call and type(inner.func) is cst.Name and inner.func.value == "getattr"
                     and len(inner.args) in (2, 3) and not any(a.keyword or a.star for a in inner.args)):
@@ -50,14 +52,3 @@ def named_hook(call: cst.Call, position: int, parameter: str) -> str | None:
         if isinstance(text, str) and text.isidentifier():
             return text
     return None
-
-
-def _calls(root: cst.CSTNode):
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            continue
-        if type(node) is cst.Call:
-            yield node
-        stack.extend(node.children)

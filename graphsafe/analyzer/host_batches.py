@@ -20,6 +20,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphsafe.analyzer import host_copy_helpers
+from graphsafe.analyzer.nodes import own_nodes
 
 HOST_BATCH_SLOT = "HB"  # an argument holding a data loader's batch (host memory)
 HOST_BATCH_PARAM = "host-batch-param"
@@ -61,14 +62,7 @@ def _entry_names(function: cst.FunctionDef, params: tuple) -> dict[str, str]:
 
 
 def _loops(root: cst.CSTNode):
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-            continue
-        if type(node) is cst.For:
-            yield node
-        stack.extend(node.children)
+    return (node for node in own_nodes(root) if type(node) is cst.For)
 
 
 def _iterated_parameter(iterable: cst.BaseExpression, params) -> str | None:

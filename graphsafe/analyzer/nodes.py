@@ -76,6 +76,18 @@ def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(children(current))
 
 
+def own_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """`root` and the code nodes below it that run when it runs: not the bodies of nested
+    functions, classes or lambdas."""
+    stack = [root]
+    while stack:
+        current = stack.pop()
+        if type(current) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+            continue
+        yield current
+        stack.extend(children(current))
+
+
 def is_number_literal(expr: cst.BaseExpression) -> bool:
     """`3`, `0.5`, `-1`: an integer or float literal, signed or not."""
     if type(expr) is cst.UnaryOperation:

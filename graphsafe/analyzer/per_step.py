@@ -22,7 +22,7 @@ from typing import Callable, Iterator
 
 import libcst as cst
 
-from graphsafe.analyzer.nodes import children
+from graphsafe.analyzer.nodes import children, is_number_literal
 
 # param-group keys a scheduler or a warm-up rewrites between steps (other keys are per-run
 # settings: `eps`, `weight_decay`, `betas`)
@@ -202,14 +202,14 @@ def advanced_state_entries(function: cst.FunctionDef) -> frozenset[tuple[str, st
                     persistent.add(tgt.value)
                 elif type(tgt) is cst.Subscript and type(tgt.value) is cst.Name and (key := entry_key(tgt)) is not None:
                     entry = (tgt.value.value, key)
-                    if _number_literal(small.value):
+                    if is_number_literal(small.value):
                         started.add(entry)
                     elif _advances(small.value, tgt.value.value, key):  # `s[k] = s.get(k, 0) + 1`
                         started.add(entry)
                         advanced.add(entry)
         elif tp is cst.AugAssign and type(small.target) is cst.Subscript and type(small.target.value) is cst.Name:
             key = entry_key(small.target)
-            if key is not None and _number_literal(small.value):
+            if key is not None and is_number_literal(small.value):
                 advanced.add((small.target.value.value, key))
     result = frozenset(e for e in advanced & started if e[0] in persistent)
     _ENTRY_MEMO[:] = [function, result]
@@ -219,15 +219,9 @@ def advanced_state_entries(function: cst.FunctionDef) -> frozenset[tuple[str, st
 _ENTRY_MEMO: list = []  # [function, its entries]: the function being walked asks many times
 
 
-def _number_literal(value: cst.BaseExpression) -> bool:
-    if type(value) is cst.UnaryOperation:
-        value = value.expression
-    return type(value) in (cst.Integer, cst.Float)
-
-
 def _advances(value: cst.BaseExpression, local: str, key: str) -> bool:
     """`local.get(key, 0) + n` or `local[key] + n` with `n` a number literal."""
-    if type(value) is not cst.BinaryOperation or type(value.operator) is not cst.Add or not _number_literal(value.right):
+    if type(value) is not cst.BinaryOperation or type(value.operator) is not cst.Add or not is_number_literal(value.right):
         return False
     left = value.left
     if type(left) is cst.Subscript:
@@ -235,21 +229,8 @@ def _advances(value: cst.BaseExpression, local: str, key: str) -> bool:
     if (type(left) is cst.Call and type(left.func) is cst.Attribute and left.func.attr.value == "get"
             and type(left.func.value) is cst.Name and left.func.value.value == local and len(left.args) == 2):
         first, default = left.args[0].value, left.args[1].value
-        return (type(first) is cst.SimpleString and first.evaluated_value == key and _number_literal(default))
+        return (type(first) is cst.SimpleString and first.evaluated_value == key and is_number_literal(default))
     return False
-
-
-def _loops_in(body: cst.BaseSuite) -> Iterator[cst.For]:
-    """The `for` loops of a function body, nested ones included (not in nested defs)."""
-    stack: list[cst.CSTNode] = [body]
-    while stack:
-        node = stack.pop()
-        tp = type(node)
-        if tp is cst.FunctionDef or tp is cst.ClassDef or isinstance(node, cst.BaseExpression):
-            continue
-        if tp is cst.For:
-            yield node
-        stack.extend(children(node))
 
 
 def _held_state(value: cst.BaseExpression) -> bool:
@@ -307,15 +288,24 @@ def _self_calls(method: cst.FunctionDef, self_name: str) -> set[str]:
 
 def _small_statements(body: cst.BaseSuite) -> Iterator[cst.BaseSmallStatement]:
     """Every small statement of a function body, through compound statements, not nested defs."""
+    for node in _statements(body):
+        if type(node) is cst.SimpleStatementLine:
+            yield from node.body
+
+
+def _loops_in(body: cst.BaseSuite) -> Iterator[cst.For]:
+    """The `for` loops of a function body, nested ones included (not in nested defs)."""
+    return (node for node in _statements(body) if type(node) is cst.For)
+
+
+def _statements(body: cst.BaseSuite) -> Iterator[cst.CSTNode]:
+    """The statements (and the blocks holding them) of a function body, not in nested defs."""
     stack: list[cst.CSTNode] = [body]
     while stack:
         node = stack.pop()
         tp = type(node)
-        if tp is cst.FunctionDef or tp is cst.ClassDef:
+        if tp is cst.FunctionDef or tp is cst.ClassDef or isinstance(node, cst.BaseExpression):
             continue
-        if tp is cst.SimpleStatementLine:
-            yield from node.body
-            continue
-        if isinstance(node, cst.BaseExpression):
-            continue
-        stack.extend(children(node))
+        yield node
+        if tp is not cst.SimpleStatementLine:
+            stack.extend(children(node))
