@@ -211,3 +211,11 @@ def test_a_local_the_body_advances_for_the_next_pass_is_a_counter_replay_never_a
               "        pos += 1\n    return logits\n")
     assert lines_of(source.format(mark="  # graphsafe: region"), "GS302") == [8]
     assert lines_of(source.format(mark="").replace("n: int):", "n: int):  # graphsafe: region"), "GS302") == []
+
+
+def test_a_computed_count_added_to_a_carried_name_is_no_host_counter_but_a_literal_step_is():
+    # `current` may be a tensor (a sum over the batch): `num_tokens += current` is then device work
+    source = ("import torch\n\n\ndef run(model, loader, n: int):\n    num_tokens = 0\n    pos = 0\n"
+              "    for batch in loader:  # graphsafe: region\n        current = (batch != 0).sum()\n"
+              "        num_tokens += current\n        pos += 1\n        model(batch, pos)\n")
+    assert lines_of(source, "GS302") == [10]

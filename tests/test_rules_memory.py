@@ -428,3 +428,31 @@ def test_a_view_of_a_padded_batch_sized_by_the_list_length():
 def test_a_view_of_a_padded_batch_sized_by_its_own_shape_is_fine():
     got = found(RAGGED.format(flat="pad_sequence(id_lists, batch_first=True)", rows="flat.shape[0]"), "GS408")
     assert [(code, line) for code, line, _ in got] == [("GS408", 7)]  # pad_sequence itself only
+
+
+def test_a_cpu_tensor_of_an_attribute_is_reported_only_where_the_attribute_changes_between_steps():
+    constant = textwrap.dedent("""\
+        import torch
+
+
+        class Loss:
+            def __init__(self, temp: float):
+                self.temp = temp
+
+            def __call__(self, x: torch.Tensor):  # graphsafe: region
+                return x / torch.tensor(self.temp)
+        """)
+    counted = textwrap.dedent("""\
+        import torch
+
+
+        class Loss:
+            def __init__(self):
+                self.t = 0
+
+            def __call__(self, x: torch.Tensor):  # graphsafe: region
+                self.t += 1
+                return x * torch.tensor(self.t)
+        """)
+    assert [d.start.line for d in diagnostics(constant) if d.code == "GS402"] == []
+    assert [d.start.line for d in diagnostics(counted) if d.code == "GS402"] == [10]

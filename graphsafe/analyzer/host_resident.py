@@ -277,17 +277,27 @@ def _wrapped_loader(iterable: cst.BaseExpression, names: dict[str, tuple[str, st
     return (loader, enumerated) if loader is not None else None
 
 
-def record_loop(names: dict[str, tuple[str, str]], target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
-    """`for batch in loader` / `for i, (x, y) in enumerate(loader)`: a data loader yields batches
-    in host memory (collated on the CPU, pinned or not): note the names that hold them."""
+def batch_target(names: dict[str, tuple[str, str]], target: cst.BaseExpression,
+                 iterable: cst.BaseExpression) -> tuple[cst.BaseExpression | None, str | None]:
+    """The part of a loop's target that receives a data loader's batch (`batch` of `for i, batch
+    in enumerate(loader)`), and the loader's name; (None, None) where the loop is over no loader."""
     wrapped = _wrapped_loader(iterable, names)
     if wrapped is None:
-        return
+        return None, None
     loader, enumerated = wrapped
     if enumerated:
         if type(target) not in (cst.Tuple, cst.List) or len(target.elements) != 2:
-            return
+            return None, None
         target = target.elements[1].value
+    return target, loader
+
+
+def record_loop(names: dict[str, tuple[str, str]], target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+    """`for batch in loader` / `for i, (x, y) in enumerate(loader)`: a data loader yields batches
+    in host memory (collated on the CPU, pinned or not): note the names that hold them."""
+    target, loader = batch_target(names, target, iterable)
+    if target is None:
+        return
     if loader is not None:
         for name in _names_in(target):
             names[name] = (TENSOR, f"`{name}` comes from iterating `{loader}` (a data loader's batches are in host memory)")

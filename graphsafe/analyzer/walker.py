@@ -22,7 +22,7 @@ from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_e
 from graphsafe.analyzer.inherited import inherited_attr
 from graphsafe.analyzer.facts import COUNTER, GROUP_KEY, HELD_COUNTER, LOOP, CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
 from graphsafe.analyzer.names import ImportTable, bound_names, dotted
-from graphsafe.analyzer.nodes import children, node_types
+from graphsafe.analyzer.nodes import children, descendants, node_types
 from graphsafe.analyzer.noqa import noqa_directives, noqa_lines
 from graphsafe.analyzer.positions import node_ranges, statement_lines
 from graphsafe.analyzer.returns import OBJECT_PID, ARG_PID, FIELD_PID, RETURNED_FIELD_PID, summarize_returns
@@ -2687,11 +2687,29 @@ class FileWalker:
             else:
                 self.scope.loop_sources.pop(target.value, None)
 
+    def _type_loader_batch(self, target: cst.BaseExpression, body: cst.BaseSuite) -> None:
+        """`for x, y in loader`: each part of a data loader's batch is a tensor; `for batch in
+        loader` with `batch["labels"]` read in the body: a dict of tensors (the default collate
+        makes one of a dataset's dicts). What the analysis already knows is kept."""
+        held = self.scope.host_held
+        env = self.scope.env
+        for name in bound_names(target):
+            found = held.get(name.value)
+            if found is None or found[0] != host_resident.TENSOR or env.get(name.value, T.UNKNOWN).tag != "unknown":
+                continue
+            if type(target) is not cst.Name:
+                env[name.value] = T.Kind(T.TENSOR.tag, why=found[1])
+            elif _keyed_by_string(body, name.value):
+                env[name.value] = T.Kind(T.TENSOR_DICT.tag, why=found[1])
+
     def _visit_for(self, node: cst.For) -> None:
         self._visit(node.iter)
         self._visit_target(node.target)
         self._bind_loop_target(node.target, node.iter)
+        batch, _ = host_resident.batch_target(self.scope.host_held, node.target, node.iter)
         host_resident.record_loop(self.scope.host_held, node.target, node.iter)
+        if batch is not None:
+            self._type_loader_batch(batch, node.body)
         self.loop_names.append({n.value for n in bound_names(node.target)})
         self.note_loop_sizes(node.body)
         counted = self._enter_counters(node)
@@ -4185,6 +4203,16 @@ def _module_tree_param(function: cst.FunctionDef, expr: cst.BaseExpression, para
                 and source.func.attr.value in _TREE_METHODS):
             return _module_tree_param(function, source.func.value, params, depth + 1)
     return None
+
+
+def _keyed_by_string(body: cst.CSTNode, name: str) -> bool:
+    """Does `body` read `name["key"]` (a string literal key)?"""
+    for node in descendants(body):
+        if (type(node) is cst.Subscript and type(node.value) is cst.Name and node.value.value == name
+                and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index
+                and type(node.slice[0].slice.value) is cst.SimpleString):
+            return True
+    return False
 
 
 def _loops(node: cst.CSTNode):

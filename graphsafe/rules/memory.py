@@ -15,6 +15,7 @@ from graphsafe.analyzer import cpu_tested, host_batches, host_copy_helpers, host
 from graphsafe.analyzer.host_resident import dtype_only
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.names import bound_names, dotted
+from graphsafe.analyzer.nodes import is_number_literal
 from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rewriters.hoist import hoist_fix
 from graphsafe.rewriters.list_index import list_index_fix
@@ -87,7 +88,9 @@ class HostDataTensor(_StaticMemoryRule):
     fails with "Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the
     CPU tensor is pinned". A tensor built on the CPU without a device is not copied, but CPU
     work is not captured at all: its values are the ones seen at capture, on every replay
-    (measured: `x * torch.tensor(v)` keeps the capture-time `v`).
+    (measured: `x * torch.tensor(v)` keeps the capture-time `v`); not reported where those
+    values are the same on every step (number literals, or an attribute of self that nothing
+    changes between steps: `torch.tensor(self.temperature)`).
 
     ## Example
     ```python
@@ -188,6 +191,13 @@ class HostDataTensor(_StaticMemoryRule):
     valid = (
         "z = torch.zeros_like(x)",
         "z = torch.as_tensor(x, device=x.device)",
+        # a CPU tensor of values that are the same on every step: nothing for replay to miss
+        Example(
+            "class Loss:\n    def __init__(self, temp: float):\n        self.temp = temp\n\n"
+            "    def __call__(self, x: torch.Tensor):  # graphsafe: region\n"
+            "        return x / torch.tensor(self.temp) + torch.tensor([1.0, 2.0]).sum()\n",
+            module=True,
+        ),
         "z = x.new_tensor(x)",
         Example(
             "class C(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
@@ -399,8 +409,18 @@ class HostDataTensor(_StaticMemoryRule):
                 why = f"copies host data to the GPU {host_copy_helpers.copied_parameter(first[0].value.value)}, which is refused during capture"
             ctx.report(self, node, fix=fix, what=what, why=why)
         else:
+            data = first[0].value if first else None
+            if data is not None and _constant_data(data):
+                return  # `torch.tensor([1.0, 2.0])`: the values seen at capture are the run's values
+            condition = None
+            if type(data) is cst.Attribute and ctx.is_self(data.value):
+                # `torch.tensor(self.teacher_temp)`: only where something changes it between steps
+                source = ctx.scalar_source(data)
+                if source is None:
+                    return
+                condition = source.condition or None
             ctx.report(
-                self, node, fix=fix, what=what,
+                self, node, fix=fix, what=what, condition=condition,
                 why="builds a CPU tensor from host data: CPU work is not captured, so replay keeps the values seen at capture",
                 consequence=Consequence.SILENTLY_WRONG.value,
             )
@@ -559,6 +579,14 @@ def _device_named(expr: cst.BaseExpression) -> bool:
     """`device`, `self.device`, `cfg.train_device`: a name that says it holds a device."""
     name = expr.attr.value if type(expr) is cst.Attribute else expr.value if type(expr) is cst.Name else ""
     return name == "device" or name.endswith("_device")
+
+
+def _constant_data(data: cst.BaseExpression) -> bool:
+    """Number literals, or a list or tuple of them: host data that is the same on every step."""
+    if is_number_literal(data):
+        return True
+    return type(data) in (cst.List, cst.Tuple) and all(
+        type(e) is cst.Element and is_number_literal(e.value) for e in data.elements)
 
 
 def _host_data_call(expr: cst.BaseExpression, ctx) -> bool:

@@ -10,7 +10,7 @@ import libcst as cst
 from graphsafe.analyzer import per_step, step_loops, value_arguments
 from graphsafe.analyzer.callgraph import NOT
 from graphsafe.analyzer.names import dotted
-from graphsafe.analyzer.nodes import children
+from graphsafe.analyzer.nodes import children, own_nodes
 from graphsafe.analyzer.tensorness import PARAM_TENSOR_METHODS, SIZE_NAME, TORCH_NON_TENSOR
 
 from graphsafe.model import Consequence, Example, Principle
@@ -927,7 +927,8 @@ class PythonCounterInRegion(Rule):
     def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
         if type(node.target) is cst.Name:
             step = ctx.step_loop_carrying(node.target.value)
-            if step is not None and not ctx.kind(node.target).is_tensor and not ctx.kind(node.value).is_tensor:
+            if (step is not None and not ctx.kind(node.target).is_tensor and not ctx.kind(node.value).is_tensor
+                    and not _computed_here(node.value, ctx)):
                 # `curr_pos += 1` in a loop region's body: the next pass reads it, a replay never advances it
                 ctx.report(self, node.target, target=node.target.value, what="a Python counter of the loop region",
                            effect="advances it", condition=step.condition)
@@ -983,6 +984,21 @@ class PythonCounterInRegion(Rule):
         # where GS301's report depends on the callers (a parameter), this one stands in when it does not hold
         condition = (NOT, *source.condition) if source is not None else None
         ctx.report(self, target, condition=condition, target=shown, what="an optimizer setting", effect="changes it")
+
+
+def _computed_here(value: cst.BaseExpression, ctx) -> bool:
+    """`num_tokens += current` where the function binds `current` from a call or an expression the
+    analysis cannot type (`(batch["labels"] != pad).sum()`): it may well be a tensor, and a
+    tensor added to the name is device work, not a host counter. A literal, a parameter or an
+    attribute (`t += dt`, `pos += self.stride`) is a number as far as the loop goes."""
+    if ctx.kind(value).not_tensor or type(value) is not cst.Name or ctx.function_node is None:
+        return False
+    name = value.value
+    for node in own_nodes(ctx.function_node.body):
+        if type(node) is cst.Assign and any(type(t.target) is cst.Name and t.target.value == name for t in node.targets):
+            if type(node.value) not in (cst.Integer, cst.Float, cst.Name, cst.Attribute):
+                return True
+    return False
 
 
 def _reads_tensor_on_host(expr: cst.BaseExpression, ctx) -> bool:
