@@ -219,3 +219,11 @@ def test_a_computed_count_added_to_a_carried_name_is_no_host_counter_but_a_liter
               "    for batch in loader:  # graphsafe: region\n        current = (batch != 0).sum()\n"
               "        num_tokens += current\n        pos += 1\n        model(batch, pos)\n")
     assert lines_of(source, "GS302") == [10]
+
+
+def test_a_sum_started_as_a_number_and_carried_between_passes_is_a_rebinding_unless_each_pass_resets_it():
+    source = ("import torch\n\n\ndef run(model, xs, accum: int):\n    total = 0\n    seen = 0\n"
+              "    for i, x in enumerate(xs):  # graphsafe: region\n        loss = model(x).sum()\n"
+              "        total += loss.detach()\n        seen += loss.detach()\n        seen = 0\n"
+              "        if (i + 1) % accum == 0:\n            total = 0\n")
+    assert lines_of(source, "GS401") == [9]

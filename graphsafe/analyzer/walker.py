@@ -2687,6 +2687,11 @@ class FileWalker:
             else:
                 self.scope.loop_sources.pop(target.value, None)
 
+    def _loader_batch(self, name: cst.Name) -> bool:
+        """Does `name` hold a data loader's batch (typed so by _type_loader_batch)?"""
+        found = self.scope.host_held.get(name.value)
+        return found is not None and "data loader" in found[1] and self.scope.env.get(name.value, T.UNKNOWN).why == found[1]
+
     def _type_loader_batch(self, target: cst.BaseExpression, body: cst.BaseSuite) -> None:
         """`for x, y in loader`: each part of a data loader's batch is a tensor; `for batch in
         loader` with `batch["labels"]` read in the body: a dict of tensors (the default collate
@@ -3204,7 +3209,8 @@ class FileWalker:
                 slot = self._return_slot(arg.value)
             if slot != "S" and not slot.startswith("O:") and self.is_host_tensor(arg.value):
                 slot = "H"  # `t.cpu()` is a tensor even where `t`'s kind is unknown here
-            elif (slot == "?" or slot.startswith("@")) and type(arg.value) is cst.Name and self.host_origin(arg.value) is not None:
+            elif (slot in ("?", "D", "T") or slot.startswith("@")) and type(arg.value) is cst.Name and (
+                    self.host_origin(arg.value) is not None and (slot not in ("D", "T") or self._loader_batch(arg.value))):
                 slot = host_batches.HOST_BATCH_SLOT  # `batch_to_device(batch, d)` with a data loader's batch
             if arg.keyword is None:
                 found.append((str(position), slot))

@@ -505,7 +505,7 @@ def _host_batch_call(node: cst.Call, resolved: str | None, ctx) -> tuple[str, ..
     # a batch is handed on by name (`batch_to_device(batch, d)`): the cheap test first, on every call
     slots = [a.keyword.value if a.keyword is not None else str(i) for i, a in enumerate(node.args)
              if not a.star and type(a.value) is cst.Name and ctx.host_origin(a.value) is not None
-             and not ctx.kind(a.value).not_tensor]
+             and (not ctx.kind(a.value).not_tensor or ctx.kind(a.value) == T.TENSOR_DICT)]  # a dict batch too
     if not slots or any(a.star for a in node.args):
         return None
     refs = dict.fromkeys(f"{ref.kind}|{ref.target}" for ref in ctx.call_refs(node.func))

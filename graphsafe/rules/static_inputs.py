@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from graphsafe.analyzer import step_state
+from graphsafe.analyzer import step_loops, step_state
 from graphsafe.analyzer.callgraph import REACHED_ANY, REBOUND_AFTER_REPLAY
-from graphsafe.analyzer.nodes import children
+from graphsafe.analyzer.nodes import children, is_number_literal, own_nodes
 from graphsafe.analyzer.names import dotted
 from graphsafe.analyzer.tensorness import CONCAT_FUNCTIONS, PARAM_TENSOR_METHODS
 from graphsafe.model import Applicability, Consequence, Example, Principle
@@ -106,7 +106,9 @@ class StaticInputRebinding(Rule):
       bound before the loop that a pass reads before rebinding it: the next pass reads this
       pass's tensor, a graph of one pass the tensor of capture time. Reported once per name and
       loop, where the body first binds it to a tensor; not a name each pass binds before reading
-      it, nor one bound to numbers;
+      it, nor one bound to numbers. Also `running_loss += loss` there when the function starts
+      `running_loss` as a number (`= 0`) and the body does not reset it on every pass: the
+      first `+=` binds a new tensor the next pass reads;
     - outside the region, `self.sigmas = ...` in a method (`scheduler.set_timesteps()`) run
       from code that replays a graph (or from a driver that also calls a method that replays
       it: `session.reset(mask)` then `session.run()`), when captured code of the project reads
@@ -366,6 +368,25 @@ class StaticInputRebinding(Rule):
             ctx.report(self, tgt, target=tgt.value, condition=step.condition,
                        why=f"is carried to the next pass of the loop region `{step.header}`, which reads this pass's tensor")
 
+    def _carried_sum(self, node: cst.AugAssign, ctx) -> None:
+        """`running_loss += loss` in a loop region, `running_loss = 0` before the loop (or reset in
+        the body): the first `+=` binds a new tensor that the next pass reads, while a graph of one
+        pass adds to the tensor of capture time."""
+        name = node.target.value
+        step = ctx.step_loop_carrying(name)
+        if step is None or not (ctx.kind(node.value).is_tensor or _tensor_method_result(node.value)):
+            return
+        function = ctx.function_node
+        if function is None or not _bound_to_number(function, name) or _reset_every_pass(function, node, name):
+            return
+        seen = ctx.file_state(_CarriedReported)
+        if (step.key, name) in seen:
+            return
+        seen.add((step.key, name))
+        ctx.report(self, node.target, target=name, condition=step.condition,
+                   why=f"starts as a Python number, so `+=` of a tensor binds a new tensor the next pass of the loop "
+                   f"region `{step.header}` reads")
+
     def visit_ClassDef(self, node: cst.ClassDef, ctx) -> None:
         self.classes[node.name.value] = node  # for handed state: what its methods read and call
         self.class_facts.pop(node.name.value, None)
@@ -375,6 +396,9 @@ class StaticInputRebinding(Rule):
         (`self.total = 0` in `reset()`): the first `+=` binds a new tensor, which the next step
         reads; on replay the graph adds to the capture-time tensor and the attribute never moves."""
         tgt = node.target
+        if type(tgt) is cst.Name and not ctx.in_capture_block():
+            self._carried_sum(node, ctx)
+            return
         if (ctx.in_capture_block() or not ctx.function_key or ctx.function_name == "__init__"
                 or type(tgt) is not cst.Attribute or not ctx.is_self(tgt.value) or not ctx.class_key):
             return
@@ -640,6 +664,29 @@ def _is_attribute_or_view(expr: cst.CSTNode | None, attribute: cst.Attribute) ->
             expr = expr.value
         else:
             return False
+
+
+def _bound_to_number(function: cst.FunctionDef, name: str) -> bool:
+    """Does `function` bind `name` to a number literal (`running_loss = 0`)?"""
+    return any(type(node) is cst.Assign and is_number_literal(node.value)
+               and any(type(t.target) is cst.Name and t.target.value == name for t in node.targets)
+               for node in own_nodes(function.body))
+
+
+def _reset_every_pass(function: cst.FunctionDef, node: cst.CSTNode, name: str) -> bool:
+    """Does the loop region holding `node` bind `name` to a number at the top of its body (`n = 0`
+    unconditionally on every pass): then no pass reads what the one before left."""
+    for loop in own_nodes(function.body):
+        if type(loop) not in (cst.For, cst.While) or not step_loops.is_region_loop(loop):
+            continue
+        if not any(n is node for n in own_nodes(loop.body)):
+            continue
+        for statement in loop.body.body if type(loop.body) is cst.IndentedBlock else ():
+            for small in statement.body if type(statement) is cst.SimpleStatementLine else ():
+                if (type(small) is cst.Assign and is_number_literal(small.value)
+                        and any(type(t.target) is cst.Name and t.target.value == name for t in small.targets)):
+                    return True
+    return False
 
 
 def _tensor_method_result(value: cst.BaseExpression) -> bool:
