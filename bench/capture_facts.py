@@ -20,6 +20,11 @@ eager twin (same initial weights, same inputs) after every step:
   alone. Two labellers disagree (one: its argument check reads the device, a sync; the other: it
   checks with an asynchronous assert). If it syncs, capture raises.
 
+- `distribution_validation`: GS111 says a `torch.distributions` distribution built with argument
+  validation on (the default), and its `log_prob`, read their checks on the host, so capture
+  fails; with `validate_args=False` both capture. Three captures of `Normal(mean, std)` (+
+  `log_prob`): validation on at construction, on only for the sample, off.
+
 Each case reports whether every step matched (max abs difference of loss, weights and, for the
 scaler, its scale) and the first error if capture or replay raised. Needs CUDA.
 """
@@ -155,6 +160,46 @@ def multinomial_one_sample(torch, steps: int) -> dict:
     return {"steps": steps, "captured": True, "valid_indices": valid, "changes_between_replays": len({tuple(r) for r in drawn}) > 1}
 
 
+def distribution_validation(torch, steps: int) -> dict:
+    """Capture `Normal(mean, std).log_prob(x)` three ways: validation on, on only for the sample
+    (`log_prob` of a distribution built with it off, then switched on), off. Capture that raises
+    is the finding; the one that captures is replayed and compared with eager."""
+    mean = torch.randn(16, device="cuda")
+    std = torch.rand(16, device="cuda") + 0.5
+    x = torch.randn(16, device="cuda")
+    found = {}
+
+    def step(validate: bool, sample_only: bool = False):
+        dist = torch.distributions.Normal(mean, std, validate_args=validate and not sample_only)
+        if sample_only:
+            dist._validate_args = True
+        return dist.log_prob(x)
+
+    for name, validate, sample_only in (("unvalidated", False, False), ("sample_validated", True, True),
+                                        ("validated", True, False)):
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                step(validate, sample_only)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.graph(graph):
+                out = step(validate, sample_only)
+        except Exception as error:
+            found[name] = {"captured": False, "error": f"{type(error).__name__}: {error}"[:300]}
+            torch.cuda.synchronize()
+            continue
+        worst = 0.0
+        for _ in range(steps):
+            x.copy_(torch.randn(16, device="cuda"))
+            graph.replay()
+            worst = max(worst, _max_diff(torch, out, step(False)))
+        found[name] = {"captured": True, "max_abs_diff": worst}
+    return found
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=8)
@@ -166,7 +211,7 @@ def main() -> int:
         print("capture_facts: needs a CUDA GPU", file=sys.stderr)
         return 2
     results = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__}
-    for case in (autocast_inside, grad_scaler_update, multinomial_one_sample):
+    for case in (autocast_inside, grad_scaler_update, multinomial_one_sample, distribution_validation):
         try:
             results[case.__name__] = case(torch, args.steps)
         except Exception as error:  # a capture or replay that raises is the finding
