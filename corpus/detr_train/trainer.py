@@ -40,7 +40,7 @@ class DetrTrainer:
         self.opt.param_groups[0]["lr"] = g_lr  # expect: GS301
         if random.random() < self.cfg.hflip_prob:  # expect: GS502
             images = images.flip(-1)
-            targets = [dict(t, boxes=t["boxes"] * torch.tensor([-1.0, 1.0, 1.0, 1.0]) + torch.tensor([1.0, 0.0, 0.0, 0.0])) for t in targets]
+            targets = [dict(t, boxes=t["boxes"] * torch.tensor([-1.0, 1.0, 1.0, 1.0]) + torch.tensor([1.0, 0.0, 0.0, 0.0])) for t in targets]  # expect: GS402
         self.box_gen.manual_seed(self.cfg.seed + self.iteration)  # expect: GS602
         noisy = [dict(t, boxes=(t["boxes"] + self.cfg.box_noise * torch.randn(t["boxes"].shape, generator=self.box_gen, device=t["boxes"].device)).clamp(0, 1)) for t in targets]  # expect: GS601
         max_targets = max(len(t["boxes"]) for t in targets)

@@ -15,7 +15,6 @@ from graphsafe.analyzer import cpu_tested, host_batches, host_copy_helpers, host
 from graphsafe.analyzer.host_resident import dtype_only
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.names import bound_names, dotted
-from graphsafe.analyzer.nodes import is_number_literal
 from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rewriters.hoist import hoist_fix
 from graphsafe.rewriters.list_index import list_index_fix
@@ -88,9 +87,10 @@ class HostDataTensor(_StaticMemoryRule):
     fails with "Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the
     CPU tensor is pinned". A tensor built on the CPU without a device is not copied, but CPU
     work is not captured at all: its values are the ones seen at capture, on every replay
-    (measured: `x * torch.tensor(v)` keeps the capture-time `v`); not reported where those
-    values are the same on every step (number literals, or an attribute of self that nothing
-    changes between steps: `torch.tensor(self.temperature)`).
+    (measured: `x * torch.tensor(v)` keeps the capture-time `v`); not reported for an attribute
+    of self that nothing changes between steps (`torch.tensor(self.temperature)`: the values
+    seen at capture are the run's). Literals are still reported: the fix hoists them out of
+    the step, where they are built once.
 
     ## Example
     ```python
@@ -195,7 +195,7 @@ class HostDataTensor(_StaticMemoryRule):
         Example(
             "class Loss:\n    def __init__(self, temp: float):\n        self.temp = temp\n\n"
             "    def __call__(self, x: torch.Tensor):  # graphsafe: region\n"
-            "        return x / torch.tensor(self.temp) + torch.tensor([1.0, 2.0]).sum()\n",
+            "        return x / torch.tensor(self.temp)\n",
             module=True,
         ),
         "z = x.new_tensor(x)",
@@ -410,8 +410,6 @@ class HostDataTensor(_StaticMemoryRule):
             ctx.report(self, node, fix=fix, what=what, why=why)
         else:
             data = first[0].value if first else None
-            if data is not None and _constant_data(data):
-                return  # `torch.tensor([1.0, 2.0])`: the values seen at capture are the run's values
             condition = None
             if type(data) is cst.Attribute and ctx.is_self(data.value):
                 # `torch.tensor(self.teacher_temp)`: only where something changes it between steps
@@ -579,14 +577,6 @@ def _device_named(expr: cst.BaseExpression) -> bool:
     """`device`, `self.device`, `cfg.train_device`: a name that says it holds a device."""
     name = expr.attr.value if type(expr) is cst.Attribute else expr.value if type(expr) is cst.Name else ""
     return name == "device" or name.endswith("_device")
-
-
-def _constant_data(data: cst.BaseExpression) -> bool:
-    """Number literals, or a list or tuple of them: host data that is the same on every step."""
-    if is_number_literal(data):
-        return True
-    return type(data) in (cst.List, cst.Tuple) and all(
-        type(e) is cst.Element and is_number_literal(e.value) for e in data.elements)
 
 
 def _host_data_call(expr: cst.BaseExpression, ctx) -> bool:
