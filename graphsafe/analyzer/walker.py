@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import argument_calls, branch_joins, hooks, data_sizes, default_guards, delegated_use, generators, host_batches, host_draws, host_resident, loop_counters, per_step, records, run_facts, step_loops, tensor_use, tensorness as T
+from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, default_guards, delegated_use, generators, hooks, host_batches, host_draws, host_resident, loop_counters, per_step, records, run_facts, step_loops, tensor_use, tensorness as T
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_choices, class_valued_names, names_holding_classes
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
@@ -2689,8 +2689,8 @@ class FileWalker:
 
     def _loader_batch(self, name: cst.Name) -> bool:
         """Does `name` hold a data loader's batch (typed so by _type_loader_batch)?"""
-        found = self.scope.host_held.get(name.value)
-        return found is not None and "data loader" in found[1] and self.scope.env.get(name.value, T.UNKNOWN).why == found[1]
+        found = self.scope.host_held.get(name.value)  # (the typed kind carries the loader's reason)
+        return found is not None and self.scope.env.get(name.value, T.UNKNOWN).why == found[1]
 
     def _type_loader_batch(self, target: cst.BaseExpression, body: cst.BaseSuite) -> None:
         """`for x, y in loader`: each part of a data loader's batch is a tensor; `for batch in
@@ -4213,12 +4213,8 @@ def _module_tree_param(function: cst.FunctionDef, expr: cst.BaseExpression, para
 
 def _keyed_by_string(body: cst.CSTNode, name: str) -> bool:
     """Does `body` read `name["key"]` (a string literal key)?"""
-    for node in descendants(body):
-        if (type(node) is cst.Subscript and type(node.value) is cst.Name and node.value.value == name
-                and len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index
-                and type(node.slice[0].slice.value) is cst.SimpleString):
-            return True
-    return False
+    return any(type(node) is cst.Subscript and type(node.value) is cst.Name and node.value.value == name
+               and per_step.entry_key(node) is not None for node in descendants(body))
 
 
 def _loops(node: cst.CSTNode):
