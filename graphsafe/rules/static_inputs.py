@@ -369,9 +369,9 @@ class StaticInputRebinding(Rule):
                        why=f"is carried to the next pass of the loop region `{step.header}`, which reads this pass's tensor")
 
     def _carried_sum(self, node: cst.AugAssign, ctx) -> None:
-        """`running_loss += loss` in a loop region, `running_loss = 0` before the loop (or reset in
-        the body): the first `+=` binds a new tensor that the next pass reads, while a graph of one
-        pass adds to the tensor of capture time."""
+        """`running_loss += loss` in a loop region, `running_loss = 0` before the loop (or in a
+        branch of the body, not on every pass): the first `+=` binds a new tensor that the next
+        pass reads, while a graph of one pass adds to the tensor of capture time."""
         name = node.target.value
         step = ctx.step_loop_carrying(name)
         if step is None or not (ctx.kind(node.value).is_tensor or _tensor_method_result(node.value)):
@@ -666,11 +666,15 @@ def _is_attribute_or_view(expr: cst.CSTNode | None, attribute: cst.Attribute) ->
             return False
 
 
+def _binds_number(node: cst.CSTNode, name: str) -> bool:
+    """Is `node` `name = <number literal>` (`running_loss = 0`)?"""
+    return (type(node) is cst.Assign and is_number_literal(node.value)
+            and any(type(t.target) is cst.Name and t.target.value == name for t in node.targets))
+
+
 def _bound_to_number(function: cst.FunctionDef, name: str) -> bool:
-    """Does `function` bind `name` to a number literal (`running_loss = 0`)?"""
-    return any(type(node) is cst.Assign and is_number_literal(node.value)
-               and any(type(t.target) is cst.Name and t.target.value == name for t in node.targets)
-               for node in own_nodes(function.body))
+    """Does `function` bind `name` to a number literal anywhere?"""
+    return any(_binds_number(node, name) for node in own_nodes(function.body))
 
 
 def _reset_every_pass(function: cst.FunctionDef, node: cst.CSTNode, name: str) -> bool:
@@ -682,10 +686,8 @@ def _reset_every_pass(function: cst.FunctionDef, node: cst.CSTNode, name: str) -
         if not any(n is node for n in own_nodes(loop.body)):
             continue
         for statement in loop.body.body if type(loop.body) is cst.IndentedBlock else ():
-            for small in statement.body if type(statement) is cst.SimpleStatementLine else ():
-                if (type(small) is cst.Assign and is_number_literal(small.value)
-                        and any(type(t.target) is cst.Name and t.target.value == name for t in small.targets)):
-                    return True
+            if type(statement) is cst.SimpleStatementLine and any(_binds_number(small, name) for small in statement.body):
+                return True
     return False
 
 

@@ -753,6 +753,7 @@ class NonfiniteCheckSync(_SyncRule):
 
 
 VALIDATED_METHODS = frozenset(("log_prob", "cdf", "icdf"))  # they call `_validate_sample(value)`
+_SWITCHED_OFF = re.compile(r"set_default_validate_args\(\s*False\s*\)")
 _UNVALIDATED_BINDING = re.compile(r"^[ \t]*([\w.]+)[ \t]*=[ \t]*[\w.]+\((?:[^()]|\([^()]*\))*validate_args[ \t]*=[ \t]*False", re.M)
 
 
@@ -818,12 +819,13 @@ class DistributionValidation(_SyncRule):
     invalid = (
         "d = torch.distributions.Categorical(logits=x)",
         Example("from torch.distributions import Normal\nd = Normal(x, s)\ny = d.log_prob(a)", expect=2),
+        "torch.distributions.Distribution.set_default_validate_args(True)\nd = torch.distributions.Normal(x, 1.0)",
     )
 
     calls = Callees(names=VALIDATED_METHODS, prefixes=("torch.distributions.",))
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        if "set_default_validate_args" in ctx.source:
+        if "set_default_validate_args" in ctx.source and _SWITCHED_OFF.search(ctx.source):
             return  # (switched off somewhere in the file: before the capture, as a rule)
         func = node.func
         if type(func) is cst.Attribute and func.attr.value in VALIDATED_METHODS:
