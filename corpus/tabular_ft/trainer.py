@@ -62,7 +62,7 @@ class FTTrainer:
         self.scaler.scale(loss).backward()
         if self.epoch <= self.cfg.freeze_tokenizer_epochs:  # expect: GS301
             self.model.num_tok.weight.grad.zero_()
-        self.scaler.step(self.opt)  # expect: GS703
+        self.scaler.step(self.opt)  # expect: GS703, GS301
         self.scaler.update()
         self.head_opt.step()  # expect: GS701
         if self.cfg.debug_checks:

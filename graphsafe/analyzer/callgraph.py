@@ -13,7 +13,7 @@ from pathlib import Path
 
 from graphsafe.analyzer import default_guards, generators, host_batches, host_copy_helpers, host_move_helpers, param_paths, step_loops
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
-from graphsafe.analyzer.facts import GROUP_KEY, HELD_COUNTER, LOOP, CallRef, ClassInfo, FileFacts, Unit
+from graphsafe.analyzer.facts import GROUP_KEY, HELD_COUNTER, LOOP, SCHEDULED_LR, CallRef, ClassInfo, FileFacts, Unit
 from graphsafe.analyzer.pids import ARG_PID, FUNCTION_SLOT
 from graphsafe.analyzer.run_facts import ObservedIndex
 from graphsafe.model import CallSite, Confidence, Diagnostic, Hit, Region, RegionKind
@@ -81,6 +81,7 @@ class Project:
             {info.key for facts in files for info in facts.classes} if library else frozenset()
         self._outside_sets = {pair for facts in files for pair in facts.outside_sets}
         self._group_keys = {key for facts in files for key in facts.group_keys}
+        self._lr_changers = {key for facts in files for key in facts.lr_changers}
         self._held_counters = {key for facts in files for key in facts.held_counters}
         self._attr_readers: dict[tuple[str, str], list[str]] | None = None
         self._resolved: dict[str, str | None] = {}
@@ -646,6 +647,8 @@ class Project:
             return unit_key == condition[1]
         if condition[0] == GROUP_KEY:  # `group["momentum"]`: rewritten between steps somewhere
             return condition[1] in self._group_keys
+        if condition[0] == SCHEDULED_LR:  # a scheduler built, or a warm-up outside the regions
+            return any(key == "" or key not in self._reachable for key in self._lr_changers)
         if condition[0] == HELD_COUNTER:  # `engine.state.iteration`: advanced with `+=` somewhere
             return condition[1] in self._held_counters
         if condition[0] == REACHED_ANY:

@@ -14,6 +14,7 @@ from graphsafe.model import Confidence, Diagnostic, Hit, RegionKind
 
 
 GROUP_KEY = "group-key"  # Hit condition (GROUP_KEY, key): some file rewrites that param-group key per step
+SCHEDULED_LR = "scheduled-lr"  # Hit condition (SCHEDULED_LR,): the program changes `group["lr"]` outside the regions
 HELD_COUNTER = "held-counter"  # Hit condition (HELD_COUNTER, "holder.field"): some file advances it with `+=`
 # Argument condition (LOOP,): a value computed from a loop variable (a number or not); (LOOP, COUNTER,
 # how): a number the loop changes on each pass (loop_counters.py). Per step where the loop's
@@ -140,6 +141,10 @@ class FileFacts:
     # float(np.interp(...))` in a warm-up): a read of them in an optimizer step is per step
     # where any file writes them (Hit condition (GROUP_KEY, key))
     group_keys: tuple[str, ...] = ()
+    # where this file changes an optimizer's learning rate between steps: the unit keys of
+    # functions writing `group["lr"]` per step (a warm-up), "" for a learning-rate scheduler built
+    # (torch's, or a subclass); a torch optimizer's step reads the rate (Hit condition (SCHEDULED_LR,))
+    lr_changers: tuple[str, ...] = ()
     # "holder.field" of a field advanced through a held object with `+= <number>` (`self.state.
     # iteration += 1` in an engine's loop): a read `engine.state.iteration` whose holder's class is
     # not known where it is read is per step where any file advances it (Hit condition (HELD_COUNTER, key))

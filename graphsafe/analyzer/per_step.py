@@ -27,6 +27,9 @@ from graphsafe.analyzer.nodes import children, is_number_literal
 # param-group keys a scheduler or a warm-up rewrites between steps (other keys are per-run
 # settings: `eps`, `weight_decay`, `betas`)
 SCHEDULED_KEYS = frozenset({"lr"})
+# torch's learning-rate schedulers: building one (or a subclass) means the program changes
+# `group["lr"]` between steps (FileFacts.group_keys)
+LR_SCHEDULERS = ("torch.optim.lr_scheduler.",)
 
 
 @dataclass(frozen=True)

@@ -276,6 +276,8 @@ class FileWalker:
         self.varying_entries: dict[str, set[tuple[str, str]]] = {}  # class key → (dict attribute, key) set per step
         self.outside_sets: set[tuple[str, str]] = set()  # see FileFacts.outside_sets
         self.group_keys: set[str] = set()  # see FileFacts.group_keys
+        self.lr_changers: set[str] = set()  # see FileFacts.lr_changers
+        self._schedules_lr = False  # the file mentions `lr_scheduler` (set by run)
         self.held_counters: set[str] = set()  # see FileFacts.held_counters
         self.attr_reads: set[tuple[str, str, str]] = set()  # see FileFacts.attr_reads
         self.properties: set[str] = set()
@@ -1732,6 +1734,7 @@ class FileWalker:
     def run(self, module: cst.Module, source: str) -> FileFacts:
         self.cst_module = module
         self.source = source
+        self._schedules_lr = "lr_scheduler" in source
         self._tensor_receivers: frozenset[str] | None = None  # names a `name.detach(`-like call uses
         self._use_receivers = tensor_use.receivers(source)  # names some call may use as a tensor
         self._module_constants = default_guards.module_constants(module)  # `_debug = False`: guards
@@ -1797,6 +1800,8 @@ class FileWalker:
         for node, key in pending_classes:
             bases = tuple(b for b in (imports.resolve(arg.value) for arg in node.bases) if b)
             bases = tuple(self._qualify(b) for b in bases)
+            if any(b.startswith(per_step.LR_SCHEDULERS) for b in bases):
+                self.lr_changers.add("")  # a learning-rate scheduler of the program's own
             number_methods = self.number_methods[key] = _number_functions(node.body.body)
             self.dict_methods[key] = self._tensor_dict_functions(node.body.body)
             attrs = self._class_attr_kinds(node, key, imports)
@@ -2477,6 +2482,8 @@ class FileWalker:
             keys = list(per_step.written_group_keys(node, self.function_node))
             if keys and self._group_write_per_step(node):
                 self.group_keys.update(keys)
+                if "lr" in keys:
+                    self.lr_changers.add(self.function_key or "")
         self._visit(node.value)
         kind = self._kind(node.value)
         for target in node.targets:
@@ -2896,6 +2903,8 @@ class FileWalker:
                 unit.replays = True
         if type(node.func) is cst.Name and node.func.value == "setattr" and len(node.args) == 3:
             self._note_injection(node)
+        if self._schedules_lr and (self.resolve(node.func) or "").startswith(per_step.LR_SCHEDULERS):
+            self.lr_changers.add("")  # `LambdaLR(opt, ...)`: the program changes the rate between steps
         target = self._partial_target(node)
         if target is not None:
             # the arguments `functools.partial(f, ...)` binds are arguments of the later calls of f
@@ -3516,6 +3525,7 @@ class FileWalker:
             wanted=tuple(sorted(self.wanted)),
             outside_sets=tuple(sorted(self.outside_sets)),
             group_keys=tuple(sorted(self.group_keys)),
+            lr_changers=tuple(sorted(self.lr_changers)),
             held_counters=tuple(sorted(self.held_counters)),
             attr_reads=tuple(sorted(self.attr_reads)),
             errors=tuple(self._failure_diagnostic(name, error, line_of(function.name))

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from graphsafe.analyzer.nodes import descendants
 from graphsafe.model import Applicability, Consequence, Example, Principle
 from graphsafe.rewriters.keywords import keyword_fix
 from graphsafe.rules.base import Callees, Rule
@@ -262,6 +263,64 @@ def _binding(expr: cst.BaseExpression, ctx) -> tuple[str, str] | None:
     if isinstance(expr, cst.Name):
         return ("<global>", expr.value)
     return None
+
+
+# `lr=torch.tensor(1e-3)`: a device learning rate the step reads on the device, not a Python number
+_TENSOR_LR = re.compile(r"""\blr\s*=\s*(?:torch\.)?(?:tensor|as_tensor|full)\(""")
+_SCALERS = ("torch.amp.GradScaler", "torch.cuda.amp.GradScaler", "torch.amp.grad_scaler.GradScaler")
+
+
+def stepped_optimizer(node: cst.Call, ctx) -> cst.BaseExpression | None:
+    """The optimizer a call steps when it is a torch optimizer's step, whose kernels take the
+    learning rate as a Python number from its param groups: `opt.step()` (`opt.step(closure)`)
+    on an optimizer built by `torch.optim` or one named like an optimizer that no class of the
+    project stands for, and `scaler.step(opt)` of a GradScaler. None for anything else, for a
+    project optimizer (its own `group["lr"]` reads are judged where they are), and in a file that
+    builds an optimizer with a tensor learning rate (`lr=torch.tensor(...)`)."""
+    func = node.func
+    if type(func) is not cst.Attribute or func.attr.value != "step" or _TENSOR_LR.search(ctx.source):
+        return None
+    if len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star and _is_scaler(func.value, ctx):
+        optimizer = node.args[0].value
+    elif not node.args or (len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star):
+        optimizer = func.value
+    else:
+        return None
+    kind = ctx.kind(optimizer)
+    built_by_torch = kind.tag == "object" and any(
+        r.startswith("torch.optim.") and not r.startswith("torch.optim.lr_scheduler.") for r in kind.refs)
+    named = _named_like_an_optimizer(optimizer) and not _known_other_class(optimizer, ctx) and not kind.is_tensor
+    return optimizer if built_by_torch or named else None
+
+
+def scheduled_here(ctx) -> frozenset[str]:
+    """The optimizers this file builds learning-rate schedulers on, as written (`self.opt` of
+    `torch.optim.lr_scheduler.ReduceLROnPlateau(self.opt, ...)`); empty where it builds none."""
+    if "lr_scheduler" not in ctx.source:
+        return frozenset()
+    return frozenset(
+        ctx.code_for(_first_argument(node)) for node in descendants(ctx.cst_module)
+        if type(node) is cst.Call and _first_argument(node) is not None
+        and (ctx.resolve(node.func) or "").startswith("torch.optim.lr_scheduler."))
+
+
+def _first_argument(call: cst.Call) -> cst.BaseExpression | None:
+    """The optimizer a scheduler is built on: its first positional argument or `optimizer=`."""
+    for arg in call.args:
+        if arg.keyword is None and not arg.star:
+            return arg.value
+        if arg.keyword is not None and arg.keyword.value == "optimizer":
+            return arg.value
+    return None
+
+
+def _is_scaler(expr: cst.BaseExpression, ctx) -> bool:
+    """`scaler` in `scaler.step(opt)`: a GradScaler, or named like one where nothing says what it is."""
+    kind = ctx.kind(expr)
+    if kind.tag == "object" and kind.refs:
+        return any(r in _SCALERS for r in kind.refs)
+    name = expr.attr.value if type(expr) is cst.Attribute else expr.value if type(expr) is cst.Name else ""
+    return name.lower().lstrip("_").endswith("scaler")
 
 
 RULES = (OptimizerNotCapturable,)

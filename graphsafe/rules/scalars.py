@@ -9,6 +9,7 @@ import libcst as cst
 
 from graphsafe.analyzer import per_step, step_loops, value_arguments
 from graphsafe.analyzer.callgraph import NOT
+from graphsafe.analyzer.facts import SCHEDULED_LR
 from graphsafe.analyzer.names import dotted
 from graphsafe.analyzer.nodes import children, own_nodes
 from graphsafe.analyzer.tensorness import PARAM_TENSOR_METHODS, SIZE_NAME, TORCH_NON_TENSOR
@@ -17,6 +18,7 @@ from graphsafe.model import Consequence, Example, Principle
 from graphsafe.rewriters import scalar_buffer
 from graphsafe.rules.base import Rule
 from graphsafe.rules.branch import truth_tested
+from graphsafe.rules.optimizer import scheduled_here, stepped_optimizer
 
 # Arguments that are sizes, not values: a changing size is a shape change (re-capture), not a
 # frozen value, and config ints (`num_classes=n_classes`) are the common case.
@@ -173,6 +175,15 @@ class PythonScalarInput(Rule):
       it);
     - a tensor or optimizer-state assignment (`g["lr"] = lr`, `g.update(lr=lr)` on a param
       group);
+    - a torch optimizer's step (`opt.step()`, `scaler.step(opt)` of a GradScaler) on an optimizer
+      built by `torch.optim` or named like one (`self._optimizer`) that no project class stands for:
+      its kernels take `group["lr"]` as a Python number, reported where some file of the program
+      changes the rate between steps (builds a `torch.optim.lr_scheduler` scheduler or a subclass
+      of one, or writes `group["lr"]` per step in a function no region reaches, a warm-up in the
+      batch loop; a write inside a region is reported where it is); not in a file that builds an optimizer
+      with a tensor rate (`lr=torch.tensor(1e-3)`, which a scheduler updates in place), and not for
+      a project optimizer, whose own `group["lr"]` reads are judged where they are. Build the
+      optimizer with `lr=torch.tensor(lr)` (and `capturable=True`) to keep the rate on the device;
     - control flow that chooses which tensor work is recorded: an `if`, a guard clause
       `if self.p == 0.0: return x` before the tensor work included, a bare `return` too:
       `if epoch >= freeze: return` before `p.grad.zero_()`, or a conditional expression that
@@ -232,6 +243,11 @@ class PythonScalarInput(Rule):
     message = "{source} is a Python number read once at capture; every replay reuses that value: {consequence}"
     groups_uses = True  # one value read at six places is one hazard (one buffer fixes them all)
     valid = (
+        # a constant learning rate: nothing in the program changes it
+        "opt = torch.optim.SGD(params, lr=0.1)\ndef train_step(x):  # graphsafe: region\n    opt.step()",
+        # a tensor learning rate, which the scheduler updates in place
+        "opt = torch.optim.AdamW(params, lr=torch.tensor(1e-3), capturable=True)\n"
+        "sched = torch.optim.lr_scheduler.StepLR(opt, 10)\ndef train_step(x):  # graphsafe: region\n    opt.step()",
         "y = x * 2.0",
         "k = x.size(-1)\nz = x[:, :k]",
         "y = x / x.shape[-1] ** 0.5",
@@ -298,6 +314,9 @@ class PythonScalarInput(Rule):
     )
     invalid = (
         "def step2(x: torch.Tensor, lr: float):  # graphsafe: region\n    return x * lr",
+        # a scheduled learning rate, read by torch's step as a Python number
+        "opt = torch.optim.SGD(params, lr=0.1)\nsched = torch.optim.lr_scheduler.StepLR(opt, 10)\n"
+        "def train_step(x):  # graphsafe: region\n    opt.step()",
         # an element of a time grid the caller computes, given to a torch factory as its fill value
         Example("import torch\nclass C(torch.nn.Module):\n"
                 "    def step(self, x: torch.Tensor, t):  # graphsafe: region\n"
@@ -399,6 +418,7 @@ class PythonScalarInput(Rule):
         # flagging a value that is a hazard as a tensor and as a per-step number alike (a slice
         # bound, a `range()` trip count, a branch's comparison with a number): what it is, or ""
         self.bound = ""
+        self.scheduled: frozenset[str] | None = None  # optimizers this file schedules (optimizer.scheduled_here)
         # a number read from the device (`ptr = int(t)`) counts where it selects: an index, a
         # slice bound, a value stored into a tensor slot; in arithmetic its read (GS101/GS105)
         # is the one cause, and keeping the value on the device mends both
@@ -483,6 +503,12 @@ class PythonScalarInput(Rule):
             scalar_buffer.note_call(node, ctx, self.uses)
         func = node.func
         method = func.attr.value if isinstance(func, cst.Attribute) else ""
+        if method == "step" and (optimizer := stepped_optimizer(node, ctx)) is not None and self._may_be_scheduled(
+                optimizer, ctx):
+            # torch's step reads `group["lr"]` as a Python number: frozen where the program schedules it
+            ctx.report(self, node, condition=(SCHEDULED_LR,),
+                       source=f'the learning rate `{ctx.code_for(optimizer)}.step()` reads from its param groups '
+                              f'(`group["lr"]`, which the program\'s learning-rate schedule changes between steps)')
         if method == "update" and _param_group(func.value, ctx):
             # `g.update(lr=lr)`, `opt.param_groups[0].update({"lr": lr})`: like `g["lr"] = lr`
             for value in _optimizer_values(node):
@@ -513,6 +539,13 @@ class PythonScalarInput(Rule):
             return
         for value in numbers:
             self._flag(value, ctx)
+
+    def _may_be_scheduled(self, optimizer: cst.BaseExpression, ctx) -> bool:
+        """Not where this file builds learning-rate schedulers only on other optimizers
+        (`ReduceLROnPlateau(self.opt)` beside a stepped `self.head_opt`)."""
+        if self.scheduled is None:
+            self.scheduled = scheduled_here(ctx)
+        return not self.scheduled or ctx.code_for(optimizer) in self.scheduled
 
     def visit_If(self, node: cst.If, ctx) -> None:
         # A branch on a per-step number is decided once, at capture; replay keeps the tensor
