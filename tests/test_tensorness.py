@@ -54,6 +54,9 @@ FLAGGED = [
     ("d = torch.distributions.Normal(x, 1.0, validate_args=False)\nv = float(d.entropy().sum())", "GS105"),
     ("d = torch.distributions.Normal(x, 1.0, validate_args=False)\nprint(d.mean)", "GS104"),
     ("d = torch.distributions.Normal(x, 1.0, validate_args=False)\nif d.batch_shape:\n    pass", None),
+    # torch.autograd.grad gives a tuple of tensors, element by element and through dict(zip(...))
+    ("g = torch.autograd.grad(x.sum(), [x])[0]\nif g.sum() > 1:\n    pass", "GS201"),
+    ("grads = dict(zip(['x'], torch.autograd.grad(x.sum(), [x])))\nv = float(grads['x'].sum())", "GS105"),
 ]
 
 

@@ -288,6 +288,10 @@ TENSOR_RETURNING = frozenset(
     torch.utils.checkpoint.checkpoint torch.nn.utils.rnn.pad_sequence""".split()
 )
 
+# torch functions outside the tensor namespaces that return a tuple of tensors
+TENSOR_TUPLE_RETURNING = frozenset({"torch.autograd.grad", "torch.autograd.functional.vjp",
+                                    "torch.autograd.functional.jvp"})
+
 TENSOR_CLASSES = frozenset(
     """torch.nn.Parameter torch.nn.parameter.Parameter torch.nn.Buffer torch.nn.parameter.Buffer
     torch.Tensor torch.FloatTensor torch.LongTensor torch.BoolTensor""".split()
@@ -407,6 +411,8 @@ def torch_call_kind(name: str, call: cst.Call) -> Kind | None:
         return STREAM_OR_EVENT
     if name in TENSOR_CLASSES or name in TENSOR_RETURNING:
         return TENSOR
+    if name in TENSOR_TUPLE_RETURNING:
+        return TENSOR_TUPLE
     namespace, _, func = name.rpartition(".")
     if namespace not in TENSOR_NAMESPACES:
         if name.startswith("torch.nn.") and func[:1].isupper():
