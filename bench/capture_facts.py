@@ -25,6 +25,12 @@ eager twin (same initial weights, same inputs) after every step:
   fails; with `validate_args=False` both capture. Three captures of `Normal(mean, std)` (+
   `log_prob`): validation on at construction, on only for the sample, off.
 
+- `scheduled_lr`: GS301 says a torch optimizer's step reads `group["lr"]` as a Python number, so a
+  learning-rate scheduler stepped between replays (eagerly, outside the graph) no longer changes
+  the captured step's rate; with a tensor `lr` (`lr=torch.tensor(...)`, `capturable=True`) the
+  scheduler fills it in place and replays follow. Two captures of an AdamW step with a `StepLR`
+  halving the rate after every step, compared with an eager twin: float lr, tensor lr.
+
 Each case reports whether every step matched (max abs difference of loss, weights and, for the
 scaler, its scale) and the first error if capture or replay raised. Needs CUDA.
 """
@@ -200,6 +206,50 @@ def distribution_validation(torch, steps: int) -> dict:
     return found
 
 
+def scheduled_lr(torch, steps: int) -> dict:
+    found = {}
+    for name, tensor_lr in (("float_lr", False), ("tensor_lr", True)):
+        def make():
+            model = _model(torch, 2)
+            lr = torch.tensor(1e-2, device="cuda") if tensor_lr else 1e-2
+            opt = torch.optim.AdamW(model.parameters(), lr=lr, capturable=True)
+            return model, opt, torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+
+        def step(model, opt, x, y):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=False)
+            return loss
+
+        data = _inputs(torch, steps + 3, set())
+        eager, graphed = make(), make()
+        static_x, static_y = data[0][0].clone(), data[0][1].clone()
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for x, y in data[:3]:
+                for model, opt, sched in (graphed, eager):
+                    step(model, opt, x, y)
+                    sched.step()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            step(graphed[0], graphed[1], static_x, static_y)
+        worst = 0.0
+        for x, y in data[3:]:
+            static_x.copy_(x)
+            static_y.copy_(y)
+            graph.replay()
+            graphed[2].step()  # the scheduler runs eagerly between replays, as in a training loop
+            step(eager[0], eager[1], x, y)
+            eager[2].step()
+            worst = max(worst, _max_diff(torch, graphed[0].parameters(), eager[0].parameters()))
+        found[name] = {"max_abs_diff": worst, "equal": worst == 0.0,
+                       "final_lr": float(graphed[1].param_groups[0]["lr"])}
+    return found
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=8)
@@ -211,7 +261,7 @@ def main() -> int:
         print("capture_facts: needs a CUDA GPU", file=sys.stderr)
         return 2
     results = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__}
-    for case in (autocast_inside, grad_scaler_update, multinomial_one_sample, distribution_validation):
+    for case in (autocast_inside, grad_scaler_update, multinomial_one_sample, distribution_validation, scheduled_lr):
         try:
             results[case.__name__] = case(torch, args.steps)
         except Exception as error:  # a capture or replay that raises is the finding
