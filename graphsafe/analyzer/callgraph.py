@@ -13,7 +13,7 @@ from pathlib import Path
 
 from graphsafe.analyzer import default_guards, generators, host_batches, host_copy_helpers, host_move_helpers, param_paths, step_loops
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
-from graphsafe.analyzer.facts import GROUP_KEY, HELD_COUNTER, LOOP, SCHEDULED_LR, CallRef, ClassInfo, FileFacts, Unit
+from graphsafe.analyzer.facts import ANY_OF, GROUP_KEY, HELD_COUNTER, LOOP, SCHEDULED_LR, CallRef, parts_of, ClassInfo, FileFacts, Unit
 from graphsafe.analyzer.pids import ARG_PID, FUNCTION_SLOT
 from graphsafe.analyzer.run_facts import ObservedIndex
 from graphsafe.model import CallSite, Confidence, Diagnostic, Hit, Region, RegionKind
@@ -641,6 +641,8 @@ class Project:
             return True
         if condition[0] == NOT:
             return not self.condition_holds(condition[1:], unit_key, roots)
+        if condition[0] == ANY_OF:
+            return any(self.condition_holds(part, unit_key, roots) for part in parts_of(condition))
         if condition[0] == LOOP:  # a loop variable or counter: per step where the loop drives the steps
             return unit_key not in self._reachable
         if condition[0] == step_loops.STEP_LOOP:  # a loop region's counter or carried value: in its body only
@@ -696,6 +698,8 @@ class Project:
         search's `forward` looping over `search_step`, both marked as regions)."""
         if condition and condition[0] == LOOP:
             return caller not in self._reachable or callee in roots
+        if condition and condition[0] == ANY_OF:
+            return any(self.argument_holds(part, caller, callee, roots) for part in parts_of(condition))
         return self.condition_holds(condition, caller, roots)
 
     def capturing_units(self) -> frozenset[str]:

@@ -6,6 +6,7 @@ cache, so nothing here refers to a syntax tree.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 
 from graphsafe.analyzer.noqa import NoqaDirective
@@ -21,6 +22,25 @@ HELD_COUNTER = "held-counter"  # Hit condition (HELD_COUNTER, "holder.field"): s
 # function runs outside the regions (it drives the steps).
 LOOP = "loop"
 COUNTER = "counter"
+# Hit condition (ANY_OF, part, ...): holds where one of the parts does (arithmetic on two values
+# each of which varies only if the project says so, `self.length / self.sched.step_size`); each
+# part is a condition written as `repr` of its tuple, so that conditions stay tuples of strings
+# and parts may hold any condition (NOT, another ANY_OF's parts are taken in flat).
+ANY_OF = "any-of"
+
+
+def any_of(conditions: list[tuple[str, ...]]) -> tuple[str, ...]:
+    """One condition that holds where one of `conditions` does (the one itself if it is alone)."""
+    flat: list[tuple[str, ...]] = []
+    for condition in conditions:
+        flat.extend(parts_of(condition) if condition and condition[0] == ANY_OF else [condition])
+    unique = list(dict.fromkeys(flat))
+    return unique[0] if len(unique) == 1 else (ANY_OF, *(repr(c) for c in unique))
+
+
+def parts_of(condition: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The conditions an ANY_OF condition joins."""
+    return [ast.literal_eval(part) for part in condition[1:]]
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Sequence
 
 import libcst as cst
@@ -20,7 +20,8 @@ from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, default
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_choices, class_valued_names, names_holding_classes
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
-from graphsafe.analyzer.facts import COUNTER, GROUP_KEY, HELD_COUNTER, LOOP, CallRef, ClassInfo, FileFacts, RegionMark, RegionRef, Unit
+from graphsafe.analyzer.facts import (COUNTER, GROUP_KEY, HELD_COUNTER, LOOP, CallRef, ClassInfo, FileFacts, RegionMark, RegionRef,
+                                      Unit, any_of)
 from graphsafe.analyzer.names import ImportTable, bound_names, dotted
 from graphsafe.analyzer.nodes import children, descendants, node_types
 from graphsafe.analyzer.noqa import noqa_directives, noqa_lines
@@ -703,18 +704,27 @@ class FileWalker:
     def _surest_source(self, operands) -> ScalarSource | None:
         """The first operand's source that varies for certain, else the first conditional one:
         in `self.cfg.w * min(1.0, self.step / n)` a config number of a class defined elsewhere
-        (varying only if the project says so) must not hide the counter beside it."""
+        (varying only if the project says so) must not hide the counter beside it. Fields of
+        objects, each varying only if the project says so, count each on its own:
+        `self.length / self.sched.step_size` varies where either does (facts.any_of)."""
         conditional = None
+        fields: list[ScalarSource] = []
         for operand in operands:
             source = self.scalar_source(operand)
             if source is not None:
                 if not source.condition:
                     return source
+                if _source_rank(source) == _FIELD_RANK:
+                    fields.append(source)
                 if conditional is None or _source_rank(source) < _source_rank(conditional):
                     # `new_lr = self.cfg.lr * lr_scale`: a number parameter the callers fill
                     # decides before a field of a settings object of another class; in a loop
                     # region, `start_temperature * (step / n)`: the loop's counter before both
                     conditional = source
+        if conditional is not None and _source_rank(conditional) == _FIELD_RANK and len(
+                {s.condition for s in fields}) > 1:
+            return replace(conditional, label=" or ".join(dict.fromkeys(s.label for s in fields)),
+                           condition=any_of([s.condition for s in fields]))
         return conditional
 
     def _call_scalar_source(self, call: cst.Call) -> ScalarSource | None:
@@ -3569,7 +3579,10 @@ def _source_rank(source: ScalarSource) -> int:
     counter varies on every pass; a number parameter varies where its callers say; a field of
     another class where the project says."""
     kind = source.condition[0] if source.condition else ""
-    return 0 if kind == step_loops.STEP_LOOP else 1 if kind == "param" else 2
+    return 0 if kind == step_loops.STEP_LOOP else 1 if kind == "param" else _FIELD_RANK
+
+
+_FIELD_RANK = 2  # _source_rank of a field of an object (or any other project-wide condition)
 
 
 def _mapped_iterable(comp) -> cst.BaseExpression | None:
