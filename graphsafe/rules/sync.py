@@ -376,7 +376,7 @@ class TensorToPython(_SyncRule):
                 if fix is not None:
                     ctx.report(self, operand, fix=fix, what="`float()`")
 
-    calls = Callees({"bool", "int", "float", "range", "complex"} | SIZE_TAKING_FACTORIES)
+    calls = Callees({"bool", "int", "float", "range", "complex", "tensor", "as_tensor"} | SIZE_TAKING_FACTORIES)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
@@ -389,6 +389,10 @@ class TensorToPython(_SyncRule):
                 ctx.report(self, node, what=f"`{func.value}()`", condition=ctx.host_condition(node.args[0].value))
             return
         name = ctx.resolve(func) or ""
+        if name in ("torch.tensor", "torch.as_tensor") and node.args and _holds_tensors(node.args[0].value, ctx):
+            # `torch.tensor(kl_divergences)` of a list of tensors reads each element's value
+            ctx.report(self, node, what=f"`{name}()` of a list of tensors")
+            return
         if name.rpartition(".")[0] == "torch" and name.rpartition(".")[2] in SIZE_TAKING_FACTORIES:
             # torch.arange(n) / torch.zeros(n) with a tensor `n` reads it as a Python int
             if any(arg.keyword is None and ctx.kind(arg.value).is_tensor for arg in node.args):
@@ -408,6 +412,14 @@ class TensorToPython(_SyncRule):
             index = element.slice
             if isinstance(index, cst.Index) and ctx.kind(index.value).is_tensor:
                 ctx.report(self, node, what="indexing a Python list or ModuleList with a tensor")
+
+
+def _holds_tensors(data: cst.BaseExpression, ctx) -> bool:
+    """A list or tuple of tensors: a literal with a tensor element, or a value known to be one
+    (a list the function fills with tensors, the parts of `torch.split`)."""
+    if type(data) in (cst.List, cst.Tuple):
+        return any(type(e) is cst.Element and ctx.kind(e.value).is_tensor for e in data.elements)
+    return ctx.kind(data).tag == T.TENSOR_TUPLE.tag
 
 
 class ExplicitSync(_SyncRule):
