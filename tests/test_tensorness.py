@@ -202,3 +202,20 @@ def test_a_parameter_passed_first_to_a_tensor_only_torch_function_is_a_tensor():
                 y = y * 2
             return y, z
     """) == []
+
+
+@pytest.mark.parametrize("code,expected", [
+    ("v = torch.tensor([x.sum(), x.mean()])", True),
+    ("v = torch.as_tensor(torch.split(x, 2))", True),
+    ("v = torch.tensor([1.0, 2.0])", False),
+    ("v = torch.tensor([x.shape[0], x.ndim])", False),
+])
+def test_torch_tensor_of_a_list_of_tensors_reads_each_on_the_host(code, expected):
+    assert ("GS105" in codes(body(code))) is expected
+
+
+def test_torch_tensor_of_a_name_narrowed_by_isinstance_is_not_a_list_of_tensors():
+    # declared a tensor, but the branch has just found it to be a tuple of numbers
+    source = ("import torch\n\n\ndef f(x: torch.Tensor, sigma: torch.Tensor):  # graphsafe: region\n"
+              "    if isinstance(sigma, tuple):\n        s = torch.tensor([sigma])\n    return x\n")
+    assert "GS105" not in codes(source)

@@ -8,6 +8,7 @@ import re
 import libcst as cst
 
 from graphsafe.analyzer import tensorness as T
+from graphsafe.analyzer.nodes import own_nodes
 from graphsafe.model import Consequence, Example, Principle
 from graphsafe.rewriters.device_log import append_item_fix, attribute_item_fix
 from graphsafe.rewriters.edits import enclosing_statement_line, removal_fix
@@ -320,7 +321,9 @@ class TensorFormat(_SyncRule):
 class TensorToPython(_SyncRule):
     """## What it does
     Flags converting a tensor to a Python number: `bool(t)`, `int(t)`, `float(t)`,
-    `range(t)`, and a tensor used as a slice bound (`x[:n]` with a tensor `n`).
+    `range(t)`, a tensor used as a slice bound (`x[:n]` with a tensor `n`), and
+    `torch.tensor(...)`/`torch.as_tensor(...)` of a list or tuple of tensors (`torch.tensor([loss,
+    kl])`, or the parts of `torch.split`), which reads each element's value.
 
     ## Why is this bad?
     The conversion reads the value on the host, which waits for the GPU: capture fails.
@@ -352,7 +355,7 @@ class TensorToPython(_SyncRule):
     message = "{what} reads a tensor's value on the host and waits for the GPU: {consequence}"
     valid = ("n = int(x.shape[0])", "k = x.size(-1)\nz = x[:, :k]", "z = x[0]")
     invalid = ("f = float(x)", "b = bool(x.sum())", "for i in range(x.sum()):\n    pass", "n = x.sum()\nz = y[:n]",
-               "idx = torch.arange(x.sum())",
+               "idx = torch.arange(x.sum())", "stats = torch.tensor([x.mean(), x.std()])",
                Example("z = F.softmax(x, -1) * float(y.max())", fixed="z = F.softmax(x, -1) * y.max()"),
                Example("z = x + float(y)", fixed="z = x + y.reshape(())"), "z = x * int(y.sum())",
                Example("m = float(y[0])\nz = x - m", fixed="m = y[0].reshape(())\nz = x - m"),
@@ -416,10 +419,20 @@ class TensorToPython(_SyncRule):
 
 def _holds_tensors(data: cst.BaseExpression, ctx) -> bool:
     """A list or tuple of tensors: a literal with a tensor element, or a value known to be one
-    (a list the function fills with tensors, the parts of `torch.split`)."""
+    (the parts of `torch.split`). A name the function tests with `isinstance` is not taken for
+    a tensor (`elif isinstance(sigma, tuple): torch.tensor([sigma])`)."""
     if type(data) in (cst.List, cst.Tuple):
-        return any(type(e) is cst.Element and ctx.kind(e.value).is_tensor for e in data.elements)
+        return any(type(e) is cst.Element and ctx.kind(e.value).is_tensor
+                   and not (type(e.value) is cst.Name and _isinstance_tested(e.value.value, ctx)) for e in data.elements)
     return ctx.kind(data).tag == T.TENSOR_TUPLE.tag
+
+
+def _isinstance_tested(name: str, ctx) -> bool:
+    function = ctx.function_node
+    return function is not None and any(
+        type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "isinstance" and node.args
+        and type(node.args[0].value) is cst.Name and node.args[0].value.value == name
+        for node in own_nodes(function.body))
 
 
 class ExplicitSync(_SyncRule):
@@ -596,7 +609,8 @@ class DynamicShapeOp(_SyncRule):
 class BoolMaskIndex(_SyncRule):
     """## What it does
     Flags indexing with a boolean tensor mask inside a captured region: reading `x[mask]`,
-    or writing a tensor through it (`x[mask] = y`). Writing a number (`x[mask] = 0.0`) is fine.
+    or writing a tensor through it (`x[mask] = y`, and any `x[mask] += y`, which reads it first).
+    Writing a number (`x[mask] = 0.0`) is fine.
 
     ## Why is this bad?
     Boolean indexing runs `nonzero` to find the selected positions: the result's size depends
@@ -634,7 +648,7 @@ class BoolMaskIndex(_SyncRule):
     valid = ("x[x > 0] = 0.0", "z = torch.where(x > 0, x, 0.0)", "z = x[0]", "x[x > 0] = n",
              "z = x[~n]", "x[x > 0] = torch.finfo(x.dtype).min", "keep = -y\nz = x[keep]",
              "idx = torch.arange(n, device=x.device)\nz = x[~idx]", "z = x[~y.argmax(-1)]")
-    invalid = ("z = x[x > 0]", "m = torch.isnan(x)\nz = y[m]", "z = x[~(x > 0)]", "x[x > 0] = y",
+    invalid = ("z = x[x > 0]", "m = torch.isnan(x)\nz = y[m]", "z = x[~(x > 0)]", "x[x > 0] = y", "x[x > 0] += 1.0",
                "m = torch.where(x > 0, y, x)\nw = y[~m]", "keep = ~y\nz = x[keep]", "z = x[~y.bool()]")
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
@@ -649,6 +663,11 @@ class BoolMaskIndex(_SyncRule):
         for target in node.targets:
             if isinstance(target.target, cst.Subscript) and self._masked(target.target, ctx):
                 ctx.report(self, target.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
+        # `x[mask] += y` reads `x[mask]` first, whatever `y` is
+        if isinstance(node.target, cst.Subscript) and self._masked(node.target, ctx):
+            ctx.report(self, node.target)
 
     @staticmethod
     def _masked(node: cst.Subscript, ctx) -> bool:
