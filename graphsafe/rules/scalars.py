@@ -180,10 +180,12 @@ class PythonScalarInput(Rule):
       its kernels take `group["lr"]` as a Python number, reported where some file of the program
       changes the rate between steps (builds a `torch.optim.lr_scheduler` scheduler or a subclass
       of one, or writes `group["lr"]` per step in a function no region reaches, a warm-up in the
-      batch loop; a write inside a region is reported where it is); not in a file that builds an optimizer
-      with a tensor rate (`lr=torch.tensor(1e-3)`, which a scheduler updates in place), and not for
-      a project optimizer, whose own `group["lr"]` reads are judged where they are. Build the
-      optimizer with `lr=torch.tensor(lr)` (and `capturable=True`) to keep the rate on the device;
+      batch loop; a write inside a region is reported where it is), unless the file builds its
+      schedulers on other optimizers only; not in a file that builds an optimizer with a tensor
+      rate (`lr=torch.tensor(1e-3)`, which a scheduler fills in place), and not for a project
+      optimizer, whose own `group["lr"]` reads are judged where they are. Build the optimizer
+      with `lr=torch.tensor(lr)` (and `capturable=True`) to keep the rate on the device
+      (measured on an H200: replays then follow the scheduler, bench/capture_facts.py);
     - control flow that chooses which tensor work is recorded: an `if`, a guard clause
       `if self.p == 0.0: return x` before the tensor work included, a bare `return` too:
       `if epoch >= freeze: return` before `p.grad.zero_()`, or a conditional expression that
