@@ -219,3 +219,10 @@ def test_torch_tensor_of_a_name_narrowed_by_isinstance_is_not_a_list_of_tensors(
     source = ("import torch\n\n\ndef f(x: torch.Tensor, sigma: torch.Tensor):  # graphsafe: region\n"
               "    if isinstance(sigma, tuple):\n        s = torch.tensor([sigma])\n    return x\n")
     assert "GS105" not in codes(source)
+
+
+def test_a_list_filled_only_with_tensors_is_a_list_of_tensors():
+    filled = "kls = []\nfor i in range(3):\n    kls.append((x * i).mean())\nv = torch.tensor(kls)"
+    mixed = "kls = []\nkls.append(x.mean())\nkls.append(1.0)\nv = torch.tensor(kls)"
+    assert "GS105" in codes(body(filled))
+    assert "GS105" not in codes(body(mixed))

@@ -202,6 +202,8 @@ class _Scope:
     function_aliases: dict[str, list[str]] = field(default_factory=dict)
     # loops marked as regions whose body is being walked, innermost last (step_loops.py)
     step_loops: list["step_loops.StepLoop"] = field(default_factory=list)
+    # locals bound to `[]` and given only tensors since (`kls.append(kl)`): lists of tensors
+    filled_lists: set[str] = field(default_factory=set)
 
 
 class FileWalker:
@@ -1668,6 +1670,10 @@ class FileWalker:
                 kind = T.TENSOR
             scope.env[target.value] = kind
             scope.reassigned.add(target.value)
+            if type(value) is cst.List and not value.elements:
+                scope.filled_lists.add(target.value)
+            else:
+                scope.filled_lists.discard(target.value)
             source = None
             if value is not None and not kind.is_tensor:  # `do_eval = self.updates % k == 0` too
                 source = self.scalar_source(value) or self._flag_source(value)
@@ -2913,6 +2919,9 @@ class FileWalker:
                 unit.replays = True
         if type(node.func) is cst.Name and node.func.value == "setattr" and len(node.args) == 3:
             self._note_injection(node)
+        if (self.scope.filled_lists and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name
+                and node.func.value.value in self.scope.filled_lists):
+            self._note_list_fill(node)
         if self._schedules_lr and (self.resolve(node.func) or "").startswith(per_step.LR_SCHEDULERS):
             self.lr_changers.add("")  # `LambdaLR(opt, ...)`: the program changes the rate between steps
         target = self._partial_target(node)
@@ -2926,6 +2935,21 @@ class FileWalker:
         self._visit(node.func)
         for arg in node.args:
             self._visit(arg.value)
+
+    def _note_list_fill(self, node: cst.Call) -> None:
+        """`kls = []` then `kls.append(kl)` with tensors only: a list of tensors (`torch.tensor(kls)`
+        reads each one, `max(kls)` compares them); anything else put in (an extension's elements
+        are not looked at) keeps it a plain list."""
+        scope = self.scope
+        name, method = node.func.value.value, node.func.attr.value
+        if method not in ("append", "insert", "extend"):
+            return
+        args = [a for a in node.args if a.keyword is None and not a.star]
+        if method == "extend" or not args or not self._kind(args[-1].value).is_tensor:
+            scope.filled_lists.discard(name)
+            scope.env[name] = T.SCALAR
+        else:
+            scope.env[name] = T.TENSOR_TUPLE
 
     def _dispatched_hooks(self, node: cst.Call) -> list[CallRef]:
         """`self.notify("on_batch_begin", ...)` where `notify` calls `getattr(self, name)(...)`:
