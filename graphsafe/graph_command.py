@@ -52,6 +52,7 @@ from graphsafe.rewriters.callee_state import Sources, fed_parameters, rewrite_ca
 from graphsafe.rewriters.validation_capture import settled_by_validation_off, wrap_core_file
 from graphsafe.rewriters.tensor_condition import assert_notes
 from graphsafe.rewriters.warn_repair import unconditional_repairs
+from graphsafe.rules.scalars import reads_scheduled_lr
 from graphsafe.writing import SourceEncoding
 
 EXIT_CLEAN, EXIT_FINDINGS = 0, 1
@@ -251,10 +252,13 @@ def plan(paths: list[Path], settings: Settings, pattern: str, *, use_cache: bool
         after = read_text(region_copy)  # as fixed: the final check's lines
         region_lines = after[1].splitlines() if not isinstance(after, str) else []
         blocking, left = [], []
+        # graphed(train=True) reads the groups' learning rate from a device tensor it refreshes
+        trains = wiring_options(split, []).get("train", False)
         for d in final.diagnostics:
             original = back.get(os.path.realpath(d.path), d.path)
             in_region_file = _abs(original) == _abs(region.path)
-            if d.code in NOT_FIXED_HERE or (in_region_file and _settled_by_numbers(d, carried, region_lines)) \
+            if d.code in NOT_FIXED_HERE or (trains and reads_scheduled_lr(d)) \
+                    or (in_region_file and _settled_by_numbers(d, carried, region_lines)) \
                     or settled_by_carried(d, carried, sources) or callee.settles(d) or repairs.settles(d) \
                     or zeroed.settles(d) or (validation and settled_by_validation_off(d)) \
                     or trims.settles(d.path, d.start.line, d.code):

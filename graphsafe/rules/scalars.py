@@ -31,6 +31,16 @@ SIZE_METHODS = frozenset(
 )
 FACTORIES = frozenset("zeros ones empty full rand randn randint zeros_like ones_like empty_like full_like eye".split())
 
+# How a GS301 on a torch optimizer's step with a scheduled learning rate starts: `graph` leaves it
+# to graphed(train=True), which reads the groups' rate from a device tensor refreshed per replay
+SCHEDULED_LR_READ = "the learning rate"
+
+
+def reads_scheduled_lr(d) -> bool:
+    """A GS301 on a torch optimizer's step whose Python learning rate the program schedules."""
+    return d.code == "GS301" and d.message.startswith(SCHEDULED_LR_READ + " `")
+
+
 # param_groups keys whose Python values a captured optimizer step bakes in
 OPTIMIZER_KEYS = frozenset({"lr", "betas", "momentum", "weight_decay", "eps", "alpha", "initial_lr"})
 
@@ -509,7 +519,7 @@ class PythonScalarInput(Rule):
                 optimizer, ctx):
             # torch's step reads `group["lr"]` as a Python number: frozen where the program schedules it
             ctx.report(self, node, condition=(SCHEDULED_LR,),
-                       source=f'the learning rate `{ctx.code_for(optimizer)}.step()` reads from its param groups '
+                       source=f'{SCHEDULED_LR_READ} `{ctx.code_for(optimizer)}.step()` reads from its param groups '
                               f'(`group["lr"]`, which the program\'s learning-rate schedule changes between steps)')
         if method == "update" and _param_group(func.value, ctx):
             # `g.update(lr=lr)`, `opt.param_groups[0].update({"lr": lr})`: like `g["lr"] = lr`
