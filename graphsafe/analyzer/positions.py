@@ -327,13 +327,13 @@ def _placed_by_search(module, anchor, nodes, source, line_starts, cursor, indent
         return None
     relative, text = _generated(module, anchor, nodes, indent, cursor)
     found = _unique(relative, text, nodes, source, line_starts)
-    if found is None and text and source.find(text) != -1:
+    if found is None and text and len(relative) == len({id(n) for n in nodes}) and source.find(text) != -1:
         # a repeated text (`return x`): at the line ast gives the statement, when it is written
         # at this indentation (else the text generated there would differ: _in_statement)
         line = lines().get(id(anchor))
-        if line is not None and line - 1 < len(line_starts) and _INDENT.match(source, line_starts[line - 1]).group() == indent:
-            found = _at_line(relative, text, line, source, line_starts) if len(relative) == len({id(n) for n in nodes}) else None
-            found = found or None
+        if (line is not None and line - 1 < len(line_starts)
+                and _INDENT.match(source, line_starts[line - 1]).group() == indent):
+            found = _at_line(relative, text, line, source, line_starts) or None
     if found is not None or owner_of is None:
         return None if found is None else {**placed, **found}
     root = owner_of(anchor)
