@@ -230,3 +230,34 @@ def test_a_number_read_from_the_device_selecting_rows_or_stored_in_a_slot_is_fro
 def test_a_number_read_from_the_device_in_arithmetic_is_one_cause_with_its_read():
     assert lines_of(BANK, "GS101") == [16]
     assert 17 not in lines_of(BANK, "GS301")
+
+
+def test_step_written_attrs_follows_self_calls_only_from_methods_that_step(monkeypatch):
+    source = """
+    class Tracker:
+        def reset(self):
+            self.rate = self.compute_rate()
+
+        def compute_rate(self):
+            return 0.5
+
+        def advance(self, n):
+            self.count += 1
+            self.refresh(n)
+
+        def refresh(self, n):
+            self.rate = n * 2
+    """
+    walked = []
+    original = per_step._self_calls
+
+    def recording(method, self_name):
+        walked.append(method.name.value)
+        return original(method, self_name)
+
+    monkeypatch.setattr(per_step, "_self_calls", recording)
+    written = per_step.step_written_attrs(
+        cst.parse_module(textwrap.dedent(source)).body[0], lambda value, params, me: type(value) is cst.BinaryOperation)
+    # `refresh` runs every step because `advance` (a step) calls it; `reset` is no step and is not walked
+    assert written["rate"] == per_step.StepWrite("refresh", "recomputed")
+    assert sorted(walked) == ["advance", "refresh"]

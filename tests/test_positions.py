@@ -128,6 +128,24 @@ def test_repeated_statements_are_placed_by_their_enclosing_statement():
     assert _check(source, search=True) > 10
 
 
+def test_repeated_statements_are_placed_at_their_ast_line_without_generating_enclosing_ones(monkeypatch):
+    import graphsafe.analyzer.positions as positions
+
+    source = "def f(x):\n    if x:\n        return x.item()\n    return x.item()\n"
+    generated = []
+    original = positions._generate
+
+    def recording(root, targets, state, cursor, **codegen):
+        generated.append(type(root).__name__)
+        return original(root, targets, state, cursor, **codegen)
+
+    monkeypatch.setattr(positions, "_generate", recording)
+    assert _check(source, search=True) > 5
+    # `return x.item()` occurs twice: its line comes from ast, not from generating the `if` or the
+    # `def` around it (each is generated once, for what it holds itself)
+    assert generated.count("FunctionDef") == 1 and generated.count("If") == 1
+
+
 def test_elif_conditions_are_placed_without_generating_the_branches_above(monkeypatch):
     import graphsafe.analyzer.positions as positions
 

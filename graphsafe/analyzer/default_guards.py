@@ -25,7 +25,7 @@ from __future__ import annotations
 import libcst as cst
 
 from graphsafe.analyzer import warm_only
-from graphsafe.analyzer.nodes import children
+from graphsafe.analyzer.nodes import LEAF_TYPES, children
 
 _NO_DEFAULT = object()
 
@@ -241,6 +241,8 @@ def _rebinds(body: cst.BaseSuite) -> tuple[set[str], set[str]]:
     while stack:
         node = stack.pop()
         tp = type(node)
+        if tp in LEAF_TYPES:  # most nodes: nothing bound, nothing below
+            continue
         if tp is cst.If and (filled := _fill_in(node)) is not None:
             # `if max_len is None: max_len = ...`: fills in the default, not a rebinding of a passed value
             for statement in _body(node.body):

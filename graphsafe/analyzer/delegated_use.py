@@ -24,7 +24,7 @@ from typing import Callable
 import libcst as cst
 
 from graphsafe.analyzer import tensor_use
-from graphsafe.analyzer.nodes import children
+from graphsafe.analyzer.nodes import LEAF_TYPES, children
 
 
 @dataclass
@@ -120,6 +120,8 @@ def _callee_key(func: cst.BaseExpression, caller: _Function, functions: dict[str
 def _note_passes(function: _Function, functions: dict[str, _Function]) -> None:
     """The calls of `function` that pass one of its parameters, not rebound before, as is."""
     params = set(function.positional) | function.named
+    if not params:
+        return
     rebound: set[str] = set()
 
     def visit(node: cst.CSTNode) -> None:
@@ -146,7 +148,8 @@ def _note_passes(function: _Function, functions: dict[str, _Function]) -> None:
         if tp is cst.Assert:
             asserting.append(node)
         for child in children(node):
-            visit(child)
+            if type(child) not in LEAF_TYPES:  # most nodes of a body: nothing to note
+                visit(child)
         if tp is cst.Assert:
             asserting.pop()
         # a binding counts from the end of its statement on (`t = f(t)` passes the parameter)

@@ -19,13 +19,16 @@ _SKIP_FIELD = frozenset(
     default_newline encoding has_trailing_newline trailing_whitespace first_line empty_lines
     last_line asynchronous""".split()
 )
+# Node types that never have children(): a traversal that has nothing to note on them skips them
+LEAF_TYPES = frozenset({cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis, cst.Pass,
+                        cst.Break, cst.Continue})
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def code_fields(tp: type) -> tuple[str, ...]:
     names = _FIELDS.get(tp)
     if names is None:
-        names = tuple(
+        names = () if tp in LEAF_TYPES else tuple(
             f.name for f in dataclasses.fields(tp) if not f.name.startswith("whitespace") and f.name not in _SKIP_FIELD
         )
         _FIELDS[tp] = names
@@ -53,7 +56,8 @@ def node_types(base: type) -> frozenset[type]:
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The child nodes that hold code (no whitespace, comments or punctuation)."""
     known = _IS_NODE
-    for name in code_fields(type(node)):
+    fields = _FIELDS.get(type(node))
+    for name in code_fields(type(node)) if fields is None else fields:
         value = getattr(node, name)
         tp = type(value)
         if tp is tuple or tp is list:

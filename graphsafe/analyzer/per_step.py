@@ -51,7 +51,6 @@ def step_written_attrs(node: cst.ClassDef, is_number: Callable[[cst.BaseExpressi
     methods = {stmt.name.value: stmt for stmt in node.body.body
                if type(stmt) is cst.FunctionDef and stmt.params.params and stmt.name.value != "__init__"}
     writes: dict[str, dict[str, StepWrite]] = {}
-    calls: dict[str, set[str]] = {}
     stepping: set[str] = set()
     for name, method in methods.items():
         self_name = method.params.params[0].name.value
@@ -71,10 +70,11 @@ def step_written_attrs(node: cst.ClassDef, is_number: Callable[[cst.BaseExpressi
                             and is_number(value, number_params, self_name)):
                         found.setdefault(target.target.attr.value, StepWrite(name, "recomputed"))
         writes[name] = found
-        calls[name] = _self_calls(method, self_name) & methods.keys()
     frontier = list(stepping)
     while frontier:  # the methods a step calls run every step too (`self._update_step_size(p)`)
-        for callee in calls[frontier.pop()]:
+        # (read only from a step: most classes have none, and need no walk of their methods)
+        method = methods[frontier.pop()]
+        for callee in _self_calls(method, method.params.params[0].name.value) & methods.keys():
             if callee not in stepping:
                 stepping.add(callee)
                 frontier.append(callee)

@@ -5,11 +5,12 @@ twice the parse itself. We need positions for a handful of nodes per file (the h
 
 1. For each statement that holds targets, we run libcst's code generator on that statement
    alone, noting where the targets start and end, and stop as soon as they are all placed.
-2. The generated text is looked up in the source: found exactly once, it is the statement
-   (a repeated text, `return x`, is generated again from the enclosing statement, a few
-   levels up). Otherwise Python's own `ast` (a few ms per file, only then) gives the first
-   line of every statement, paired with libcst's by structure, and the text is matched at
-   that line (leading comment lines and decorators move it up a few lines).
+2. The generated text is looked up in the source: found exactly once, it is the statement.
+   Otherwise Python's own `ast` (a few ms per file, only then, and shared with the caller)
+   gives the first line of every statement, paired with libcst's by structure, and the text
+   is matched at that line (leading comment lines and decorators move it up a few lines);
+   without that line, a repeated text (`return x`) is generated again from the enclosing
+   statement, a few levels up.
 3. Anything that cannot be placed that way falls back to generating the whole module.
 
 Only the node *types* of the targets are instrumented (their class-level `_codegen` is
@@ -242,6 +243,7 @@ def node_ranges(
     targets: Iterable[tuple[cst.CSTNode, cst.CSTNode | None]],
     indent_of: Callable[[cst.CSTNode], str | None] | None = None,
     owner_of: Callable[[cst.CSTNode], cst.CSTNode | None] | None = None,
+    lines_of: Callable[[], dict[int, int] | None] | None = None,
 ) -> dict[int, Range]:
     """Map id(node) → (start, end) for `(node, enclosing statement)` pairs.
 
@@ -251,8 +253,10 @@ def node_ranges(
     generated on its own would read `if`, so it must get None): the
     statement's generated text is then looked up in the source, and a text found exactly once
     needs no line from `ast` (whose parse of the whole file costs ~10 % of libcst's). A text
-    found several times (`return x`) is tried again from its enclosing statements, a few levels
-    up. Lines are 1-based, columns 0-based characters.
+    found several times (`return x`) is matched at the line `ast` gives its statement, else
+    tried again from its enclosing statements, a few levels up. `lines_of()` gives
+    statement_lines of this module when the caller keeps them (memoised: it needs them too).
+    Lines are 1-based, columns 0-based characters.
     """
     by_anchor: dict[int, tuple[cst.CSTNode | None, list[cst.CSTNode]]] = {}
     for node, anchor in targets:
@@ -260,8 +264,14 @@ def node_ranges(
     if not by_anchor:
         return {}
     ranges: dict[int, Range] = {}
+    known: list[dict[int, int]] = []
+
+    def lines() -> dict[int, int]:
+        if not known:
+            known.append((lines_of() if lines_of is not None else statement_lines(module, source)) or {})
+        return known[0]
+
     with _LOCK:
-        lines: dict[int, int] | None = None
         line_starts = _line_starts(source)
         cursor = _cursor_for(source)
         # Each search scans the source (~13 GB/s): past ~1,000 statements one ast parse is cheaper.
@@ -270,14 +280,14 @@ def node_ranges(
             if anchor is None:
                 continue
             if search:
-                found = _placed_by_search(module, anchor, nodes, source, line_starts, cursor, indent_of, owner_of)
+                found = _placed_by_search(module, anchor, nodes, source, line_starts, cursor, indent_of, owner_of,
+                                          lines)
                 if found is not None:
                     ranges.update(found)
                     continue
-            if lines is None:
-                lines = statement_lines(module, source) or {}
-            if id(anchor) in lines:
-                ranges.update(_in_statement(module, anchor, nodes, lines[id(anchor)], source, line_starts, cursor))
+            line = lines().get(id(anchor))
+            if line is not None:
+                ranges.update(_in_statement(module, anchor, nodes, line, source, line_starts, cursor))
         missing = [n for _, nodes in by_anchor.values() for n in nodes if id(n) not in ranges]
         if missing:
             ranges.update(_generate(module, missing, _new_state(module, missing), cursor))
@@ -298,7 +308,8 @@ _MAX_SEARCHED = 1000
 _OWNER_LEVELS = 3  # enclosing statements tried; higher up, the generated prefix gets long
 
 
-def _placed_by_search(module, anchor, nodes, source, line_starts, cursor, indent_of, owner_of) -> dict[int, Range] | None:
+def _placed_by_search(module, anchor, nodes, source, line_starts, cursor, indent_of, owner_of, lines
+                      ) -> dict[int, Range] | None:
     placed: dict[int, Range] = {}
     for branch, held in _elif_conditions(anchor, nodes):
         # generated alone, as the `elif` it is, at the `if`'s indentation
@@ -311,17 +322,31 @@ def _placed_by_search(module, anchor, nodes, source, line_starts, cursor, indent
         nodes = [n for n in nodes if id(n) not in placed]
         if not nodes:
             return placed
-    root = anchor
-    for _ in range(_OWNER_LEVELS + 1):
+    indent = indent_of(anchor)
+    if indent is None or isinstance(anchor, cst.ClassDef):
+        return None
+    relative, text = _generated(module, anchor, nodes, indent, cursor)
+    found = _unique(relative, text, nodes, source, line_starts)
+    if found is None and text and len(relative) == len({id(n) for n in nodes}) and source.find(text) != -1:
+        # a repeated text (`return x`): at the line ast gives the statement, when it is written
+        # at this indentation (else the text generated there would differ: _in_statement)
+        line = lines().get(id(anchor))
+        if (line is not None and line - 1 < len(line_starts)
+                and _INDENT.match(source, line_starts[line - 1]).group() == indent):
+            found = _at_line(relative, text, line, source, line_starts) or None
+    if found is not None or owner_of is None:
+        return None if found is None else {**placed, **found}
+    root = owner_of(anchor)
+    for _ in range(_OWNER_LEVELS):
+        if root is None:
+            return None
         indent = indent_of(root)
         if indent is None or isinstance(root, cst.ClassDef):
             return None
         found = _unique_in_source(module, root, nodes, indent, source, line_starts, cursor)
-        if found is not None or owner_of is None:
-            return None if found is None else {**placed, **found}
+        if found is not None:
+            return {**placed, **found}
         root = owner_of(root)
-        if root is None:
-            return None
     return None
 
 
@@ -340,18 +365,22 @@ def _elif_conditions(anchor: cst.CSTNode, nodes: list[cst.CSTNode]):
         branch = branch.orelse
 
 
-def _unique_in_source(
-    module: cst.Module, anchor: cst.CSTNode, nodes: list[cst.CSTNode], indent: str, source: str, line_starts: list[int],
-    cursor: type[_Cursor], **codegen,
-) -> dict[int, Range] | None:
-    """Ranges from the statement's generated text when that text occurs exactly once in the
-    source, at the start of a line (libcst regenerates a statement's source exactly, so the one
-    occurrence is the statement itself); None when it is absent or repeated (`return x`)."""
+def _generated(module: cst.Module, anchor: cst.CSTNode, nodes: list[cst.CSTNode], indent: str, cursor: type[_Cursor],
+               **codegen) -> tuple[dict[int, Range], str]:
+    """The targets' ranges relative to line 1 and the text generated up to the last of them,
+    with `anchor` written at `indent`."""
     state = _new_state(module, nodes)
     if indent:
         state.indent_tokens.append(indent)
     relative = _generate(anchor, nodes, state, cursor, **codegen)
-    text = "".join(state.tokens)
+    return relative, "".join(state.tokens)
+
+
+def _unique(relative: dict[int, Range], text: str, nodes: list[cst.CSTNode], source: str, line_starts: list[int]
+            ) -> dict[int, Range] | None:
+    """Ranges from the statement's generated text when that text occurs exactly once in the
+    source, at the start of a line (libcst regenerates a statement's source exactly, so the one
+    occurrence is the statement itself); None when it is absent or repeated (`return x`)."""
     if not text or len(relative) != len({id(n) for n in nodes}):
         return None
     first = source.find(text)
@@ -360,19 +389,27 @@ def _unique_in_source(
     return _shifted(relative, bisect_right(line_starts, first) - 1)
 
 
+def _unique_in_source(
+    module: cst.Module, anchor: cst.CSTNode, nodes: list[cst.CSTNode], indent: str, source: str, line_starts: list[int],
+    cursor: type[_Cursor], **codegen,
+) -> dict[int, Range] | None:
+    relative, text = _generated(module, anchor, nodes, indent, cursor, **codegen)
+    return _unique(relative, text, nodes, source, line_starts)
+
+
 def _in_statement(
     module: cst.Module, anchor: cst.CSTNode, nodes: list[cst.CSTNode], line: int, source: str, line_starts: list[int],
     cursor: type[_Cursor],
 ) -> dict[int, Range]:
     if line - 1 >= len(line_starts):
         return {}
-    start = line_starts[line - 1]
-    indent = _INDENT.match(source, start).group()
-    state = _new_state(module, nodes)
-    if indent:
-        state.indent_tokens.append(indent)
-    relative = _generate(anchor, nodes, state, cursor)
-    text = "".join(state.tokens)
+    indent = _INDENT.match(source, line_starts[line - 1]).group()
+    relative, text = _generated(module, anchor, nodes, indent, cursor)
+    return _at_line(relative, text, line, source, line_starts)
+
+
+def _at_line(relative: dict[int, Range], text: str, line: int, source: str, line_starts: list[int]) -> dict[int, Range]:
+    """The ranges when `text` is the source of the statement whose keyword is on `line`."""
     # The statement's text begins at column 0 of `line`, or a few lines above it when it
     # carries comment lines or decorators: find the line where the source matches.
     for back in range(count_breaks(text) + 1):

@@ -1756,6 +1756,7 @@ class FileWalker:
         self._module_constants = default_guards.module_constants(module)  # `_debug = False`: guards
         self._module_predicates = default_guards.module_predicates(module)  # `def exists(v): ...`
         self._delegated: dict[int, dict[str, str]] | None = None  # see analyzer/delegated_use.py
+        self._statement_lines: list[dict[int, int]] = []  # statement_lines of this module, once asked for
         self._uses: dict[tuple[int, bool], dict[str, cst.CSTNode]] = {}  # (id of a def, params?) → names used as tensors
         self._none_only_attrs: set[tuple[int, str]] = set()  # (id of a class's kinds, attribute) bound to None only
         # (id of a class's kinds, attribute) annotated `dict[str, Tensor]`: the declaration holds
@@ -3489,7 +3490,7 @@ class FileWalker:
             return None if found is None else "".join(found)
 
         ranges = node_ranges(self.cst_module, self.source, [(n, self.anchors.get(id(n))) for n in nodes], indent_of,
-                             lambda statement: self.block_owners.get(id(statement)))
+                             lambda statement: self.block_owners.get(id(statement)), self._lines_of_statements)
 
         def line_of(node) -> int:
             r = ranges.get(id(node))
@@ -3526,7 +3527,7 @@ class FileWalker:
         units: list[Unit] = []
         # first lines of the statements holding calls, for the call sites of chains: one `ast`
         # parse (~7 % of a cold walk), where libcst positions would cost twice the parse
-        statement_line = (statement_lines(self.cst_module, self.source) or {}) if any(u.calls for u in self.units) else {}
+        statement_line = self._lines_of_statements() if any(u.calls for u in self.units) else {}
         for unit in self.units:
             hits = [build(pending) for pending in unit.hits]
             line = line_of(unit.node.name) if unit.is_function and unit.marks else line_of(unit.node)
@@ -3565,6 +3566,12 @@ class FileWalker:
             errors=tuple(self._failure_diagnostic(name, error, line_of(function.name))
                          for function, name, error in self.failures),
         )
+
+    def _lines_of_statements(self) -> dict[int, int]:
+        """statement_lines of this file, parsed once for positions and call lines ({} if ast cannot)."""
+        if not self._statement_lines:
+            self._statement_lines.append(statement_lines(self.cst_module, self.source) or {})
+        return self._statement_lines[0]
 
     def _failure_diagnostic(self, name: str, error: Exception, line: int) -> Diagnostic:
         detail = f": {error}" if str(error) and not isinstance(error, RecursionError) else ""
