@@ -8,23 +8,15 @@ optimizer (whose own `group["lr"]` reads are judged where they are), a noise sch
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
-from graphsafe.analyzer.engine import check_paths
-from graphsafe.config import Settings
-from tests.helpers import diagnostics
+from tests.helpers import lines_of, project_findings
 
 
 def gs301(source: str) -> list[int]:
-    return sorted(d.start.line for d in diagnostics(textwrap.dedent(source)) if d.code == "GS301")
+    return lines_of(source, "GS301")
 
 
-def project_gs301(tmp_path: Path, files: dict[str, str]) -> set[tuple[str, int]]:
-    for name, text in files.items():
-        (tmp_path / name).write_text(textwrap.dedent(text))
-    result = check_paths([tmp_path], Settings(root=tmp_path), use_cache=False, jobs=1)
-    return {(Path(d.path).name, d.start.line) for d in result.diagnostics if d.code == "GS301"}
+def project_gs301(tmp_path, files: dict[str, str]) -> set[tuple[str, int]]:
+    return {(name, line) for name, line, _ in project_findings(tmp_path, files, "GS301")}
 
 
 STEP = """
