@@ -13,7 +13,8 @@ from pathlib import Path
 
 from graphsafe.analyzer import default_guards, generators, host_batches, host_copy_helpers, host_move_helpers, param_paths, step_loops
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
-from graphsafe.analyzer.facts import ANY_OF, GROUP_KEY, HELD_COUNTER, LOOP, SCHEDULED_LR, CallRef, parts_of, ClassInfo, FileFacts, Unit
+from graphsafe.analyzer.facts import (ANY_OF, GROUP_KEY, HELD_COUNTER, LOOP, SCHEDULED_LR, CallRef, ClassInfo, FileFacts, Unit,
+                                      parts_of)
 from graphsafe.analyzer.pids import ARG_PID, FUNCTION_SLOT
 from graphsafe.analyzer.run_facts import ObservedIndex
 from graphsafe.model import CallSite, Confidence, Diagnostic, Hit, Region, RegionKind

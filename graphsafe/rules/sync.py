@@ -428,6 +428,7 @@ def _holds_tensors(data: cst.BaseExpression, ctx) -> bool:
 
 
 def _isinstance_tested(name: str, ctx) -> bool:
+    """Does the enclosing function test `name` with `isinstance(name, ...)` anywhere?"""
     function = ctx.function_node
     return function is not None and any(
         type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "isinstance" and node.args
