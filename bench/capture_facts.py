@@ -58,6 +58,15 @@ def _inputs(torch, steps: int, poison: set[int]):
     return out
 
 
+def _warm_up(torch, run) -> None:
+    """`run()` on a side stream joined back to the current one, as torch asks before a capture."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        run()
+    torch.cuda.current_stream().wait_stream(side)
+
+
 def _max_diff(torch, a, b) -> float:
     return max(float((x.float() - y.float()).abs().max()) for x, y in zip(a, b))
 
@@ -80,13 +89,12 @@ def autocast_inside(torch, steps: int) -> dict:
     eager_model, eager_opt = make()
     graph_model, graph_opt = make()
     static_x, static_y = data[0][0].clone(), data[0][1].clone()
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for x, y in data[:3]:  # warm-up, eager, on both twins alike
+    def warm():
+        for x, y in data[:3]:  # eager, on both twins alike
             step(graph_model, graph_opt, x, y)
             step(eager_model, eager_opt, x, y)
-    torch.cuda.current_stream().wait_stream(side)
+
+    _warm_up(torch, warm)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         static_loss = step(graph_model, graph_opt, static_x, static_y)
@@ -121,13 +129,12 @@ def grad_scaler_update(torch, steps: int) -> dict:
     eager = make()
     graphed = make()
     static_x, static_y = data[0][0].clone(), data[0][1].clone()
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
+    def warm():
         for x, y in data[:3]:
             step(*graphed, x, y)
             step(*eager, x, y)
-    torch.cuda.current_stream().wait_stream(side)
+
+    _warm_up(torch, warm)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         static_loss = step(*graphed, static_x, static_y)
@@ -149,12 +156,7 @@ def multinomial_one_sample(torch, steps: int) -> dict:
     """Capture `torch.multinomial(probs, 1)`; replays draw from the graph's generator state, so
     what is compared is that capture succeeds and replays give valid, changing indices."""
     probs = torch.softmax(torch.randn(4, 50, device="cuda"), -1)
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            torch.multinomial(probs, 1)
-    torch.cuda.current_stream().wait_stream(side)
+    _warm_up(torch, lambda: [torch.multinomial(probs, 1) for _ in range(3)])
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         out = torch.multinomial(probs, 1)
@@ -183,12 +185,7 @@ def distribution_validation(torch, steps: int) -> dict:
 
     for name, validate, sample_only in (("unvalidated", False, False), ("sample_validated", True, True),
                                         ("validated", True, False)):
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(3):
-                step(validate, sample_only)
-        torch.cuda.current_stream().wait_stream(side)
+        _warm_up(torch, lambda: [step(validate, sample_only) for _ in range(3)])
         graph = torch.cuda.CUDAGraph()
         try:
             with torch.cuda.graph(graph):
@@ -225,14 +222,13 @@ def scheduled_lr(torch, steps: int) -> dict:
         data = _inputs(torch, steps + 3, set())
         eager, graphed = make(), make()
         static_x, static_y = data[0][0].clone(), data[0][1].clone()
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
+        def warm():
             for x, y in data[:3]:
                 for model, opt, sched in (graphed, eager):
                     step(model, opt, x, y)
                     sched.step()
-        torch.cuda.current_stream().wait_stream(side)
+
+        _warm_up(torch, warm)
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             step(graphed[0], graphed[1], static_x, static_y)
