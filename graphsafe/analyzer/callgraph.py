@@ -15,6 +15,7 @@ from graphsafe.analyzer import default_guards, generators, host_batches, host_co
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
 from graphsafe.analyzer.facts import (ANY_OF, GROUP_KEY, HELD_COUNTER, LOOP, SCHEDULED_LR, CallRef, ClassInfo, FileFacts, Unit,
                                       parts_of)
+from graphsafe.analyzer.names import STAR_PREFIX
 from graphsafe.analyzer.pids import ARG_PID, FUNCTION_SLOT
 from graphsafe.analyzer.run_facts import ObservedIndex
 from graphsafe.model import CallSite, Confidence, Diagnostic, Hit, Region, RegionKind
@@ -60,6 +61,7 @@ class Project:
         self.classes: dict[str, ClassInfo] = {}
         self.aliases: dict[str, dict[str, str]] = {}
         self._by_suffix: dict[str, list[str]] | None = None
+        self._stars: dict[str, dict[str, str]] | None = None  # _star_exports
         self._subclasses: dict[str, list[str]] | None = None
         self._scalar_index: dict[str, list[tuple[str, tuple]]] | None = None
         self._call_sites: dict[str, list[tuple[tuple[str, str], ...]]] | None = None
@@ -104,11 +106,19 @@ class Project:
         if depth < _MAX_ALIAS_DEPTH:
             for i in range(len(parts) - 1, 0, -1):
                 module = ".".join(parts[:i])
-                target = self.aliases.get(module, {}).get(parts[i])
+                imported = self.aliases.get(module, {})
+                target = imported.get(parts[i])
                 if target is not None and target != name:
                     result = self.resolve_symbol(".".join([target, *parts[i + 1 :]]), depth + 1)
                     if result is not None:
                         break
+                if target is None:
+                    # `pkg.AffineGenerator` where pkg/__init__.py does `from ._2d import *`
+                    home = self._star_exports(module).get(parts[i])
+                    if home is not None:
+                        result = self.resolve_symbol(".".join([home, *parts[i:]]), depth + 1)
+                        if result is not None:
+                            break
         if result is None and len(parts) >= 2:
             # The analysed root may differ from the import root: `mypkg.model.GPT` ↔ `model.GPT`.
             candidates = self._suffix_index().get(".".join(parts[-2:]), [])
@@ -117,6 +127,30 @@ class Project:
                 result = matching[0]
         self._resolved[name] = result
         return result
+
+    def _star_exports(self, module: str) -> dict[str, str]:
+        """Public name → the module defining or importing it, for the names `module` takes in
+        with `from m import *` (through the starred modules' own star imports)."""
+        if self._stars is None:
+            self._stars = {}
+            self._top_names: dict[str, set[str]] = {}
+            for key in [*self.units, *self.classes]:
+                owner, _, name = key.rpartition(".")
+                if owner in self.aliases:
+                    self._top_names.setdefault(owner, set()).add(name)
+        if module in self._stars:
+            return self._stars[module]
+        self._stars[module] = exports = {}  # guards cycles
+        for key, starred in self.aliases.get(module, {}).items():
+            if not key.startswith(STAR_PREFIX) or starred == module:
+                continue
+            own = self._top_names.get(starred, set()) | {k for k in self.aliases.get(starred, {}) if not k.startswith(STAR_PREFIX)}
+            for name in own:
+                if not name.startswith("_"):  # what `import *` takes without an `__all__`
+                    exports.setdefault(name, starred)
+            for name, home in self._star_exports(starred).items():
+                exports.setdefault(name, home)
+        return exports
 
     def _suffix_index(self) -> dict[str, list[str]]:
         if self._by_suffix is None:

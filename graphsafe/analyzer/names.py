@@ -44,6 +44,9 @@ def module_of_relative(module: str, is_package: bool, level: int, name: str | No
     return ".".join(parts)
 
 
+STAR_PREFIX = "*"  # aliases key prefix of a star import's module (`from m import *`)
+
+
 class ImportTable:
     """Local name → dotted target, for one scope (module-level, extended inside functions)."""
 
@@ -87,6 +90,9 @@ class ImportTable:
         elif base:
             base = self._absolute(base)
         if isinstance(node.names, cst.ImportStar):
+            # `from .affine import *` re-exports the module's names: kept under a key no local
+            # name can have (`*0`, `*1`, ...) so that callgraph.resolve_symbol can look there
+            self.aliases[f"{STAR_PREFIX}{sum(k.startswith(STAR_PREFIX) for k in self.aliases)}"] = base
             return
         for alias in node.names:
             name = alias.name.value if isinstance(alias.name, cst.Name) else dotted(alias.name)
