@@ -7,6 +7,8 @@ look-alike that must stay silent:
 - objects kept in a list, tuple or dict attribute, called in a loop over it (`for fn in
   self.losses`, `for k, h in self.heads.items()`, `self.heads.values()`) or by key, in this file
   or another;
+- objects appended to a local list (`callbacks.append(self.history)`) and handed on: a loop over it
+  reaches theirs, whatever an `extend` adds; a list of values of unknown class reaches nothing;
 - a `functools.partial` held by an attribute or a module-level name runs its function; an alias
   of a quiet function stays silent.
 """
@@ -286,3 +288,50 @@ def test_an_entry_of_a_param_group_read_in_a_loop_over_the_groups_is_no_per_step
               "class B(torch.optim.Optimizer):\n    def step(self):\n        for group in self.param_groups:\n"
               "            kernel(group['params'], lr=0.1, eps=group['eps'])\n")
     assert lines_of(source, "GS301") == [6]
+
+
+# -------------------------------------------------- lists filled with objects
+
+CALLBACKS = """\
+import torch
+
+
+class History:
+    def __init__(self):
+        self.samples_seen = 0
+
+    def on_batch_end(self, logs):
+        self.samples_seen += logs["batch_size"]
+
+
+class Container:
+    def __init__(self, callbacks):
+        self.callbacks = callbacks
+
+    def on_batch_end(self, logs):
+        for callback in self.callbacks:
+            callback.on_batch_end(logs)
+
+
+class Model:
+    def __init__(self, net, custom_callbacks):
+        self.net = net
+        callbacks = []
+        self.history = History()
+        callbacks.{fill}
+        callbacks.extend(custom_callbacks)
+        self.container = Container(callbacks)
+
+    def train_batch(self, x):  # graphsafe: region
+        self.container.on_batch_end({{"batch_size": x.shape[0]}})
+        return self.net(x)
+"""
+
+
+@pytest.mark.parametrize("fill", ["append(self.history)", "insert(0, History())"])
+def test_objects_appended_to_a_local_list_are_reached_through_it(fill):
+    assert found(CALLBACKS.format(fill=fill), "GS302") == [9]
+
+
+def test_a_list_filled_only_with_values_of_unknown_class_reaches_nothing():
+    assert found(CALLBACKS.format(fill="append(make_callback())"), "GS302") == []

@@ -2940,13 +2940,22 @@ class FileWalker:
     def _note_list_fill(self, node: cst.Call) -> None:
         """`kls = []` then `kls.append(kl)` with tensors only: a list of tensors (`torch.tensor(kls)`
         reads each one, `max(kls)` compares them); anything else put in (an extension's elements
-        are not looked at) keeps it a plain list."""
+        are not looked at) keeps it a plain list. Objects of known classes put in
+        (`callbacks.append(self.history)`) make a list whose iteration gives them, whatever else
+        an extension adds (`callbacks.extend(custom_callbacks)`): calls on its items reach theirs."""
         scope = self.scope
         name, method = node.func.value.value, node.func.attr.value
         if method not in ("append", "insert", "extend"):
             return
         args = [a for a in node.args if a.keyword is None and not a.star]
-        if method == "extend" or not args or not self._kind(args[-1].value).is_tensor:
+        held = scope.env.get(name, T.UNKNOWN)
+        item = self._kind(args[-1].value) if args and method != "extend" else T.UNKNOWN
+        if item.tag == "object" and item.refs and (held.tag == "modules" or held == T.SCALAR):
+            scope.env[name] = T.module_set(*dict.fromkeys((*held.refs, *item.refs)))
+            return
+        if held.tag == "modules":  # an extension, or an item of unknown class, beside known ones
+            return
+        if method == "extend" or not args or not item.is_tensor:
             scope.filled_lists.discard(name)
             scope.env[name] = T.SCALAR
         else:
