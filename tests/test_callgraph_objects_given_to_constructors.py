@@ -3,12 +3,15 @@ from the region (`self.matcher(out, targets)`), runs the class the constructor's
 the hazards of its `__call__` (or of a method called on it) are reached. The object may be given
 by keyword, built in the call, passed on to a base class's constructor, kept through a tuple
 assignment, given through a factory function, or kept unless `None` (then a default class). A
-safe class given, a class outside the project, or the default kept are silent.
+safe class given, a class outside the project, or the default kept are silent. A `@dataclass`
+field holds what the generated `__init__` is given (not every subclass of its declared class).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from tests.helpers import project_findings
 
@@ -165,3 +168,69 @@ def test_default_kept_when_no_object_is_given(tmp_path: Path) -> None:
     text = files("Criterion(weight=2.0)")
     text["criterion.py"] = DEFAULTED
     assert not {f for f in project(tmp_path, text) if f[0] == "matcher.py"}
+
+
+# -------------------------------------------------- dataclass fields
+
+CONTAINER = """\
+from dataclasses import dataclass, field
+from typing import List
+
+import torch
+
+
+class Callback:
+    def on_batch_end(self, logs):
+        pass
+
+
+class History(Callback):
+    def __init__(self):
+        self.samples_seen = 0
+
+    def on_batch_end(self, logs):
+        self.samples_seen += logs["n"]
+
+
+class EarlyStopping(Callback):
+    def __init__(self):
+        self.wait = 0
+
+    def on_batch_end(self, logs):
+        self.wait += 1
+
+
+@dataclass{options}
+class CallbackContainer:{skipped}
+    callbacks: List[Callback] = field(default_factory=list)
+    verbose: int = 0
+
+    def on_batch_end(self, logs):
+        for callback in self.callbacks:
+            callback.on_batch_end(logs)
+
+
+class Model:
+    def __init__(self, net):
+        self.net = net
+        self.container = CallbackContainer([History()])
+
+    def train_batch(self, x):  # graphsafe: region
+        self.container.on_batch_end({{"n": x.shape[0]}})
+        return self.net(x)
+"""
+
+
+@pytest.mark.parametrize("skipped", [
+    "",
+    # not parameters of the generated __init__: the list is still its first positional argument
+    "\n    registry: ClassVar[dict] = {}\n    cache: dict = field(init=False, default_factory=dict)",
+])
+def test_a_dataclass_field_holds_what_its_constructor_is_given(tmp_path: Path, skipped: str) -> None:
+    # History, passed to the generated __init__, runs; EarlyStopping, a subclass nobody passes, does not
+    source = CONTAINER.format(options="", skipped=skipped).replace("from typing import List", "from typing import ClassVar, List")
+    assert project(tmp_path, {"m.py": source}, "GS302") == {("m.py", 17, "GS302")}
+
+
+def test_a_dataclass_without_a_generated_init_keeps_the_declared_class(tmp_path: Path) -> None:
+    assert project(tmp_path, {"m.py": CONTAINER.format(options="(init=False)", skipped="")}, "GS302") == set()

@@ -221,8 +221,13 @@ class Project:
             if name == attr:
                 found.update(dict.fromkeys(classes))
         for name, slot in info.attr_slots:
-            if name == attr and slot.startswith("@" + ARG_PID) and not found:
-                return self._passed_classes(*slot[1 + len(ARG_PID):].rsplit(":", 1))
+            if name == attr and slot.startswith("@" + ARG_PID):
+                # what the constructor's callers pass, beside a declared class (a dataclass field
+                # `callbacks: List[Callback]` given `[History()]`) or a default (`m or Default()`)
+                passed = self._passed_classes(*slot[1 + len(ARG_PID):].rsplit(":", 1))
+                if not found:
+                    return passed
+                found.update(dict.fromkeys(passed))
             if name == attr and slot.startswith("@" + NEW_PID):  # `self.attn = impl_cls()`: what callers pass
                 found.update(dict.fromkeys(self._passed_classes(*slot[1 + len(NEW_PID):].rsplit(":", 1),
                                                                 values=CLASS_SLOT)))

@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, default_guards, delegated_use, generators, hooks, host_batches, host_draws, host_resident, loop_counters, per_step, records, run_facts, step_loops, tensor_use, tensorness as T
+from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, dataclass_inits, default_guards, delegated_use, generators, hooks, host_batches, host_draws, host_resident, loop_counters, per_step, records, run_facts, step_loops, tensor_use, tensorness as T
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_choices, class_valued_names, names_holding_classes
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
@@ -262,6 +262,7 @@ class FileWalker:
         # class key → {attribute: pid}: `new:` for `self.attn = impl_cls()` (class_values.py),
         # `arg:` for `self.layers = nn.ModuleList(layers)` (what the callers pass)
         self.made_from_params: dict[str, dict[str, str]] = {}
+        self.dataclass_inits: list[tuple[str, tuple[str, ...]]] = []  # (class key, fields) of each `@dataclass`
         # (class key, attribute) → every project or torch class an assignment puts there
         self.attr_objects: dict[tuple[str, str], dict[str, None]] = {}
         self.attr_replaced: set[tuple[str, str]] = set()  # ... and those another assignment replaces
@@ -1822,6 +1823,7 @@ class FileWalker:
             number_methods = self.number_methods[key] = _number_functions(node.body.body)
             self.dict_methods[key] = self._tensor_dict_functions(node.body.body)
             attrs = self._class_attr_kinds(node, key, imports)
+            declared = self._dataclass_declared(node, imports, attrs) if "dataclass" in self.source and not node.bases else ()
             self.class_attr_kinds[key] = attrs
             attr_classes = tuple(
                 (name, kind.refs if kind.tag in ("object", "modules") and kind.refs
@@ -1831,7 +1833,7 @@ class FileWalker:
                 or (key, name) in self.attr_objects and (key, name) not in self.attr_replaced
             ) + tuple(  # `transformer.h`: one step of an attribute path for other files (containers.py)
                 (f"{name}.{entry}", kind.refs) for (owner, name), entries in self.module_entries.items() if owner == key
-                for entry, kind in entries.items() if kind.tag in ("object", "modules") and kind.refs)
+                for entry, kind in entries.items() if kind.tag in ("object", "modules") and kind.refs) + declared
             for stmt in node.body.body:
                 if type(stmt) is cst.FunctionDef:
                     self._class_methods.add(f"{key}.{stmt.name.value}")
@@ -1856,6 +1858,8 @@ class FileWalker:
             slots = tuple(sorted((name, "T" if kind.is_tensor else f"@{pids[name]}") for name, kind in attrs.items()
                                  if kind.is_tensor or (kind.tag == "unknown" and pids.get(name))))
             slots += tuple((name, f"@{pid}") for name, pid in self.made_from_params.get(key, {}).items())
+            if "dataclass" in self.source and not node.bases:
+                slots += self._dataclass_init_slots(node, key, imports, attrs, slots)
             if "@property" in self.source:
                 attr_classes, slots = _with_property_aliases(node, attr_classes, slots)
             self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)), tuple(sorted(numbers)), slots)
@@ -1870,6 +1874,34 @@ class FileWalker:
         # The pre-pass resolved names with the module's imports only; a method's own imports
         # (`import torch` inside it) must decide them in the walk proper.
         self._resolved = {}
+
+    def _dataclass_declared(self, node: cst.ClassDef, imports: ImportTable, attrs: dict[str, T.Kind]
+                            ) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """A `@dataclass` field annotated with a class (`callbacks: List[Callback]`) holds what the
+        constructor's callers pass, maybe a subclass: its kind is left unknown, so that calls on
+        it ask the project (ClassInfo.attr_slots); the declared class is returned, kept beside."""
+        fields = dataclass_inits.init_fields(node, imports.resolve)
+        declared = []
+        for name, _ in fields or ():
+            kind = attrs.get(name)
+            if kind is not None and kind.tag in ("object", "modules") and kind.refs:
+                declared.append((name, kind.refs))
+                attrs[name] = T.UNKNOWN
+        return tuple(declared)
+
+    def _dataclass_init_slots(self, node: cst.ClassDef, key: str, imports: ImportTable, attrs: dict[str, T.Kind],
+                              slots: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+        """A `@dataclass`'s generated `__init__` (a unit with its fields as parameters, so that
+        its call sites are read) and, for each field that may hold an object, the slot saying
+        it holds what the constructor's callers pass (`CallbackContainer(callbacks)`)."""
+        fields = dataclass_inits.init_fields(node, imports.resolve)
+        if fields is None:
+            return ()
+        self.dataclass_inits.append((key, tuple(name for name, _ in fields)))
+        known = {name for name, _ in slots}
+        return tuple((name, f"@{ARG_PID}{key}.__init__:{name}") for name, annotation in fields
+                     if name not in known and not dataclass_inits.plain_value(annotation)
+                     and not attrs.get(name, T.UNKNOWN).is_tensor)
 
     def _tensor_dict_functions(self, statements) -> frozenset[str]:
         """Methods annotated to return a dict of tensors (`-> dict[str, torch.Tensor]`): known in
@@ -3552,6 +3584,9 @@ class FileWalker:
                               tuple(statement_line.get(id(statement), 0) for statement in unit.calls.values()),
                               tuple(unit.arg_sources),
                               tuple(i for i, ref in enumerate(unit.calls) if unit.cold_calls.get(ref))))
+        for key, fields in self.dataclass_inits:  # the `__init__` each `@dataclass` generates
+            units.append(Unit(f"{key}.__init__", f"{key.rpartition('.')[2]}.__init__", key, 0, (), (), (), True,
+                              params=fields))
         refs = tuple(
             RegionRef(kind, conf, targets, class_key, line_of(node))
             for kind, conf, targets, class_key, node in self.region_refs
