@@ -1,8 +1,11 @@
 """A number drawn on the host (`np.random.beta(a, a)`, `random.uniform(...)`, `time.time()`) is
 new on every step: inside a region the draw runs once, at capture (GS502 reports it), and where
 the number enters device work it is a per-step number frozen there (GS301), also through a
-helper's return and a tuple of them. An array of draws (`size=`, `np.random.rand(8)`) is no
-number; a branch on a drawn number is the draw's consequence, left to GS502."""
+helper's return and a tuple of them (nested ones too), and through numpy's functions
+(`np.clip(cy - h // 2, 0, h)`). An array of draws (`size=`, `np.random.rand(8)`) is no number,
+but each of its elements is (`lam = lam_batch[i]`); `size=count` of a parameter defaulting to
+None draws one number as written. A branch on a drawn number is the draw's consequence, left to
+GS502."""
 
 from __future__ import annotations
 
@@ -49,3 +52,54 @@ def test_a_branch_on_a_drawn_number_is_left_to_the_draw():
     source = ("import random\nimport torch\n\n\ndef step(x: torch.Tensor):  # graphsafe: region\n"
               "    p = random.random()\n    if p < 0.5:\n        x = x.flip(0)\n    return x\n")
     assert lines_of(source, "GS301") == [] and lines_of(source, "GS502") == [6]
+
+
+CUTMIX = """\
+import numpy as np
+import torch
+
+
+def rand_bbox(img_shape, lam, count=None):
+    img_h = img_shape[-2]
+    cy = np.random.randint(0, img_h, size=count)
+    yl = np.clip(cy - 3, 0, img_h)
+    yh = np.clip(cy + 3, 0, img_h)
+    return yl, yh
+
+
+def cutmix_box(img_shape, lam):
+    yl, yh = rand_bbox(img_shape, lam)
+    return (yl, yh), lam
+
+
+class Mixup:
+    def _params_per_elem(self, n):
+        lam = np.where(np.random.rand(n) < 0.5, np.random.beta(1.0, 1.0, size=n).astype(np.float32), 1.0)
+        return lam, np.random.rand(n) < 0.5
+
+    def mix_elem(self, x: torch.Tensor):  # graphsafe: region
+        lam_batch, use_cutmix = self._params_per_elem(len(x))
+        for i in range(len(x)):
+            lam = lam_batch[i]
+            x[i] = x[i] * lam
+        return torch.tensor(lam_batch, device=x.device)
+
+    def mix_batch(self, x: torch.Tensor):  # graphsafe: region
+        (yl, yh), lam = cutmix_box(x.shape, 0.5)
+        x[:, :, yl:yh] = x.flip(0)[:, :, yl:yh]
+        return x
+"""
+
+
+def test_an_element_of_an_array_of_draws_is_a_per_step_number():
+    assert 27 in lines_of(CUTMIX, "GS301")
+    message = next(d.message for d in diagnostics(CUTMIX) if d.code == "GS301" and d.start.line == 27)
+    assert "an element of `np.random.beta(1.0, 1.0, size=n)` (a host draw" in message
+
+
+def test_the_array_itself_as_tensor_data_is_left_to_gs402():
+    assert 28 not in lines_of(CUTMIX, "GS301") and 28 in lines_of(CUTMIX, "GS402")
+
+
+def test_drawn_slice_bounds_through_nested_tuple_returns_are_per_step_numbers():
+    assert 32 in lines_of(CUTMIX, "GS301")

@@ -4,6 +4,8 @@ computed from one is a per-step value wherever it enters device work (GS301)."""
 
 from __future__ import annotations
 
+import libcst as cst
+
 HOST_RNG_FACTORIES = frozenset(
     """random.Random random.SystemRandom numpy.random.default_rng numpy.random.RandomState
     numpy.random.Generator""".split()
@@ -35,15 +37,18 @@ _SHAPED_BY_POSITION = frozenset("rand randn random random_sample ranf sample".sp
 _NOT_NUMBERS = frozenset("random.sample random.choices random.shuffle numpy.random.shuffle numpy.random.permutation".split())
 
 
-def draws_a_number(name: str | None, call) -> bool:
+def draws_a_number(name: str | None, call, none_defaults: frozenset[str] = frozenset()) -> bool:
     """Is the call `name(...)` a host draw of one number (`np.random.beta(a, a)`, `random.random()`,
-    `time.time()`), not an array of them (`size=`, `np.random.rand(8)`, `np.random.randint(0, n, 8)`)?"""
+    `time.time()`), not an array of them (`size=`, `np.random.rand(8)`, `np.random.randint(0, n, 8)`)?
+    `size=count` of a parameter in `none_defaults` (`count=None`) draws one number as written."""
     if not is_host_draw(name) or name in _NOT_NUMBERS:
         return False
     if not name.startswith("numpy.random."):
         return True
-    if any(arg.keyword is not None and arg.keyword.value == "size" for arg in call.args):
-        return False
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "size":
+            value = arg.value
+            return type(value) is cst.Name and (value.value == "None" or value.value in none_defaults)
     positional = sum(1 for arg in call.args if arg.keyword is None)
     short = name.rpartition(".")[2]
     if short in _SHAPED_BY_POSITION:

@@ -59,6 +59,8 @@ SCALAR_BUILTINS = frozenset(
 _LITERALS = frozenset({cst.Integer, cst.Float, cst.SimpleString})
 
 # Builtins whose number result carries their arguments' per-step variation.
+# numpy array methods that keep an array of draws one (`astype`) or give one of its numbers
+_ARRAY_METHODS = frozenset(("astype", "item", "sum", "mean", "max", "min"))
 _NUMBER_BUILTINS = frozenset("min max abs round float int".split())
 # return annotations that name no object class (skipped without resolving them)
 _PLAIN_RETURNS = frozenset("None int float bool str bytes Tensor".split())
@@ -99,6 +101,9 @@ class ScalarSource:
     condition: tuple[str, ...] | None = None
     host_draw: bool = False  # computed from a host draw (`np.random.beta(a, a)`), which GS502 reports
     device_read: bool = False  # read from the device (`int(t)`), which GS101/GS105 report; branches on it GS201
+    # an array of host draws (`np.random.rand(n)`): not a number itself (as tensor data it is
+    # GS402's), but each element is (`lam = lam_batch[i]`)
+    array: bool = False
 
 
 @dataclass(frozen=True)
@@ -649,6 +654,10 @@ class FileWalker:
             picked = self._host_pick_source(expr)
             if picked is not None:
                 return picked
+            if len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index:
+                drawn = self.scalar_source(expr.value)  # `lam = lam_batch[i]` of an array of draws
+                if drawn is not None and drawn.array:
+                    return replace(drawn, label=f"an element of {drawn.label}", array=False)
             if scope.class_key not in self.varying_entries:
                 return None
             entry = _self_entry(expr, scope.self_name)
@@ -676,6 +685,15 @@ class FileWalker:
         if tp is cst.UnaryOperation and type(expr.operator) is not cst.Not:
             return self.scalar_source(expr.expression)
         return None
+
+    def _none_defaults(self) -> frozenset[str]:
+        """Parameters of the function being walked whose default is None (`count=None`)."""
+        function = self.function_node
+        if function is None:
+            return frozenset()
+        params = function.params
+        return frozenset(p.name.value for p in (*params.params, *params.kwonly_params)
+                         if p.default is not None and type(p.default) is cst.Name and p.default.value == "None")
 
     def _host_pick_source(self, expr: cst.Subscript) -> ScalarSource | None:
         """`self.alphas[t]` of a Python list of numbers indexed by a per-step number: a number
@@ -737,8 +755,21 @@ class FileWalker:
         name = self.resolve(func) or ""
         if name.startswith("math."):
             return self._surest_source([arg.value for arg in call.args])
-        if host_draws.draws_a_number(name, call):  # `lam = np.random.beta(a, a)`: a new number on every step
-            return ScalarSource(f"`{self.code_for(call)}` (a host draw, new on every step)", host_draw=True)
+        if host_draws.is_host_draw(name):  # `lam = np.random.beta(a, a)`: a new number on every step
+            number = host_draws.draws_a_number(name, call, self._none_defaults())
+            return ScalarSource(f"`{self.code_for(call)}` (a host draw, new on every step)", host_draw=True,
+                                array=not number and name.startswith("numpy.random."))
+        if name.startswith("numpy.") and call.args:
+            # `np.clip(cy - h // 2, 0, img_h)`, `np.where(draws < p, lam_mix, lam)`: host math that
+            # carries its arguments' variation (an array of draws stays one)
+            found = self._surest_source([arg.value for arg in call.args])
+            if found is not None and found.host_draw:
+                return found
+            return None
+        if type(func) is cst.Attribute and func.attr.value in _ARRAY_METHODS:
+            found = self.scalar_source(func.value)  # `lam_mix.astype(np.float32)`
+            if found is not None and found.array:
+                return found if func.attr.value == "astype" else replace(found, array=False)
         callee = self._same_file_callee(func)
         if callee is None:
             if type(func) is cst.Attribute:
@@ -1738,9 +1769,11 @@ class FileWalker:
                 # `lr, wd = self.schedule(self.step)`: each element carries the call's variation
                 source = self.scalar_source(value)
                 if source is not None:
-                    for element in target.elements:
-                        name = element.value
-                        if type(name) is cst.Name and not scope.env.get(name.value, T.UNKNOWN).is_tensor:
+                    names = [element.value for element in target.elements]
+                    for name in names:
+                        if type(name) in (cst.Tuple, cst.List):  # `(yl, yh, xl, xh), lam = cutmix_box(...)`
+                            names.extend(inner.value for inner in name.elements)
+                        elif type(name) is cst.Name and not scope.env.get(name.value, T.UNKNOWN).is_tensor:
                             scope.tainted[name.value] = source
             if value is not None:
                 host_resident.record_unpacked(scope.host_held, target, value)

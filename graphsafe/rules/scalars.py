@@ -448,8 +448,8 @@ class PythonScalarInput(Rule):
     def _flag(self, expr: cst.BaseExpression, ctx) -> None:
         # the cheap, local question first: asking a kind may set off a what-if walk
         source = ctx.scalar_source(expr)
-        if source is None or (source.device_read and not self.selecting):
-            return
+        if source is None or (source.device_read and not self.selecting) or source.array:
+            return  # an array of host draws as data is GS402's; its elements are numbers
         if self.bound:
             source = _bound_source(source, expr, self.bound)
         if ctx.kind(expr).is_tensor:
