@@ -13,6 +13,7 @@ import textwrap
 import libcst as cst
 
 from graphsafe.analyzer import per_step
+from graphsafe.analyzer.grouping import each_use
 from tests.helpers import diagnostics, lines_of
 
 
@@ -230,6 +231,27 @@ def test_a_number_read_from_the_device_selecting_rows_or_stored_in_a_slot_is_fro
 def test_a_number_read_from_the_device_in_arithmetic_is_one_cause_with_its_read():
     assert lines_of(BANK, "GS101") == [16]
     assert 17 not in lines_of(BANK, "GS301")
+
+
+CROP = """\
+import torch
+
+
+def crop(image: torch.Tensor, boxes: torch.Tensor):  # graphsafe: region
+    x1l, x2l = torch.stack([boxes[:, 0], boxes[:, 1]]).tolist()
+    first = image[..., x1l[0]:x2l[0]]
+    rest = [image[i:i + 1, :, x1l[i]:x2l[i]] for i in range(1, len(x1l))]
+    return first * (x2l[0] - x1l[0]), rest
+"""
+
+
+def test_elements_of_a_list_read_from_the_device_selecting_are_frozen_once_per_read():
+    # the read is GS102 (line 5); its elements as slice bounds are one value, reported once with
+    # its every selecting use; in arithmetic (line 8) the read is the one cause
+    found = [d for d in diagnostics(CROP) if d.code == "GS301"]
+    assert [d.start.line for d in found] == [6]
+    assert sorted({u.start.line for u in each_use(found)}) == [6, 7]
+    assert lines_of(CROP, "GS102") == [5]
 
 
 def test_step_written_attrs_follows_self_calls_only_from_methods_that_step(monkeypatch):

@@ -141,6 +141,15 @@ def _host_read(call: cst.Call, kind_of: Callable, code_for: Callable) -> str | N
 _READS = "reads a tensor's value on the host"
 
 
+def read_list(value: cst.BaseExpression, kind_of: Callable, code_for: Callable) -> str | None:
+    """`t.tolist()` of anything not known to be host data: a list of numbers copied from the
+    device (its sync is GS102's), new on every step; why, or None."""
+    if (type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value == "tolist"
+            and not value.args and not kind_of(value.func.value).not_tensor):
+        return f"`{_short(code_for(value))}` {_READS}"
+    return None
+
+
 def read_from_device(reason: str) -> bool:
     """Does a recorded number's reason go back to a value read from the device (not a size)?"""
     return _READS in reason

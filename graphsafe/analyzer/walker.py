@@ -194,6 +194,8 @@ class _Scope:
     host_held: dict[str, tuple[str, str]] = field(default_factory=dict)
     # local name → (why its length, or its value as a size, depends on tensor data, is it a size)
     data_sized: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    # local name → why it holds a list of numbers read from the device (`x1l, x2l = t.tolist()`)
+    read_lists: dict[str, str] = field(default_factory=dict)
     # locals and parameters holding integer tensors (`idx = torch.arange(n)`, `i: LongTensor`)
     int_names: set[str] = field(default_factory=set)
     # local name → the parameter whose tensor it views (`value = value[0]`): same device
@@ -654,6 +656,11 @@ class FileWalker:
             picked = self._host_pick_source(expr)
             if picked is not None:
                 return picked
+            if type(expr.value) is cst.Name and expr.value.value in scope.read_lists and scope.is_function:
+                # `y1l[0]` of `x1l, y1l = boxes.tolist()`: the step's own value, frozen where it selects
+                # (one label per read: its every element is one value to keep on the device)
+                return ScalarSource(f"a number read from the device ({scope.read_lists[expr.value.value]})",
+                                    device_read=True)
             if len(expr.slice) == 1 and type(expr.slice[0].slice) is cst.Index:
                 drawn = self.scalar_source(expr.value)  # `lam = lam_batch[i]` of an array of draws
                 if drawn is not None and drawn.array:
@@ -685,6 +692,17 @@ class FileWalker:
         if tp is cst.UnaryOperation and type(expr.operator) is not cst.Not:
             return self.scalar_source(expr.expression)
         return None
+
+    def _note_read_list(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`x1l, x2l = torch.stack([x1, x2]).tolist()`: each name holds numbers read from the device."""
+        reason = data_sizes.read_list(value, self._kind, self.code_for)
+        names = [e.value for e in target.elements] if type(target) in (cst.Tuple, cst.List) else [target]
+        for name in names:
+            if type(name) is cst.Name:
+                if reason is not None:
+                    self.scope.read_lists[name.value] = reason
+                else:
+                    self.scope.read_lists.pop(name.value, None)
 
     def _none_defaults(self) -> frozenset[str]:
         """Parameters of the function being walked whose default is None (`count=None`)."""
@@ -1687,6 +1705,8 @@ class FileWalker:
         if value is not None and scope.is_function:
             data_sizes.record(scope.data_sized, target, value, self._kind, self.resolve, self.code_for,
                               type(self.enclosing_statement(self.statement)) is cst.FunctionDef)
+            if scope.read_lists or type(value) is cst.Call:
+                self._note_read_list(target, value)
         if isinstance(target, cst.Name):
             if kind.tag == "unknown" and target.value in self._use_receivers:
                 kind = self._kind_from_use(target.value, kind)

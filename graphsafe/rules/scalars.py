@@ -222,10 +222,13 @@ class PythonScalarInput(Rule):
     In a loop region (`for ...:  # graphsafe: region`, the loop's body replayed per pass) the
     loop's own counters are per-step numbers, also as sizes (`scores.topk(k)`).
     A number drawn on the host (`lam = float(np.random.beta(a, a))`, `random.uniform(...)`,
-    `time.time()`; not an array of draws, `size=`) is new on every step: where it enters device
-    work it is reported too (the draw itself is GS502's), also through a helper's returned tuple
-    (`lam, use_cutmix = self._params()`); a branch on it is left to GS502.
-    A number read from the device (`ptr = int(self.ptr)`, `n = t.item()`) is the step's own
+    `time.time()`; an array of draws, `size=n`, is no number, but each element of it is:
+    `lam = lam_batch[i]`) is new on every step: where it enters device work it is reported too
+    (the draw itself is GS502's), also through numpy's functions (`np.clip(cy - h // 2, 0, h)`)
+    and a helper's returned tuple (`lam, use_cutmix = self._params()`, `(yl, yh), lam =
+    cutmix_box(...)`); a branch on it is left to GS502.
+    A number read from the device (`ptr = int(self.ptr)`, `n = t.item()`, an element of a list
+    read with `x1l, x2l = boxes.tolist()`) is the step's own
     value: where it selects (an index, a slice bound, a value stored into a tensor slot:
     `self.bank[ptr:ptr + n] = x`, `self.ptr[0] = ptr + n`) it is reported too, since keeping
     it on the device needs those places changed as well; in arithmetic, and passed on, its read
