@@ -100,6 +100,26 @@ def test_deeper_attribute_chain_rebound_from_itself_is_handed_state():
         """) == [7]
 
 
+def test_data_of_a_tensor_rebound_from_the_tensor_itself_is_handed_state():
+    # `self.center` read in the new value reads the storage `.data =` replaces (lightly's DINO center)
+    assert gs401("""
+        class Dino(torch.nn.Module):
+            def forward(self, t: torch.Tensor):  # graphsafe: region
+                out = t - self.center
+                self.center.data = self.center * 0.9 + t.mean(0) * 0.1
+                return out
+        """) == [8]
+
+
+def test_data_of_a_tensor_rebound_from_fresh_values_only_is_not_handed_state():
+    assert gs401("""
+        class Load(torch.nn.Module):
+            def forward(self, t: torch.Tensor):  # graphsafe: region
+                self.table.data = t.mean(0)
+                return t
+        """) == []
+
+
 def test_running_stats_unpacked_from_an_update_call_are_handed_state():
     assert gs401("""
         class Norm(torch.nn.Module):

@@ -93,7 +93,8 @@ class StaticInputRebinding(Rule):
       item of `self`, of a parameter or of a loop variable, bound to a new tensor after its old
       value is read (in the new value or above): `p.grad = torch.zeros_like(p.grad)`,
       `hyps.scores = scores` after `scores = hyps.scores + s`, `self.w.weight.data =
-      torch.renorm(self.w.weight.data, ...)`, `x, state[i] = cell(x, state[i])` on a list,
+      torch.renorm(self.w.weight.data, ...)`, `self.center.data = self.center * m + c` (reading a
+      tensor reads the storage its `.data =` replaces), `x, state[i] = cell(x, state[i])` on a list,
       `self.n, self.mean = update(x, self.n, self.mean)` (an item of a tensor, `x[i] = v`, is
       written in place: not reported; GS503 leaves such a slot to GS401); `self.total +=
       t.sum()` where the class, or a base class in the file, starts `self.total` as a Python
@@ -446,16 +447,20 @@ class StaticInputRebinding(Rule):
             key = step_state.place_key(tgt) if root is not None else None
             if key is None or (type(tgt) is cst.Subscript and not _container_outside_tensors(tgt.value, function, ctx)):
                 continue  # `x[i] = v` on a tensor writes in place: not a rebinding
+            # `self.center.data = ...`: reading the tensor `self.center` reads the storage rebound
+            owner = step_state.place_key(tgt.value) if type(tgt) is cst.Attribute and tgt.attr.value == "data" else None
+            keys = (key, owner) if owner is not None else (key,)
             if value is not None:
                 if kind.not_tensor or _joins_itself(value, key, ctx) or not (kind.is_tensor or _tensor_method_result(value)):
                     continue
-                read = step_state.reads_place(value, key)
+                read = any(step_state.reads_place(value, k) for k in keys)
             else:  # `a, self.mean, state[i] = update(..., self.mean, state[i])`
                 if not (self._binds_tensor(tgt, ctx) if type(tgt) is cst.Attribute
                         else _holds_tensor_items(tgt.value, function, ctx)):
                     continue
                 read = step_state.reads_place(node.value, key)
-            read = read or (step_state.read_above(function, node, key) and not step_state.guarded_by(function, node, key))
+            read = read or any(step_state.read_above(function, node, k) and not step_state.guarded_by(function, node, k)
+                               for k in keys)
             shown = ctx.code_for(tgt)
             if read:
                 if type(tgt) is cst.Subscript:
