@@ -293,3 +293,31 @@ def test_handed_readers_need_a_read_before_the_rebinding_in_call_order():
     steps = step_state.ClassSteps(module.body[0])
     assign = module.body[0].body.body[3].body.body[0].body[0]
     assert steps.handed_readers("write", "a", steps.order_of("write", assign)) == ["first"]
+
+
+BUFFERS = """
+    class EMA(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("avg", torch.zeros(4))
+            self.register_buffer("count", torch.zeros(()))
+
+        def update_with_decay(self, buffer_name, new_value, decay):
+            old_value = getattr(self, buffer_name)
+            value = old_value * decay + new_value.detach() * (1 - decay)
+            self.register_buffer(buffer_name, value)
+
+        def forward(self, x: torch.Tensor):  # graphsafe: region
+            self.update_with_decay("avg", x.mean(0), 0.9)
+            self.register_buffer("count", x.new_ones(()))
+            if self.avg.shape[-1] >= 4:
+                return x - self.avg
+            self.register_buffer("avg", x.mean(0), persistent=False)
+            return x - self.avg
+    """
+
+
+def test_a_buffer_registered_again_where_it_is_read_is_handed_state():
+    # by name (line 21) and through `getattr(self, name)` (line 14); `count`, never read, and
+    # `__init__`'s registrations are not
+    assert gs401(BUFFERS) == [14, 21]

@@ -94,7 +94,8 @@ class StaticInputRebinding(Rule):
       value is read (in the new value or above): `p.grad = torch.zeros_like(p.grad)`,
       `hyps.scores = scores` after `scores = hyps.scores + s`, `self.w.weight.data =
       torch.renorm(self.w.weight.data, ...)`, `self.center.data = self.center * m + c` (reading a
-      tensor reads the storage its `.data =` replaces), `x, state[i] = cell(x, state[i])` on a list,
+      tensor reads the storage its `.data =` replaces), a buffer registered again in a method
+      that reads it (`self.register_buffer(name, getattr(self, name) * d + new * (1 - d))`), `x, state[i] = cell(x, state[i])` on a list,
       `self.n, self.mean = update(x, self.n, self.mean)` (an item of a tensor, `x[i] = v`, is
       written in place: not reported; GS503 leaves such a slot to GS401); `self.total +=
       t.sum()` where the class, or a base class in the file, starts `self.total` as a Python
@@ -263,11 +264,31 @@ class StaticInputRebinding(Rule):
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
-        if (isinstance(func, cst.Attribute) and func.attr.value == "register_buffer" and ctx.is_self(func.value)
-                and ctx.class_key and node.args and isinstance(node.args[0].value, cst.SimpleString)):
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "register_buffer" and ctx.is_self(func.value)
+                and ctx.class_key and node.args):
+            return
+        if isinstance(node.args[0].value, cst.SimpleString):
             name = node.args[0].value.evaluated_value
             if isinstance(name, str):
                 self.bound.add((ctx.class_key, name, "tensor"))
+        self._buffer_registered_again(node, ctx)
+
+    def _buffer_registered_again(self, node: cst.Call, ctx) -> None:
+        """`self.register_buffer(name, value)` in a method (not `__init__`) that reads that buffer:
+        the module's buffer is rebound to a new tensor (`value = old * d + new * (1 - d)`), the
+        graph keeps the one of capture time."""
+        function = ctx.function_node
+        if function is None or ctx.function_name == "__init__" or ctx.in_capture_block() or len(node.args) < 2:
+            return
+        value = node.args[1].value
+        if node.args[1].keyword is not None or _not_a_tensor(value, ctx) or ctx.kind(value).not_tensor:
+            return
+        key = node.args[0].value
+        literal = key.evaluated_value if isinstance(key, cst.SimpleString) else None
+        shown = f"self.{literal}" if isinstance(literal, str) else f"getattr(self, {ctx.code_for(key)})"
+        if not _reads_buffer(function, ctx.self_name, literal if isinstance(literal, str) else None, ctx.code_for(key), ctx):
+            return
+        ctx.report(self, node, target=shown, why="holds state the graph reads (`register_buffer` binds a new tensor to it)")
 
     def visit_Name(self, node: cst.Name, ctx) -> None:
         self.order += 1
@@ -701,6 +722,23 @@ def _tensor_method_result(value: cst.BaseExpression) -> bool:
     computed its receiver (a module of another file)."""
     return (type(value) is cst.Call and type(value.func) is cst.Attribute
             and value.func.attr.value in PARAM_TENSOR_METHODS)
+
+
+def _reads_buffer(function: cst.FunctionDef, self_name: str | None, name: str | None, key_code: str, ctx) -> bool:
+    """Does `function` read the buffer: `self.<name>`, or `getattr(self, <key>)` with the same key?"""
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        tp = type(node)
+        if (name is not None and tp is cst.Attribute and node.attr.value == name and type(node.value) is cst.Name
+                and node.value.value == self_name and not ctx.is_store(node)):
+            return True
+        if (tp is cst.Call and type(node.func) is cst.Name and node.func.value == "getattr" and len(node.args) >= 2
+                and type(node.args[0].value) is cst.Name and node.args[0].value.value == self_name
+                and ctx.code_for(node.args[1].value) == key_code):
+            return True
+        stack.extend(children(node))
+    return False
 
 
 def _lazily_built(function: cst.FunctionDef | None, assign: cst.Assign, attribute: cst.Attribute) -> bool:
