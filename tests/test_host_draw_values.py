@@ -103,3 +103,9 @@ def test_the_array_itself_as_tensor_data_is_left_to_gs402():
 
 def test_drawn_slice_bounds_through_nested_tuple_returns_are_per_step_numbers():
     assert 32 in lines_of(CUTMIX, "GS301")
+
+
+def test_a_sample_of_draws_as_tensor_data_is_left_to_gs402():
+    source = ("import random\nimport torch\n\n\ndef step(x: torch.Tensor, items: list):  # graphsafe: region\n"
+              "    picks = random.sample(items, 4)\n    return x + torch.tensor(picks, device=x.device)\n")
+    assert lines_of(source, "GS301") == [] and lines_of(source, "GS402") == [7]

@@ -54,7 +54,7 @@ class Mixup:
         lam, use_cutmix = self._params_per_batch()
         if use_cutmix:
             (y1, y2, x1, x2), lam = cutmix_bbox_and_lam(x.shape, lam)
-            x[:, :, y1:y2, x1:x2] = x.flip(0)[:, :, y1:y2, x1:x2]
+            x[:, :, y1:y2, x1:x2] = x.flip(0)[:, :, y1:y2, x1:x2]  # expect: GS301 (the drawn CutMix box as slice bounds, through the nested tuple)
         elif lam != 1.0:
             x_flipped = x.flip(0).mul_(1.0 - lam)  # expect: GS301 (a host draw's number, frozen where it enters device work)
             x.mul_(lam).add_(x_flipped)  # expect: GS301 (a host draw's number, frozen where it enters device work)

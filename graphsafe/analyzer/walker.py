@@ -775,8 +775,9 @@ class FileWalker:
             return self._surest_source([arg.value for arg in call.args])
         if host_draws.is_host_draw(name):  # `lam = np.random.beta(a, a)`: a new number on every step
             number = host_draws.draws_a_number(name, call, self._none_defaults())
+            # (`random.sample(...)`, `np.random.rand(8)`: a sequence of draws, not a number)
             return ScalarSource(f"`{self.code_for(call)}` (a host draw, new on every step)", host_draw=True,
-                                array=not number and name.startswith("numpy.random."))
+                                array=not number)
         if name.startswith("numpy.") and call.args:
             # `np.clip(cy - h // 2, 0, img_h)`, `np.where(draws < p, lam_mix, lam)`: host math that
             # carries its arguments' variation (an array of draws stays one)
