@@ -59,9 +59,9 @@ SCALAR_BUILTINS = frozenset(
 _LITERALS = frozenset({cst.Integer, cst.Float, cst.SimpleString})
 
 # Builtins whose number result carries their arguments' per-step variation.
+_NUMBER_BUILTINS = frozenset("min max abs round float int".split())
 # numpy array methods that keep an array of draws one (`astype`) or give one of its numbers
 _ARRAY_METHODS = frozenset(("astype", "item", "sum", "mean", "max", "min"))
-_NUMBER_BUILTINS = frozenset("min max abs round float int".split())
 # return annotations that name no object class (skipped without resolving them)
 _PLAIN_RETURNS = frozenset("None int float bool str bytes Tensor".split())
 # libraries whose functions given a number build tensors or host values other rules judge
@@ -1877,7 +1877,9 @@ class FileWalker:
             number_methods = self.number_methods[key] = _number_functions(node.body.body)
             self.dict_methods[key] = self._tensor_dict_functions(node.body.body)
             attrs = self._class_attr_kinds(node, key, imports)
-            declared = self._dataclass_declared(node, imports, attrs) if "dataclass" in self.source and not node.bases else ()
+            # the fields of the `__init__` a `@dataclass` generates (None: not one)
+            fields = dataclass_inits.init_fields(node, imports.resolve) if "dataclass" in self.source and not node.bases else None
+            declared = _dataclass_declared(fields, attrs) if fields else ()
             self.class_attr_kinds[key] = attrs
             attr_classes = tuple(
                 (name, kind.refs if kind.tag in ("object", "modules") and kind.refs
@@ -1912,8 +1914,8 @@ class FileWalker:
             slots = tuple(sorted((name, "T" if kind.is_tensor else f"@{pids[name]}") for name, kind in attrs.items()
                                  if kind.is_tensor or (kind.tag == "unknown" and pids.get(name))))
             slots += tuple((name, f"@{pid}") for name, pid in self.made_from_params.get(key, {}).items())
-            if "dataclass" in self.source and not node.bases:
-                slots += self._dataclass_init_slots(node, key, imports, attrs, slots)
+            if fields is not None:
+                slots += self._dataclass_init_slots(fields, key, attrs, slots)
             if "@property" in self.source:
                 attr_classes, slots = _with_property_aliases(node, attr_classes, slots)
             self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)), tuple(sorted(numbers)), slots)
@@ -1929,28 +1931,11 @@ class FileWalker:
         # (`import torch` inside it) must decide them in the walk proper.
         self._resolved = {}
 
-    def _dataclass_declared(self, node: cst.ClassDef, imports: ImportTable, attrs: dict[str, T.Kind]
-                            ) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        """A `@dataclass` field annotated with a class (`callbacks: List[Callback]`) holds what the
-        constructor's callers pass, maybe a subclass: its kind is left unknown, so that calls on
-        it ask the project (ClassInfo.attr_slots); the declared class is returned, kept beside."""
-        fields = dataclass_inits.init_fields(node, imports.resolve)
-        declared = []
-        for name, _ in fields or ():
-            kind = attrs.get(name)
-            if kind is not None and kind.tag in ("object", "modules") and kind.refs:
-                declared.append((name, kind.refs))
-                attrs[name] = T.UNKNOWN
-        return tuple(declared)
-
-    def _dataclass_init_slots(self, node: cst.ClassDef, key: str, imports: ImportTable, attrs: dict[str, T.Kind],
-                              slots: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    def _dataclass_init_slots(self, fields: tuple[tuple[str, cst.BaseExpression], ...], key: str,
+                              attrs: dict[str, T.Kind], slots: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
         """A `@dataclass`'s generated `__init__` (a unit with its fields as parameters, so that
         its call sites are read) and, for each field that may hold an object, the slot saying
         it holds what the constructor's callers pass (`CallbackContainer(callbacks)`)."""
-        fields = dataclass_inits.init_fields(node, imports.resolve)
-        if fields is None:
-            return ()
         self.dataclass_inits.append((key, tuple(name for name, _ in fields)))
         known = {name for name, _ in slots}
         return tuple((name, f"@{ARG_PID}{key}.__init__:{name}") for name, annotation in fields
@@ -3963,6 +3948,20 @@ def _assigned_pairs(assign: cst.Assign) -> list[tuple[cst.BaseExpression, cst.Ba
         else:
             pairs.append((target, value))
     return pairs
+
+
+def _dataclass_declared(fields: tuple[tuple[str, cst.BaseExpression], ...], attrs: dict[str, T.Kind]
+                        ) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """A `@dataclass` field annotated with a class (`callbacks: List[Callback]`) holds what the
+    constructor's callers pass, maybe a subclass: its kind is left unknown, so that calls on it
+    ask the project (ClassInfo.attr_slots); the declared classes are returned, kept beside."""
+    declared = []
+    for name, _ in fields:
+        kind = attrs.get(name)
+        if kind is not None and kind.tag in ("object", "modules") and kind.refs:
+            declared.append((name, kind.refs))
+            attrs[name] = T.UNKNOWN
+    return tuple(declared)
 
 
 def _self_entry(target: cst.BaseExpression, self_name: str) -> tuple[str, str] | None:
