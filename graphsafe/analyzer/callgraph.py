@@ -62,6 +62,7 @@ class Project:
         self.aliases: dict[str, dict[str, str]] = {}
         self._by_suffix: dict[str, list[str]] | None = None
         self._stars: dict[str, dict[str, str]] | None = None  # _star_exports
+        self._top_names: dict[str, set[str]] = {}  # module → the names it defines (for _star_exports)
         self._subclasses: dict[str, list[str]] | None = None
         self._scalar_index: dict[str, list[tuple[str, tuple]]] | None = None
         self._call_sites: dict[str, list[tuple[tuple[str, str], ...]]] | None = None
@@ -133,7 +134,6 @@ class Project:
         with `from m import *` (through the starred modules' own star imports)."""
         if self._stars is None:
             self._stars = {}
-            self._top_names: dict[str, set[str]] = {}
             for key in [*self.units, *self.classes]:
                 owner, _, name = key.rpartition(".")
                 if owner in self.aliases:

@@ -95,7 +95,8 @@ class StaticInputRebinding(Rule):
       `hyps.scores = scores` after `scores = hyps.scores + s`, `self.w.weight.data =
       torch.renorm(self.w.weight.data, ...)`, `self.center.data = self.center * m + c` (reading a
       tensor reads the storage its `.data =` replaces), a buffer registered again in a method
-      that reads it (`self.register_buffer(name, getattr(self, name) * d + new * (1 - d))`), `x, state[i] = cell(x, state[i])` on a list,
+      that reads it (`self.register_buffer(name, getattr(self, name) * d + new * (1 - d))`),
+      `x, state[i] = cell(x, state[i])` on a list,
       `self.n, self.mean = update(x, self.n, self.mean)` (an item of a tensor, `x[i] = v`, is
       written in place: not reported; GS503 leaves such a slot to GS401); `self.total +=
       t.sum()` where the class, or a base class in the file, starts `self.total` as a Python
@@ -285,9 +286,10 @@ class StaticInputRebinding(Rule):
             return
         key = node.args[0].value
         literal = key.evaluated_value if isinstance(key, cst.SimpleString) else None
-        shown = f"self.{literal}" if isinstance(literal, str) else f"getattr(self, {ctx.code_for(key)})"
-        if not _reads_buffer(function, ctx.self_name, literal if isinstance(literal, str) else None, ctx.code_for(key), ctx):
+        literal = literal if isinstance(literal, str) else None  # `f"{name}_avg"`: read by `getattr` only
+        if not _reads_buffer(function, ctx.self_name, literal, ctx.code_for(key), ctx):
             return
+        shown = f"self.{literal}" if literal is not None else f"getattr(self, {ctx.code_for(key)})"
         ctx.report(self, node, target=shown, why="holds state the graph reads (`register_buffer` binds a new tensor to it)")
 
     def visit_Name(self, node: cst.Name, ctx) -> None:
