@@ -146,6 +146,31 @@ def test_mask_parameter_of_a_helper_gets_what_callers_pass():
     assert found(source.replace("keep > 0", "keep.long()"), "GS108") == []
 
 
+ROWS = """
+import torch
+
+
+def replace(table, samples, batch_mask):
+    for {target} in {loop}:
+        table[mask] = row * 2.0
+
+
+def step(table: torch.Tensor, x: torch.Tensor, sizes: torch.Tensor):  # graphsafe: region
+    replace(table, x, batch_mask={passed})
+"""
+
+
+@pytest.mark.parametrize("target, loop", [
+    ("row, mask", "zip(samples, batch_mask)"),
+    ("i, (row, mask)", "enumerate(zip(samples, batch_mask))"),
+])
+def test_rows_of_a_mask_parameter_are_masks_where_callers_pass_one(target, loop):
+    source = ROWS.format(target=target, loop=loop, passed="sizes < 2")
+    assert found(source, "GS108") == [7]
+    # the rows of an integer tensor index by position
+    assert found(source.replace("sizes < 2", "sizes.long()"), "GS108") == []
+
+
 # --------------------------------------------------------------- `~` on integers
 
 INVERT = """\

@@ -227,6 +227,7 @@ class FileWalker:
         self.external = external or {}
         self.wanted: set[str] = set()  # pending ids whose kind would change what a rule reports
         self._probed: list[str] = []  # pending ids the running rule handler asked about
+        self._asked_later: list[str] = []  # ... and those it asked only in a what-if run
         self._speculating: set[str] | None = None  # ids taken to be tensors in a what-if run
         self._captured: list | None = None  # reports of a what-if run (not kept)
         self._report_log: list[tuple[str, int]] = []  # every report, to compare a what-if run with
@@ -339,6 +340,7 @@ class FileWalker:
             if pid is not None:
                 if self._speculating is not None:
                     if pid not in self._speculating:
+                        self._asked_later.append(pid)
                         return kind
                     # Taken to be a mask: `ious <= thresh` on such a value is one, and so may be
                     # the value itself (`keep = keep_mask(pad)` then `h[keep]`); only GS108 tells
@@ -1199,18 +1201,27 @@ class FileWalker:
         """Run a rule handler again as if the values from `pids` were tensors. Only if it then
         reports something are the ids worth resolving project-wide (and this file worth a second
         walk): most questions (`if not ctx.kind(v).is_tensor: return`) change nothing. The rule's
-        own containers are restored afterwards, and nothing it reports here is kept."""
+        own containers are restored afterwards, and nothing it reports here is kept.
+
+        A question the handler asks only once the first answers are tensors (`table[mask] =
+        row * 2.0`: the mask matters only for a tensor value) gets a second run with both."""
         rule = getattr(handler, "__self__", None)
-        saved = _save_state(rule) if rule is not None else []
-        self._speculating, self._captured = pids, []
-        try:
-            handler(node, self)
-            if any(r not in reported for r in self._captured):  # it would report something new
-                self.wanted.update(pids)
-        finally:
-            self._speculating, self._captured = None, None
-            for owner, key, value in saved:
-                setattr(owner, key, value)
+        for _ in range(2):
+            saved = _save_state(rule) if rule is not None else []
+            self._speculating, self._captured, self._asked_later = pids, [], []
+            try:
+                handler(node, self)
+                if any(r not in reported for r in self._captured):  # it would report something new
+                    self.wanted.update(pids)
+                    return
+                later = set(self._asked_later) - pids
+            finally:
+                self._speculating, self._captured = None, None
+                for owner, key, value in saved:
+                    setattr(owner, key, value)
+            if not later:
+                return
+            pids = pids | later
 
     def _call_pid(self, call: cst.Call) -> str | None:
         """A pending id for a call to a project function or method (resolved project-wide):
@@ -2738,16 +2749,31 @@ class FileWalker:
             elements = [e.value for e in target.elements]
             if name == "zip" and len(args) == len(elements):
                 for element, arg in zip(elements, args):
-                    self._bind(element, self._element_kind(arg))
+                    self._bind_element(element, arg)
                     self._note_loop_source(element, arg)  # `for layer, q in zip(self.model.layers, ...)`
                 return
             if name == "enumerate" and args and len(elements) == 2:
                 self._bind(elements[0], T.SCALAR)
-                self._bind(elements[1], self._element_kind(args[0]))
+                if isinstance(elements[1], (cst.Tuple, cst.List)):  # `for i, (x, m) in enumerate(zip(xs, ms))`
+                    self._bind_loop_target(elements[1], args[0])
+                    return
+                self._bind_element(elements[1], args[0])
                 self._note_loop_source(elements[1], args[0])
                 return
-        self._bind(target, self._element_kind(iterable))
+        self._bind_element(target, iterable)
         self._note_loop_source(target, iterable)
+
+    def _bind_element(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> None:
+        """Bind a loop variable to the kind of `iterable`'s elements. Where the iterable's kind
+        hangs on a project call or a parameter (`for s, m in zip(samples, batch_mask)`), the
+        element waits on the same pending id: a rule asking about `m` has that id resolved, and
+        the walk again sees the elements of what it resolves to."""
+        kind = self._element_kind(iterable)
+        self._bind(target, kind)
+        if kind == T.UNKNOWN and type(target) is cst.Name and self._kind(iterable) == T.UNKNOWN:
+            pid = self._depends_on(iterable)
+            if pid is not None:
+                self.scope.pending[target.value] = pid
 
     def _bind_named_tensor(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> bool:
         """`for name, p in model.named_parameters()` (or `named_buffers()`, also inside
