@@ -10,7 +10,11 @@ look-alike that must stay silent:
 - objects appended to a local list (`callbacks.append(self.history)`) and handed on: a loop over it
   reaches theirs, whatever an `extend` adds; a list of values of unknown class reaches nothing;
 - a `functools.partial` held by an attribute or a module-level name runs its function; an alias
-  of a quiet function stays silent.
+  of a quiet function stays silent;
+- a function chosen into an attribute runs wherever the attribute is called: either branch of a
+  conditional, any entry of a literal table (of this file or imported, also through a re-export),
+  the default of the parameter it keeps, or what the constructor's callers pass for it; a table
+  of quiet functions, or of numbers, stays silent.
 """
 
 from __future__ import annotations
@@ -335,3 +339,101 @@ def test_objects_appended_to_a_local_list_are_reached_through_it(fill):
 
 def test_a_list_filled_only_with_values_of_unknown_class_reaches_nothing():
     assert found(CALLBACKS.format(fill="append(make_callback())"), "GS302") == []
+
+
+CENTERS = """\
+import torch
+import torch.distributed as dist
+
+
+def center_mean(x):
+    c = x.mean(0)
+    dist.all_reduce(c)
+    return c
+
+
+def center_print(x):
+    print(x)
+    return x
+
+
+def quiet(x):
+    return x * 2
+
+
+CENTERS = {"mean": center_mean}
+QUIET = {"quiet": quiet}
+WEIGHTS = {"mean": 0.5}
+"""
+
+CENTERED = """\
+import torch
+{imports}
+
+
+class Center(torch.nn.Module):
+    def __init__(self, mode="mean", ddp=False):
+        super().__init__()
+        self.center_fn = {chosen}
+
+    def forward(self, x):  # graphsafe: region
+        return self.center_fn(x)
+"""
+
+
+@pytest.mark.parametrize("chosen, expected", [
+    ("center_mean if ddp else center_print", {("model.py", 7, "GS901"), ("model.py", 12, "GS501")}),
+    ("CENTERS[mode]", {("model.py", 7, "GS901")}),
+    ("CENTERS.get(mode)", {("model.py", 7, "GS901")}),
+    ("quiet if ddp else QUIET[mode]", set()),
+])
+def test_a_function_chosen_into_an_attribute_in_the_same_file_runs_where_it_is_called(tmp_path, chosen, expected):
+    model = CENTERS + "\n\n" + CENTERED.format(imports="", chosen=chosen)
+    assert project(tmp_path, {"model.py": model}) == expected
+
+
+@pytest.mark.parametrize("imports, chosen", [
+    ("from centers import CENTERS", "CENTERS[mode]"),
+    ("from pkg import CENTERS", "CENTERS[mode]"),  # re-exported by the package
+    ("import centers", "centers.center_mean if ddp else centers.quiet"),
+])
+def test_a_function_picked_from_a_table_of_another_file_runs_where_it_is_called(tmp_path, imports, chosen):
+    files = {"centers.py": CENTERS, "pkg/__init__.py": "from centers import CENTERS\n",
+             "model.py": CENTERED.format(imports=imports, chosen=chosen)}
+    assert project(tmp_path, files) == {("centers.py", 7, "GS901")}
+
+
+def test_a_table_of_numbers_or_quiet_functions_of_another_file_runs_nothing(tmp_path):
+    for table in ("QUIET", "WEIGHTS"):
+        files = {"centers.py": CENTERS, "model.py": CENTERED.format(imports=f"from centers import {table}",
+                                                                   chosen=f"{table}[mode]")}
+        assert project(tmp_path, files) == set()
+
+
+KEPT = """\
+import torch
+
+
+def gumbel(x):
+    return x.argmax(-1).item()
+
+
+class Codebook(torch.nn.Module):
+    def __init__(self, sample=gumbel):
+        super().__init__()
+        self.sample = sample
+
+    def forward(self, x):  # graphsafe: region
+        return self.sample(x)
+"""
+
+
+def test_the_default_function_a_constructor_keeps_runs_where_it_is_called(tmp_path):
+    assert project(tmp_path, {"model.py": KEPT}) == {("model.py", 5, "GS101")}
+
+
+def test_a_function_the_constructors_callers_pass_runs_where_it_is_called(tmp_path):
+    build = "from model import Codebook\n\n\ndef loud(x):\n    print(x)\n    return x\n\n\n" \
+            "def build():\n    return Codebook(sample=loud)\n"
+    found = project(tmp_path, {"model.py": KEPT.replace("sample=gumbel", "sample=None"), "build.py": build})
+    assert found == {("build.py", 5, "GS501")}

@@ -3,7 +3,9 @@ a CPU tensor built in the step (`torch.arange(w)` without device=, or a local bo
 then `.to(dev)`, `.cuda()` or `.type_as(cuda_t)`; a device tensor indexed with such a tensor
 or with a local list of Python ints; an attribute built in `__init__` by a torch factory
 without a device and not registered as a buffer. Look-alikes stay quiet: a dtype-only `.to`,
-factories given a device, buffers, and indexes whose origin is unknown."""
+factories given a device, buffers, and indexes whose origin is unknown. A copy made by `.cpu()`
+is in host memory too: moved back it is reported, and asserting or formatting it waits for
+nothing (no GS201/GS104); neither does formatting in an `assert`'s message."""
 
 from __future__ import annotations
 
@@ -155,3 +157,32 @@ def test_a_batch_is_reported_where_it_is_moved_not_after_and_loops_over_other_th
                 model(t.to(device=device))
         """)
     assert [line for line, _ in _gs402(source)] == [6]
+
+
+# ------------------------------------------- copies to the host: no wait to read them again
+
+def _codes_at(source: str) -> list[tuple[int, str]]:
+    return sorted((d.start.line, d.code) for d in diagnostics(source) if d.code in ("GS104", "GS201", "GS402"))
+
+
+def test_a_copy_made_by_cpu_is_on_the_host_when_moved_back():
+    for copy in ("x.cpu()", 'x.to("cpu")', 'x.to(device="cpu")', 'x.to(torch.device("cpu"))'):
+        found = _gs402(_region(f"h = {copy}\nreturn h.cuda()\n"))
+        assert [line for line, _ in found] == [6], copy
+        assert "copied to the host by" in found[0][1]
+
+
+def test_asserting_and_formatting_a_host_copy_wait_for_nothing():
+    body = "h = x.cpu()\ntotal = h.new_full((), n)\nassert total == 0, f'bad {total}'\nmsg = f'left {h}'\nreturn h\n"
+    assert _codes_at(_region(body)) == []
+
+
+def test_asserting_and_formatting_a_device_tensor_are_still_reported():
+    body = "total = x.new_full((), n)\nassert total == 0\nmsg = f'left {x}'\nreturn x\n"
+    assert _codes_at(_region(body)) == [(6, "GS201"), (7, "GS104")]
+
+
+def test_a_tensor_formatted_only_in_an_assert_message_is_formatted_on_failure_only():
+    assert _codes_at(_region("assert n > 0, f'bad {x}'\nreturn x\n")) == []
+    assert _codes_at(_region("assert n > 0, 'bad {}'.format(x)\nreturn x\n")) == []
+    assert _codes_at(_region("assert n > 0, 'bad %s' % x\nreturn x\n")) == []

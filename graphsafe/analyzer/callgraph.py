@@ -15,7 +15,7 @@ from graphsafe.analyzer import default_guards, generators, host_batches, host_co
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
 from graphsafe.analyzer.facts import (ANY_OF, GROUP_KEY, HELD_COUNTER, LOOP, SCHEDULED_LR, CallRef, ClassInfo, FileFacts, Unit,
                                       parts_of)
-from graphsafe.analyzer.names import STAR_PREFIX
+from graphsafe.analyzer.names import STAR_PREFIX, TABLE_SUFFIX
 from graphsafe.analyzer.pids import ARG_PID, FUNCTION_SLOT
 from graphsafe.analyzer.run_facts import ObservedIndex
 from graphsafe.model import CallSite, Confidence, Diagnostic, Hit, Region, RegionKind
@@ -144,13 +144,27 @@ class Project:
         for key, starred in self.aliases.get(module, {}).items():
             if not key.startswith(STAR_PREFIX) or starred == module:
                 continue
-            own = self._top_names.get(starred, set()) | {k for k in self.aliases.get(starred, {}) if not k.startswith(STAR_PREFIX)}
+            own = self._top_names.get(starred, set()) | {k for k in self.aliases.get(starred, {})
+                                                          if not k.startswith(STAR_PREFIX) and not k.endswith(TABLE_SUFFIX)}
             for name in own:
                 if not name.startswith("_"):  # what `import *` takes without an `__all__`
                     exports.setdefault(name, starred)
             for name, home in self._star_exports(starred).items():
                 exports.setdefault(name, home)
         return exports
+
+    def _table_entries(self, name: str, depth: int = 0) -> list[str]:
+        """The functions of the module-level table `name` (`pkg.center.CENTER_FUNCTIONS`),
+        through re-exports of it; [] where no project module defines such a table."""
+        module, _, table = name.rpartition(".")
+        imported = self.aliases.get(module, {})
+        entries = imported.get(table + TABLE_SUFFIX)
+        if entries is not None:
+            return entries.split("|")
+        target = imported.get(table)
+        if target is not None and target != name and depth < _MAX_ALIAS_DEPTH:
+            return self._table_entries(target, depth + 1)
+        return []
 
     def _suffix_index(self) -> dict[str, list[str]]:
         if self._by_suffix is None:
@@ -240,6 +254,25 @@ class Project:
                 if found:
                     return found
         return ()
+
+    def _attr_functions(self, class_key: str, attr: str, seen: frozenset = frozenset()) -> list[str]:
+        """The project functions the constructor's callers pass for what attribute `attr` keeps
+        (`self.sample = sample`, built as `Codebook(sample=gumbel_sample)`), looked up through
+        base classes."""
+        info = self.classes.get(class_key)
+        if info is None or class_key in seen:
+            return []
+        found = [f for name, slot in info.attr_slots if name == attr and slot.startswith("@" + ARG_PID)
+                 for f in self._passed_functions(*slot[1 + len(ARG_PID):].rsplit(":", 1), "__call__")]
+        if found:
+            return found
+        for base in info.bases:
+            base_key = self.resolve_symbol(base)
+            if base_key in self.classes:
+                found = self._attr_functions(base_key, attr, seen | {class_key})
+                if found:
+                    return found
+        return []
 
     def _path_classes(self, class_name: str, path: list[str]) -> list[str]:
         """The classes attribute path `path` reaches from an instance of `class_name`. An entry
@@ -375,6 +408,9 @@ class Project:
 
     def _callees(self, ref: CallRef, class_key: str | None) -> list[str]:
         if ref.kind == "global":
+            if ref.target.endswith(TABLE_SUFFIX):
+                return [c for entry in self._table_entries(ref.target[: -len(TABLE_SUFFIX)])
+                        for c in self._callees(CallRef("global", entry), None)]
             key = self.resolve_symbol(ref.target)
             if key is None:
                 return self._autograd_function(ref.target)
@@ -408,7 +444,7 @@ class Project:
             targets: list[str] = []
             for cls in self.attr_classes(class_key, ref.target):
                 targets.extend(self._call_targets_of_instance(cls, "__call__"))
-            return targets
+            return targets + [f for f in self._attr_functions(class_key, ref.target) if f not in targets]
         if ref.kind == "prop":
             method = self.lookup_method(class_key, ref.target)
             return [method] if method is not None and self.units[method].unit.is_property else []

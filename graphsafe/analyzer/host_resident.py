@@ -12,6 +12,7 @@ them, `FileWalker._bind`):
 - a torch factory called without `device=` (`torch.arange(w)`, `torch.randn(b, n)`,
   `torch.hamming_window(n)`), or through a parameter whose default is one
   (`window_fn=torch.hamming_window` ... `window_fn(n)`);
+- a copy to the host (`probs.cpu()`, `t.to("cpu")`);
 - ops that keep the tensor where it is (`idx[..., None]`, `idx.unsqueeze(1)`, `rand.topk(k).indices`,
   `idx.long()`, `.to(torch.float32)`, `idx + 1`) applied to such a value;
 - a local bound to any of these;
@@ -25,6 +26,8 @@ them, `FileWalker._bind`):
 from __future__ import annotations
 
 import libcst as cst
+
+from graphsafe.analyzer.names import dotted
 
 # torch factories that make a CPU tensor unless given a device
 HOST_FACTORIES = frozenset(
@@ -43,6 +46,9 @@ _LIST_GROWERS = ("append", "extend")
 _FIELDS = frozenset("indices values T mT".split())
 # what `record` notes a local holds
 TENSOR, INT_LIST, EMPTY_LIST, LOADER = "tensor", "int-list", "empty-list", "loader"
+# a tensor copied to the host (`idx.cpu()`): in host memory, but an index made so is meant for a
+# host tensor (`host_feats[ids.cpu()]`), so host_index does not count it
+HOST_COPY = "host-copy"
 _DATA_LOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"})
 
 
@@ -94,20 +100,21 @@ def _is_dtype(expr: cst.BaseExpression, ctx) -> bool:
     return namespace == "torch" and tail in _DTYPES
 
 
-def origin(expr: cst.BaseExpression, ctx, names: dict[str, tuple[str, str]]) -> str | None:
+def origin(expr: cst.BaseExpression, ctx, names: dict[str, tuple[str, str]], copies: bool = True) -> str | None:
     """Why `expr` is a CPU tensor ("`w` is built by `torch.arange` without device=", or for the
-    factory call itself "built by ..."), else None. `names`: what `record` noted so far."""
+    factory call itself "built by ..."), else None. `names`: what `record` noted so far.
+    `copies=False`: not counting copies made by `.cpu()` (HOST_COPY)."""
     tp = type(expr)
     if tp is cst.Name:
         held = names.get(expr.value)
-        return held[1] if held is not None and held[0] == TENSOR else None
+        return held[1] if held is not None and (held[0] == TENSOR or copies and held[0] == HOST_COPY) else None
     if tp is cst.Subscript:
-        return origin(expr.value, ctx, names)  # rows of a host tensor are on the host
+        return origin(expr.value, ctx, names, copies)  # rows of a host tensor are on the host
     if tp is cst.Attribute:
         # `rand.topk(k).indices`: a field of a host op's result; `.T`, `.mT`: views
-        return origin(expr.value, ctx, names) if expr.attr.value in _FIELDS else None
+        return origin(expr.value, ctx, names, copies) if expr.attr.value in _FIELDS else None
     if tp is cst.BinaryOperation:
-        left, right = origin(expr.left, ctx, names), origin(expr.right, ctx, names)
+        left, right = origin(expr.left, ctx, names, copies), origin(expr.right, ctx, names, copies)
         if left is not None and (right is not None or ctx.kind(expr.right, note=False).not_tensor):
             return left
         if right is not None and ctx.kind(expr.left, note=False).not_tensor:
@@ -119,9 +126,11 @@ def origin(expr: cst.BaseExpression, ctx, names: dict[str, tuple[str, str]]) -> 
     resolved = ctx.resolve(func) or ""
     if type(func) is cst.Attribute and not resolved.startswith("torch."):
         method = func.attr.value
+        if method == "cpu" or method == "to" and _to_cpu(expr):
+            return f"copied to the host by `.{method}({'' if method == 'cpu' else '...'})`" if copies else None
         if method in _NOT_TENSOR or method in _MOVES and not (method == "to" and dtype_only(expr, ctx)):
             return None  # `.to(torch.float32)` keeps the device; `.to(d)`, `.cuda()` may move it
-        return origin(func.value, ctx, names)
+        return origin(func.value, ctx, names, copies)
     name = factory_name(expr, ctx)
     if name is not None and _stays_on_host(expr):
         if not resolved.startswith("torch."):  # `window_fn(n)`: a parameter defaulting to the factory
@@ -129,6 +138,19 @@ def origin(expr: cst.BaseExpression, ctx, names: dict[str, tuple[str, str]]) -> 
         return f"built by `{name}` without device="
     # `torch.tensor(data)` and friends are not followed: GS402 reports them where they are built
     return None
+
+
+def _to_cpu(call: cst.Call) -> bool:
+    """`.to("cpu")`, `.to(device="cpu")`, `.to(torch.device("cpu"))`."""
+    device = _keyword(call, "device")
+    if device is None:
+        device = next((a for a in call.args if a.keyword is None), None)
+    if device is None:
+        return False
+    value = device.value
+    if type(value) is cst.Call and value.args and (dotted(value.func) or "").endswith("device"):
+        value = value.args[0].value
+    return _is_cpu(value)
 
 
 def dtype_only(call: cst.Call, ctx) -> bool:
@@ -215,14 +237,15 @@ def host_index(expr: cst.BaseExpression, ctx, names: dict[str, tuple[str, str]])
         return held[1]
     if type(expr) is not cst.List and int_list(expr) == "a Python list of ints":  # `x[list(range(n))]`
         return "a Python list of ints"
-    return origin(expr, ctx, names)
+    return origin(expr, ctx, names, copies=False)
 
 
 def record(names: dict[str, tuple[str, str]], target: str, value: cst.BaseExpression | None, ctx) -> None:
     """Note what the local `target` now holds (called as the walker binds it, in source order)."""
     reason = origin(value, ctx, names) if value is not None else None
     if reason is not None:
-        names[target] = (TENSOR, reason if reason.startswith("`") else f"`{target}` is {reason}")
+        tag = TENSOR if origin(value, ctx, names, copies=False) is not None else HOST_COPY
+        names[target] = (tag, reason if reason.startswith("`") else f"`{target}` is {reason}")
         return
     if type(value) is cst.Call and ctx.resolve(value.func) in _DATA_LOADERS:
         names[target] = (LOADER, "")

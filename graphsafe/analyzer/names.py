@@ -45,6 +45,9 @@ def module_of_relative(module: str, is_package: bool, level: int, name: str | No
 
 
 STAR_PREFIX = "*"  # aliases key prefix of a star import's module (`from m import *`)
+# aliases key suffix of a module-level table of functions (`CENTER_FUNCTIONS = {"mean": f}`):
+# its entries, "|"-joined, for code in other files that picks one (`CENTER_FUNCTIONS[mode]`)
+TABLE_SUFFIX = "[]"
 
 
 class ImportTable:

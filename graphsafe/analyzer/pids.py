@@ -13,6 +13,9 @@ RETURNED_FIELD_PID = "rfield:"
 OBJECT_PID = "!obj"
 # an argument or return slot holding a function (`F:<dotted key>`): calling the value runs it
 FUNCTION_SLOT = "F:"
+# suffix of the pending id of an element of what the id names (`for m in batch_mask`, with
+# `batch_mask` pending): rows of a tensor are tensors, of a mask masks; anything else unknown
+ELEMENT = "#*"
 # joins the pending ids of the operands of arithmetic or a comparison (`kinetic(r) + pe`): the
 # result is a tensor when any one of them is, so each must be asked about, not only the first
 EITHER = "||"

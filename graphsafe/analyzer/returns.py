@@ -44,7 +44,7 @@ from typing import Callable
 
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.facts import CallRef, FileFacts
-from graphsafe.analyzer.pids import ARG_PID, EITHER, FIELD_PID, FUNCTION_SLOT, OBJECT_PID, RETURNED_FIELD_PID  # noqa: F401 (walker imports them from here)
+from graphsafe.analyzer.pids import ARG_PID, EITHER, ELEMENT, FIELD_PID, FUNCTION_SLOT, OBJECT_PID, RETURNED_FIELD_PID  # noqa: F401 (walker imports them from here)
 from graphsafe.analyzer.run_facts import markers
 
 _MAX_DEPTH = 6
@@ -152,6 +152,11 @@ class ReturnKinds:
                 if found is not None and found.is_tensor:
                     return T.Kind(T.TENSOR.tag, why=found.why or _made_by(part))
             return None
+        if pid.endswith(ELEMENT):  # a loop variable over the value
+            whole = self.kind(pid[: -len(ELEMENT)], depth)
+            if whole is None or not (whole.is_tensor or whole.tag == "tensor-tuple"):
+                return None
+            return T.BOOL_TENSOR if whole.is_bool_tensor else T.TENSOR
         if pid.endswith(OBJECT_PID):
             found = self._objects(pid[: -len(OBJECT_PID)])
             return found if found is not None and found.tag in ("object", "modules") else None

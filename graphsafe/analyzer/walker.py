@@ -22,12 +22,12 @@ from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_e
 from graphsafe.analyzer.inherited import inherited_attr
 from graphsafe.analyzer.facts import (COUNTER, GROUP_KEY, HELD_COUNTER, LOOP, CallRef, ClassInfo, FileFacts, RegionMark, RegionRef,
                                       Unit, any_of)
-from graphsafe.analyzer.names import ImportTable, bound_names, dotted
+from graphsafe.analyzer.names import TABLE_SUFFIX, ImportTable, bound_names, dotted
 from graphsafe.analyzer.nodes import children, descendants, node_types
 from graphsafe.analyzer.noqa import noqa_directives, noqa_lines
 from graphsafe.analyzer.positions import node_ranges, statement_lines
 from graphsafe.analyzer.returns import OBJECT_PID, ARG_PID, FIELD_PID, RETURNED_FIELD_PID, summarize_returns
-from graphsafe.analyzer.pids import EITHER, FUNCTION_SLOT, either
+from graphsafe.analyzer.pids import EITHER, ELEMENT, FUNCTION_SLOT, either
 from graphsafe.lines import ending_of, line_starts, split_lines, with_newline
 from graphsafe.model import Applicability, Confidence, Diagnostic, Edit, Fix, Hit, Position, RegionKind
 from graphsafe.rewriters.edits import WholeLines
@@ -319,7 +319,9 @@ class FileWalker:
         self.anchors: dict[int, cst.CSTNode | None] = {}  # target node → its statement
         self._special: dict[type, Callable] = _SPECIAL  # + attribute reads where the file has properties
         # module-level name or `class.attr` → the project function it holds (`functools.partial(f)`)
-        self.function_aliases: dict[str, str] = {}
+        self.function_aliases: dict[str, tuple[str, ...]] = {}
+        # module-level literal tables of functions: `CENTER_FUNCTIONS = {"mean": center_mean}`
+        self.function_tables: dict[str, tuple[str, ...]] = {}
         self.torch_aliases: dict[str, str] = {}  # "Class.attr" → the torch function the attribute holds
         self._property_names: frozenset[str] = frozenset()
         self._foreign_based: frozenset[str] = frozenset()
@@ -1645,6 +1647,24 @@ class FileWalker:
                     tables[small.targets[0].target.value] = tuple(dict.fromkeys(self._qualify(n) for n in names))
         return tables
 
+    def _function_tables(self, body) -> dict[str, tuple[str, ...]]:
+        """Module-level tables of functions (`CENTER_FUNCTIONS = {"mean": center_mean}`, or a
+        list or tuple of them): a function picked from one by a setting may be any entry."""
+        tables: dict[str, tuple[str, ...]] = {}
+        for stmt in body:
+            if type(stmt) is not cst.SimpleStatementLine:
+                continue
+            for small in stmt.body:
+                if not (type(small) is cst.Assign and len(small.targets) == 1
+                        and type(small.targets[0].target) is cst.Name
+                        and type(small.value) in (cst.Dict, cst.List, cst.Tuple) and small.value.elements):
+                    continue
+                entries = [e.value for e in small.value.elements if type(e) in (cst.DictElement, cst.Element)]
+                found = [self._module_function(e) for e in entries]
+                if len(entries) == len(small.value.elements) and all(found):
+                    tables[small.targets[0].target.value] = tuple(dict.fromkeys(t for f in found for t in f))
+        return tables
+
     def _class_named(self, expr: cst.BaseExpression) -> str | None:
         """`ReplayBuffer`, `buffers.ReplayBuffer`: the key of the class an expression names (not
         calls), by the capitalised convention, imported or defined in this module; else None."""
@@ -1878,6 +1898,7 @@ class FileWalker:
         self.scope = _Scope(imports, self.globals, {}, None, None, "", [])
         self.object_functions = self._object_functions(module.body)
         self.class_tables = self._class_tables(module.body, imports)
+        self.function_tables = self._function_tables(module.body)
         # `BlockFactory = partial(Block, dim=2)`, `Impl = Fast if FLAG else Slow` at module level
         self.module_class_values = names_holding_classes(_local_values(module), self._class_named, self._partial_target)
         for node, key in pending_classes:
@@ -2658,18 +2679,76 @@ class FileWalker:
     def _note_function_alias(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`self.reduce = functools.partial(masked_mean, dim=1)` or `loss_fn = masked_mse`:
         calling the name (or attribute) later runs that project function. `value` is the
-        assigned value, or the function a `partial` wraps."""
-        if type(value) is not cst.Name or (value.value not in self.module_defs and not self.scope_imports_has(value.value)):
+        assigned value, or the function a `partial` wraps; a conditional names either function
+        (`self.sample_fn = distributed_sample if ddp else local_sample`), a literal table any of
+        its entries (`self.center_fn = CENTER_FUNCTIONS[mode]`), a parameter its default
+        (`self.gumbel_sample = gumbel_sample` with `gumbel_sample=gumbel_sample` in the def)."""
+        targets = self._function_targets(value)
+        if not targets:
             return
+        if type(target) is cst.Name and not self.scope.is_function:
+            self.function_aliases[target.value] = targets
+        elif type(target) is cst.Name:  # `func = _multi_tensor_adam` (else `_single_tensor_adam`), then `func(...)`
+            self.scope.function_aliases.setdefault(target.value, []).extend(targets)
+        elif type(target) is cst.Attribute and self.is_self(target.value) and self.scope.class_key:
+            key = f"{self.scope.class_key}.{target.attr.value}"
+            self.function_aliases[key] = tuple(dict.fromkeys((*self.function_aliases.get(key, ()), *targets)))
+
+    def _function_targets(self, value: cst.BaseExpression, depth: int = 0) -> tuple[str, ...]:
+        """The project functions `value` names (see _note_function_alias); () for anything else."""
+        tp = type(value)
+        if tp is cst.IfExp and depth < 4:
+            return (*self._function_targets(value.body, depth + 1), *self._function_targets(value.orelse, depth + 1))
+        if tp is cst.Subscript or tp is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value == "get":
+            table = value.value if tp is cst.Subscript else value.func.value
+            if type(table) is not cst.Name or table.value in self.scope.env:
+                return ()
+            if table.value in self.function_tables:
+                return self.function_tables[table.value]
+            if self.scope_imports_has(table.value):  # a table of another file: the call graph looks it up
+                return (self.scope.imports.resolve_dotted(table.value) + TABLE_SUFFIX,)
+            return ()
+        if tp is cst.Attribute:  # `centers.center_mean` of an imported module
+            name = dotted(value)
+            if name is None or not self.scope_imports_has(name.partition(".")[0]) or name.rpartition(".")[2][:1].isupper():
+                return ()
+            return (self.scope.imports.resolve_dotted(name),)
+        if tp is not cst.Name:
+            return ()
+        scope = self.scope
+        if scope.is_function and value.value in scope.params and value.value not in scope.reassigned:
+            default = self._param_default(value.value)
+            return self._module_function(default) if default is not None else ()
+        if value.value not in self.module_defs and not self.scope_imports_has(value.value):
+            return ()
         refs = [r for r in self._call_refs(value) if r.kind == "global"]
         if len(refs) != 1 or self.module_defs.get(value.value, "").rpartition(".")[2][:1].isupper():
-            return  # a class: its instances are followed by kind
-        if type(target) is cst.Name and not self.scope.is_function:
-            self.function_aliases[target.value] = refs[0].target
-        elif type(target) is cst.Name:  # `func = _multi_tensor_adam` (else `_single_tensor_adam`), then `func(...)`
-            self.scope.function_aliases.setdefault(target.value, []).append(refs[0].target)
-        elif type(target) is cst.Attribute and self.is_self(target.value) and self.scope.class_key:
-            self.function_aliases[f"{self.scope.class_key}.{target.attr.value}"] = refs[0].target
+            return ()  # a class: its instances are followed by kind
+        return (refs[0].target,)
+
+    def _param_default(self, name: str) -> cst.BaseExpression | None:
+        """The default of parameter `name` of the function being walked, if it has one."""
+        node = self.function_node
+        if node is None:
+            return None
+        for param in (*node.params.params, *node.params.kwonly_params):
+            if param.name.value == name:
+                return param.default
+        return None
+
+    def _module_function(self, expr: cst.BaseExpression) -> tuple[str, ...]:
+        """A module-level name of a project function (a default is evaluated at module level,
+        where the parameter that shadows it does not exist yet)."""
+        if type(expr) is not cst.Name:
+            return ()
+        name = expr.value
+        if name in self.module_defs:
+            key = self.module_defs[name]
+            return () if key.rpartition(".")[2][:1].isupper() else (key,)
+        if self.scope_imports_has(name):
+            key = self.scope.imports.resolve_dotted(name)
+            return () if key.rpartition(".")[2][:1].isupper() else (key,)
+        return ()
 
     def _visit_annassign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -2772,8 +2851,8 @@ class FileWalker:
         self._bind(target, kind)
         if kind == T.UNKNOWN and type(target) is cst.Name and self._kind(iterable) == T.UNKNOWN:
             pid = self._depends_on(iterable)
-            if pid is not None:
-                self.scope.pending[target.value] = pid
+            if pid is not None and EITHER not in pid and not pid.endswith((ELEMENT, OBJECT_PID)):
+                self.scope.pending[target.value] = pid + ELEMENT
 
     def _bind_named_tensor(self, target: cst.BaseExpression, iterable: cst.BaseExpression) -> bool:
         """`for name, p in model.named_parameters()` (or `named_buffers()`, also inside
@@ -3231,7 +3310,7 @@ class FileWalker:
             if name in self.module_defs:
                 return [CallRef("global", self.module_defs[name])]
             if name in self.function_aliases and name not in scope.env:
-                return [CallRef("global", self.function_aliases[name])]
+                return [CallRef("global", target) for target in self.function_aliases[name]]
             if name in scope.function_aliases:  # every function the local was bound to (its branches)
                 return [CallRef("global", target) for target in dict.fromkeys(scope.function_aliases[name])]
             pid = scope.pending.get(name) if kind is None or kind.tag == "unknown" else None
@@ -3246,7 +3325,7 @@ class FileWalker:
             if isinstance(base, cst.Name) and base.value == scope.self_name and scope.class_key:
                 alias = self.function_aliases.get(f"{scope.class_key}.{method}") if self.function_aliases else None
                 if alias is not None:  # `self.reduce(x)` with `self.reduce = functools.partial(f, ...)`
-                    return [CallRef("self", method), CallRef("global", alias)]
+                    return [CallRef("self", method), *(CallRef("global", target) for target in alias)]
                 held = self.held_classes.get((scope.class_key, method))
                 if held:  # `self.opt_cls(params)` with `self.opt_cls = partial(MuSGD, ...)`: a constructor
                     return [CallRef("self", method), *(CallRef("global", c) for c in sorted(held))]
@@ -3286,6 +3365,8 @@ class FileWalker:
         if (type(func) is cst.Subscript and type(func.value) is cst.Name and func.value.value in self.class_tables
                 and func.value.value not in scope.env):
             return [CallRef("global", c) for c in self.class_tables[func.value.value]]  # `SOLVERS[method](...)`
+        if type(func) is cst.Subscript and self._function_targets(func):  # `CENTER_FUNCTIONS[mode](x)`
+            return [CallRef("global", target) for target in self._function_targets(func)]
         if type(func) is cst.IfExp:  # `(self.fast if f else self.slow)(x)`: either
             return [*self._call_refs(func.body), *self._call_refs(func.orelse)]
         if type(func) is cst.Call:
@@ -3385,7 +3466,7 @@ class FileWalker:
                 if self._element_kind(value).not_tensor:
                     return "S"  # `*(t for t in range(2))`: numbers
             pid = self._depends_on(value)
-            if pid is not None:
+            if pid is not None and not pid.endswith(ELEMENT):  # an element's elements: not followed
                 return f"@{pid}"
         return "?"
 
@@ -3662,7 +3743,8 @@ class FileWalker:
             units=tuple(units),
             classes=tuple(self._with_varying_properties(info) for info in self.classes.values()),
             region_refs=refs,
-            aliases=tuple(sorted(imports.aliases.items())),
+            aliases=tuple(sorted({**imports.aliases, **{name + TABLE_SUFFIX: "|".join(entries)
+                                                        for name, entries in self.function_tables.items()}}.items())),
             noqa=noqa_lines(source_lines),
             noqa_directives=noqa_directives(source_lines),
             always=tuple(build(pending) for pending in self.always),

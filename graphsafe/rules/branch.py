@@ -40,6 +40,19 @@ def any_all_element(expr: cst.BaseExpression, ctx) -> tuple[str, cst.BaseExpress
     return expr.func.value, arg
 
 
+def _host_tensors_only(test: cst.BaseExpression, ctx) -> bool:
+    """Does `test` read tensors, each known to be in host memory (`total = probs.cpu().sum()`
+    then `total == 0`)?"""
+    tp = type(test)
+    if tp is cst.BooleanOperation:
+        return _host_tensors_only(test.left, ctx) and _host_tensors_only(test.right, ctx)
+    if tp is cst.UnaryOperation and type(test.operator) is cst.Not:
+        return _host_tensors_only(test.expression, ctx)
+    parts = [test.left, *(c.comparator for c in test.comparisons)] if tp is cst.Comparison else [test]
+    tensors = [p for p in parts if not ctx.kind(p, note=False).not_tensor]
+    return bool(tensors) and all(ctx.host_origin(p) is not None for p in tensors)
+
+
 class TensorBranch(Rule):
     """## What it does
     Flags Python control flow on a tensor value inside a captured region: `if t:`, `while t:`,
@@ -92,6 +105,10 @@ class TensorBranch(Rule):
     test on a number read from the device (`n = (m & ~seen).sum().item()`, `int(t.max())`, or
     what is computed or accumulated from one: `min(n, k)`, `count += n`): the read itself is
     GS101's or GS105's, and the branch it decides is one more place recorded once at capture.
+
+    An `assert` whose tensors are all known to be in host memory (built without `device=`, or
+    copied there by `.cpu()`: analyzer/host_resident.py) is not reported: it reads no device
+    value, and it only validates (the `if` that chooses a path on such a value is).
     """
     fixable = True
 
@@ -173,6 +190,8 @@ class TensorBranch(Rule):
                        value=f"a tensor whose length depends on its data ({reason})")
 
     def visit_Assert(self, node: cst.Assert, ctx) -> None:
+        if _host_tensors_only(node.test, ctx):
+            return
         self._check(node.test, ctx, "`assert`", fix=lambda: assert_fix(node, ctx))
 
     def visit_IfExp(self, node: cst.IfExp, ctx) -> None:

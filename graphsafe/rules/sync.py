@@ -283,6 +283,11 @@ class TensorFormat(_SyncRule):
     ## Fix safety
     When the formatting is part of a print or logging call, the fix removes that call from the
     region; that changes what the program shows, so it is unsafe.
+
+    ## Precise semantics
+    Not reported: a tensor known to be in host memory (built without `device=`, or copied there
+    by `.cpu()`: analyzer/host_resident.py), whose text needs no wait; and formatting in an
+    `assert`'s message, which runs only when the assertion fails (GS201 judges the test).
     """
     fixable = True
 
@@ -300,22 +305,36 @@ class TensorFormat(_SyncRule):
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
         if isinstance(func, cst.Name) and func.value in ("print", "str", "repr", "format"):
-            if any(arg.keyword is None and ctx.kind(arg.value).is_tensor for arg in node.args):
+            if any(arg.keyword is None and _device_tensor(arg.value, ctx) for arg in node.args):
                 ctx.report(self, node, fix=log_removal_fix(ctx), what=f"`{func.value}()`")
         elif isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, cst.SimpleString):
-            if any(ctx.kind(arg.value).is_tensor for arg in node.args):
+            if any(_device_tensor(arg.value, ctx) for arg in node.args) and not _in_assert_message(node, ctx):
                 ctx.report(self, node, fix=log_removal_fix(ctx), what="`str.format()`")
 
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression, ctx) -> None:
-        if ctx.kind(node.expression).is_tensor:
+        if _device_tensor(node.expression, ctx) and not _in_assert_message(node, ctx):
             ctx.report(self, node, fix=log_removal_fix(ctx), what="an f-string")
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
         if isinstance(node.operator, cst.Modulo) and isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString)):
             right = node.right
             values = [e.value for e in right.elements] if isinstance(right, cst.Tuple) else [right]
-            if any(ctx.kind(v).is_tensor for v in values):
+            if any(_device_tensor(v, ctx) for v in values) and not _in_assert_message(node, ctx):
                 ctx.report(self, node, what="`%` formatting")
+
+
+def _device_tensor(expr: cst.BaseExpression, ctx) -> bool:
+    """A tensor not known to be in host memory (formatting a CPU tensor waits for nothing)."""
+    return ctx.kind(expr).is_tensor and ctx.host_origin(expr) is None
+
+
+def _in_assert_message(node: cst.CSTNode, ctx) -> bool:
+    """Is `node` inside an `assert`'s message? It is formatted only when the assertion fails."""
+    statement = ctx.statement
+    if type(statement) is not cst.SimpleStatementLine:
+        return False
+    return any(type(small) is cst.Assert and small.msg is not None
+               and any(n is node for n in own_nodes(small.msg)) for small in statement.body)
 
 
 class TensorToPython(_SyncRule):
