@@ -56,9 +56,10 @@ def test_flags_on_unlabelled_lines_are_counted_apart():
     assert tallies["cpu_effect"].precision(flagged_true["cpu_effect"]) is None  # nothing labelled was flagged
 
 
-def test_counters_and_host_randomness_answer_for_either_of_their_kinds():
+def test_counters_host_randomness_and_grad_scaler_steps_answer_for_either_of_their_kinds():
     assert score_module.kinds_of("GS302") == {"scalar", "cpu_effect"}
     assert score_module.kinds_of("GS502") == {"cpu_effect", "rng"}
+    assert score_module.kinds_of("GS703") == {"config", "sync"}  # `GradScaler.step` reads found_inf on the host
     assert score_module.kinds_of("GS807") == {"config"} and score_module.kinds_of("GS000") == frozenset()
 
 
