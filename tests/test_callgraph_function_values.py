@@ -1,7 +1,8 @@
 """Call graph: functions handed around as values. Calling a parameter runs the functions its
 callers pass (a `def`, an imported function, or the nested function a factory returns, as
 learning-rate schedulers are built: `scheduler = cosine_lr(opt, ...)`, then `scheduler(step)` in
-the training step); each case beside a look-alike that must stay silent.
+the training step), and calling an attribute runs the nested function a factory method returned
+for it; each case beside a look-alike that must stay silent.
 """
 
 from __future__ import annotations
@@ -77,3 +78,34 @@ def test_calling_a_parameter_runs_an_imported_function_passed_directly(tmp_path)
         "optimizer, scheduler)\n", "optimizer, assign_step)\n")
     assert project_findings(tmp_path, {"sched.py": SCHEDULER + source_extra, "train.py": train},
                             "GS301") == {("sched.py", 3, "GS301")}
+
+
+GRID = """\
+import torch
+
+
+class Solver:
+    def __init__(self, step_size=None):
+        if step_size is None:
+            self.grid = lambda t: t
+        else:
+            self.grid = self._grid_from_step(step_size)
+
+    @staticmethod
+    def _grid_from_step(step_size):
+        def _grid(t):
+            n = torch.ceil((t[-1] - t[0]) / step_size).item()
+            return torch.arange(0, n, device=t.device) * step_size
+        return {returned}
+
+    def integrate(self, t):  # graphsafe: region
+        return self.grid(t)
+"""
+
+
+def test_calling_an_attribute_runs_the_function_a_factory_method_returned_for_it(tmp_path):
+    assert project_findings(tmp_path, {"solver.py": GRID.format(returned="_grid")}) == {("solver.py", 14, "GS101")}
+
+
+def test_an_attribute_given_what_a_factory_returns_that_is_no_function_runs_nothing(tmp_path):
+    assert project_findings(tmp_path, {"solver.py": GRID.format(returned="step_size")}) == set()

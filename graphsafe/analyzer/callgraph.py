@@ -262,8 +262,14 @@ class Project:
         info = self.classes.get(class_key)
         if info is None or class_key in seen:
             return []
-        found = [f for name, slot in info.attr_slots if name == attr and slot.startswith("@" + ARG_PID)
-                 for f in self._passed_functions(*slot[1 + len(ARG_PID):].rsplit(":", 1), "__call__")]
+        found = []
+        for name, slot in info.attr_slots:
+            if name != attr:
+                continue
+            if slot.startswith("@" + ARG_PID):
+                found += self._passed_functions(*slot[1 + len(ARG_PID):].rsplit(":", 1), "__call__")
+            elif slot.startswith("@") and not any(c in slot for c in "#|") and ";" not in slot:
+                found += self._returned_functions(slot[1:])  # `self.grid = self._grid_from_step(h)`
         if found:
             return found
         for base in info.bases:
@@ -273,6 +279,21 @@ class Project:
                 if found:
                     return found
         return []
+
+    def _returned_functions(self, pid: str) -> list[str]:
+        """The project functions the project call `pid` (`self:_grid_from_step@pkg.m.Solver`,
+        `global:pkg.m.make`) returns: a factory's nested `def` (an "F:" return slot)."""
+        text, _, class_key = pid.partition("@")
+        kind, _, target = text.partition(":")
+        if kind not in ("self", "global", "method", "super"):
+            return []
+        found = []
+        for key in self.callees(CallRef(kind, target), class_key or None):
+            returns = self.units[key].unit.returns
+            if len(returns) == 1 and returns[0].startswith(FUNCTION_SLOT):
+                found += [f for f in returns[0][len(FUNCTION_SLOT):].split("|")
+                          if f in self.units and self.units[f].unit.is_function]
+        return found
 
     def _path_classes(self, class_name: str, path: list[str]) -> list[str]:
         """The classes attribute path `path` reaches from an instance of `class_name`. An entry
