@@ -2,7 +2,8 @@
 
 Sources: what a class's step-like methods advance or recompute, `group["lr"]` of an optimizer's
 param groups, an optimizer-state counter (`state["step"] += 1`), numbers named like sizes that
-callers fill with per-step values. Sinks: tensor arithmetic and op arguments, `range()` trip
+callers fill with per-step values, a field kept from a constructor parameter and changed in place
+by a method (`pid.h` with `self.h *= factor`) where every constructor call passes a number. Sinks: tensor arithmetic and op arguments, `range()` trip
 counts around tensor work. Each case has a look-alike that must stay silent (a per-run setting).
 """
 
@@ -283,3 +284,41 @@ def test_step_written_attrs_follows_self_calls_only_from_methods_that_step(monke
     # `refresh` runs every step because `advance` (a step) calls it; `reset` is no step and is not walked
     assert written["rate"] == per_step.StepWrite("refresh", "recomputed")
     assert sorted(walked) == ["advance", "refresh"]
+
+
+CONTROLLED = """\
+import math
+import torch
+
+
+class Controller:
+    def __init__(self, h, safety=0.8):
+        self.h = h
+        self.safety = safety
+
+    def propose(self, error):
+        factor = 1 + math.atan(error - 1)
+        {update}
+        return factor >= self.safety
+
+
+def solve(x, t_end, h_init=0.05, forward=True):
+    s = t_end * 0
+    pid = Controller({given})
+    while s < t_end:  # graphsafe: region
+        t = torch.minimum(t_end, s + pid.h)
+        pid.propose(0.5)
+        s = t
+    return x
+"""
+
+
+def test_a_field_kept_from_the_constructor_and_changed_in_place_is_per_step_where_callers_give_a_number():
+    for given in ("h_init", "abs(h_init) * (1 if forward else -1)", "max(h_init, 1e-3)"):
+        source = CONTROLLED.format(update="self.h *= factor", given=given)
+        assert lines_of(source, "GS301") == [20], given
+
+
+def test_a_field_kept_from_the_constructor_stays_silent_when_given_a_tensor_or_never_changed():
+    assert lines_of(CONTROLLED.format(update="self.h *= factor", given="torch.ones(())"), "GS301") == []
+    assert lines_of(CONTROLLED.format(update="factor = factor * 2", given="h_init"), "GS301") == []

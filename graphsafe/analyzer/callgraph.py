@@ -320,10 +320,27 @@ class Project:
             return False
         if attr in info.varying or self.observed.changed_attr(class_key, attr):
             return True
+        if attr in info.advanced and self._kept_number(info, attr):
+            return True
         if attr in info.numbers and any(  # a number attribute that code elsewhere sets in a loop
                 a == attr and self.resolve_symbol(c) == class_key for c, a in self._outside_sets):
             return True
         return any(self.attr_is_varying(base, attr, seen | {class_key}) for base in info.bases)
+
+    def _kept_number(self, info: ClassInfo, attr: str) -> bool:
+        """Does every constructor call resolved to the class pass a Python number for the
+        parameter that attribute `attr` keeps (`PIDController(h_init, ...)`)?"""
+        slot = next((s for name, s in info.attr_slots if name == attr and s.startswith("@" + ARG_PID)), None)
+        if slot is None:
+            return False
+        function, _, param = slot[1 + len(ARG_PID):].rpartition(":")
+        located = self.units.get(function)
+        sites = self.call_sites().get(function)
+        if located is None or not sites:
+            return False
+        position = str(located.unit.params.index(param)) if param in located.unit.params else None
+        given = [value for slots in sites for name, value in slots if name in (param, position)]
+        return len(given) == len(sites) and all(value == "S" for value in given)
 
     def _call_targets_of_instance(self, class_name: str, method: str) -> list[str]:
         return [key for key, _ in self._instance_targets(class_name, method)]

@@ -138,6 +138,10 @@ class ClassInfo:
     # `self.sigmas = make_sigmas(...)`), as in Unit.returns: code in other files reading them
     # on an instance asks for them (analyzer/returns.py)
     attr_slots: tuple[tuple[str, str], ...] = ()
+    # attributes kept from a constructor parameter that declares nothing and changed in place
+    # outside __init__ (`self.h = h`, `self.h *= factor`): per step where every constructor call
+    # passes a number (callgraph.attr_is_varying)
+    advanced: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

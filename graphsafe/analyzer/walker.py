@@ -284,6 +284,8 @@ class FileWalker:
         self.scalar_returns: dict[str, ScalarSource] = {}
         self.host_results: dict[str, bool] = {}  # function key → every `return` gives host values only
         self.number_attrs: dict[str, set[str]] = {}  # class key → attributes set to number literals
+        # class key → attributes kept from a plain constructor parameter, changed in place later
+        self.advanced_attrs: dict[str, set[str]] = {}
         self.number_list_attrs: dict[str, set[str]] = {}  # class key → attributes only set to lists of numbers
         self.varying_entries: dict[str, set[tuple[str, str]]] = {}  # class key → (dict attribute, key) set per step
         self.outside_sets: set[tuple[str, str]] = set()  # see FileFacts.outside_sets
@@ -627,9 +629,10 @@ class FileWalker:
                         if f"{ref}.{attr}" in self.properties:  # `self.sched.lr`: the class is walked
                             found = self.scalar_returns.get(f"{ref}.{attr}")  # first or later in the file
                             return found or ScalarSource(f"attribute `{attr}` of {ref.rpartition('.')[2]}", (ref, attr))
-                        if attr in self.number_attrs.get(ref, ()):
+                        if attr in self.number_attrs.get(ref, ()) or attr in self.advanced_attrs.get(ref, ()):
                             # a number field of a class of this file (`self.state.beta` of a
-                            # dataclass): per step where code outside the class sets it in a loop
+                            # dataclass): per step where code outside the class sets it in a loop;
+                            # `pid.h` with `self.h *= factor` in a method: where callers give numbers
                             return ScalarSource(f"attribute `{attr}` of {ref.rpartition('.')[2]}", (ref, attr))
                     elif not ref.startswith("torch."):
                         return ScalarSource(f"attribute `{attr}` of {ref.rpartition('.')[2]}", (ref, attr))
@@ -1442,6 +1445,12 @@ class FileWalker:
                 kinds = [self._element_kind(values[0])] if len(values) == 1 else [self._kind(v) for v in values]
                 if all(k.is_tensor for k in kinds):
                     return T.TENSOR
+                if len(values) > 1 and all(k == T.SCALAR for k in kinds):
+                    return T.SCALAR  # `max(lr, 1e-6)`: one of the numbers
+            if (name in ("abs", "round") and len(call.args) == 1 and not call.args[0].star and not call.args[0].keyword
+                    and not scope.imports.is_imported(name) and name not in scope.env and name not in self.module_defs
+                    and self._kind(call.args[0].value) == T.SCALAR):
+                return T.SCALAR  # `abs(h_init)` of a number
             if (name in ("tuple", "list") and len(call.args) == 1 and not call.args[0].star
                     and name not in scope.env and not scope.imports.is_imported(name)
                     and self._kind(call.args[0].value).tag == "tensor-tuple"):
@@ -1928,7 +1937,8 @@ class FileWalker:
                 if isinstance(stmt, cst.FunctionDef) and any(
                         isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in stmt.decorators):
                     self.properties.add(f"{key}.{stmt.name.value}")
-            varying, numbers, entries = _varying_number_attrs(node, number_functions, number_methods)
+            varying, numbers, entries, advanced = _varying_number_attrs(node, number_functions, number_methods)
+            self.advanced_attrs[key] = advanced
             # what the class's step-like methods advance or recompute (per_step.py), for the label
             self.step_writes[key] = {attr: write for attr, write in per_step.step_written_attrs(
                 node, lambda v, params, me: _is_number_expression(v, params, number_functions, number_methods, me)
@@ -1950,7 +1960,8 @@ class FileWalker:
                 slots += self._dataclass_init_slots(fields, key, attrs, slots)
             if "@property" in self.source:
                 attr_classes, slots = _with_property_aliases(node, attr_classes, slots)
-            self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)), tuple(sorted(numbers)), slots)
+            self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)), tuple(sorted(numbers)), slots,
+                                          advanced=tuple(sorted(advanced)))
         # classes with a project base class in another file, whose properties this file cannot see
         self._foreign_based = frozenset(
             key for key, info in self.classes.items()
@@ -3650,8 +3661,7 @@ class FileWalker:
         )
         if not found:
             return info
-        return ClassInfo(info.key, info.bases, info.attr_classes, tuple(sorted(set(info.varying) | set(found))), info.numbers,
-                         info.attr_slots)
+        return replace(info, varying=tuple(sorted(set(info.varying) | set(found))))
 
     def _finish(self, imports: ImportTable, source_lines: list[str]) -> FileFacts:
         nodes: list[cst.CSTNode] = []
@@ -3865,7 +3875,10 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
     number (`self.beta = cfg.beta * min(1.0, step / warmup)`, `self.lr = cosine(step, ...)`
     with `def cosine(...) -> float` or a method `def lr_at(self, it) -> float`, `self.thresh =
     thresh` with `thresh: float | None`).
-    Also gives the attributes set to a number literal."""
+    Also gives the attributes set to a number literal, the dict entries set per step, and the
+    attributes kept from a constructor parameter that declares nothing and changed in place
+    outside __init__ (`self.h = h`, then `self.h *= factor`): per step where every constructor
+    call passes a number (decided project-wide, callgraph.attr_is_varying)."""
     numbers: set[str] = set()
     changed: set[str] = set()
     from_config: set[str] = set()
@@ -3873,6 +3886,8 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
     entries: set[tuple[str, str]] = set()  # dict entries of an attribute set per step (`self.hp["lr"]`)
     number_entries: set[tuple[str, str]] = set()  # ... and those a dict display starts as numbers
     updated: set[str] = set()  # augmented assignments outside __init__, or new numbers
+    kept: set[str] = set()  # `self.h = h` in __init__ from a parameter that declares nothing
+    augmented: set[str] = set()  # `self.h *= factor` outside __init__
     rebound: list = []  # (attr or dict entry, value, number params, self name, locals) outside __init__
     for stmt in node.body.body:
         if type(stmt) is cst.SimpleStatementLine:  # a field `temperature: float = 1.0` (a dataclass)
@@ -3887,6 +3902,7 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
         in_init = stmt.name.value == "__init__"
         number_params = {p.name.value for p in stmt.params.params if _declares_number(p, optional=True)}
         config_params = {p.name.value for p in stmt.params.params if _declares_config(p)}
+        plain_params = {p.name.value for p in stmt.params.params[1:] if p.annotation is None and p.default is None}
         in_loops: set[int] | None = None  # statements of the method inside a `for`/`while` body
         local_values: dict | None = None  # local name → values assigned to it in the method
         for line in _statements_in(stmt.body):
@@ -3908,6 +3924,7 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
                         changed.add(target.attr.value)
                         if not in_init:
                             updated.add(target.attr.value)
+                            augmented.add(target.attr.value)
                     elif not in_init and (entry := _self_entry(target, self_name)) is not None:
                         entries.add(entry)  # `self.hp["lr"] *= decay`
                 elif isinstance(small, cst.Assign):
@@ -3958,6 +3975,8 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
                                         rebound.append((target.attr.value, value, number_params, self_name, local_values))
                             elif _is_setting(value, number_params, config_params):
                                 from_config.add(target.attr.value)
+                            elif type(value) is cst.Name and value.value in plain_params:
+                                kept.add(target.attr.value)
                             elif _is_number_expression(value, number_params, number_functions, number_methods, self_name):
                                 computed.add(target.attr.value)  # `self.scaling = alpha / r` in __init__
     # what code outside the class may set per step (`m.teacher_forcing_p = ...`): any number it starts as
@@ -3977,7 +3996,7 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
                     and _per_step_value(value, varying, number_params, self_name, local_values, set())):
                 varying.add(attr)
                 grown = True
-    return varying, settable, entries & number_entries
+    return varying, settable, entries & number_entries, (kept & augmented) - varying
 
 
 def _local_values(body: cst.BaseSuite) -> dict[str, list[cst.BaseExpression]]:
