@@ -6,7 +6,11 @@
 - no call is visible (a public API, a test-less library), or the caller captures (the value is
   baked at capture, what replays see is not shown): reported as "may vary", kept apart from the
   proven ones by its message (not yet through a chain of parameters: a caller's own parameter
-  that may vary makes the callee's reported without the note).
+  that may vary makes the callee's reported without the note);
+- a root's own parameter that declares nothing, handed to a declared number (`forward(idx)`
+  calling `forward_one(idx[0])` with `idx: int`): the callee's use is reported as "may vary",
+  naming the root's parameter; silent where the callee's parameter declares nothing too, or a
+  visible caller of the root passes a constant.
 """
 
 from __future__ import annotations
@@ -172,3 +176,36 @@ def test_an_optional_number_parameter_of_a_root_may_vary_like_a_number_parameter
         """)
         assert [line for line, _ in found] == [6], annotation
         assert "may vary" in found[0][1]
+
+
+DECODER = """
+import torch
+
+
+class Decoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(10, 4)
+
+    def forward(self, idx, state):  # graphsafe: region
+        if type(idx) is list:
+            return self.forward_one(idx[0], state)
+        return self.forward_one(idx, state)
+
+    def forward_one(self, idx{annotation}, state):
+        return self.emb.weight[idx] + state
+{caller}
+"""
+
+
+def test_a_root_parameter_handed_to_a_declared_number_may_vary():
+    found = [(d.start.line, d.message) for d in diagnostics(textwrap.dedent(DECODER.format(annotation=": int", caller="")))
+             if d.code == "GS301"]
+    assert [line for line, _ in found] == [16]
+    assert "may vary: it is given `idx` of `Decoder.forward`, whose caller is not shown" in found[0][1]
+
+
+def test_a_root_parameter_handed_to_an_undeclared_parameter_or_given_a_constant_stays_silent():
+    for annotation, caller in (("", ""), (": int", "\n\ndef run(s):\n    model = Decoder()\n    return model(3, s)\n")):
+        source = textwrap.dedent(DECODER.format(annotation=annotation, caller=caller))
+        assert [d for d in diagnostics(source) if d.code == "GS301"] == [], (annotation, caller)

@@ -903,7 +903,7 @@ class Project:
         """Why a conditional hit's value varies, as a message suffix: what a run saw, that no
         caller is visible (may vary), or the path from the caller that passes it a per-step value."""
         note = self.observed.note_for(condition) or self.may_vary_note(condition, unit_key, roots)
-        return note or param_paths.path_note(self, condition, roots)
+        return note or param_paths.path_note(self, condition, roots) or self._handed_note(condition, roots)
 
     def may_vary_note(self, condition: tuple[str, ...] | None, unit_key: str, roots: frozenset) -> str:
         """The message suffix of a region root's number parameter no visible caller passes."""
@@ -913,6 +913,17 @@ class Project:
                 and self.root_param_varies(condition[1], condition[2], roots) is None):
             return f" (may vary: no call of `{self.units[condition[1]].unit.display}` shows what it is passed)" \
                 if condition[1] in self.units else " (may vary: no call shows what it is passed)"
+        return ""
+
+    def _handed_note(self, condition: tuple[str, ...] | None, roots: frozenset) -> str:
+        """The message suffix of a number parameter given a region root's own parameter."""
+        if condition and condition[0] == "param" and len(condition) == 3 and condition[1] in self.units:
+            slots = self._param_slots(condition[1], condition[2])
+            for _, slot_conditions in self._scalar_callers().get(condition[1], ()):
+                for slot, cond in slot_conditions:
+                    if slot in slots and _handed_root_param(cond, roots) and cond[1] in self.units:
+                        return (f" (may vary: it is given `{cond[2]}` of `{self.units[cond[1]].unit.display}`,"
+                                " whose caller is not shown)")
         return ""
 
     def param_is_varying(self, function: str, name: str, roots: frozenset, callers_only: bool = False) -> bool:
@@ -928,7 +939,12 @@ class Project:
         if not result and located is not None:
             slots = self._param_slots(function, name)
             for caller, slot_conditions in self._scalar_callers().get(function, ()):
-                if any(slot in slots and not (callers_only and cond == (LOOP,)) and self.argument_holds(cond, caller, function, roots)
+                if any(slot in slots and not (callers_only and cond == (LOOP,)) and (
+                        self.argument_holds(cond, caller, function, roots)
+                        # a region root's parameter declared as nothing, handed to this declared
+                        # number (`forward(idx)` calling `forward_one(idx[0])` with `idx: int`)
+                        or not callers_only and _handed_root_param(cond, roots)
+                        and self.root_param_varies(cond[1], cond[2], roots) is not False)
                        for slot, cond in slot_conditions):
                     result = True
                     break
@@ -1187,6 +1203,12 @@ class Project:
             names.append(self.units[current].unit.display)
             current = parent[current]
         return tuple(reversed(names))
+
+
+def _handed_root_param(condition: tuple[str, ...], roots: frozenset) -> bool:
+    """An argument condition naming a region root's own parameter that declares nothing (the
+    root's caller, not shown, decides it)."""
+    return len(condition) == 4 and condition[0] == "param" and condition[1] in roots
 
 
 def matches_pattern(patterns: tuple[str, ...], display: str, path: str, root: Path | None) -> bool:
