@@ -7,7 +7,7 @@ cache, so nothing here refers to a syntax tree.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from graphsafe.analyzer.noqa import NoqaDirective
 from graphsafe.analyzer.run_facts import Observed
@@ -109,6 +109,25 @@ class Unit:
     # indices into `calls` of the calls made only where the code does not run once the program is
     # warm (a false module constant, after a cache hit's return, an `@lru_cache` body): not followed
     cold_calls: tuple[int, ...] = ()
+
+
+def merged_variants(first: Unit, second: Unit) -> Unit:
+    """One unit for two definitions of a function under the same name in one file (the branches
+    of an `if` or `try`): it calls and holds what either does; parameters and returns are the
+    first's."""
+    offset = len(first.calls)
+    return replace(
+        first, calls=first.calls + second.calls, hits=first.hits + second.hits,
+        scalar_args=first.scalar_args + second.scalar_args, arg_kinds=first.arg_kinds + second.arg_kinds,
+        injects=first.injects + second.injects, replays=first.replays or second.replays,
+        call_lines=_padded(first.call_lines, len(first.calls), 0) + _padded(second.call_lines, len(second.calls), 0),
+        arg_sources=_padded(first.arg_sources, len(first.arg_kinds), ()) + _padded(second.arg_sources, len(second.arg_kinds), ()),
+        cold_calls=first.cold_calls + tuple(i + offset for i in second.cold_calls))
+
+
+def _padded(entries: tuple, count: int, blank) -> tuple:
+    """`entries`, one per call (or argument list) of a unit, or blanks where it has none."""
+    return entries if len(entries) == count else (blank,) * count
 
 
 @dataclass(frozen=True)

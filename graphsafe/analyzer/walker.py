@@ -21,7 +21,7 @@ from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_choices, 
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
 from graphsafe.analyzer.facts import (COUNTER, GROUP_KEY, HELD_COUNTER, LOOP, CallRef, ClassInfo, FileFacts, RegionMark, RegionRef,
-                                      Unit, any_of)
+                                      Unit, any_of, merged_variants)
 from graphsafe.analyzer.names import TABLE_SUFFIX, ImportTable, bound_names, dotted
 from graphsafe.analyzer.nodes import children, descendants, node_types
 from graphsafe.analyzer.noqa import noqa_directives, noqa_lines
@@ -3663,6 +3663,24 @@ class FileWalker:
             return info
         return replace(info, varying=tuple(sorted(set(info.varying) | set(found))))
 
+    def _merged_variants(self, units: list[Unit]) -> list[Unit]:
+        """Definitions of one name in the branches of an `if` or `try` (`if FLAG: def
+        forward_one(...)` / `else: def forward_one(...)`): one unit holding what either does.
+        An unconditional redefinition is left as it is."""
+        if len({u.key for u in units}) == len(units):
+            return units
+        kept: list[Unit] = []
+        variants: dict[str, int] = {}
+        for unit, builder in zip(units, self.units):
+            branch = builder.is_function and type(self.enclosing_statement(builder.node)) in (cst.If, cst.Try)
+            if branch and unit.key in variants:
+                kept[variants[unit.key]] = merged_variants(kept[variants[unit.key]], unit)
+                continue
+            if branch:
+                variants[unit.key] = len(kept)
+            kept.append(unit)
+        return kept
+
     def _finish(self, imports: ImportTable, source_lines: list[str]) -> FileFacts:
         nodes: list[cst.CSTNode] = []
         for unit in self.units:
@@ -3740,6 +3758,7 @@ class FileWalker:
                               tuple(statement_line.get(id(statement), 0) for statement in unit.calls.values()),
                               tuple(unit.arg_sources),
                               tuple(i for i, ref in enumerate(unit.calls) if unit.cold_calls.get(ref))))
+        units = self._merged_variants(units)
         for key, fields in self.dataclass_inits:  # the `__init__` each `@dataclass` generates
             units.append(Unit(f"{key}.__init__", f"{key.rpartition('.')[2]}.__init__", key, 0, (), (), (), True,
                               params=fields))
