@@ -247,13 +247,18 @@ class Project:
                                                                 values=CLASS_SLOT)))
         if found:
             return tuple(found)
+        return self._in_bases(info, seen, lambda base, seen: self.attr_classes(base, attr, seen)) or ()
+
+    def _in_bases(self, info: ClassInfo, seen: frozenset, lookup):
+        """The first base class (of the project) of `info` for which `lookup(base, seen)` finds
+        something, and what it finds; None for none."""
         for base in info.bases:
             base_key = self.resolve_symbol(base)
             if base_key in self.classes:
-                found = self.attr_classes(base_key, attr, seen | {class_key})
+                found = lookup(base_key, seen | {info.key})
                 if found:
                     return found
-        return ()
+        return None
 
     def _attr_functions(self, class_key: str, attr: str, seen: frozenset = frozenset()) -> list[str]:
         """The project functions the constructor's callers pass for what attribute `attr` keeps
@@ -268,17 +273,11 @@ class Project:
                 continue
             if slot.startswith("@" + ARG_PID):
                 found += self._passed_functions(*slot[1 + len(ARG_PID):].rsplit(":", 1), "__call__")
-            elif slot.startswith("@") and not any(c in slot for c in "#|") and ";" not in slot:
+            elif slot.startswith("@") and not any(c in slot for c in "#|;"):  # one call's result
                 found += self._returned_functions(slot[1:])  # `self.grid = self._grid_from_step(h)`
         if found:
             return found
-        for base in info.bases:
-            base_key = self.resolve_symbol(base)
-            if base_key in self.classes:
-                found = self._attr_functions(base_key, attr, seen | {class_key})
-                if found:
-                    return found
-        return []
+        return self._in_bases(info, seen, lambda base, seen: self._attr_functions(base, attr, seen)) or []
 
     def _returned_functions(self, pid: str) -> list[str]:
         """The project functions the project call `pid` (`self:_grid_from_step@pkg.m.Solver`,

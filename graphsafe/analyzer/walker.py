@@ -11,7 +11,7 @@ import contextlib
 import itertools
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -1635,43 +1635,20 @@ class FileWalker:
         list or tuple of them), from which code builds the class a setting names
         (`SOLVERS[method](...)`): that call makes an instance of any of them."""
         tables: dict[str, tuple[str, ...]] = {}
-        for stmt in body:
-            if type(stmt) is not cst.SimpleStatementLine:
-                continue
-            for small in stmt.body:
-                if not (type(small) is cst.Assign and len(small.targets) == 1
-                        and type(small.targets[0].target) is cst.Name):
-                    continue
-                value = small.value
-                if type(value) is cst.Dict:
-                    entries = [e.value for e in value.elements if type(e) is cst.DictElement]
-                    complete = len(entries) == len(value.elements)
-                elif type(value) in (cst.List, cst.Tuple):
-                    entries = [e.value for e in value.elements if type(e) is cst.Element]
-                    complete = len(entries) == len(value.elements)
-                else:
-                    continue
-                names = [imports.resolve(v) for v in entries] if complete and entries else []
-                if names and all(n and n.rpartition(".")[2][:1].isupper() for n in names):
-                    tables[small.targets[0].target.value] = tuple(dict.fromkeys(self._qualify(n) for n in names))
+        for name, entries in _literal_tables(body):
+            names = [imports.resolve(v) for v in entries]
+            if all(n and n.rpartition(".")[2][:1].isupper() for n in names):
+                tables[name] = tuple(dict.fromkeys(self._qualify(n) for n in names))
         return tables
 
     def _function_tables(self, body) -> dict[str, tuple[str, ...]]:
         """Module-level tables of functions (`CENTER_FUNCTIONS = {"mean": center_mean}`, or a
         list or tuple of them): a function picked from one by a setting may be any entry."""
         tables: dict[str, tuple[str, ...]] = {}
-        for stmt in body:
-            if type(stmt) is not cst.SimpleStatementLine:
-                continue
-            for small in stmt.body:
-                if not (type(small) is cst.Assign and len(small.targets) == 1
-                        and type(small.targets[0].target) is cst.Name
-                        and type(small.value) in (cst.Dict, cst.List, cst.Tuple) and small.value.elements):
-                    continue
-                entries = [e.value for e in small.value.elements if type(e) in (cst.DictElement, cst.Element)]
-                found = [self._module_function(e) for e in entries]
-                if len(entries) == len(small.value.elements) and all(found):
-                    tables[small.targets[0].target.value] = tuple(dict.fromkeys(t for f in found for t in f))
+        for name, entries in _literal_tables(body):
+            found = [self._module_function(e) for e in entries]
+            if all(found):
+                tables[name] = tuple(dict.fromkeys(t for f in found for t in f))
         return tables
 
     def _class_named(self, expr: cst.BaseExpression) -> str | None:
@@ -4016,6 +3993,20 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
                 varying.add(attr)
                 grown = True
     return varying, settable, entries & number_entries, (kept & augmented) - varying
+
+
+def _literal_tables(body) -> Iterator[tuple[str, list[cst.BaseExpression]]]:
+    """`NAME = {"a": A, "b": B}` (or a list or tuple) at module level: the name and its values,
+    where every element is a plain entry (no `**spread`, no `*starred`)."""
+    for stmt in body:
+        if type(stmt) is not cst.SimpleStatementLine:
+            continue
+        for small in stmt.body:
+            if (type(small) is cst.Assign and len(small.targets) == 1 and type(small.targets[0].target) is cst.Name
+                    and type(small.value) in (cst.Dict, cst.List, cst.Tuple) and small.value.elements):
+                entries = [e.value for e in small.value.elements if type(e) in (cst.DictElement, cst.Element)]
+                if len(entries) == len(small.value.elements):
+                    yield small.targets[0].target.value, entries
 
 
 def _local_values(body: cst.BaseSuite) -> dict[str, list[cst.BaseExpression]]:
