@@ -109,3 +109,14 @@ def test_calling_an_attribute_runs_the_function_a_factory_method_returned_for_it
 
 def test_an_attribute_given_what_a_factory_returns_that_is_no_function_runs_nothing(tmp_path):
     assert project_findings(tmp_path, {"solver.py": GRID.format(returned="step_size")}) == set()
+
+
+def test_an_attribute_bound_several_ways_runs_what_the_factory_returns_beside_the_rest(tmp_path):
+    """torchdiffeq's `grid_constructor`: a lambda, the constructor's argument, or a factory's result."""
+    source = GRID.format(returned="_grid").replace(
+        "        if step_size is None:\n            self.grid = lambda t: t\n",
+        "        if step_size is None and grid is None:\n            self.grid = lambda t: t\n"
+        "        elif step_size is None:\n            self.grid = grid\n").replace(
+        "def __init__(self, step_size=None):", "def __init__(self, step_size=None, grid=None):")
+    assert "self.grid = grid" in source
+    assert project_findings(tmp_path, {"solver.py": source}) == {("solver.py", 16, "GS101")}

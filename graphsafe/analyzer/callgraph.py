@@ -482,6 +482,8 @@ class Project:
             for cls in self.attr_classes(class_key, ref.target):
                 targets.extend(self._call_targets_of_instance(cls, "__call__"))
             return targets + [f for f in self._attr_functions(class_key, ref.target) if f not in targets]
+        if ref.kind == "returned":  # `self.grid(t)` with `self.grid = self._grid_from_step(h)`
+            return self._returned_functions(f"{ref.target}@{class_key}" if ref.target.startswith("self:") else ref.target)
         if ref.kind == "prop":
             method = self.lookup_method(class_key, ref.target)
             return [method] if method is not None and self.units[method].unit.is_property else []

@@ -55,7 +55,9 @@ class CallRef:
       "attrs"   target is `dotted.Class::a.b::name`: a method of what attribute path `a.b` of an
                 instance of that class holds, followed through classes in other files;
       "prop"    target is an attribute name read on `self` (`self.norm`) of a class with a base
-                class in another file: the base's `@property` of that name, if it has one.
+                class in another file: the base's `@property` of that name, if it has one;
+      "returned" target is `self:<method>` or `global:<dotted>`: the function that call returns
+                (an attribute bound to a factory's result, `self.grid = self._grid_from_step(h)`).
     """
 
     kind: str

@@ -60,6 +60,8 @@ _LITERALS = frozenset({cst.Integer, cst.Float, cst.SimpleString})
 
 # Builtins whose number result carries their arguments' per-step variation.
 _NUMBER_BUILTINS = frozenset("min max abs round float int".split())
+# a function alias of an attribute that stands for what a call returns (`self.grid = self._make(h)`)
+RETURNED_MARK = "="
 # numpy array methods that keep an array of draws one (`astype`) or give one of its numbers
 _ARRAY_METHODS = frozenset(("astype", "item", "sum", "mean", "max", "min"))
 # return annotations that name no object class (skipped without resolving them)
@@ -2611,6 +2613,8 @@ class FileWalker:
                 else:
                     self.scope.partials.pop(target.target.value, None)
             self._note_function_alias(target.target, partial or node.value)
+            if partial is None:
+                self._note_returned_function(target.target, node.value)
             self._note_torch_alias(target.target, node.value)
 
     def _group_write_per_step(self, node: cst.Assign) -> bool:
@@ -2681,6 +2685,19 @@ class FileWalker:
         elif type(target) is cst.Attribute and self.is_self(target.value) and self.scope.class_key:
             key = f"{self.scope.class_key}.{target.attr.value}"
             self.function_aliases[key] = tuple(dict.fromkeys((*self.function_aliases.get(key, ()), *targets)))
+
+    def _note_returned_function(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`self.grid = self._grid_from_step(h)` (or a module function's result): calling the
+        attribute runs whatever function that call returns, decided project-wide (CallRef kind
+        "returned"); kept beside the attribute's other bindings (a lambda, a parameter)."""
+        if not (type(value) is cst.Call and type(target) is cst.Attribute and self.is_self(target.value)
+                and self.scope.class_key):
+            return
+        refs = self._call_refs(value.func)
+        if len(refs) == 1 and refs[0].kind in ("self", "global") and not refs[0].target.startswith("torch."):
+            key = f"{self.scope.class_key}.{target.attr.value}"
+            marker = f"{RETURNED_MARK}{refs[0].kind}:{refs[0].target}"
+            self.function_aliases[key] = tuple(dict.fromkeys((*self.function_aliases.get(key, ()), marker)))
 
     def _function_targets(self, value: cst.BaseExpression, depth: int = 0) -> tuple[str, ...]:
         """The project functions `value` names (see _note_function_alias); () for anything else."""
@@ -3313,7 +3330,9 @@ class FileWalker:
             if isinstance(base, cst.Name) and base.value == scope.self_name and scope.class_key:
                 alias = self.function_aliases.get(f"{scope.class_key}.{method}") if self.function_aliases else None
                 if alias is not None:  # `self.reduce(x)` with `self.reduce = functools.partial(f, ...)`
-                    return [CallRef("self", method), *(CallRef("global", target) for target in alias)]
+                    return [CallRef("self", method), *(
+                        CallRef("returned", target[len(RETURNED_MARK):]) if target.startswith(RETURNED_MARK)
+                        else CallRef("global", target) for target in alias)]
                 held = self.held_classes.get((scope.class_key, method))
                 if held:  # `self.opt_cls(params)` with `self.opt_cls = partial(MuSGD, ...)`: a constructor
                     return [CallRef("self", method), *(CallRef("global", c) for c in sorted(held))]
