@@ -456,3 +456,25 @@ def test_a_cpu_tensor_of_an_attribute_is_reported_only_where_the_attribute_chang
         """)
     assert [d.start.line for d in diagnostics(constant) if d.code == "GS402"] == []
     assert [d.start.line for d in diagnostics(counted) if d.code == "GS402"] == [10]
+
+
+DATA_SIZED = """
+    import torch
+
+
+    def sample(x: torch.Tensor, mask: torch.Tensor, k: int):  # graphsafe: region
+        n = {size}
+        return torch.arange(n, device=x.device), torch.zeros(x.shape[0], k, device=x.device)
+"""
+
+
+def test_a_factory_sized_by_a_number_read_from_the_device_has_a_data_dependent_shape():
+    for size in ("mask.sum().item()", "int(mask.sum())", "x[mask].shape[0]"):
+        got = found(DATA_SIZED.format(size=size), "GS408")
+        assert [(code, line) for code, line, _ in got] == [("GS408", 7)], size
+        assert not any("x.shape[0]" in str(g) for g in got)
+
+
+def test_a_factory_sized_by_a_fixed_shape_or_a_number_parameter_is_not_data_sized():
+    for size in ("x.shape[0]", "k * 2"):
+        assert found(DATA_SIZED.format(size=size), "GS408") == [], size

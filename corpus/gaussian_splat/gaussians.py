@@ -85,7 +85,7 @@ class GaussianModel(nn.Module):
             src, dst = candidates[:n], free[:n]
             for p in (self._xyz, self._scaling, self._rotation, self._opacity, self._features):
                 p.data[dst] = p.data[src]
-            jitter = torch.randn(n, 3, generator=self.split_gen, device=self._xyz.device)  # expect: GS601
+            jitter = torch.randn(n, 3, generator=self.split_gen, device=self._xyz.device)  # expect: GS601, GS408
             self._xyz.data[dst] += jitter * self.get_scaling[src]
             self.alive[dst] = True
         prune = (self.get_opacity.squeeze(-1) < min_opacity) & self.alive

@@ -74,8 +74,9 @@ class VariableLengthShape(Rule):
     Flagged: a size argument of `torch.zeros`/`ones`/`empty`/`full`/`arange`/..., of
     `x.new_zeros(...)`/`view`/`reshape`/`expand`, or a slice bound `x[:, :max_len]`, computed
     from `len(batch)`, `max(lengths)`, `max(len(s) for s in seqs)` where `batch`, `lengths`,
-    `seqs` are parameters annotated as lists/sequences or lists built from them; and
-    `pad_sequence(...)`.
+    `seqs` are parameters annotated as lists/sequences or lists built from them; a size
+    argument that depends on tensor data (`n = mask.sum().item()`, `n = x.shape[0]` after `x =
+    x[mask]`: analyzer/data_sizes.py; the read itself is GS101's); and `pad_sequence(...)`.
 
     What it does not catch: lengths of unannotated parameters (`len(x)` of a tensor is a fixed
     shape, so an unknown value is not flagged), lengths computed before the region and passed
@@ -108,6 +109,7 @@ class VariableLengthShape(Rule):
         Example("def f(targets, lengths: list[int]):  # graphsafe: region\n    return targets[:, :max(lengths)]"),
         Example("def f(seqs: list[torch.Tensor]):  # graphsafe: region\n    lens = [s.shape[0] for s in seqs]\n    return seqs[0].new_zeros(max(lens))"),
         "from torch.nn.utils.rnn import pad_sequence\ndef f(seqs):  # graphsafe: region\n    return pad_sequence(seqs, batch_first=True)",
+        "def f(x: torch.Tensor, mask: torch.Tensor):  # graphsafe: region\n    n = mask.sum().item()\n    return torch.arange(n, device=x.device)",
     )
 
     # ------------------------------------------------------------------ sources
@@ -191,6 +193,9 @@ class VariableLengthShape(Rule):
         size = _keyword(node, "size")
         for arg in [size] if size is not None else _positional(node):
             source = self._source(arg.value, *state)
+            if source is None:  # `torch.arange(n)` with `n = mask.sum().item()`
+                reason = ctx.data_size_reason(arg.value)
+                source = f"a size that depends on tensor data ({reason})" if reason is not None else None
             if source is not None:
                 ctx.report(self, arg.value, source=source)
                 return
