@@ -2683,8 +2683,12 @@ class FileWalker:
         elif type(target) is cst.Name:  # `func = _multi_tensor_adam` (else `_single_tensor_adam`), then `func(...)`
             self.scope.function_aliases.setdefault(target.value, []).extend(targets)
         elif type(target) is cst.Attribute and self.is_self(target.value) and self.scope.class_key:
-            key = f"{self.scope.class_key}.{target.attr.value}"
-            self.function_aliases[key] = tuple(dict.fromkeys((*self.function_aliases.get(key, ()), *targets)))
+            self._add_attribute_alias(target.attr.value, targets)
+
+    def _add_attribute_alias(self, attr: str, targets: tuple[str, ...]) -> None:
+        """`self.<attr>` may hold these functions too (each binding of it adds its own)."""
+        key = f"{self.scope.class_key}.{attr}"
+        self.function_aliases[key] = tuple(dict.fromkeys((*self.function_aliases.get(key, ()), *targets)))
 
     def _note_returned_function(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`self.grid = self._grid_from_step(h)` (or a module function's result): calling the
@@ -2695,9 +2699,7 @@ class FileWalker:
             return
         refs = self._call_refs(value.func)
         if len(refs) == 1 and refs[0].kind in ("self", "global") and not refs[0].target.startswith("torch."):
-            key = f"{self.scope.class_key}.{target.attr.value}"
-            marker = f"{RETURNED_MARK}{refs[0].kind}:{refs[0].target}"
-            self.function_aliases[key] = tuple(dict.fromkeys((*self.function_aliases.get(key, ()), marker)))
+            self._add_attribute_alias(target.attr.value, (f"{RETURNED_MARK}{refs[0].kind}:{refs[0].target}",))
 
     def _function_targets(self, value: cst.BaseExpression, depth: int = 0) -> tuple[str, ...]:
         """The project functions `value` names (see _note_function_alias); () for anything else."""
@@ -2715,7 +2717,7 @@ class FileWalker:
             return ()
         if tp is cst.Attribute:  # `centers.center_mean` of an imported module
             name = dotted(value)
-            if name is None or not self.scope_imports_has(name.partition(".")[0]) or name.rpartition(".")[2][:1].isupper():
+            if name is None or not self.scope_imports_has(name.partition(".")[0]) or _names_class(name):
                 return ()
             return (self.scope.imports.resolve_dotted(name),)
         if tp is not cst.Name:
@@ -2727,7 +2729,7 @@ class FileWalker:
         if value.value not in self.module_defs and not self.scope_imports_has(value.value):
             return ()
         refs = [r for r in self._call_refs(value) if r.kind == "global"]
-        if len(refs) != 1 or self.module_defs.get(value.value, "").rpartition(".")[2][:1].isupper():
+        if len(refs) != 1 or _names_class(self.module_defs.get(value.value, "")):
             return ()  # a class: its instances are followed by kind
         return (refs[0].target,)
 
@@ -2747,13 +2749,8 @@ class FileWalker:
         if type(expr) is not cst.Name:
             return ()
         name = expr.value
-        if name in self.module_defs:
-            key = self.module_defs[name]
-            return () if key.rpartition(".")[2][:1].isupper() else (key,)
-        if self.scope_imports_has(name):
-            key = self.scope.imports.resolve_dotted(name)
-            return () if key.rpartition(".")[2][:1].isupper() else (key,)
-        return ()
+        key = self.module_defs.get(name) or (self.scope.imports.resolve_dotted(name) if self.scope_imports_has(name) else None)
+        return () if key is None or _names_class(key) else (key,)
 
     def _visit_annassign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -3372,8 +3369,9 @@ class FileWalker:
         if (type(func) is cst.Subscript and type(func.value) is cst.Name and func.value.value in self.class_tables
                 and func.value.value not in scope.env):
             return [CallRef("global", c) for c in self.class_tables[func.value.value]]  # `SOLVERS[method](...)`
-        if type(func) is cst.Subscript and self._function_targets(func):  # `CENTER_FUNCTIONS[mode](x)`
-            return [CallRef("global", target) for target in self._function_targets(func)]
+        picked = self._function_targets(func) if type(func) is cst.Subscript else ()
+        if picked:  # `CENTER_FUNCTIONS[mode](x)`
+            return [CallRef("global", target) for target in picked]
         if type(func) is cst.IfExp:  # `(self.fast if f else self.slow)(x)`: either
             return [*self._call_refs(func.body), *self._call_refs(func.orelse)]
         if type(func) is cst.Call:
@@ -4012,6 +4010,11 @@ def _varying_number_attrs(node: cst.ClassDef, number_functions: frozenset[str] =
                 varying.add(attr)
                 grown = True
     return varying, settable, entries & number_entries, (kept & augmented) - varying
+
+
+def _names_class(key: str) -> bool:
+    """`pkg.mod.Block`: a dotted name whose last part is capitalised names a class (by convention)."""
+    return key.rpartition(".")[2][:1].isupper()
 
 
 def _literal_tables(body) -> Iterator[tuple[str, list[cst.BaseExpression]]]:
