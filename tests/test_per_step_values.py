@@ -1,7 +1,9 @@
 """Per-step values as a dataflow question (analyzer/per_step.py and the GS30x rules using it).
 
 Sources: what a class's step-like methods advance or recompute, `group["lr"]` of an optimizer's
-param groups, an optimizer-state counter (`state["step"] += 1`), numbers named like sizes that
+param groups, an optimizer-state counter (`state["step"] += 1`, a Python number or one number in
+a CPU tensor), a helper's parameter annotated a number or a tensor (`lr: Union[float, Tensor]`)
+given a scheduled rate, numbers named like sizes that
 callers fill with per-step values, a field kept from a constructor parameter and changed in place
 by a method (`pid.h` with `self.h *= factor`) where every constructor call passes a number. Sinks: tensor arithmetic and op arguments, `range()` trip
 counts around tensor work. Each case has a look-alike that must stay silent (a per-run setting).
@@ -12,6 +14,7 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
+import pytest
 
 from graphsafe.analyzer import per_step
 from graphsafe.analyzer.grouping import each_use
@@ -195,11 +198,27 @@ def test_an_optimizer_state_counter_is_advanced_in_the_region_and_read_per_step(
     assert 19 in lines_of(source, "GS301")  # `correction` from `state["step"]` meets a tensor
 
 
-def test_an_optimizer_state_step_kept_as_a_tensor_is_device_work():
-    # torch's own optimizers keep `state["step"]` as a tensor: `+= 1` is a kernel
-    source = OPTIMIZER.format(start="torch.zeros(())")
+def test_an_optimizer_state_step_kept_as_a_device_tensor_is_device_work():
+    # torch's optimizers with capturable=True keep `state["step"]` on the parameter's device: `+= 1` is a kernel
+    source = OPTIMIZER.format(start="torch.zeros((), device=p.device)")
     assert lines_of(source, "GS302") == []
     assert 19 not in lines_of(source, "GS301")
+
+
+@pytest.mark.parametrize("start", ["torch.zeros(())", "torch.tensor(0.0)", "torch.tensor(0, dtype=torch.float32)",
+                                   "torch.tensor(0.0, device='cpu')"])
+def test_an_optimizer_state_step_kept_in_a_cpu_tensor_is_a_host_counter(start):
+    # without capturable=True torch keeps it on the CPU: `+= 1` is CPU work only the capture runs
+    source = OPTIMIZER.format(start=start)
+    assert lines_of(source, "GS302") == [14]
+    assert any('`state["step"]` is a counter in a CPU tensor' in m for m in _messages(source, "GS302"))
+    assert 19 in lines_of(source, "GS301")  # `correction` from it meets a tensor, its capture-time value
+
+
+def test_an_optimizer_state_step_in_a_cpu_tensor_advanced_with_add_is_a_host_counter():
+    source = OPTIMIZER.format(start="torch.tensor(0.0)").replace('state["step"] += 1', 'state["step"].add_(1)')
+    assert lines_of(source, "GS302") == [14]
+    assert lines_of(source.replace("torch.tensor(0.0)", "torch.tensor(0.0, device=p.device)"), "GS302") == []
 
 
 BANK = """\
@@ -322,3 +341,33 @@ def test_a_field_kept_from_the_constructor_and_changed_in_place_is_per_step_wher
 def test_a_field_kept_from_the_constructor_stays_silent_when_given_a_tensor_or_never_changed():
     assert lines_of(CONTROLLED.format(update="self.h *= factor", given="torch.ones(())"), "GS301") == []
     assert lines_of(CONTROLLED.format(update="factor = factor * 2", given="h_init"), "GS301") == []
+
+
+UNION_LR = """\
+from typing import Union
+
+import torch
+from torch import Tensor
+
+
+def _update(params, *, lr: {annotation}):
+    for p in params:
+        p.add_(p.grad, alpha=-lr)
+
+
+class Plain(torch.optim.Optimizer):
+    def step(self, closure=None):  # graphsafe: region
+        for group in self.param_groups:
+            _update(group["params"], lr={passed})
+"""
+
+
+@pytest.mark.parametrize("annotation", ["Union[float, Tensor]", "float | Tensor", "Tensor | float"])
+def test_a_parameter_annotated_a_number_or_a_tensor_is_per_step_where_callers_pass_a_scheduled_rate(annotation):
+    source = UNION_LR.format(annotation=annotation, passed='group["lr"]')
+    assert lines_of(source, "GS301") == [9]
+    assert lines_of(UNION_LR.format(annotation=annotation, passed="1e-3"), "GS301") == []
+
+
+def test_a_parameter_annotated_a_tensor_or_none_is_not_a_number():
+    assert lines_of(UNION_LR.format(annotation="Union[Tensor, None]", passed='group["lr"]'), "GS301") == []

@@ -60,6 +60,7 @@ def test_counters_host_randomness_and_grad_scaler_steps_answer_for_either_of_the
     assert score_module.kinds_of("GS302") == {"scalar", "cpu_effect"}
     assert score_module.kinds_of("GS502") == {"cpu_effect", "rng"}
     assert score_module.kinds_of("GS703") == {"config", "sync"}  # `GradScaler.step` reads found_inf on the host
+    assert score_module.kinds_of("GS108") == {"sync", "alloc"}  # a boolean-mask read waits and changes shape
     assert score_module.kinds_of("GS807") == {"config"} and score_module.kinds_of("GS000") == frozenset()
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import lines_of, project_diagnostics
+from tests.helpers import diagnostics, lines_of, project_diagnostics
 
 
 found = lines_of  # the lines where a code is reported
@@ -211,3 +211,50 @@ def test_bitwise_not_of_an_integer_tensor_is_not_a_mask(line):
 ])
 def test_bitwise_not_of_a_mask_is_still_a_mask(line):
     assert found(INVERT.format(line=line), "GS108") == [7 + line.count("\n")]  # the indexing line
+
+
+# ------------------------------------------------ a mask of no known kind, read by its name
+
+NAMED = """\
+import torch
+import torch.nn.functional as F
+
+
+class Quantizer(torch.nn.Module):
+    def forward(self, x, target, {param}=None):  # graphsafe: region
+        loss = F.mse_loss(x, target, reduction="none")
+        if {param} is not None:
+            loss = loss[{index}]
+        return loss.mean()
+"""
+
+
+@pytest.mark.parametrize("param, index", [("mask", "mask"), ("loss_mask", "loss_mask"), ("seq_mask", "seq_mask[0]")])
+def test_an_unannotated_index_named_a_mask_reads_with_a_boolean_mask(param, index):
+    got = [d for d in diagnostics(NAMED.format(param=param, index=index)) if d.code == "GS108"]
+    assert [d.start.line for d in got] == [9]
+    assert f"(`{param}` taken for one by its name)" in got[0].message
+
+
+@pytest.mark.parametrize("param, index", [("ids", "ids"), ("masking", "masking"), ("mask", "mask.long()")])
+def test_an_index_not_named_a_mask_or_known_to_hold_integers_is_no_mask(param, index):
+    assert found(NAMED.format(param=param, index=index), "GS108") == []
+
+
+def test_a_mask_name_bound_to_nonzero_as_tuple_is_no_mask():
+    source = NAMED.format(param="mask", index="mask").replace(
+        "loss = loss[mask]", "mask = mask.nonzero(as_tuple=True)\n            loss = loss[mask]")
+    assert found(source, "GS108") == []
+
+
+def test_a_mask_name_indexing_a_value_of_no_known_kind_is_silent():
+    # `self.rows` may be a numpy array: a host read, no device wait
+    source = NAMED.format(param="mask", index="mask").replace("loss = loss[mask]", "loss = self.rows[mask]")
+    assert found(source, "GS108") == []
+
+
+def test_a_mask_name_bound_here_to_a_tensor_of_no_known_dtype_reads_with_a_boolean_mask():
+    source = NAMED.format(param="mask", index="loss_mask").replace(
+        "loss = loss[loss_mask]", "loss_mask = mask.expand_as(loss)\n            loss = loss[loss_mask]")
+    assert found(source, "GS108") == [10]
+    assert found(source.replace("mask.expand_as(loss)", "mask.expand_as(loss).long()"), "GS108") == []

@@ -39,8 +39,11 @@ KINDS = ("sync", "branch", "scalar", "alloc", "cpu_effect", "rng", "config", "st
 def kinds_of(code: str) -> frozenset[str]:
     """The label kinds a rule code answers for (GS302 counters and GS502 host randomness sit
     between two kinds, so either label is matched by them; GS703 is a configuration rule whose
-    hazard is a host read: `GradScaler.step` waits for `found_inf`)."""
-    special = {"GS302": {"scalar", "cpu_effect"}, "GS502": {"cpu_effect", "rng"}, "GS703": {"config", "sync"}}
+    hazard is a host read: `GradScaler.step` waits for `found_inf`; GS107 and GS108 report ops
+    whose output shape depends on the data, which both wait for the GPU and change shape
+    between steps, the brief's sync and alloc)."""
+    special = {"GS302": {"scalar", "cpu_effect"}, "GS502": {"cpu_effect", "rng"}, "GS703": {"config", "sync"},
+               "GS107": {"sync", "alloc"}, "GS108": {"sync", "alloc"}}
     if code in special:
         return frozenset(special[code])
     family = {"GS1": "sync", "GS2": "branch", "GS3": "scalar", "GS4": "alloc", "GS5": "cpu_effect",

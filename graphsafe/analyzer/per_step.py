@@ -22,6 +22,7 @@ from typing import Callable, Iterator
 
 import libcst as cst
 
+from graphsafe.analyzer.names import dotted
 from graphsafe.analyzer.nodes import children, is_number_literal
 
 # param-group keys a scheduler or a warm-up rewrites between steps (other keys are per-run
@@ -180,14 +181,31 @@ def advanced_entry(expr: cst.Subscript, function: cst.FunctionDef | None) -> str
         return None
     if (expr.value.value, key) not in advanced_state_entries(function):
         return None
-    return f'state entry `{expr.value.value}["{key}"]` (advanced every step)'
+    held = "one number in a CPU tensor, " if held_in_cpu_tensor(expr, function) else ""
+    return f'state entry `{expr.value.value}["{key}"]` ({held}advanced every step)'
+
+
+def held_in_cpu_tensor(expr: cst.Subscript, function: cst.FunctionDef | None) -> bool:
+    """Whether `function` starts the entry `expr` names as a CPU tensor (`state["step"] =
+    torch.tensor(0.0)`), not as a Python number."""
+    key = entry_key(expr)
+    if key is None or type(expr.value) is not cst.Name or function is None:
+        return False
+    for small in _small_statements(function.body):
+        if type(small) is cst.Assign and host_scalar_tensor(small.value) and any(
+                type(t.target) is cst.Subscript and type(t.target.value) is cst.Name
+                and t.target.value.value == expr.value.value and entry_key(t.target) == key for t in small.targets):
+            return True
+    return False
 
 
 def advanced_state_entries(function: cst.FunctionDef) -> frozenset[tuple[str, str]]:
     """(local, key) of `local[key] += n` (or `local[key] = local.get(key, 0) + n`) in `function`
     where `local` holds state kept across calls (bound from an attribute, `state = self.state[p]`,
     or a loop variable over one, `for group in self.param_groups`) and `local[key]` starts as a
-    number literal there (`state["step"] = 0`, `.get("step", 0)`: a host number, not a tensor)."""
+    number literal there (`state["step"] = 0`, `.get("step", 0)`: a host number) or as a CPU
+    tensor of one number (`torch.tensor(0.0)`, `torch.zeros(())`: host memory, so `+= 1` is
+    CPU work that only the capture runs); also advanced by `local[key].add_(1)`."""
     if _ENTRY_MEMO and _ENTRY_MEMO[0] is function:
         return _ENTRY_MEMO[1]
     persistent: set[str] = set()
@@ -205,7 +223,7 @@ def advanced_state_entries(function: cst.FunctionDef) -> frozenset[tuple[str, st
                     persistent.add(tgt.value)
                 elif type(tgt) is cst.Subscript and type(tgt.value) is cst.Name and (key := entry_key(tgt)) is not None:
                     entry = (tgt.value.value, key)
-                    if is_number_literal(small.value):
+                    if is_number_literal(small.value) or host_scalar_tensor(small.value):
                         started.add(entry)
                     elif _advances(small.value, tgt.value.value, key):  # `s[k] = s.get(k, 0) + 1`
                         started.add(entry)
@@ -214,12 +232,51 @@ def advanced_state_entries(function: cst.FunctionDef) -> frozenset[tuple[str, st
             key = entry_key(small.target)
             if key is not None and is_number_literal(small.value):
                 advanced.add((small.target.value.value, key))
+        elif tp is cst.Expr and (entry := added_in_place(small.value)) is not None:
+            advanced.add(entry)
     result = frozenset(e for e in advanced & started if e[0] in persistent)
     _ENTRY_MEMO[:] = [function, result]
     return result
 
 
 _ENTRY_MEMO: list = []  # [function, its entries]: the function being walked asks many times
+
+_HOST_SCALAR_FACTORIES = frozenset({"torch.tensor", "torch.zeros", "torch.ones"})
+
+
+def host_scalar_tensor(value: cst.BaseExpression) -> bool:
+    """`torch.tensor(0.0)`, `torch.tensor(0, dtype=torch.float32)`, `torch.zeros(())`: one number
+    in a CPU tensor (no `device=`, or the CPU's)."""
+    if type(value) is not cst.Call or dotted(value.func) not in _HOST_SCALAR_FACTORIES or not value.args:
+        return False
+    first = value.args[0]
+    if first.keyword is not None or first.star:
+        return False
+    if dotted(value.func) == "torch.tensor":
+        if not is_number_literal(first.value):
+            return False
+    elif not (type(first.value) in (cst.Tuple, cst.List) and not first.value.elements):
+        return False
+    for arg in value.args[1:]:
+        if arg.keyword is None:
+            return False
+        if arg.keyword.value == "device" and not (type(arg.value) is cst.SimpleString
+                                                   and str(arg.value.evaluated_value).split(":")[0] == "cpu"):
+            return False
+    return True
+
+
+def added_in_place(value: cst.BaseExpression) -> tuple[str, str] | None:
+    """(local, key) of `local[key].add_(n)` with `n` a number literal."""
+    if (type(value) is not cst.Call or type(value.func) is not cst.Attribute or value.func.attr.value != "add_"
+            or len(value.args) != 1 or not is_number_literal(value.args[0].value)):
+        return None
+    target = value.func.value
+    key = entry_key(target)
+    if key is None or type(target.value) is not cst.Name:
+        return None
+    return target.value.value, key
+
 
 
 def _advances(value: cst.BaseExpression, local: str, key: str) -> bool:

@@ -430,6 +430,8 @@ def torch_call_kind(name: str, call: cst.Call) -> Kind | None:
         return SCALAR if func not in ("Generator",) else instance_of(name)
     if func in ("unique", "unique_consecutive"):
         return unique_kind(call, positional_limit=2)
+    if func == "nonzero" and as_tuple(call):
+        return TENSOR_TUPLE
     if func in TORCH_TUPLE:
         return TENSOR_TUPLE
     if func in ("max", "min") and (len(call.args) > 1 or any(a.keyword and a.keyword.value == "dim" for a in call.args)):
@@ -467,6 +469,12 @@ def _is_cpu_device(expr: cst.BaseExpression, resolve) -> bool:
     if type(expr) is cst.Call and resolve(expr.func) == "torch.device" and expr.args:
         return _is_cpu_device(expr.args[0].value, resolve)
     return False
+
+
+def as_tuple(call: cst.Call) -> bool:
+    """`nonzero(as_tuple=True)`: a tuple of index tensors, one per dimension."""
+    return any(a.keyword is not None and a.keyword.value == "as_tuple"
+               and not (type(a.value) is cst.Name and a.value.value in ("False", "None")) for a in call.args)
 
 
 def unique_kind(call: cst.Call, positional_limit: int) -> Kind:

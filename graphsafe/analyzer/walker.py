@@ -1492,6 +1492,8 @@ class FileWalker:
                 return T.TENSOR_DICT  # `batch = self.build_batch()` with `-> dict[str, torch.Tensor]`
             if method in ("forward", "__call__") and _is_super_call(func.value) and self._torch_module_base():
                 return T.TENSOR  # `super().forward(x)` in a subclass of nn.Linear, nn.Conv2d, ...
+            if method == "nonzero" and T.as_tuple(call):
+                return T.TENSOR_TUPLE  # `m.nonzero(as_tuple=True)`, whatever `m` is
             receiver = self._kind(func.value)
             if method in ("pop", "get") and len(call.args) == 1 and receiver == T.TENSOR_DICT:
                 return T.TENSOR  # `self.static.pop("temperatures")`
@@ -2493,7 +2495,7 @@ class FileWalker:
                 inner.pending[param.name.value] = f"{ARG_PID}{key}:{param.name.value}"
             if _declares_number(param) and not T.SIZE_NAME.match(param.name.value):
                 inner.number_params.add(param.name.value)
-            elif (param.annotation is None and param.default is None) or _declares_number(param):
+            elif (param.annotation is None and param.default is None) or _declares_number(param) or _admits_number(param):
                 # a number named like a size (`step_size`, `num_steps`) is a setting unless a caller
                 # passes it a per-step value (`verlet(z, self.step_size)`): per_step.py's sources
                 inner.open_params.add(param.name.value)
@@ -3864,6 +3866,26 @@ def _declares_number(param: cst.Param, optional: bool = True) -> bool:
     if isinstance(default, cst.UnaryOperation):
         default = default.expression
     return isinstance(default, (cst.Integer, cst.Float))
+
+
+def _admits_number(param: cst.Param) -> bool:
+    """`lr: Union[float, Tensor]`, `scale: float | torch.Tensor`: a number or something else, as
+    the callers decide (what they pass per step makes it a per-step number)."""
+    if param.annotation is None:
+        return False
+    annotation = param.annotation.annotation
+    if isinstance(annotation, cst.Subscript):
+        head = annotation.value.attr.value if isinstance(annotation.value, cst.Attribute) else getattr(annotation.value, "value", None)
+        if head != "Union":
+            return False
+        members = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)]
+    else:
+        members = []
+        while isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
+            members.append(annotation.right)
+            annotation = annotation.left
+        members.append(annotation)
+    return len(members) > 1 and any(isinstance(m, cst.Name) and m.value in ("int", "float") for m in members)
 
 
 def _without_none(annotation: cst.BaseExpression) -> cst.BaseExpression:

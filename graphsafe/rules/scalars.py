@@ -964,6 +964,9 @@ class PythonCounterInRegion(Rule):
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
+        if per_step.added_in_place(node) is not None and per_step.advanced_entry(func.value, ctx.function_node):
+            self._report_entry(func.value, ctx)  # `state["step"].add_(1)` of a CPU tensor
+            return
         if type(func) is not cst.Attribute or func.attr.value != "step" or node.args:
             return
         why = _lr_scheduler(func.value, ctx)
@@ -985,10 +988,13 @@ class PythonCounterInRegion(Rule):
             self._check_param_group(node.target, ctx, node.value)
             if per_step.advanced_entry(node.target, ctx.function_node) is not None:
                 # `state["step"] += 1` on `state = self.state[p]`: a host counter kept across steps
-                key = per_step.entry_key(node.target)
-                ctx.report(self, node.target, target=f'{node.target.value.value}["{key}"]',
-                           what="a Python counter", effect="advances it")
+                self._report_entry(node.target, ctx)
         self._check(node.target, ctx, node.value)
+
+    def _report_entry(self, target: cst.Subscript, ctx) -> None:
+        held = "a counter in a CPU tensor" if per_step.held_in_cpu_tensor(target, ctx.function_node) else "a Python counter"
+        ctx.report(self, target, target=f'{target.value.value}["{per_step.entry_key(target)}"]',
+                   what=held, effect="advances it")
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         for target in node.targets:
@@ -997,8 +1003,7 @@ class PythonCounterInRegion(Rule):
                 self._check_param_group(tgt, ctx, node.value)
                 if type(node.value) is cst.BinaryOperation and per_step.advanced_entry(tgt, ctx.function_node) is not None:
                     # `state["n"] = state.get("n", 0) + 1` on `state = self.state[p]`
-                    ctx.report(self, tgt, target=f'{tgt.value.value}["{per_step.entry_key(tgt)}"]',
-                               what="a Python counter", effect="advances it")
+                    self._report_entry(tgt, ctx)
                 continue
             if not isinstance(tgt, cst.Attribute):
                 continue

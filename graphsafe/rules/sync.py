@@ -656,6 +656,13 @@ class BoolMaskIndex(_SyncRule):
     an `ids: torch.LongTensor` parameter, or a local bound to one): `~` on an integer tensor
     is a bitwise not, so `x[~idx]` gathers at fixed-size positions and does not sync.
 
+    An index of no known kind, or a tensor of no known dtype made in the function
+    (`loss_mask = mask.expand_as(loss)`), is taken for a boolean mask by its name (`mask`,
+    `loss_mask`, or rows of one: `seq_mask[i]`) when what it indexes is a tensor: masks passed in
+    without annotations (`def forward(self, x, mask=None)`) are read this way, and the report says
+    it went by the name. A name known to hold integers or a `nonzero(as_tuple=True)` result is
+    not such a mask.
+
     `x[mask] = value` with a scalar is fine (it becomes `masked_fill_`, no sync), a Python
     number computed on the host included (`logits[full] = torch.finfo(logits.dtype).min`);
     only a tensor value (`x[mask] = y`) runs `index_put_` with the mask and syncs.
@@ -664,16 +671,19 @@ class BoolMaskIndex(_SyncRule):
     code = "GS108"
     name = "bool-mask-index"
     summary = "reading `x[mask]` with a boolean mask"
-    message = "`x[mask]` with a boolean mask has a data-dependent shape and waits for the GPU: {consequence}"
+    message = "`x[mask]` with a boolean mask{why} has a data-dependent shape and waits for the GPU: {consequence}"
     valid = ("x[x > 0] = 0.0", "z = torch.where(x > 0, x, 0.0)", "z = x[0]", "x[x > 0] = n",
              "z = x[~n]", "x[x > 0] = torch.finfo(x.dtype).min", "keep = -y\nz = x[keep]",
-             "idx = torch.arange(n, device=x.device)\nz = x[~idx]", "z = x[~y.argmax(-1)]")
+             "idx = torch.arange(n, device=x.device)\nz = x[~idx]", "z = x[~y.argmax(-1)]",
+             "mask = x.nonzero(as_tuple=True)\nz = x[mask]",
+             "mask = y.long()\nz = x.sum(0)[mask]", "z = table[mask]")
     invalid = ("z = x[x > 0]", "m = torch.isnan(x)\nz = y[m]", "z = x[~(x > 0)]", "x[x > 0] = y", "x[x > 0] += 1.0",
-               "m = torch.where(x > 0, y, x)\nw = y[~m]", "keep = ~y\nz = x[keep]", "z = x[~y.bool()]")
+               "m = torch.where(x > 0, y, x)\nw = y[~m]", "keep = ~y\nz = x[keep]", "z = x[~y.bool()]",
+               "z = x.sum(0)[loss_mask]", "z = x.exp()[seq_mask[0]]")
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
-        if not ctx.is_store(node) and self._masked(node, ctx):
-            ctx.report(self, node)
+        if not ctx.is_store(node):
+            self._check(node, node, ctx)
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         # `x[mask] = tensor` is index_put_ with a boolean mask: it runs nonzero (sync);
@@ -681,21 +691,51 @@ class BoolMaskIndex(_SyncRule):
         if not ctx.kind(node.value).is_tensor:
             return
         for target in node.targets:
-            if isinstance(target.target, cst.Subscript) and self._masked(target.target, ctx):
-                ctx.report(self, target.target)
+            if isinstance(target.target, cst.Subscript):
+                self._check(target.target, target.target, ctx)
 
     def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
         # `x[mask] += y` reads `x[mask]` first, whatever `y` is
-        if isinstance(node.target, cst.Subscript) and self._masked(node.target, ctx):
-            ctx.report(self, node.target)
+        if isinstance(node.target, cst.Subscript):
+            self._check(node.target, node.target, ctx)
+
+    def _check(self, node: cst.Subscript, at: cst.CSTNode, ctx) -> None:
+        why = self._masked(node, ctx)
+        if why is not None:
+            ctx.report(self, at, why=why)
 
     @staticmethod
-    def _masked(node: cst.Subscript, ctx) -> bool:
+    def _masked(node: cst.Subscript, ctx) -> str | None:
+        """"" when `node` indexes with a boolean tensor mask, a note when only its name says
+        so, else None."""
         for element in node.slice:
             index = element.slice
-            if isinstance(index, cst.Index) and (ctx.kind(index.value).is_bool_tensor or _inverted_mask(index.value, ctx)):
-                return not ctx.kind(node.value).not_tensor
-        return False
+            if not isinstance(index, cst.Index):
+                continue
+            if ctx.kind(index.value).is_bool_tensor or _inverted_mask(index.value, ctx):
+                return None if ctx.kind(node.value).not_tensor else ""
+            name = _named_mask(index.value, ctx)
+            if name is not None and ctx.kind(node.value).is_tensor:
+                return f" (`{name}` taken for one by its name)"
+        return None
+
+
+def _named_mask(index: cst.BaseExpression, ctx) -> str | None:
+    """The name of an index of no known kind (or a tensor of no known dtype made in this
+    function) that calls itself a mask (`mask`, `loss_mask`, `seq_mask[i]`), else None. A name
+    bound to integers, or to `nonzero(as_tuple=True)` (a tuple), is no such guess."""
+    name = index.value if type(index) is cst.Subscript else index
+    if type(name) is not cst.Name or not T.MASK_NAME.match(name.value):
+        return None
+    kind = ctx.kind(name)
+    if kind.tag == "unknown" and ctx.kind(index).tag == "unknown":
+        return name.value
+    if (kind == T.TENSOR and name.value not in ctx.params and not ctx.is_loop_variable(name.value)
+            and not ctx.is_integer_tensor(name)):
+        # a tensor of no known dtype made here (`loss_mask = repeat(mask, ...)`); a parameter's
+        # or a loop variable's tensor kind may come from callers who pass integers
+        return name.value
+    return None  # known: a mask (reported as such), integers, a tuple, a number
 
 
 def _inverted_mask(index: cst.BaseExpression, ctx) -> bool:
