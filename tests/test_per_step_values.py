@@ -371,3 +371,33 @@ def test_a_parameter_annotated_a_number_or_a_tensor_is_per_step_where_callers_pa
 
 def test_a_parameter_annotated_a_tensor_or_none_is_not_a_number():
     assert lines_of(UNION_LR.format(annotation="Union[Tensor, None]", passed='group["lr"]'), "GS301") == []
+
+
+TWO_OPTIMIZERS = """\
+import torch
+
+
+def _scaled_add(p, update, scale):
+    p.add_(update, alpha=scale)
+
+
+class Alpha(torch.optim.Optimizer):
+    def step(self, closure=None):{alpha_region}
+        for group in self.param_groups:
+            for p in group["params"]:
+                _scaled_add(p, p.grad, -group["lr"])
+
+
+class Beta(torch.optim.Optimizer):
+    def step(self, closure=None):{beta_region}
+        for group in self.param_groups:
+            for p in group["params"]:
+                _scaled_add(p, p.grad, group["lr"] * 0.5)
+"""
+
+
+@pytest.mark.parametrize("region", ["Alpha", "Beta"])
+def test_a_helpers_per_step_path_starts_at_the_region_that_reaches_it(region):
+    marks = {f"{name.lower()}_region": "  # graphsafe: region" if name == region else "" for name in ("Alpha", "Beta")}
+    messages = _messages(TWO_OPTIMIZERS.format(**marks), "GS301")
+    assert len(messages) == 1 and f"path: `{region}.step` passes" in messages[0], messages

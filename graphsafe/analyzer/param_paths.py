@@ -47,7 +47,11 @@ def _hops(project: Project, function: str, name: str, roots: frozenset, callers_
         return None
     seen.add((function, name))
     slots = project._param_slots(function, name)
-    for caller, slot_conditions in sorted(project._scalar_callers().get(function, ()), key=lambda c: c[0]):
+    # the caller on the report's own call chain first (the one the region reached it through),
+    # so that the path is the region's, not another region's that calls the same helper
+    through = project._reachable.get(function)
+    callers = sorted(project._scalar_callers().get(function, ()), key=lambda c: (c[0] != through, c[0]))
+    for caller, slot_conditions in callers:
         for slot, cond in slot_conditions:
             if slot not in slots or (callers_only and cond == (LOOP,)):
                 continue
