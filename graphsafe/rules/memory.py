@@ -176,7 +176,8 @@ class HostDataTensor(_StaticMemoryRule):
     at the helper's move, where a call from the code the regions reach (for a region root: any
     call) hands that parameter a loader's batch and none hands it a tensor of the step
     (analyzer/host_batches.py).
-    Not flagged: a factory given a device or `pin_memory=True`, a tensor of unknown origin (a
+    Not flagged: an empty literal (`torch.tensor([], device=d)` copies no byte and captures), a
+    factory given a device or `pin_memory=True`, a tensor of unknown origin (a
     parameter, a helper's result), a list that may hold tensors, and an attribute registered as
     a buffer.
     """
@@ -191,6 +192,7 @@ class HostDataTensor(_StaticMemoryRule):
     valid = (
         "z = torch.zeros_like(x)",
         "z = torch.as_tensor(x, device=x.device)",
+        "z = torch.tensor([], dtype=x.dtype, device=x.device)",
         # a CPU tensor of values that are the same on every step: nothing for replay to miss
         Example(
             "class Loss:\n    def __init__(self, temp: float):\n        self.temp = temp\n\n"
@@ -396,6 +398,8 @@ class HostDataTensor(_StaticMemoryRule):
         first = _positional(node)
         if name in ("torch.as_tensor", "torch.asarray") and first and ctx.kind(first[0].value).is_tensor:
             return  # already a tensor: no host data involved
+        if first and type(first[0].value) in (cst.List, cst.Tuple) and not first[0].value.elements:
+            return  # `torch.tensor([], device=d)`: no element, so no byte is copied (captures fine)
         what = f"{name}(...)"
         device = _keyword(node, "device")
         on_device = name.startswith("torch.cuda.") or (device is not None and not _is_cpu_device(device.value, ctx))
