@@ -401,3 +401,42 @@ def test_a_helpers_per_step_path_starts_at_the_region_that_reaches_it(region):
     marks = {f"{name.lower()}_region": "  # graphsafe: region" if name == region else "" for name in ("Alpha", "Beta")}
     messages = _messages(TWO_OPTIMIZERS.format(**marks), "GS301")
     assert len(messages) == 1 and f"path: `{region}.step` passes" in messages[0], messages
+
+
+RECURRENT = """\
+import torch
+
+
+class DAdapt(torch.optim.Optimizer):
+    def step(self, closure=None):  # graphsafe: region
+        group = self.param_groups[0]
+        d, gsq = group["d"], group["gsq"]
+        total = 0.0
+        for group in self.param_groups:
+            k = group["k"]
+            for p in group["params"]:
+                total += p.grad.abs().sum()
+        gsq = 0.9 * gsq + 1.0
+        d = max(d, 1.0 / gsq)
+        for group in self.param_groups:
+            group["gsq"] = gsq
+            group["d"] = d
+            group["seen"] = group.get("seen", 0)
+            group["lr0"] = group["lr"]
+            group["total"] = total
+            for p in group["params"]:
+                p.data.add_(p.grad, alpha=-group["lr0"])
+            group["k"] = k + 1
+"""
+
+
+def test_param_group_entries_written_from_their_last_values_are_state_the_step_advances():
+    assert lines_of(RECURRENT, "GS302") == [16, 17, 23]
+    assert any('`group["d"]` is a Python value kept across steps, computed from its last value' in m
+               for m in _messages(RECURRENT, "GS302"))
+
+
+def test_an_entrys_own_default_a_copy_of_another_entry_and_a_tensor_are_not_advanced_state():
+    # lines 18-20: `.get("seen", 0)` of itself, the lr copied, a tensor kept (device work)
+    assert not {18, 19, 20} & set(lines_of(RECURRENT, "GS302"))
+

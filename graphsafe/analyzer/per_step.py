@@ -22,7 +22,7 @@ from typing import Callable, Iterator
 
 import libcst as cst
 
-from graphsafe.analyzer.names import dotted
+from graphsafe.analyzer.names import bound_names, dotted
 from graphsafe.analyzer.nodes import children, is_number_literal
 
 # param-group keys a scheduler or a warm-up rewrites between steps (other keys are per-run
@@ -240,6 +240,85 @@ def advanced_state_entries(function: cst.FunctionDef) -> frozenset[tuple[str, st
 
 
 _ENTRY_MEMO: list = []  # [function, its entries]: the function being walked asks many times
+
+
+def recurrent_entry(expr: cst.Subscript, function: cst.FunctionDef | None) -> bool:
+    """Whether `expr` (a target `local[key]`) is an entry of state kept across calls that
+    `function` writes with a value computed from what the entry held: see recurrent_entries."""
+    key = entry_key(expr)
+    return (key is not None and type(expr.value) is cst.Name and function is not None
+            and (expr.value.value, key) in recurrent_entries(function))
+
+
+def recurrent_entries(function: cst.FunctionDef) -> frozenset[tuple[str, str]]:
+    """(local, key) of `local[key] = value` where `local` holds state kept across calls (as in
+    advanced_state_entries) and `value` is computed from what that entry held, read through
+    any local holding such state, directly or through locals: `d = group["d"]`, ... `d =
+    max(d, d_hat)`, ... `group["d"] = d`; `k = group["k"]` ... `group["k"] = k + 1`. State the
+    step advances, which a replay never does. A value that is only the entry's own default
+    (`group.get("k", 0)`) is no such update."""
+    if _RECURRENT_MEMO and _RECURRENT_MEMO[0] is function:
+        return _RECURRENT_MEMO[1]
+    persistent: set[str] = {loop.target.value for loop in _loops_in(function.body)
+                            if type(loop.target) is cst.Name and _held_state(loop.iter)}
+    writes: list[tuple[str, str, cst.BaseExpression]] = []
+    binds: list[tuple[list[str], cst.BaseExpression, bool]] = []  # (names, value, keeps what they held)
+    for small in _small_statements(function.body):
+        tp = type(small)
+        if tp is cst.Assign:
+            for target in small.targets:
+                tgt = target.target
+                if type(tgt) is cst.Name and _held_state(small.value):
+                    persistent.add(tgt.value)
+                if type(tgt) is cst.Subscript and type(tgt.value) is cst.Name and (key := entry_key(tgt)) is not None:
+                    writes.append((tgt.value.value, key, small.value))
+                names = [n.value for n in bound_names(tgt)]
+                if names:
+                    binds.append((names, small.value, False))
+        elif tp is cst.AugAssign and type(small.target) is cst.Name:
+            binds.append(([small.target.value], small.value, True))
+    held: dict[str, set[str]] = {}  # local → keys of kept state its value comes from
+
+    def keys_of(expr: cst.BaseExpression) -> set[str]:
+        found: set[str] = set()
+        stack: list[cst.CSTNode] = [expr]
+        while stack:
+            node = stack.pop()
+            tp = type(node)
+            if tp is cst.Lambda:
+                continue
+            if tp is cst.Subscript and type(node.value) is cst.Name and node.value.value in persistent:
+                key = entry_key(node)
+                if key is not None:
+                    found.add(key)
+            elif tp is cst.Name:
+                found |= held.get(node.value, set())
+            stack.extend(children(node))
+        return found
+
+    changed = True
+    while changed:
+        changed = False
+        for names, value, _ in binds:
+            keys = keys_of(value)
+            for name in names:
+                if not keys <= held.setdefault(name, set()):
+                    held[name] |= keys
+                    changed = True
+    result = frozenset((local, key) for local, key, value in writes
+                       if local in persistent and key in keys_of(value) and not _own_default(value, local, key))
+    _RECURRENT_MEMO[:] = [function, result]
+    return result
+
+
+_RECURRENT_MEMO: list = []
+
+
+def _own_default(value: cst.BaseExpression, local: str, key: str) -> bool:
+    """`local.get(key, default)`: the entry itself, or a default where it is missing."""
+    return (type(value) is cst.Call and type(value.func) is cst.Attribute and value.func.attr.value in ("get", "setdefault")
+            and len(value.args) >= 1 and type(value.args[0].value) is cst.SimpleString
+            and value.args[0].value.evaluated_value == key)
 
 _HOST_SCALAR_FACTORIES = frozenset({"torch.tensor", "torch.zeros", "torch.ones"})
 

@@ -913,6 +913,11 @@ class PythonCounterInRegion(Rule):
     (`state["step"] += 1` on `state = self.state[p]`, `group["step"] = group.get("step", 0) + 1`
     for `group in self.param_groups`: a custom optimizer's step count) is such a counter too;
     where it reaches tensor math (`bias_correction = 1 - beta ** group["step"]`), GS301 reports it.
+    So is one held as one number in a CPU tensor (`state["step"] = torch.tensor(0.0)`, then
+    `+= 1` or `.add_(1)`: CPU work, which replay does not redo), and any entry of such state
+    written with a value computed from what it held (`d = group["d"]` ... `d = max(d, d_hat)`
+    ... `group["d"] = d`, `k = group["k"]` ... `group["k"] = k + 1`); an entry given its own
+    default (`group.get("seen", 0)`), another entry or a tensor is not.
 
     In a loop region (`for ...:  # graphsafe: region`), a local the body advances for the next pass
     (`curr_pos += 1`, `t += dt`) is such a counter too: the loop's header runs on every pass, the
@@ -1004,6 +1009,11 @@ class PythonCounterInRegion(Rule):
                 if type(node.value) is cst.BinaryOperation and per_step.advanced_entry(tgt, ctx.function_node) is not None:
                     # `state["n"] = state.get("n", 0) + 1` on `state = self.state[p]`
                     self._report_entry(tgt, ctx)
+                elif per_step.recurrent_entry(tgt, ctx.function_node) and not ctx.kind(node.value).is_tensor:
+                    # `group["d"] = d` with `d = group["d"]` ... `d = max(d, d_hat)`: a new value from the old
+                    ctx.report(self, tgt, target=f'{tgt.value.value}["{per_step.entry_key(tgt)}"]',
+                               what="a Python value kept across steps, computed from its last value,",
+                               effect="updates it")
                 continue
             if not isinstance(tgt, cst.Attribute):
                 continue
