@@ -5,6 +5,9 @@ by keyword, built in the call, passed on to a base class's constructor, kept thr
 assignment, given through a factory function, or kept unless `None` (then a default class). A
 safe class given, a class outside the project, or the default kept are silent. A `@dataclass`
 field holds what the generated `__init__` is given (not every subclass of its declared class).
+So does an attribute kept from a parameter annotated with a base class (`controller:
+Controller` given `HostController()`), also when called through a local (`controller =
+self.controller`; `a, b = self.a, self.b`).
 """
 
 from __future__ import annotations
@@ -234,3 +237,56 @@ def test_a_dataclass_field_holds_what_its_constructor_is_given(tmp_path: Path, s
 
 def test_a_dataclass_without_a_generated_init_keeps_the_declared_class(tmp_path: Path) -> None:
     assert project(tmp_path, {"m.py": CONTAINER.format(options="(init=False)", skipped="")}, "GS302") == set()
+
+
+# ---------------------------------------- a kept object called through a local, or declared as a base
+
+SOLVER = """\
+import torch
+
+
+class Controller(torch.nn.Module):
+    def adapt(self, dt: torch.Tensor):
+        return dt * 2
+
+
+class HostController(Controller):
+    def adapt(self, dt: torch.Tensor):
+        return dt * torch.tensor(0.9, device=dt.device)
+
+
+class DeviceController(Controller):
+    def adapt(self, dt: torch.Tensor):
+        return dt * 0.9
+
+
+class Solver(torch.nn.Module):
+    def __init__(self, controller{annotation}, max_steps: int):
+        super().__init__()
+        self.controller = controller
+        self.max_steps = max_steps
+
+    def solve(self, dt: torch.Tensor):
+        {call}
+
+
+def solve_ivp(dt: torch.Tensor):  # graphsafe: region
+    controller = {passed}()
+    solver = Solver(controller, 10)
+    return solver.solve(dt)
+"""
+
+THROUGH_A_LOCAL = "controller, steps = self.controller, self.max_steps\n        return controller.adapt(dt)"
+
+
+@pytest.mark.parametrize("annotation", ["", ": Controller"])
+@pytest.mark.parametrize("call", ["return self.controller.adapt(dt)", THROUGH_A_LOCAL])
+def test_a_subclass_given_for_a_declared_base_runs_its_own_method(tmp_path: Path, annotation: str, call: str) -> None:
+    found = project(tmp_path, {"solver.py": SOLVER.format(annotation=annotation, call=call, passed="HostController")})
+    assert ("solver.py", 11, "GS402") in found
+
+
+@pytest.mark.parametrize("call", ["return self.controller.adapt(dt)", THROUGH_A_LOCAL])
+def test_another_subclass_given_leaves_the_hazardous_one_unreached(tmp_path: Path, call: str) -> None:
+    found = project(tmp_path, {"solver.py": SOLVER.format(annotation=": Controller", call=call, passed="DeviceController")})
+    assert not [f for f in found if f[2] == "GS402"]

@@ -83,7 +83,9 @@ def test_host_data_in_a_graphed_callable_and_cpu_scalars():
     d = [x for x in diagnostics(textwrap.dedent(source)) if x.code == "GS402"]
     assert [(x.start.line, x.start.column) for x in d] == [(7, 12), (8, 10), (9, 11)]
     assert d[0].message.startswith("`torch.from_numpy(...).cuda()` copies host data to the GPU")
-    assert d[1].message.endswith("replay keeps the values seen at capture: replay is silently wrong")
+    # `epsilon` is the graphed callable's own number: what its callers give may vary
+    assert d[1].message.endswith("replay keeps the values seen at capture: replay is silently wrong "
+                                 "(may vary: no call of `policy_step` shows what it is passed)")
     assert d[2].message.endswith("capture fails")
 
 

@@ -203,7 +203,8 @@ class _Scope:
     # local name → the parameter whose tensor it views (`value = value[0]`): same device
     param_views: dict[str, str] = field(default_factory=dict)
     # loop variable → the attribute chain it iterates, where the elements' kind is unknown here
-    # (`for block in self.module.model.blocks`: classes defined in other files)
+    # (`for block in self.module.model.blocks`: classes defined in other files); also a local
+    # bound to such a chain of self (`controller = self.controller`: _note_attribute_alias)
     loop_sources: dict[str, cst.Attribute] = field(default_factory=dict)
     # parameters whose falsy default turns code off, never rebound (default_guards.py)
     guardable: dict[str, object] = field(default_factory=dict)
@@ -1841,6 +1842,10 @@ class FileWalker:
         # stored in it (`self.norm_ema[k] = torch.ones(())`); None once something else is
         self._empty_dicts: dict[tuple[int, str], bool | None] = {}
         self._attr_pids: dict[str, dict[str, str | None]] = {}  # class key → attribute → the project call it holds
+        # constructor parameters annotated with a class (`controller: Controller`) of the method
+        # being read, and the attributes keeping one (class key → attribute → its argument id)
+        self._declared_params: dict[str, str] = {}
+        self._declared_attr_pids: dict[str, dict[str, str]] = {}
         self._records: list[tuple[str, cst.ClassDef, cst.CSTNode]] = []  # namedtuple classes (records.py)
         self._install_handlers(source)
         imports = ImportTable(self.module, self.is_package, renames=self.renames)
@@ -1937,6 +1942,8 @@ class FileWalker:
             slots = tuple(sorted((name, "T" if kind.is_tensor else f"@{pids[name]}") for name, kind in attrs.items()
                                  if kind.is_tensor or (kind.tag == "unknown" and pids.get(name))))
             slots += tuple((name, f"@{pid}") for name, pid in self.made_from_params.get(key, {}).items())
+            slots += tuple((name, f"@{pid}") for name, pid in self._declared_attr_pids.get(key, {}).items()
+                           if attrs.get(name, T.UNKNOWN).tag == "object")
             if fields is not None:
                 slots += self._dataclass_init_slots(fields, key, attrs, slots)
             if "@property" in self.source:
@@ -2053,14 +2060,20 @@ class FileWalker:
             self.class_attr_kinds[key] = kinds
             self._kinds = {}
             for param in list(stmt.params.params[1:]) + list(stmt.params.kwonly_params):
+                pid = f"{ARG_PID}{key}.{stmt.name.value}:{param.name.value}"
                 if param.annotation is not None:  # `self.scheduler = scheduler` with `scheduler: DDIM`
-                    self.scope.env[param.name.value] = self._annotation_kind(param.annotation.annotation)
+                    kind = self.scope.env[param.name.value] = self._annotation_kind(param.annotation.annotation)
+                    if kind.tag == "object" and kind.refs:
+                        # `controller: Controller` may be given a subclass (`Solver(PID())`): the
+                        # attribute keeps the declared class and what the callers pass
+                        self._declared_params[param.name.value] = pid
                 else:  # `self.matcher = matcher`: what the constructor's callers pass (ClassInfo.attr_slots)
-                    self.scope.pending[param.name.value] = f"{ARG_PID}{key}.{stmt.name.value}:{param.name.value}"
+                    self.scope.pending[param.name.value] = pid
             for n in _statements_in(stmt.body):
                 if isinstance(n, cst.SimpleStatementLine):
                     for small in n.body:
                         self._note_self_assignment(small, self_name, kinds)
+            self._declared_params = {}
         self._kinds = {}
         self._prepass_def = None
         for name, kind in declared.items():  # the declaration names the class where the binding cannot
@@ -2113,6 +2126,8 @@ class FileWalker:
                             pid = pid if pid and pid.startswith(ARG_PID) else None
                         pids = self._attr_pids.setdefault(scope.class_key, {})
                         pids[name] = pid if pids.get(name, pid) == pid else None  # two different calls: unknown
+                    if type(small.value) is cst.Name and small.value.value in self._declared_params and scope.class_key:
+                        self._declared_attr_pids.setdefault(scope.class_key, {})[name] = self._declared_params[small.value.value]
                     self._merge_attribute(kinds, name, kind, small.value)
                     if kind.tag == "modules" and type(small.value) is cst.Call and scope.class_key:
                         self._note_module_entries(scope.class_key, name, small.value)
@@ -2618,6 +2633,25 @@ class FileWalker:
             if partial is None:
                 self._note_returned_function(target.target, node.value)
             self._note_torch_alias(target.target, node.value)
+            self._note_attribute_alias(target.target, node.value)
+
+    def _note_attribute_alias(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`controller = self.controller` (also `a, b = self.a, self.b`): the local's calls are
+        the attribute's, whose classes the call graph finds through the path (a class passed to
+        the constructor, built in another file); any other binding ends the alias."""
+        if type(target) in (cst.Tuple, cst.List) and type(value) in (cst.Tuple, cst.List) \
+                and len(target.elements) == len(value.elements):
+            for element, item in zip(target.elements, value.elements):
+                self._note_attribute_alias(element.value, item.value)
+            return
+        for name in bound_names(target):
+            self.scope.loop_sources.pop(name.value, None)
+        if type(target) is cst.Name and type(value) is cst.Attribute and self._kind(value).tag in ("unknown", "object"):
+            root = value
+            while type(root) is cst.Attribute:
+                root = root.value
+            if type(root) is cst.Name and root.value == self.scope.self_name:
+                self.scope.loop_sources[target.value] = value
 
     def _group_write_per_step(self, node: cst.Assign) -> bool:
         """Is a param-group write (`x["momentum"] = v`) repeated with new values between steps?
@@ -3344,7 +3378,13 @@ class FileWalker:
             if isinstance(base, cst.Name) and kind.tag == "object" and self._generic_param(base.value, kind):
                 return [CallRef("param", f"{self.function_key}::{base.value}::{method}")]
             if kind.tag in ("object", "modules") and kind.refs:
-                return [CallRef("method", f"{ref}::{method}") for ref in kind.refs]
+                refs = [CallRef("method", f"{ref}::{method}") for ref in kind.refs]
+                if kind.tag == "object" and (type(base) is cst.Attribute and self.is_self(base.value)
+                                             or type(base) is cst.Name and base.value in scope.loop_sources):
+                    # `self.controller.adapt(x)` with `controller: Controller` in the constructor:
+                    # also the classes of what its callers pass (a subclass, `Solver(PID())`)
+                    refs += [r for r in self._attr_path_refs(base, method) if r not in refs]
+                return refs
             if (kind.tag == "scalar" and type(base) is cst.Attribute and self.is_self(base.value)
                     and (scope.class_key, base.attr.value) in self.attr_objects):
                 # `self.ema = None` in __init__, `self.ema = ModelEMA(model)` later: the object's methods

@@ -200,6 +200,13 @@ class HostDataTensor(_StaticMemoryRule):
             "        return x / torch.tensor(self.temp)\n",
             module=True,
         ),
+        # a number parameter every call gives the same value: `atol` is a setting
+        Example(
+            "class Tol(torch.nn.Module):\n    def __init__(self, atol: float):\n        super().__init__()\n"
+            "        self.register_buffer('atol', torch.tensor(atol))\n\n"
+            "def step(x: torch.Tensor):  # graphsafe: region\n    return x * Tol(1e-7).atol.to(x.device)\n",
+            module=True,
+        ),
         "z = x.new_tensor(x)",
         Example(
             "class C(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
@@ -232,7 +239,8 @@ class HostDataTensor(_StaticMemoryRule):
     )
     invalid = (
         't = torch.tensor([1.0, 2.0], device="cuda")',
-        "t = torch.tensor(n)",
+        Example("def step(x: torch.Tensor, t: float):  # graphsafe: region\n    return x * torch.tensor(t)\n",
+                module=True),
         'a = [1, 2]\nt = torch.as_tensor(a, device="cuda")',
         "import numpy as np\nt = torch.from_numpy(np.ones(3)).cuda()",
         'batch = {"ids": [1, 2]}\nids = batch["ids"].to("cuda", non_blocking=True)',
@@ -415,8 +423,10 @@ class HostDataTensor(_StaticMemoryRule):
         else:
             data = first[0].value if first else None
             condition = None
-            if type(data) is cst.Attribute and ctx.is_self(data.value):
-                # `torch.tensor(self.teacher_temp)`: only where something changes it between steps
+            if type(data) is cst.Attribute and ctx.is_self(data.value) or (
+                    type(data) is cst.Name and ctx.params.get(data.value) == T.SCALAR):
+                # `torch.tensor(self.teacher_temp)`, `torch.tensor(atol)` with `atol: float`: only
+                # where something changes it between steps (the callers, for a parameter)
                 source = ctx.scalar_source(data)
                 if source is None:
                     return
