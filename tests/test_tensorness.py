@@ -226,3 +226,29 @@ def test_a_list_filled_only_with_tensors_is_a_list_of_tensors():
     mixed = "kls = []\nkls.append(x.mean())\nkls.append(1.0)\nv = torch.tensor(kls)"
     assert "GS105" in codes(body(filled))
     assert "GS105" not in codes(body(mixed))
+
+
+SHAPED = """\
+import torch
+from torch import Tensor
+from jaxtyping import Bool, Float
+from torchtyping import TensorType
+
+
+def step(x: {x}, t: {t}, keep: {keep}):  # graphsafe: region
+    if t > 0:
+        x = x * 2
+    return x[keep]
+"""
+
+
+def test_shape_annotations_of_jaxtyping_and_torchtyping_declare_tensors_and_masks():
+    source = SHAPED.format(x='Float[Tensor, "b n"]', t='TensorType["b"]', keep='Bool[Tensor, "b"]')
+    assert codes(source) == ["GS201", "GS108"]
+    source = SHAPED.format(x='Float[torch.Tensor, "b n"]', t='Float[Tensor, ""]', keep='TensorType["b", torch.bool]')
+    assert codes(source) == ["GS201", "GS108"]
+
+
+def test_a_shape_annotation_of_another_array_library_or_integers_is_no_mask():
+    source = SHAPED.format(x='Float[Tensor, "b n"]', t='Float[np.ndarray, ""]', keep='TensorType["b", torch.long]')
+    assert codes(source) == []

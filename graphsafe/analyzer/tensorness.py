@@ -351,6 +351,26 @@ TENSOR_ANNOTATIONS = frozenset(
 )
 
 
+# jaxtyping's array annotations (`Float[Tensor, "b n"]`, `Bool[torch.Tensor, "b"]`)
+_JAXTYPING_DTYPES = frozenset(
+    """Float Float16 Float32 Float64 BFloat16 Int Int8 Int16 Int32 Int64 UInt8 UInt16 UInt32 UInt64
+    Integer UInt Num Real Inexact Complex Complex64 Complex128 Shaped Bool""".split()
+)
+
+
+def _shape_annotation(name: str, expr: cst.Subscript, resolve) -> Kind | None:
+    """A tensor annotated with its shape: torchtyping's `TensorType["batch", torch.bool]`, or
+    jaxtyping's `Float[Tensor, "b n"]` of a torch tensor; a boolean one is a mask."""
+    module, _, tail = name.rpartition(".")
+    parts = [e.slice.value for e in expr.slice if isinstance(e.slice, cst.Index)]
+    if module == "torchtyping" and tail == "TensorType":
+        return BOOL_TENSOR if any(resolve(p) == "torch.bool" for p in parts) else TENSOR
+    if module == "jaxtyping" and tail in _JAXTYPING_DTYPES and parts and resolve(parts[0]) in (
+            "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor"):
+        return BOOL_TENSOR if tail == "Bool" else TENSOR
+    return None
+
+
 def annotation_kind(annotation: cst.BaseExpression, resolve) -> Kind:
     """Kind from a parameter annotation: Tensor, Optional[Tensor], Tensor | None, float, ..."""
     expr = annotation
@@ -362,6 +382,9 @@ def annotation_kind(annotation: cst.BaseExpression, resolve) -> Kind:
         inner = expr.slice[0].slice if expr.slice else None
         if not isinstance(inner, cst.Index):
             return UNKNOWN
+        shaped = _shape_annotation(name, expr, resolve)
+        if shaped is not None:
+            return shaped
         if name.endswith("Optional") and len(expr.slice) == 1:
             return annotation_kind(inner.value, resolve)
         if (name.rpartition(".")[2] in ("dict", "Dict", "Mapping") and len(expr.slice) == 2
