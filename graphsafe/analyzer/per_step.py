@@ -208,27 +208,18 @@ def advanced_state_entries(function: cst.FunctionDef) -> frozenset[tuple[str, st
     CPU work that only the capture runs); also advanced by `local[key].add_(1)`."""
     if _ENTRY_MEMO and _ENTRY_MEMO[0] is function:
         return _ENTRY_MEMO[1]
-    persistent: set[str] = set()
+    persistent = _held_state_locals(function)
     started: set[tuple[str, str]] = set()
     advanced: set[tuple[str, str]] = set()
-    for loop in _loops_in(function.body):
-        if type(loop.target) is cst.Name and _held_state(loop.iter):
-            persistent.add(loop.target.value)
+    for local, key, value in _entry_writes(function):
+        if is_number_literal(value) or host_scalar_tensor(value):
+            started.add((local, key))
+        elif _advances(value, local, key):  # `s[k] = s.get(k, 0) + 1`
+            started.add((local, key))
+            advanced.add((local, key))
     for small in _small_statements(function.body):
         tp = type(small)
-        if tp is cst.Assign:
-            for target in small.targets:
-                tgt = target.target
-                if type(tgt) is cst.Name and _held_state(small.value):
-                    persistent.add(tgt.value)
-                elif type(tgt) is cst.Subscript and type(tgt.value) is cst.Name and (key := entry_key(tgt)) is not None:
-                    entry = (tgt.value.value, key)
-                    if is_number_literal(small.value) or host_scalar_tensor(small.value):
-                        started.add(entry)
-                    elif _advances(small.value, tgt.value.value, key):  # `s[k] = s.get(k, 0) + 1`
-                        started.add(entry)
-                        advanced.add(entry)
-        elif tp is cst.AugAssign and type(small.target) is cst.Subscript and type(small.target.value) is cst.Name:
+        if tp is cst.AugAssign and type(small.target) is cst.Subscript and type(small.target.value) is cst.Name:
             key = entry_key(small.target)
             if key is not None and is_number_literal(small.value):
                 advanced.add((small.target.value.value, key))
@@ -259,24 +250,18 @@ def recurrent_entries(function: cst.FunctionDef) -> frozenset[tuple[str, str]]:
     (`group.get("k", 0)`) is no such update."""
     if _RECURRENT_MEMO and _RECURRENT_MEMO[0] is function:
         return _RECURRENT_MEMO[1]
-    persistent: set[str] = {loop.target.value for loop in _loops_in(function.body)
-                            if type(loop.target) is cst.Name and _held_state(loop.iter)}
-    writes: list[tuple[str, str, cst.BaseExpression]] = []
-    binds: list[tuple[list[str], cst.BaseExpression, bool]] = []  # (names, value, keeps what they held)
+    persistent = _held_state_locals(function)
+    writes = list(_entry_writes(function))
+    binds: list[tuple[list[str], cst.BaseExpression]] = []  # names and a value they take (or add)
     for small in _small_statements(function.body):
         tp = type(small)
         if tp is cst.Assign:
             for target in small.targets:
-                tgt = target.target
-                if type(tgt) is cst.Name and _held_state(small.value):
-                    persistent.add(tgt.value)
-                if type(tgt) is cst.Subscript and type(tgt.value) is cst.Name and (key := entry_key(tgt)) is not None:
-                    writes.append((tgt.value.value, key, small.value))
-                names = [n.value for n in bound_names(tgt)]
+                names = [n.value for n in bound_names(target.target)]
                 if names:
-                    binds.append((names, small.value, False))
+                    binds.append((names, small.value))
         elif tp is cst.AugAssign and type(small.target) is cst.Name:
-            binds.append(([small.target.value], small.value, True))
+            binds.append(([small.target.value], small.value))
     held: dict[str, set[str]] = {}  # local → keys of kept state its value comes from
 
     def keys_of(expr: cst.BaseExpression) -> set[str]:
@@ -299,7 +284,7 @@ def recurrent_entries(function: cst.FunctionDef) -> frozenset[tuple[str, str]]:
     changed = True
     while changed:
         changed = False
-        for names, value, _ in binds:
+        for names, value in binds:
             keys = keys_of(value)
             for name in names:
                 if not keys <= held.setdefault(name, set()):
@@ -312,6 +297,28 @@ def recurrent_entries(function: cst.FunctionDef) -> frozenset[tuple[str, str]]:
 
 
 _RECURRENT_MEMO: list = []
+
+
+def _entry_writes(function: cst.FunctionDef) -> Iterator[tuple[str, str, cst.BaseExpression]]:
+    """(local, key, value) of each `local[key] = value` with a literal string key in `function`."""
+    for small in _small_statements(function.body):
+        if type(small) is cst.Assign:
+            for target in small.targets:
+                tgt = target.target
+                if type(tgt) is cst.Subscript and type(tgt.value) is cst.Name and (key := entry_key(tgt)) is not None:
+                    yield tgt.value.value, key, small.value
+
+
+def _held_state_locals(function: cst.FunctionDef) -> set[str]:
+    """Locals of `function` holding state kept across calls: bound from an attribute
+    (`state = self.state[p]`, `group = self.param_groups[0]`) or looping over one (`for group in
+    self.param_groups`)."""
+    held = {loop.target.value for loop in _loops_in(function.body)
+            if type(loop.target) is cst.Name and _held_state(loop.iter)}
+    for small in _small_statements(function.body):
+        if type(small) is cst.Assign and _held_state(small.value):
+            held.update(t.target.value for t in small.targets if type(t.target) is cst.Name)
+    return held
 
 
 def _own_default(value: cst.BaseExpression, local: str, key: str) -> bool:
