@@ -683,7 +683,7 @@ class BoolMaskIndex(_SyncRule):
 
     def visit_Subscript(self, node: cst.Subscript, ctx) -> None:
         if not ctx.is_store(node):
-            self._check(node, node, ctx)
+            self._check(node, ctx)
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         # `x[mask] = tensor` is index_put_ with a boolean mask: it runs nonzero (sync);
@@ -692,17 +692,17 @@ class BoolMaskIndex(_SyncRule):
             return
         for target in node.targets:
             if isinstance(target.target, cst.Subscript):
-                self._check(target.target, target.target, ctx)
+                self._check(target.target, ctx)
 
     def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
         # `x[mask] += y` reads `x[mask]` first, whatever `y` is
         if isinstance(node.target, cst.Subscript):
-            self._check(node.target, node.target, ctx)
+            self._check(node.target, ctx)
 
-    def _check(self, node: cst.Subscript, at: cst.CSTNode, ctx) -> None:
+    def _check(self, node: cst.Subscript, ctx) -> None:
         why = self._masked(node, ctx)
         if why is not None:
-            ctx.report(self, at, why=why)
+            ctx.report(self, node, why=why)
 
     @staticmethod
     def _masked(node: cst.Subscript, ctx) -> str | None:
