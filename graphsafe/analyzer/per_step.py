@@ -191,12 +191,8 @@ def held_in_cpu_tensor(expr: cst.Subscript, function: cst.FunctionDef | None) ->
     key = entry_key(expr)
     if key is None or type(expr.value) is not cst.Name or function is None:
         return False
-    for small in _small_statements(function.body):
-        if type(small) is cst.Assign and host_scalar_tensor(small.value) and any(
-                type(t.target) is cst.Subscript and type(t.target.value) is cst.Name
-                and t.target.value.value == expr.value.value and entry_key(t.target) == key for t in small.targets):
-            return True
-    return False
+    return any(local == expr.value.value and written == key and host_scalar_tensor(value)
+               for local, written, value in _entry_writes(function))
 
 
 def advanced_state_entries(function: cst.FunctionDef) -> frozenset[tuple[str, str]]:
