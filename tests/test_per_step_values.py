@@ -440,3 +440,11 @@ def test_an_entrys_own_default_a_copy_of_another_entry_and_a_tensor_are_not_adva
     # lines 18-20: `.get("seen", 0)` of itself, the lr copied, a tensor kept (device work)
     assert not {18, 19, 20} & set(lines_of(RECURRENT, "GS302"))
 
+
+def test_an_entry_carried_back_unchanged_or_set_afresh_is_not_advanced_state():
+    # `g0 = group["g0"]`, replaced only on the first step: the value written is the old one or a new one
+    source = RECURRENT.replace('d, gsq = group["d"], group["gsq"]',
+                               'd, gsq, g0 = group["d"], group["gsq"], group["g0"]\n        if k == 0:\n'
+                               '            g0 = 2.0').replace('group["seen"] = group.get("seen", 0)', 'group["g0"] = g0')
+    assert lines_of(source, "GS302") == [18, 19, 25]
+

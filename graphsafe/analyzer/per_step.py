@@ -243,25 +243,34 @@ def recurrent_entries(function: cst.FunctionDef) -> frozenset[tuple[str, str]]:
     any local holding such state, directly or through locals: `d = group["d"]`, ... `d =
     max(d, d_hat)`, ... `group["d"] = d`; `k = group["k"]` ... `group["k"] = k + 1`. State the
     step advances, which a replay never does. A value that is only the entry's own default
-    (`group.get("k", 0)`) is no such update."""
+    (`group.get("k", 0)`), or what it held carried back unchanged (`g0 = group["g0"]`, `if k ==
+    0: g0 = norm`, `group["g0"] = g0`: set once), is no such update."""
     if _RECURRENT_MEMO and _RECURRENT_MEMO[0] is function:
         return _RECURRENT_MEMO[1]
     persistent = _held_state_locals(function)
     writes = list(_entry_writes(function))
-    binds: list[tuple[list[str], cst.BaseExpression]] = []  # names and a value they take (or add)
+    binds: list[tuple[str, cst.BaseExpression | None, bool]] = []  # (name, value, `+=`: computed from itself)
     for small in _small_statements(function.body):
         tp = type(small)
         if tp is cst.Assign:
             for target in small.targets:
-                names = [n.value for n in bound_names(target.target)]
-                if names:
-                    binds.append((names, small.value))
+                for name, value in _bound_pairs(target.target, small.value):
+                    binds.append((name, value, False))
         elif tp is cst.AugAssign and type(small.target) is cst.Name:
-            binds.append(([small.target.value], small.value))
-    held: dict[str, set[str]] = {}  # local → keys of kept state its value comes from
+            binds.append((small.target.value, small.value, True))
+    # local → keys of kept state its value comes from: True where computed from it, False where a copy
+    held: dict[str, dict[str, bool]] = {}
 
-    def keys_of(expr: cst.BaseExpression) -> set[str]:
-        found: set[str] = set()
+    def keys_of(expr: cst.BaseExpression | None) -> dict[str, bool]:
+        if expr is None:
+            return {}
+        if type(expr) is cst.Name:
+            return dict(held.get(expr.value, {}))
+        if type(expr) is cst.Subscript and type(expr.value) is cst.Name and expr.value.value in persistent:
+            key = entry_key(expr)
+            if key is not None:
+                return {key: False}  # the entry itself
+        found: dict[str, bool] = {}
         stack: list[cst.CSTNode] = [expr]
         while stack:
             node = stack.pop()
@@ -271,25 +280,40 @@ def recurrent_entries(function: cst.FunctionDef) -> frozenset[tuple[str, str]]:
             if tp is cst.Subscript and type(node.value) is cst.Name and node.value.value in persistent:
                 key = entry_key(node)
                 if key is not None:
-                    found.add(key)
+                    found[key] = True
             elif tp is cst.Name:
-                found |= held.get(node.value, set())
+                found.update(dict.fromkeys(held.get(node.value, {}), True))
             stack.extend(children(node))
         return found
 
     changed = True
     while changed:
         changed = False
-        for names, value in binds:
+        for name, value, itself in binds:
             keys = keys_of(value)
-            for name in names:
-                if not keys <= held.setdefault(name, set()):
-                    held[name] |= keys
+            mine = held.setdefault(name, {})
+            if itself:
+                keys.update(dict.fromkeys(mine, True))
+            for key, computed in keys.items():
+                if mine.get(key) is None or computed and not mine[key]:
+                    mine[key] = computed
                     changed = True
     result = frozenset((local, key) for local, key, value in writes
-                       if local in persistent and key in keys_of(value) and not _own_default(value, local, key))
+                       if local in persistent and keys_of(value).get(key) and not _own_default(value, local, key))
     _RECURRENT_MEMO[:] = [function, result]
     return result
+
+
+def _bound_pairs(target: cst.BaseExpression, value: cst.BaseExpression):
+    """(name, the value it takes) of an assignment target: `a, b = x, y` pairs them; names
+    unpacked from one value (`b1, b2 = group["betas"]`) take that value."""
+    if type(target) in (cst.Tuple, cst.List) and type(value) in (cst.Tuple, cst.List) \
+            and len(target.elements) == len(value.elements):
+        for element, item in zip(target.elements, value.elements):
+            yield from _bound_pairs(element.value, item.value)
+        return
+    for name in bound_names(target):
+        yield name.value, value
 
 
 _RECURRENT_MEMO: list = []
