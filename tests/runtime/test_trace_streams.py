@@ -355,7 +355,11 @@ def fake_triton(monkeypatch, tmp_path):
     autotuner.Autotuner = Autotuner
     monkeypatch.setitem(sys.modules, "triton.runtime", runtime)
     monkeypatch.setitem(sys.modules, "triton.runtime.autotuner", autotuner)
-    return Autotuner, triton.jit.launch
+    yield Autotuner, triton.jit.launch
+    # the fake package's own modules, imported above, must not outlive the test: a later
+    # torch.compile in the same worker would import `triton.language` from it and fail
+    for name in ("triton", "triton.jit"):
+        sys.modules.pop(name, None)
 
 
 def add_kernel(x):
