@@ -56,7 +56,8 @@ def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
     return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
 
-def _is_cpu(expr: cst.BaseExpression) -> bool:
+def is_cpu(expr: cst.BaseExpression) -> bool:
+    """`"cpu"`, `"cpu:0"`: a literal naming the host."""
     return type(expr) is cst.SimpleString and str(expr.evaluated_value).split(":")[0] == "cpu"
 
 
@@ -66,7 +67,7 @@ def _stays_on_host(call: cst.Call) -> bool:
     pinned = _keyword(call, "pin_memory")
     if pinned is not None and not (type(pinned.value) is cst.Name and pinned.value.value == "False"):
         return False
-    return _keyword(call, "out") is None and (device is None or _is_cpu(device.value))
+    return _keyword(call, "out") is None and (device is None or is_cpu(device.value))
 
 
 def _default_of(function: cst.FunctionDef | None, name: str) -> cst.BaseExpression | None:
@@ -150,7 +151,7 @@ def _to_cpu(call: cst.Call) -> bool:
     value = device.value
     if type(value) is cst.Call and value.args and (dotted(value.func) or "").endswith("device"):
         value = value.args[0].value
-    return _is_cpu(value)
+    return is_cpu(value)
 
 
 def dtype_only(call: cst.Call, ctx) -> bool:

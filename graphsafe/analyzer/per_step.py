@@ -22,6 +22,7 @@ from typing import Callable, Iterator
 
 import libcst as cst
 
+from graphsafe.analyzer import host_resident
 from graphsafe.analyzer.names import bound_names, dotted
 from graphsafe.analyzer.nodes import children, is_number_literal
 
@@ -347,6 +348,7 @@ def _own_default(value: cst.BaseExpression, local: str, key: str) -> bool:
             and len(value.args) >= 1 and type(value.args[0].value) is cst.SimpleString
             and value.args[0].value.evaluated_value == key)
 
+
 _HOST_SCALAR_FACTORIES = frozenset({"torch.tensor", "torch.zeros", "torch.ones"})
 
 
@@ -366,8 +368,7 @@ def host_scalar_tensor(value: cst.BaseExpression) -> bool:
     for arg in value.args[1:]:
         if arg.keyword is None:
             return False
-        if arg.keyword.value == "device" and not (type(arg.value) is cst.SimpleString
-                                                   and str(arg.value.evaluated_value).split(":")[0] == "cpu"):
+        if arg.keyword.value == "device" and not host_resident.is_cpu(arg.value):
             return False
     return True
 
@@ -382,7 +383,6 @@ def added_in_place(value: cst.BaseExpression) -> tuple[str, str] | None:
     if key is None or type(target.value) is not cst.Name:
         return None
     return target.value.value, key
-
 
 
 def _advances(value: cst.BaseExpression, local: str, key: str) -> bool:

@@ -3915,8 +3915,7 @@ def _admits_number(param: cst.Param) -> bool:
         return False
     annotation = param.annotation.annotation
     if isinstance(annotation, cst.Subscript):
-        head = annotation.value.attr.value if isinstance(annotation.value, cst.Attribute) else getattr(annotation.value, "value", None)
-        if head != "Union":
+        if _subscript_head(annotation) != "Union":
             return False
         members = [e.slice.value for e in annotation.slice if isinstance(e.slice, cst.Index)]
     else:
@@ -3928,6 +3927,12 @@ def _admits_number(param: cst.Param) -> bool:
     return len(members) > 1 and any(isinstance(m, cst.Name) and m.value in ("int", "float") for m in members)
 
 
+def _subscript_head(annotation: cst.Subscript) -> str | None:
+    """`Union` of `Union[...]` or `typing.Union[...]`."""
+    head = annotation.value
+    return head.attr.value if isinstance(head, cst.Attribute) else getattr(head, "value", None)
+
+
 def _without_none(annotation: cst.BaseExpression) -> cst.BaseExpression:
     """`X` of `X | None`, `None | X`, `Optional[X]` (the annotation itself otherwise)."""
     if isinstance(annotation, cst.BinaryOperation) and isinstance(annotation.operator, cst.BitOr):
@@ -3936,8 +3941,7 @@ def _without_none(annotation: cst.BaseExpression) -> cst.BaseExpression:
                 return side
     if (isinstance(annotation, cst.Subscript) and len(annotation.slice) == 1
             and isinstance(annotation.slice[0].slice, cst.Index)
-            and (annotation.value.attr.value if isinstance(annotation.value, cst.Attribute)
-                 else getattr(annotation.value, "value", None)) == "Optional"):
+            and _subscript_head(annotation) == "Optional"):
         return annotation.slice[0].slice.value
     return annotation
 
