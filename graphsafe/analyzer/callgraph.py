@@ -64,6 +64,7 @@ class Project:
         self._stars: dict[str, dict[str, str]] | None = None  # _star_exports
         self._top_names: dict[str, set[str]] = {}  # module → the names it defines (for _star_exports)
         self._subclasses: dict[str, list[str]] | None = None
+        self._methods_named: dict[str, list[str]] | None = None
         self._scalar_index: dict[str, list[tuple[str, tuple]]] | None = None
         self._call_sites: dict[str, list[tuple[tuple[str, str], ...]]] | None = None
         # callee key → (caller, argument sources) of each entry of call_sites() (default_guards.py)
@@ -214,6 +215,17 @@ class Project:
                 found.append(key)
             stack.extend(self._subclass_index().get(sub, ()))
         return sorted(found)
+
+    def methods_named(self, name: str) -> list[str]:
+        """Every project class's own method `name` (the callbacks a trainer calls by name)."""
+        if self._methods_named is None:
+            index: dict[str, list[str]] = {}
+            for keys in self._class_units().values():
+                for key in keys:
+                    if self.units[key].path not in self.library_paths:  # the project's callbacks
+                        index.setdefault(key.rpartition(".")[2], []).append(key)
+            self._methods_named = index
+        return sorted(self._methods_named.get(name, ()))
 
     def _subclass_index(self) -> dict[str, list[str]]:
         if self._subclasses is None:
@@ -461,6 +473,8 @@ class Project:
             return self._call_targets_of_instance(class_name, method)
         if ref.kind == "param":
             return self._param_targets(*ref.target.split("::"))
+        if ref.kind == "hook":  # `getattr(cb, "on_batch_end")(...)` for each callback: any class's
+            return self.methods_named(ref.target)
         if ref.kind == "attrs":
             class_name, path, method = ref.target.split("::")
             return [t for c in self._path_classes(class_name, path.split("."))

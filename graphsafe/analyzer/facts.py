@@ -57,7 +57,9 @@ class CallRef:
       "prop"    target is an attribute name read on `self` (`self.norm`) of a class with a base
                 class in another file: the base's `@property` of that name, if it has one;
       "returned" target is `self:<method>` or `global:<dotted>`: the function that call returns
-                (an attribute bound to a factory's result, `self.grid = self._grid_from_step(h)`).
+                (an attribute bound to a factory's result, `self.grid = self._grid_from_step(h)`);
+      "hook"    target is a method name a trainer calls on each of its callbacks
+                (`getattr(cb, "on_batch_end")(...)`, analyzer/hooks.py): every project class's.
     """
 
     kind: str

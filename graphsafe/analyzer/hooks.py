@@ -8,6 +8,14 @@
 Trainers dispatch their per-batch hooks this way (skorch's `notify`, an event name handed to a
 `call_event`): the call graph follows the string a caller passes as a call of that method on the
 same object. Only a plain string literal names a hook; a name computed at run time is not followed.
+
+The same name is often dispatched to each of a collection of callbacks as well:
+
+    for _, cb in self.callbacks_:
+        getattr(cb, method_name)(self, **cb_kwargs)
+
+Which callbacks the collection holds is the user's choice, so the call runs that method of every
+project class that defines it (CallRef kind "hook").
 """
 
 from __future__ import annotations
@@ -17,33 +25,54 @@ import libcst as cst
 from graphsafe.analyzer.nodes import own_nodes
 
 
-def dispatching_methods(cls: cst.ClassDef) -> dict[str, tuple[int, str]]:
-    """Methods of `cls` that call `getattr(self, <parameter>)(...)` (or `getattr(self, p, d)(...)`):
-    method name → (the parameter's position after `self`, its name)."""
-    found: dict[str, tuple[int, str]] = {}
+def dispatching_methods(cls: cst.ClassDef) -> dict[str, tuple[int, str, str]]:
+    """Methods of `cls` that call `getattr(self, <parameter>)(...)` (or `getattr(self, p, d)(...)`),
+    or `getattr(item, <parameter>)(...)` with `item` a loop variable (each of a collection of
+    callbacks): method name → (the parameter's position after `self`, its name, where the method
+    is looked up: "self", "items" or "both")."""
+    found: dict[str, tuple[int, str, str]] = {}
     for stmt in cls.body.body:
         if type(stmt) is not cst.FunctionDef or not stmt.params.params:
             continue
         params = [p.name.value for p in stmt.params.params]
         self_name, names = params[0], params[1:]
-        for call in (n for n in own_nodes(stmt.body) if type(n) is cst.Call):
+        nodes = list(own_nodes(stmt.body))
+        items = {name for loop in nodes if type(loop) is cst.For for name in _target_names(loop.target)}
+        on_self = on_items = None
+        for call in (n for n in nodes if type(n) is cst.Call):
             inner = call.func
             if not (type(inner) is cst.Call and type(inner.func) is cst.Name and inner.func.value == "getattr"
                     and len(inner.args) in (2, 3) and not any(a.keyword or a.star for a in inner.args)):
                 continue
             owner, attr = inner.args[0].value, inner.args[1].value
-            if (type(owner) is cst.Name and owner.value == self_name and type(attr) is cst.Name
-                    and attr.value in names):
-                found[stmt.name.value] = (names.index(attr.value), attr.value)
-                break
+            if type(owner) is not cst.Name or type(attr) is not cst.Name or attr.value not in names:
+                continue
+            if owner.value == self_name:
+                on_self = attr.value
+            elif owner.value in items and owner.value not in params:
+                on_items = attr.value
+        if on_self is not None:
+            found[stmt.name.value] = (names.index(on_self), on_self, "both" if on_items == on_self else "self")
+        elif on_items is not None:
+            found[stmt.name.value] = (names.index(on_items), on_items, "items")
     return found
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    """The names a `for` target binds: `cb`, `_, cb`, `(name, cb)`."""
+    if type(target) is cst.Name:
+        return [target.value]
+    if type(target) in (cst.Tuple, cst.List):
+        return [n for element in target.elements for n in _target_names(element.value)]
+    return []
 
 
 def named_hook(call: cst.Call, position: int, parameter: str) -> str | None:
     """The method name a call of a dispatching method passes (a string literal), or None."""
     value = None
     positional = [a for a in call.args if a.keyword is None and not a.star]
-    if len(positional) > position and len(positional) == sum(1 for a in call.args if a.keyword is None):
+    # a `*args` spread moves the positions after it; a `**kwargs` one does not
+    if len(positional) > position and not any(a.star == "*" for a in call.args):
         value = positional[position].value
     else:
         value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == parameter), None)

@@ -3177,8 +3177,9 @@ class FileWalker:
 
     def _dispatched_hooks(self, node: cst.Call) -> list[CallRef]:
         """`self.notify("on_batch_begin", ...)` where `notify` calls `getattr(self, name)(...)`:
-        the call runs `self.on_batch_begin` (analyzer/hooks.py). The method is looked up on the
-        class and its bases in this file."""
+        the call runs `self.on_batch_begin` (analyzer/hooks.py), and where it calls that method of
+        each of its callbacks (`getattr(cb, name)(...)`), every project class's `on_batch_begin`.
+        The dispatching method is looked up on the class and its bases in this file."""
         scope = self.scope
         func = node.func
         if not (type(func.value) is cst.Name and func.value.value == scope.self_name and scope.class_key):
@@ -3193,8 +3194,12 @@ class FileWalker:
             classes.extend(b for b in (info.bases if info else ()) if b in self.classes and b not in classes)
         if found is None:
             return []
-        name = hooks.named_hook(node, *found)
-        return [CallRef("self", name)] if name else []
+        position, parameter, where = found
+        name = hooks.named_hook(node, position, parameter)
+        if not name:
+            return []
+        return [*([CallRef("self", name)] if where != "items" else []),
+                *([CallRef("hook", name)] if where != "self" else [])]
 
     def _refs_run_on_arguments(self, node: cst.Call) -> list[CallRef]:
         """`scaler.step(self.optimizer)`: the library method runs `self.optimizer.step()`
