@@ -176,3 +176,22 @@ def test_an_attribute_set_to_none_first_and_an_object_later_reaches_its_methods(
                     self.ema.update(x)
         """}, regions=("Trainer.optimizer_step",))
     assert ("ema.py", 11, "GS101") in located(found)
+
+
+def test_an_object_given_in_place_of_a_default_one_reaches_the_defaults_methods(tmp_path):
+    found = project_diagnostics(tmp_path, {"sampling.py": """
+        import torch
+
+
+        class NoiseSampler:
+            def __call__(self, sigma, sigma_next):
+                return torch.randn(3, device="cuda").max().item() * (sigma - sigma_next)
+
+
+        def sample(x, sigmas, noise_sampler=None):
+            noise_sampler = NoiseSampler() if noise_sampler is None else noise_sampler
+            for i in range(len(sigmas) - 1):
+                x = x + noise_sampler(sigmas[i], sigmas[i + 1])
+            return x
+        """}, regions=("sample",))
+    assert ("sampling.py", 7, "GS101") in located(found)

@@ -480,3 +480,23 @@ def test_a_factory_sized_by_a_number_read_from_the_device_has_a_data_dependent_s
 def test_a_factory_sized_by_a_fixed_shape_or_a_number_parameter_is_not_data_sized():
     for size in ("x.shape[0]", "k * 2"):
         assert found(DATA_SIZED.format(size=size), "GS408") == [], size
+
+
+def test_as_tensor_of_a_parameter_callers_may_give_a_tensor_is_no_host_copy():
+    source = """
+    import torch
+
+
+    class Sampler:
+        def __call__(self, sigma, sigma_next):
+            t0, t1 = torch.as_tensor(sigma), torch.as_tensor(sigma_next)
+            return (t1 - t0) * torch.as_tensor([1.0, 2.0])
+
+
+    def sample(x: torch.Tensor, sigmas, sampler: Sampler):  # graphsafe: region
+        for i in range(len(sigmas) - 1):
+            x = x + sampler(sigmas[i], sigmas[i + 1])
+        return x
+    """
+    lines = [line for code, line, _ in found(source) if code == "GS402"]
+    assert lines == [8]  # host data, not the parameters

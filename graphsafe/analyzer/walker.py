@@ -1108,7 +1108,15 @@ class FileWalker:
                 return self._kind(expr.body)
             if _is_none_literal(expr.body):
                 return self._kind(expr.orelse)
-            return T.merge(self._kind(expr.body), self._kind(expr.orelse))
+            body, orelse = self._kind(expr.body), self._kind(expr.orelse)
+            defaulted = _none_default(expr)
+            if defaulted is not None:
+                # `Sampler(x) if sampler is None else sampler`: an object given in place of the
+                # default is taken to be one like it (its methods are the calls that may run)
+                default, given = (body, orelse) if defaulted is expr.body else (orelse, body)
+                if given.tag == "unknown" and default.tag in ("object", "modules"):
+                    return default
+            return T.merge(body, orelse)
         if tp is cst.NamedExpr:
             return self._kind(expr.value)
         return T.UNKNOWN
@@ -3896,6 +3904,18 @@ def _mapped_iterable(comp) -> cst.BaseExpression | None:
 
 def _is_none_literal(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def _none_default(expr: cst.IfExp) -> cst.BaseExpression | None:
+    """The default of `D if p is None else p` (or `p if p is not None else D`): D, else None."""
+    test = expr.test
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1 or not _is_none_literal(
+            test.comparisons[0].comparator):
+        return None
+    operator = type(test.comparisons[0].operator)
+    given, default = (expr.orelse, expr.body) if operator is cst.Is else (expr.body, expr.orelse) \
+        if operator is cst.IsNot else (None, None)
+    return default if given is not None and given.deep_equals(test.left) else None
 
 
 def _declares_number(param: cst.Param, optional: bool = True) -> bool:

@@ -423,6 +423,9 @@ class HostDataTensor(_StaticMemoryRule):
         else:
             data = first[0].value if first else None
             condition = None
+            if (name in ("torch.as_tensor", "torch.asarray") and type(data) is cst.Name and data.value in ctx.params
+                    and ctx.kind(data).tag == "unknown"):
+                return  # `torch.as_tensor(sigma)` of a parameter callers may give a tensor: a no-op then
             if type(data) is cst.Attribute and ctx.is_self(data.value) or (
                     type(data) is cst.Name and ctx.params.get(data.value) == T.SCALAR):
                 # `torch.tensor(self.teacher_temp)`, `torch.tensor(atol)` with `atol: float`: only
