@@ -173,4 +173,85 @@ MODELS = {
 def test_a_region_on_the_model_reaches_the_cache_item_in_its_blocks(tmp_path, shape):
     found = project_diagnostics(tmp_path, {"cache.py": CACHE, "blocks.py": BLOCK, "model.py": MODELS[shape]},
                                 regions=("GPT.forward",))
-    assert CACHE_ITEM in {(d.path.rpartition("/")[2], d.start.line, d.code) for d in found}
+    assert CACHE_ITEM in located(found)
+
+
+def located(found):
+    return {(d.path.rpartition("/")[2], d.start.line, d.code) for d in found}
+
+
+def test_parts_unpacked_from_module_lists_of_module_lists_run_their_forward(tmp_path):
+    found = project_diagnostics(tmp_path, {"layers.py": """
+        import torch
+        from torch import nn
+
+
+        class Attention(nn.Module):
+            def forward(self, x: torch.Tensor):
+                return x * x.sum().item()
+
+
+        class Layers(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([])
+                for _ in range(3):
+                    self.layers.append(nn.ModuleList([nn.LayerNorm(4), Attention()]))
+
+            def forward(self, x):
+                for i, (norm, block) in enumerate(self.layers):
+                    x = block(norm(x))
+                return x
+        """}, regions=("Layers.forward",))
+    assert ("layers.py", 8, "GS101") in located(found)
+
+
+def test_a_module_made_and_called_at_once_runs_its_forward(tmp_path):
+    found = project_diagnostics(tmp_path, {"layers.py": """
+        import torch
+        from torch import nn
+
+
+        class Attention(nn.Module):
+            def forward(self, x: torch.Tensor):
+                return x * x.sum().item()
+
+
+        def step(x):
+            return Attention()(x)
+        """}, regions=("step",))
+    assert ("layers.py", 8, "GS101") in located(found)
+
+
+def test_a_module_kept_in_an_attribute_set_to_none_first_reaches_the_layers_it_is_handed_to(tmp_path):
+    found = project_diagnostics(tmp_path, {"layers.py": """
+        import torch
+        from torch import nn
+
+
+        class Alibi(nn.Module):
+            def forward(self, i, j):
+                return torch.arange(j - i, j, device="cuda").sum().item()
+
+
+        class Attention(nn.Module):
+            def forward(self, x: torch.Tensor, rel_pos=None):
+                if rel_pos is not None:
+                    x = x + rel_pos(x.shape[-2], x.shape[-1])
+                return x
+
+
+        class Layers(nn.Module):
+            def __init__(self, alibi: bool):
+                super().__init__()
+                self.rel_pos = None
+                if alibi:
+                    self.rel_pos = Alibi()
+                self.layers = nn.ModuleList([Attention() for _ in range(3)])
+
+            def forward(self, x):
+                for block in self.layers:
+                    x = block(x, rel_pos=self.rel_pos)
+                return x
+        """}, regions=("Layers.forward",))
+    assert ("layers.py", 8, "GS101") in located(found)

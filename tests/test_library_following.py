@@ -299,3 +299,55 @@ def test_builtins_and_bare_local_names_are_not_noted_as_packages_not_installed(s
     _write(root, {"net.py": NOT_PACKAGES})
     monkeypatch.chdir(root)
     assert _check(root).notes == ["not followed: `missingpkg` is not installed (calls into it were not analysed)"]
+
+
+STORES = """\
+import os
+
+
+class Store:
+    def clone(self):
+        return self._clone()
+
+    def _clone(self):
+        return Store()
+
+    def compute(self, x):
+        return self.reduce(x)
+
+    def reduce(self, x):
+        raise NotImplementedError
+
+
+class DiskStore(Store):
+    def _clone(self):
+        os.makedirs("/tmp/store")
+        return DiskStore()
+"""
+
+
+def test_a_library_base_method_runs_its_own_helper_and_the_projects_overrides_not_the_librarys_others(
+        site, tmp_path, monkeypatch):
+    """`store.clone()` on a library base class: its own `_clone`, not a disk-backed subclass's
+    (every backend of a large library would be reported); a project subclass's override of a
+    method the library calls on `self` still runs."""
+    _write(site, {"storelib/__init__.py": STORES})
+    root = tmp_path / "proj3"
+    _write(root, {"train.py": """\
+        import storelib
+
+
+        class Summed(storelib.Store):
+            def reduce(self, x):
+                return x.sum().item()
+
+
+        # graphsafe: region
+        def step(store: storelib.Store, summed: Summed, x):
+            copy = store.clone()
+            return copy, summed.compute(x)
+        """})
+    monkeypatch.chdir(root)
+    found = {(d.start.line, d.code) for d in _check(root).diagnostics}
+    assert (11, "GS504") not in found
+    assert (6, "GS101") in found

@@ -209,3 +209,24 @@ def test_a_root_parameter_handed_to_an_undeclared_parameter_or_given_a_constant_
     for annotation, caller in (("", ""), (": int", "\n\ndef run(s):\n    model = Decoder()\n    return model(3, s)\n")):
         source = textwrap.dedent(DECODER.format(annotation=annotation, caller=caller))
         assert [d for d in diagnostics(source) if d.code == "GS301"] == [], (annotation, caller)
+
+
+def test_a_root_given_the_loop_counter_of_a_caller_that_is_a_region_too_is_reported():
+    """A beam search's `forward` loops over `search_step`, both marked as regions: each pass
+    replays `search_step`'s graph, so its step number is per step (proven, not "may vary")."""
+    source = textwrap.dedent("""\
+        import torch
+
+
+        class Searcher:
+            def search_step(self, log_probs: torch.Tensor, step: int):  # graphsafe: region
+                return log_probs / (step + 1)
+
+            def forward(self, log_probs: torch.Tensor):  # graphsafe: region
+                for step in range(10):
+                    log_probs = self.search_step(log_probs, step)
+                return log_probs
+        """)
+    found = [(d.code, d.start.line, d.message) for d in diagnostics(source)]
+    assert [(code, line) for code, line, _ in found] == [("GS301", 6)]
+    assert "loop counter" in found[0][2] and "may vary" not in found[0][2]

@@ -633,6 +633,7 @@ class Project:
                 order_set.add(key)
                 order.append(key)
             unit = self.units[key].unit
+            in_library = self.units[key].path in self.library_paths
             extra: list[str] = []
             if unit.class_key in injected and key.rpartition(".")[2] in ("forward", "__call__"):
                 extra = injected[unit.class_key]  # module surgery: the injected class runs in this forward
@@ -643,6 +644,8 @@ class Project:
                 if index in unit.cold_calls:
                     continue  # runs only before the program is warm (default_guards.py)
                 callees = self.callees_on(ref, unit.class_key, receiver, seen_calls)
+                if in_library and ref.kind == "self" and len(callees) > 1:
+                    callees = self._library_dispatch(ref, unit.class_key, receiver, callees)
                 found += [(c, line) for c in callees]
                 sites.append((ref, line, [c for c, _ in callees]))
             found += [((c, None), 0) for c in extra]
@@ -661,6 +664,16 @@ class Project:
                     visited.add((callee, callee_receiver))
                     queue.append((callee, callee_receiver))
         return Reach(parent, root_of, tuple(order), called_at)
+
+    def _library_dispatch(self, ref: CallRef, class_key: str | None, receiver: str | None,
+                          callees: list[tuple[str, str | None]]) -> list[tuple[str, str | None]]:
+        """`self._clone()` in a library's base class, run on an object of no known class: the
+        method the class (or the receiver) has, and the overrides of the project's subclasses,
+        not every override in the library's own hierarchy (a tensordict's `clone` would otherwise
+        run every storage backend's `_clone`, files and memory maps included)."""
+        own = self.lookup_method(receiver or class_key or "", ref.target)
+        kept = [(c, r) for c, r in callees if c == own or self.units[c].path not in self.library_paths]
+        return kept or callees
 
     def hit_diagnostics(self, reach: Reach, path: str | None = None, units: dict[str, Unit] | None = None
                         ) -> list[Diagnostic]:
@@ -752,7 +765,10 @@ class Project:
             for index, (ref, line) in enumerate(zip(unit.calls, unit.call_lines or (0,) * len(unit.calls))):
                 if index in unit.cold_calls:
                     continue
-                for callee in self.callees(ref, unit.class_key):
+                callees = self.callees_on(ref, unit.class_key, None)
+                if ref.kind == "self" and len(callees) > 1:
+                    callees = self._library_dispatch(ref, unit.class_key, None, callees)
+                for callee, _ in callees:
                     if callee not in parent and self.units[callee].path in self.library_paths:
                         parent[callee] = (key, line)
                         queue.append(callee)
@@ -868,7 +884,7 @@ class Project:
         if (function, name) in seen:
             return None
         seen.add((function, name))
-        if self.param_is_varying(function, name, roots - {function}):
+        if self.param_is_varying(function, name, roots, as_root=True):
             return True
         callers = [c for c in self.callers().get(function, ()) if c != function]
         # a caller that captures passes the value baked at capture: what replays see is not shown
@@ -941,15 +957,19 @@ class Project:
                                 " whose caller is not shown)")
         return ""
 
-    def param_is_varying(self, function: str, name: str, roots: frozenset, callers_only: bool = False) -> bool:
+    def param_is_varying(self, function: str, name: str, roots: frozenset, callers_only: bool = False,
+                         as_root: bool = False) -> bool:
         """`callers_only`: a parameter declared as nothing is a number only where a caller passes
-        one (not because its function is a root, nor for a loop variable that may be a batch)."""
+        one (not because its function is a root, nor for a loop variable that may be a batch).
+        `as_root`: what the callers pass to a region root (its being one proves nothing; a loop
+        of a caller that is a region too replays the root's graph on each pass)."""
         memo = self._param_memo.setdefault(roots, {})
-        key = (function, name, callers_only)
+        key = (function, name, callers_only, as_root)
         if key in memo:
             return memo[key]
         memo[key] = False  # guards recursion
-        result = (not callers_only and function in roots) or bool(self.observed.changed_number(function, name))
+        result = (not callers_only and not as_root and function in roots) or bool(
+            self.observed.changed_number(function, name))
         located = self.units.get(function)
         if not result and located is not None:
             slots = self._param_slots(function, name)

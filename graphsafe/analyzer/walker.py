@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, dataclass_inits, default_guards, delegated_use, generators, hooks, host_batches, host_draws, host_resident, loop_counters, per_step, records, run_facts, step_loops, tensor_use, tensorness as T
+from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, dataclass_inits, default_guards, delegated_use, docstring_types, generators, hooks, host_batches, host_draws, host_resident, loop_counters, per_step, records, run_facts, step_loops, tensor_use, tensorness as T
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_choices, class_valued_names, names_holding_classes
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
@@ -2136,6 +2136,13 @@ class FileWalker:
                         pids[name] = pid if pids.get(name, pid) == pid else None  # two different calls: unknown
                     if type(small.value) is cst.Name and small.value.value in self._declared_params and scope.class_key:
                         self._declared_attr_pids.setdefault(scope.class_key, {})[name] = self._declared_params[small.value.value]
+                    default = _none_default(small.value) if type(small.value) is cst.IfExp else None
+                    if default is not None and kind.tag == "object" and scope.class_key:
+                        # `self.matcher = matcher if matcher is not None else Default()`: the
+                        # default's class, and what the callers pass
+                        pid = self._depends_on(small.value.body if default is small.value.orelse else small.value.orelse)
+                        if pid and pid.startswith(ARG_PID):
+                            self._declared_attr_pids.setdefault(scope.class_key, {})[name] = pid
                     self._merge_attribute(kinds, name, kind, small.value)
                     if kind.tag == "modules" and type(small.value) is cst.Call and scope.class_key:
                         self._note_module_entries(scope.class_key, name, small.value)
@@ -2295,7 +2302,7 @@ class FileWalker:
         [t.to(dev) for t in batch]` leaves it a tuple of tensors (a dict of tensors likewise): a None is never spread into a
         call or iterated, so it must not hide what the tuple holds. Likewise beside a tensor
         (`self.static_x = None` in `__init__`, a tensor in `capture`): a tensor wherever it is
-        used as one, as `Tensor | None` annotations are."""
+        used as one, as `Tensor | None` annotations are; an object likewise (`KVCache | None`)."""
         none_only = self._none_only_attrs
         key = (id(kinds), name)
         if self.scope is not None and self.scope.class_key:
@@ -2322,12 +2329,14 @@ class FileWalker:
             if is_none:
                 none_only.add(key)
             return
-        if is_none and (kinds[name].tag == "tensor-tuple" or kinds[name].is_tensor or kinds[name] == T.TENSOR_DICT):
+        held = kinds[name]
+        if is_none and (held.tag in ("tensor-tuple", "object", "modules") or held.is_tensor or held == T.TENSOR_DICT):
             return
         if key in none_only and not is_none:
             none_only.discard(key)
-            if kind.tag == "tensor-tuple" or kind.is_tensor or kind == T.TENSOR_DICT:
-                # `self.static_x = None` then a tensor: a tensor wherever it is used as one
+            if kind.tag in ("tensor-tuple", "object", "modules") or kind.is_tensor or kind == T.TENSOR_DICT:
+                # `self.static_x = None` then a tensor: a tensor wherever it is used as one;
+                # `self.rel_pos = None` then `Alibi(...)`: that object wherever it is called
                 kinds[name] = kind
                 return
         kinds[name] = T.merge(kinds[name], kind)
@@ -2499,12 +2508,21 @@ class FileWalker:
             # how many of the last positional parameters have no default (see _scalar_arg_slots)
             unit.required_tail = next((i for i, p in enumerate(reversed(all_params)) if p.default is not None
                                        or p.name.value == self_name), len(all_params))
+        documented = docstring_types.declared_types(node, {
+            p.name.value for p in (*all_params, *params.kwonly_params)
+            if p.annotation is None and p.name.value != self_name}) if type(node) is cst.FunctionDef else {}
         for param in all_params + list(params.kwonly_params):
             if param.name.value == self_name:
                 continue
+            declared_in_docstring = param.name.value in documented
+            if declared_in_docstring:  # `global_step (int): ...` in the docstring
+                param = param.with_changes(annotation=cst.Annotation(documented[param.name.value]))
             kind = T.UNKNOWN
             if param.annotation is not None:
                 kind = self._annotation_kind(param.annotation.annotation)
+                if declared_in_docstring and kind == T.SCALAR and not (
+                        type(param.annotation.annotation) is cst.Name and param.annotation.annotation.value == "int"):
+                    kind = T.UNKNOWN  # a documented `float` is often a 0-d tensor (`accept_prob.item()`)
                 if kind == T.TENSOR and T.MASK_NAME.match(param.name.value):
                     kind = T.BOOL_TENSOR
                 elif kind == T.TENSOR and self.resolve(param.annotation.annotation) in T.INT_ANNOTATIONS:
@@ -2894,6 +2912,11 @@ class FileWalker:
         element waits on the same pending id: a rule asking about `m` has that id resolved, and
         the walk again sees the elements of what it resolves to."""
         kind = self._element_kind(iterable)
+        if type(target) in (cst.Tuple, cst.List) and kind.tag == "object" and self._kind(iterable).tag == "modules":
+            # `for norm, block in self.layers` over ModuleLists of modules: each part is one of them
+            for name in bound_names(target):
+                self._bind(name, kind)
+            return
         self._bind(target, kind)
         if kind == T.UNKNOWN and type(target) is cst.Name and self._kind(iterable) == T.UNKNOWN:
             pid = self._depends_on(iterable)
@@ -3431,7 +3454,10 @@ class FileWalker:
             return [*self._call_refs(func.body), *self._call_refs(func.orelse)]
         if type(func) is cst.Call:
             target = self._partial_target(func)  # `partial(MuSGD, m=m)(params)`: what it wraps
-            return self._call_refs(target) if target is not None else []
+            if target is not None:
+                return self._call_refs(target)
+            kind = self._kind(func)  # `Attention(dim)(x)`: the new object is called at once
+            return [CallRef("method", f"{ref}::__call__") for ref in kind.refs] if kind.tag == "object" else []
         if type(func) is cst.Subscript and type(func.value) in (cst.Dict, cst.List, cst.Tuple):
             # `{"a": A, "b": B}[name](d)`: any entry of the literal table
             return [CallRef("global", c) for c in self.classes_made_by(func)]
