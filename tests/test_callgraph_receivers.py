@@ -91,3 +91,52 @@ def test_a_model_built_in_the_same_project_runs_its_own_hook_only(tmp_path):
 def test_a_region_on_the_shared_loop_itself_reaches_every_hook(tmp_path):
     found = project_diagnostics(tmp_path, {"base.py": BASE, "models.py": MODELS}, regions=("Generator.generate",))
     assert hook_lines(found) == set(HOOKS.values())
+
+
+VARIANTS = """
+import torch
+
+
+class Variant:
+    @staticmethod
+    def forward(module, x):
+        raise NotImplementedError
+
+
+class Dora(Variant):
+    @staticmethod
+    def forward(module, x):
+        return x * x.norm().item()
+
+
+class Unused(Variant):
+    @staticmethod
+    def forward(module, x):
+        print(x)
+        return x
+
+
+def resolve(config) -> Variant:
+    return Dora() if config.use_dora else None
+
+
+class Linear(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.variant: dict[str, Variant] = {}
+
+    def add(self, name, variant):
+        self.variant[name] = variant
+
+    def forward(self, x: torch.Tensor):
+        for name in self.variant:
+            x = self.variant[name].forward(self, x)
+        return x
+"""
+
+
+def test_an_abstract_method_runs_the_overrides_of_the_subclasses_the_code_constructs(tmp_path):
+    found = {(d.path.rpartition("/")[2], d.start.line, d.code)
+             for d in project_diagnostics(tmp_path, {"layer.py": VARIANTS}, regions=("Linear.forward",))}
+    assert ("layer.py", 14, "GS101") in found  # Dora, which `resolve` makes
+    assert not any(line == 20 for _, line, _ in found)  # Unused: no code makes one

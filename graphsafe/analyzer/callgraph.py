@@ -65,6 +65,7 @@ class Project:
         self._top_names: dict[str, set[str]] = {}  # module → the names it defines (for _star_exports)
         self._subclasses: dict[str, list[str]] | None = None
         self._methods_named: dict[str, list[str]] | None = None
+        self._constructed: frozenset[str] | None = None
         self._scalar_index: dict[str, list[tuple[str, tuple]]] | None = None
         self._call_sites: dict[str, list[tuple[tuple[str, str], ...]]] | None = None
         # callee key → (caller, argument sources) of each entry of call_sites() (default_guards.py)
@@ -227,6 +228,21 @@ class Project:
             self._methods_named = index
         return sorted(self._methods_named.get(name, ()))
 
+    def _constructed_classes(self) -> frozenset[str]:
+        """Classes some code (the project's or a followed library's) constructs: directly, or
+        through a module-level table of classes."""
+        if self._constructed is None:
+            made = set()
+            for located in self.units.values():
+                for ref in located.unit.calls:
+                    if ref.kind != "global":
+                        continue
+                    targets = (self._table_entries(ref.target[: -len(TABLE_SUFFIX)])
+                               if ref.target.endswith(TABLE_SUFFIX) else (ref.target,))
+                    made.update(key for key in map(self.resolve_symbol, targets) if key in self.classes)
+            self._constructed = frozenset(made)
+        return self._constructed
+
     def _subclass_index(self) -> dict[str, list[str]]:
         if self._subclasses is None:
             index: dict[str, list[str]] = {}
@@ -375,6 +391,12 @@ class Project:
                 # in the class itself (the "self" case below)
                 return [t for cls in self.attr_classes(class_key, method)
                         for t in self._instance_targets(cls, "__call__")]
+        if found and self.units[found].unit.is_abstract:
+            # an object declared of an abstract class (`self.variant: dict[str, LoraVariant]`)
+            # runs the override of one of its subclasses that the code constructs somewhere
+            made = self._constructed_classes()
+            return [self._on(found, class_key), *((o, None) for o in self.overrides(class_key, method)
+                                                  if self.units[o].unit.class_key in made)]
         return [self._on(found, class_key)] if found else []
 
     def _on(self, key: str, class_key: str) -> tuple[str, str | None]:
@@ -672,6 +694,10 @@ class Project:
         not every override in the library's own hierarchy (a tensordict's `clone` would otherwise
         run every storage backend's `_clone`, files and memory maps included)."""
         own = self.lookup_method(receiver or class_key or "", ref.target)
+        if own is None:
+            return callees
+        # (also where its own is abstract: which storage backend a library object is stays unknown,
+        # and every one of them is noise at the project's calling line)
         kept = [(c, r) for c, r in callees if c == own or self.units[c].path not in self.library_paths]
         return kept or callees
 

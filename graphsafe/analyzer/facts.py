@@ -113,6 +113,9 @@ class Unit:
     # indices into `calls` of the calls made only where the code does not run once the program is
     # warm (a false module constant, after a cache hit's return, an `@lru_cache` body): not followed
     cold_calls: tuple[int, ...] = ()
+    # a method with no body of its own (`raise NotImplementedError`, `...`, `pass`, or
+    # `@abstractmethod`): what runs on an object declared of its class is a subclass's override
+    is_abstract: bool = False
 
 
 def merged_variants(first: Unit, second: Unit) -> Unit:

@@ -388,9 +388,12 @@ def annotation_kind(annotation: cst.BaseExpression, resolve) -> Kind:
         if name.endswith("Optional") and len(expr.slice) == 1:
             return annotation_kind(inner.value, resolve)
         if (name.rpartition(".")[2] in ("dict", "Dict", "Mapping") and len(expr.slice) == 2
-                and isinstance(expr.slice[1].slice, cst.Index)
-                and annotation_kind(expr.slice[1].slice.value, resolve).is_tensor):
-            return TENSOR_DICT
+                and isinstance(expr.slice[1].slice, cst.Index)):
+            value = annotation_kind(expr.slice[1].slice.value, resolve)
+            if value.is_tensor:
+                return TENSOR_DICT
+            if value.tag == _OBJ:  # dict[str, LoraVariant]: its values are such objects
+                return module_set(*value.refs)
         if name.rpartition(".")[2] in ("list", "List", "Sequence", "tuple", "Tuple", "Iterable", "ModuleList"):
             element = annotation_kind(inner.value, resolve)
             if element.tag == _OBJ:  # list[KVCache]: indexing/iterating gives KVCache objects

@@ -294,6 +294,8 @@ class FileWalker:
         self.outside_sets: set[tuple[str, str]] = set()  # see FileFacts.outside_sets
         self.group_keys: set[str] = set()  # see FileFacts.group_keys
         self.lr_changers: set[str] = set()  # see FileFacts.lr_changers
+        # class key → the hooks a `saved_tensors_hooks` subclass hands its base (they run in `with`)
+        self.saved_tensor_hooks: dict[str, dict[CallRef, None]] = {}
         self._schedules_lr = False  # the file mentions `lr_scheduler` (set by run)
         self.held_counters: set[str] = set()  # see FileFacts.held_counters
         self.attr_reads: set[tuple[str, str, str]] = set()  # see FileFacts.attr_reads
@@ -2193,10 +2195,12 @@ class FileWalker:
                 declared = self._annotation_kind(small.annotation.annotation) if value_is_none else None
                 kind = declared if declared is not None and declared.tag == "object" else self._kind(small.value)
                 name = target.attr.value
-                if self._annotation_kind(small.annotation.annotation) == T.TENSOR_DICT:
+                declared = self._annotation_kind(small.annotation.annotation)
+                if declared == T.TENSOR_DICT or declared.tag == "modules" and declared.refs and type(small.value) is cst.Dict:
                     # `self.static: dict[str, torch.Tensor] = {}`: later `self.static =
-                    # self.build_batch()` (kind unknown here) fills what was declared
-                    kinds[name] = T.TENSOR_DICT
+                    # self.build_batch()` (kind unknown here) fills what was declared; likewise
+                    # `self.variants: dict[str, LoraVariant] = {}` holds such objects
+                    kinds[name] = declared
                     self._declared_dicts.add((id(kinds), name))
                     return
                 self._merge_attribute(kinds, name, kind, small.value)
@@ -3157,6 +3161,8 @@ class FileWalker:
         refs = self._call_refs(node.func)
         if self.dispatchers and type(node.func) is cst.Attribute:
             refs = [*refs, *self._dispatched_hooks(node)]
+        if node.args and "saved_tensors_hooks" in self.source:
+            refs = [*refs, *self._saved_tensor_hooks(node)]
         for ref in (*refs, *self._refs_run_on_arguments(node)):
             for unit in self.scope.units:
                 self._add_call(unit, ref)
@@ -3231,6 +3237,30 @@ class FileWalker:
             return []
         return [*([CallRef("self", name)] if where != "items" else []),
                 *([CallRef("hook", name)] if where != "self" else [])]
+
+    def _saved_tensor_hooks(self, node: cst.Call) -> list[CallRef]:
+        """`torch.autograd.graph.saved_tensors_hooks(pack, unpack)`: the hooks run in the forward
+        and backward inside its `with` block, called here. In a subclass's `__init__`,
+        `super().__init__(pack, unpack)`: they run inside each `with` of its instances (a
+        synthetic `__enter__` calls them, see facts())."""
+        func = node.func
+        hooks_class = "torch.autograd.graph.saved_tensors_hooks"
+        scope = self.scope
+        inherited = (type(func) is cst.Attribute and func.attr.value == "__init__" and type(func.value) is cst.Call
+                     and type(func.value.func) is cst.Name and func.value.func.value == "super"
+                     and scope.class_key is not None and hooks_class in self._resolved_bases(scope.class_key))
+        if not inherited and self.resolve(func) != hooks_class:
+            return []
+        refs = [ref for arg in node.args[:2] if arg.keyword is None or arg.keyword.value.endswith("_hook")
+                for ref in self._call_refs(arg.value)]
+        if inherited:
+            self.saved_tensor_hooks.setdefault(scope.class_key, {}).update(dict.fromkeys(refs))
+            return []
+        return refs
+
+    def _resolved_bases(self, class_key: str) -> list[str]:
+        info = self.classes.get(class_key)
+        return list(info.bases) if info else []  # (dotted through import aliases already)
 
     def _refs_run_on_arguments(self, node: cst.Call) -> list[CallRef]:
         """`scaler.step(self.optimizer)`: the library method runs `self.optimizer.step()`
@@ -3832,8 +3862,13 @@ class FileWalker:
                               unit.key in self.properties,
                               tuple(statement_line.get(id(statement), 0) for statement in unit.calls.values()),
                               tuple(unit.arg_sources),
-                              tuple(i for i, ref in enumerate(unit.calls) if unit.cold_calls.get(ref))))
+                              tuple(i for i, ref in enumerate(unit.calls) if unit.cold_calls.get(ref)),
+                              unit.is_function and unit.class_key is not None and _abstract(unit.node)))
         units = self._merged_variants(units)
+        for key, hooks in self.saved_tensor_hooks.items():  # `with Offload():` runs the hooks it was given
+            if not any(u.key == f"{key}.__enter__" for u in units):
+                units.append(Unit(f"{key}.__enter__", f"{key.rpartition('.')[2]}.__enter__", key, 0, tuple(hooks), (), (),
+                                  True))
         for key, fields in self.dataclass_inits:  # the `__init__` each `@dataclass` generates
             units.append(Unit(f"{key}.__init__", f"{key.rpartition('.')[2]}.__init__", key, 0, (), (), (), True,
                               params=fields))
@@ -3926,6 +3961,33 @@ def _mapped_iterable(comp) -> cst.BaseExpression | None:
     if type(element) is not cst.Name or element.value != loop.target.value:
         return None
     return loop.iter
+
+
+def _abstract(node: cst.CSTNode) -> bool:
+    """A method with no body of its own: `@abstractmethod`, or a body of `raise
+    NotImplementedError` or `...` (beside a docstring). Not `pass`: a base's hook that does
+    nothing is what runs where no subclass overrides it."""
+    if type(node) is not cst.FunctionDef:
+        return False
+    if any((dotted(d.decorator) or "").rpartition(".")[2] == "abstractmethod" for d in node.decorators):
+        return True
+    if type(node.body) is cst.SimpleStatementSuite:  # `def forward(self, x): ...`
+        smalls = list(node.body.body)
+    else:
+        lines = [s for s in node.body.body if type(s) is cst.SimpleStatementLine]
+        if len(lines) != len(node.body.body):
+            return False
+        smalls = [small for line in lines for small in line.body]
+    smalls = [s for s in smalls if not (type(s) is cst.Expr and type(s.value) in (cst.SimpleString, cst.ConcatenatedString))]
+    if len(smalls) != 1:
+        return False
+    small = smalls[0]
+    if type(small) is cst.Expr and type(small.value) is cst.Ellipsis:
+        return True
+    raised = small.exc if type(small) is cst.Raise else None
+    if type(raised) is cst.Call:
+        raised = raised.func
+    return type(raised) is cst.Name and raised.value == "NotImplementedError"
 
 
 def _is_none_literal(expr: cst.BaseExpression) -> bool:

@@ -1,0 +1,62 @@
+"""Saved-tensor hooks run inside the forward and backward of their `with` block: the functions
+given to `torch.autograd.graph.saved_tensors_hooks(pack, unpack)`, directly or through a
+subclass's `super().__init__(pack, unpack)` (activation offloading), are called from the block."""
+
+from __future__ import annotations
+
+from tests.helpers import project_diagnostics
+
+OFFLOAD = """
+import torch
+from torch.autograd.graph import saved_tensors_hooks
+
+
+class Offload(saved_tensors_hooks):
+    def __init__(self):
+        self.tracker = {}
+
+        def pack(t):
+            self.tracker[id(t)] = t.to("cpu", non_blocking=True)
+            return id(t)
+
+        def unpack(key):
+            return self.tracker.pop(key).cuda()
+
+        super().__init__(pack, unpack)
+
+
+class Recipe:
+    def __init__(self, model):
+        self.model = model
+        self.ctx = Offload()
+
+    def train(self, x):
+        with self.ctx:
+            y = self.model(x)
+        return y * 2
+
+
+def step(model, x):
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: print(t.shape) or t, lambda t: t):
+        return model(x)
+"""
+
+
+def located(found):
+    return {(d.path.rpartition("/")[2], d.start.line, d.code) for d in found}
+
+
+def test_the_hooks_a_subclass_hands_its_base_run_in_each_with_block_of_its_instances(tmp_path):
+    found = located(project_diagnostics(tmp_path, {"recipe.py": OFFLOAD}, regions=("Recipe.train",)))
+    assert ("recipe.py", 11, "GS103") in found  # pack's copy to the host
+    assert ("recipe.py", 15, "GS402") in found  # unpack's copy back
+
+
+def test_hooks_given_directly_run_in_their_with_block(tmp_path):
+    found = located(project_diagnostics(tmp_path, {"recipe.py": OFFLOAD}, regions=("step",)))
+    assert ("recipe.py", 32, "GS501") in found
+
+
+def test_constructing_the_hooks_outside_a_with_block_runs_nothing(tmp_path):
+    found = located(project_diagnostics(tmp_path, {"recipe.py": OFFLOAD}, regions=("Recipe.__init__",)))
+    assert not any(line in (11, 15) for _, line, _ in found)
