@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from graphsafe.analyzer.names import bound_names
 from graphsafe.analyzer.nodes import own_nodes
 
 
@@ -37,7 +38,7 @@ def dispatching_methods(cls: cst.ClassDef) -> dict[str, tuple[int, str, str]]:
         params = [p.name.value for p in stmt.params.params]
         self_name, names = params[0], params[1:]
         nodes = list(own_nodes(stmt.body))
-        items = {name for loop in nodes if type(loop) is cst.For for name in _target_names(loop.target)}
+        items = {name.value for loop in nodes if type(loop) is cst.For for name in bound_names(loop.target)}
         on_self = on_items = None
         for call in (n for n in nodes if type(n) is cst.Call):
             inner = call.func
@@ -56,15 +57,6 @@ def dispatching_methods(cls: cst.ClassDef) -> dict[str, tuple[int, str, str]]:
         elif on_items is not None:
             found[stmt.name.value] = (names.index(on_items), on_items, "items")
     return found
-
-
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    """The names a `for` target binds: `cb`, `_, cb`, `(name, cb)`."""
-    if type(target) is cst.Name:
-        return [target.value]
-    if type(target) in (cst.Tuple, cst.List):
-        return [n for element in target.elements for n in _target_names(element.value)]
-    return []
 
 
 def named_hook(call: cst.Call, position: int, parameter: str) -> str | None:

@@ -3246,9 +3246,10 @@ class FileWalker:
         func = node.func
         hooks_class = "torch.autograd.graph.saved_tensors_hooks"
         scope = self.scope
+        info = self.classes.get(scope.class_key) if scope.class_key else None
         inherited = (type(func) is cst.Attribute and func.attr.value == "__init__" and type(func.value) is cst.Call
                      and type(func.value.func) is cst.Name and func.value.func.value == "super"
-                     and scope.class_key is not None and hooks_class in self._resolved_bases(scope.class_key))
+                     and info is not None and hooks_class in info.bases)  # (bases: dotted through imports)
         if not inherited and self.resolve(func) != hooks_class:
             return []
         refs = [ref for arg in node.args[:2] if arg.keyword is None or arg.keyword.value.endswith("_hook")
@@ -3257,10 +3258,6 @@ class FileWalker:
             self.saved_tensor_hooks.setdefault(scope.class_key, {}).update(dict.fromkeys(refs))
             return []
         return refs
-
-    def _resolved_bases(self, class_key: str) -> list[str]:
-        info = self.classes.get(class_key)
-        return list(info.bases) if info else []  # (dotted through import aliases already)
 
     def _refs_run_on_arguments(self, node: cst.Call) -> list[CallRef]:
         """`scaler.step(self.optimizer)`: the library method runs `self.optimizer.step()`
@@ -4001,9 +3998,13 @@ def _none_default(expr: cst.IfExp) -> cst.BaseExpression | None:
             test.comparisons[0].comparator):
         return None
     operator = type(test.comparisons[0].operator)
-    given, default = (expr.orelse, expr.body) if operator is cst.Is else (expr.body, expr.orelse) \
-        if operator is cst.IsNot else (None, None)
-    return default if given is not None and given.deep_equals(test.left) else None
+    if operator is cst.Is:  # `D if p is None else p`
+        given, default = expr.orelse, expr.body
+    elif operator is cst.IsNot:  # `p if p is not None else D`
+        given, default = expr.body, expr.orelse
+    else:
+        return None
+    return default if given.deep_equals(test.left) else None
 
 
 def _declares_number(param: cst.Param, optional: bool = True) -> bool:
