@@ -3163,6 +3163,10 @@ class FileWalker:
             refs = [*refs, *self._dispatched_hooks(node)]
         if node.args and "saved_tensors_hooks" in self.source:
             refs = [*refs, *self._saved_tensor_hooks(node)]
+        if node.args and type(node.func) is cst.Attribute and node.func.attr.value in _HOOK_REGISTRARS:
+            # `h.register_hook(fn)`, `m.register_forward_hook(fn)` in the step: `fn` runs in the
+            # step's backward or in the module's forward, inside the capture
+            refs = [*refs, *self._call_refs(node.args[0].value)]
         for ref in (*refs, *self._refs_run_on_arguments(node)):
             for unit in self.scope.units:
                 self._add_call(unit, ref)
@@ -3958,6 +3962,12 @@ def _mapped_iterable(comp) -> cst.BaseExpression | None:
     if type(element) is not cst.Name or element.value != loop.target.value:
         return None
     return loop.iter
+
+
+# Registering a hook: the function given runs later, in the forward or backward of what it is on.
+_HOOK_REGISTRARS = frozenset((
+    "register_hook", "register_post_accumulate_grad_hook", "register_forward_hook", "register_forward_pre_hook",
+    "register_full_backward_hook", "register_full_backward_pre_hook", "register_backward_hook"))
 
 
 def _abstract(node: cst.CSTNode) -> bool:

@@ -1,6 +1,7 @@
-"""Saved-tensor hooks run inside the forward and backward of their `with` block: the functions
+"""Hooks run inside the step: saved-tensor hooks in the forward and backward of their `with` block (the functions
 given to `torch.autograd.graph.saved_tensors_hooks(pack, unpack)`, directly or through a
-subclass's `super().__init__(pack, unpack)` (activation offloading), are called from the block."""
+subclass's `super().__init__(pack, unpack)`, activation offloading), and a hook registered in the step
+(`h.register_hook(fn)`, `m.register_forward_hook(fn)`) where it is registered."""
 
 from __future__ import annotations
 
@@ -60,3 +61,34 @@ def test_hooks_given_directly_run_in_their_with_block(tmp_path):
 def test_constructing_the_hooks_outside_a_with_block_runs_nothing(tmp_path):
     found = located(project_diagnostics(tmp_path, {"recipe.py": OFFLOAD}, regions=("Recipe.__init__",)))
     assert not any(line in (11, 15) for _, line, _ in found)
+
+
+GRAD_HOOKS = """
+import torch
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stats = []
+        self.lin = torch.nn.Linear(4, 4)
+        self.lin.register_forward_hook(self._outside)
+
+    def _outside(self, module, inp, out):
+        print("registered before the step")
+
+    def _grad_norm(self, grad):
+        self.stats.append(grad.norm().item())
+        return grad
+
+    def forward(self, x: torch.Tensor):
+        h = self.lin(x)
+        h.register_hook(self._grad_norm)
+        return h.relu()
+"""
+
+
+def test_a_hook_registered_in_the_step_runs_in_it(tmp_path):
+    found = located(project_diagnostics(tmp_path, {"net.py": GRAD_HOOKS}, regions=("Net.forward",)))
+    assert ("net.py", 16, "GS101") in found  # the gradient hook runs in the captured backward
+    assert not any(line == 13 for _, line, _ in found)  # registered in __init__: not followed (yet)
