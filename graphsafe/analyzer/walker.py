@@ -3161,12 +3161,8 @@ class FileWalker:
         refs = self._call_refs(node.func)
         if self.dispatchers and type(node.func) is cst.Attribute:
             refs = [*refs, *self._dispatched_hooks(node)]
-        if node.args and "saved_tensors_hooks" in self.source:
-            refs = [*refs, *self._saved_tensor_hooks(node)]
-        if node.args and type(node.func) is cst.Attribute and node.func.attr.value in _HOOK_REGISTRARS:
-            # `h.register_hook(fn)`, `m.register_forward_hook(fn)` in the step: `fn` runs in the
-            # step's backward or in the module's forward, inside the capture
-            refs = [*refs, *self._call_refs(node.args[0].value)]
+        if node.args:
+            refs = [*refs, *self._hooks_given(node)]
         for ref in (*refs, *self._refs_run_on_arguments(node)):
             for unit in self.scope.units:
                 self._add_call(unit, ref)
@@ -3242,12 +3238,17 @@ class FileWalker:
         return [*([CallRef("self", name)] if where != "items" else []),
                 *([CallRef("hook", name)] if where != "self" else [])]
 
-    def _saved_tensor_hooks(self, node: cst.Call) -> list[CallRef]:
-        """`torch.autograd.graph.saved_tensors_hooks(pack, unpack)`: the hooks run in the forward
-        and backward inside its `with` block, called here. In a subclass's `__init__`,
-        `super().__init__(pack, unpack)`: they run inside each `with` of its instances (a
-        synthetic `__enter__` calls them, see facts())."""
+    def _hooks_given(self, node: cst.Call) -> list[CallRef]:
+        """Functions a call is given that run inside the step, called here: `h.register_hook(fn)`,
+        `m.register_forward_hook(fn)` (in the step's backward, in the module's forward) and
+        `torch.autograd.graph.saved_tensors_hooks(pack, unpack)` (in the forward and backward of
+        its `with` block). In a subclass's `__init__`, `super().__init__(pack, unpack)`: the hooks
+        run inside each `with` of its instances (a synthetic `__enter__` calls them, see facts())."""
         func = node.func
+        if type(func) is cst.Attribute and func.attr.value in _HOOK_REGISTRARS:
+            return self._call_refs(node.args[0].value)
+        if "saved_tensors_hooks" not in self.source:
+            return []
         hooks_class = "torch.autograd.graph.saved_tensors_hooks"
         scope = self.scope
         info = self.classes.get(scope.class_key) if scope.class_key else None
