@@ -58,6 +58,57 @@ def test_hooks_given_directly_run_in_their_with_block(tmp_path):
     assert ("recipe.py", 32, "GS501") in found
 
 
+def test_a_closure_in_a_method_reads_the_methods_self_not_its_own_first_parameter(tmp_path):
+    found = located(project_diagnostics(tmp_path, {"recipe.py": OFFLOAD}, regions=("Recipe.train",)))
+    assert ("recipe.py", 11, "GS503") in found  # `self.tracker[...] = ...` in pack: the Offload's dict
+
+
+OFFLOAD_FACTORY = """
+import contextlib
+from typing import Union
+
+import torch
+from torch.autograd.graph import saved_tensors_hooks
+
+
+class Offload(saved_tensors_hooks):
+    def __init__(self):
+        def pack(t):
+            print("offloading", t.shape)
+            return t
+
+        super().__init__(pack, lambda t: t)
+
+
+def offload_context(enable: bool) -> Union[Offload, contextlib.nullcontext]:
+    if enable:
+        ctx = Offload()
+    else:
+        ctx = contextlib.nullcontext()
+    return ctx
+"""
+
+RECIPE = """
+from offloading import offload_context
+
+
+class Recipe:
+    def __init__(self, model, enable):
+        self.model = model
+        self.ctx = offload_context(enable)
+
+    def train(self, x):
+        with self.ctx:
+            return self.model(x)
+"""
+
+
+def test_a_context_kept_from_a_factory_of_another_file_runs_its_hooks_in_the_with_block(tmp_path):
+    found = located(project_diagnostics(tmp_path, {"offloading.py": OFFLOAD_FACTORY, "recipe.py": RECIPE},
+                                        regions=("Recipe.train",)))
+    assert ("offloading.py", 12, "GS501") in found  # the factory's `Union[...]` names the project class
+
+
 def test_constructing_the_hooks_outside_a_with_block_runs_nothing(tmp_path):
     found = located(project_diagnostics(tmp_path, {"recipe.py": OFFLOAD}, regions=("Recipe.__init__",)))
     assert not any(line in (11, 15) for _, line, _ in found)

@@ -252,3 +252,32 @@ def test_shape_annotations_of_jaxtyping_and_torchtyping_declare_tensors_and_mask
 def test_a_shape_annotation_of_another_array_library_or_integers_is_no_mask():
     source = SHAPED.format(x='Float[Tensor, "b n"]', t='Float[np.ndarray, ""]', keep='TensorType["b", torch.long]')
     assert codes(source) == []
+
+
+@pytest.mark.parametrize(("annotation", "classes"), [
+    ("Union[Offload, contextlib.nullcontext]", ("Offload",)),  # a class outside the project calls nothing
+    ("Union[Offload, Cache, None]", ("Offload", "Cache")),
+    ("Union[Offload, float]", None),  # may be a number: says nothing
+    ("Union[Offload, torch.Tensor]", None),
+    ("Union[Offload, nullcontext]", None),  # an unresolved bare name may be anything
+])
+def test_a_union_of_classes_is_an_object_of_one_of_them(annotation, classes):
+    import libcst as cst
+
+    from graphsafe.analyzer import tensorness
+
+    expr = cst.parse_expression(annotation)
+    kind = tensorness.annotation_kind(expr, lambda e: tensorness_dotted(e))
+    assert (kind.refs if kind.tag == "object" else None) == classes
+
+
+def tensorness_dotted(expr) -> str | None:
+    """A resolver as the walker's: a dotted name as written (`Union` from typing)."""
+    import libcst as cst
+
+    if isinstance(expr, cst.Name):
+        return "typing.Union" if expr.value == "Union" else expr.value
+    if isinstance(expr, cst.Attribute):
+        head = tensorness_dotted(expr.value)
+        return f"{head}.{expr.attr.value}" if head else None
+    return None

@@ -387,6 +387,8 @@ def annotation_kind(annotation: cst.BaseExpression, resolve) -> Kind:
             return shaped
         if name.endswith("Optional") and len(expr.slice) == 1:
             return annotation_kind(inner.value, resolve)
+        if name.rpartition(".")[2] == "Union":
+            return _union_of_classes(expr, resolve)
         if (name.rpartition(".")[2] in ("dict", "Dict", "Mapping") and len(expr.slice) == 2
                 and isinstance(expr.slice[1].slice, cst.Index)):
             value = annotation_kind(expr.slice[1].slice.value, resolve)
@@ -422,6 +424,22 @@ def annotation_kind(annotation: cst.BaseExpression, resolve) -> Kind:
     if name.rpartition(".")[2][:1].isupper() and not name.startswith(("typing.", "collections.")):
         return instance_of(name)  # a class: `state: DecodeState`, `model: GPT`
     return UNKNOWN
+
+
+def _union_of_classes(expr: cst.Subscript, resolve) -> Kind:
+    """`Union[OffloadActivations, contextlib.nullcontext]`: an object of one of the classes it
+    names (one outside the project, whatever its spelling, calls nothing). A Union with a
+    number, a string or a tensor says nothing here."""
+    classes: list[str] = []
+    for element in expr.slice:
+        if not isinstance(element.slice, cst.Index) or _is_none(element.slice.value):
+            continue
+        kind = annotation_kind(element.slice.value, resolve)
+        if kind.tag == _OBJ:
+            classes.extend(kind.refs)
+        elif kind != UNKNOWN or type(element.slice.value) is not cst.Attribute:
+            return UNKNOWN
+    return instance_of(*classes) if classes else UNKNOWN
 
 
 SCALAR_PREFIXES = ("is_", "are_", "has_", "get_", "set_", "use_")

@@ -2499,7 +2499,12 @@ class FileWalker:
         inner = _Scope(outer.imports.child(), env, dict(outer.local_defs), outer.class_key, None, qual + ".", [unit], True)
         self.scope = inner
         all_params = list(params.posonly_params) + list(params.params)
-        if outer.class_key and all_params and not _is_staticmethod(node):
+        if outer.is_function:
+            # a closure in a method (`def pack(activation)` in `__init__`) reads the method's
+            # `self`, unless a parameter of its own shadows it; its first parameter is no `self`
+            if outer.self_name and all(p.name.value != outer.self_name for p in all_params):
+                inner.self_name = outer.self_name
+        elif outer.class_key and all_params and not _is_staticmethod(node):
             self_name = all_params[0].name.value
             inner.self_name = self_name
         unit.params = tuple(p.name.value for p in all_params if p.name.value != self_name)
@@ -3094,6 +3099,13 @@ class FileWalker:
         `__exit__` around the block."""
         kind = self._kind(manager)
         if kind.tag != "object" or not kind.refs:
+            if kind.tag == "unknown" and type(manager) is cst.Attribute:
+                # `with self.offload_ctx:` holding what a helper of another file made: the call
+                # graph follows the attribute to its classes (ClassInfo.attr_classes)
+                for method in ("__enter__", "__exit__"):
+                    for ref in self._attr_path_refs(manager, method):
+                        for unit in self.scope.units:
+                            self._add_call(unit, ref)
             return
         for ref in kind.refs:
             if not ref.startswith("torch."):
