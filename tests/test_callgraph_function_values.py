@@ -122,3 +122,34 @@ def test_an_attribute_bound_several_ways_runs_what_the_factory_returns_beside_th
         "def __init__(self, step_size=None):", "def __init__(self, step_size=None, grid=None):")
     assert "self.grid = grid" in source
     assert project_findings(tmp_path, {"solver.py": source}) == {("solver.py", 16, "GS101"), ("solver.py", 17, "GS408")}
+
+
+BOUND_METHOD = """\
+import torch
+
+
+class Net:
+    def train_step(self, batch):
+        loss = self.model(batch)
+        print("loss", loss)
+        return loss
+
+    @property
+    def history(self):
+        print("read", self.model.weight)
+        return []
+
+    def run_epoch(self, loader, step_fn):  # graphsafe: region
+        for batch in loader:
+            step_fn(batch)
+
+    def fit(self, loader):
+        self.run_epoch(loader, step_fn=self.train_step)
+        self.run_epoch(loader, step_fn=self.history)
+"""
+
+
+def test_calling_a_parameter_runs_the_bound_method_its_caller_hands_on(tmp_path):
+    found = project_findings(tmp_path, {"net.py": BOUND_METHOD})
+    assert ("net.py", 7, "GS104") in found  # train_step, handed on as `self.train_step`
+    assert not any(line == 12 for _, line, _ in found)  # a property hands on what it returns

@@ -1309,7 +1309,15 @@ class FileWalker:
     def _function_held(self, expr: cst.BaseExpression) -> str | None:
         """The function a bare name stands for here (a nested or module `def`, an imported
         function, a local bound to one), as a dotted key the call graph resolves; else None.
-        Classes are left out: their instances are followed by kind."""
+        Classes are left out: their instances are followed by kind. `self.train_step`, a method
+        of this class defined here, stands for that method (a bound method handed on)."""
+        if type(expr) is cst.Attribute and self.is_self(expr.value) and self.scope.class_key:
+            key = f"{self.scope.class_key}.{expr.attr.value}"
+            node = self._def_nodes.get(key)
+            if node is None or any(type(d.decorator) is cst.Name and d.decorator.value == "property"
+                                   for d in node.decorators):
+                return None  # `self.lr` of a property is the value it returns
+            return key
         if type(expr) is not cst.Name:
             return None
         name, scope = expr.value, self.scope
