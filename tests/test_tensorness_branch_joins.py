@@ -78,3 +78,14 @@ def test_python_values_on_both_paths_stay_python_values():
                 return 1
             return 0
         """) == []
+
+
+def test_a_tensor_rounded_up_to_a_power_of_two_on_one_path_is_still_a_tensor_after_the_if():
+    found = diagnostics("import torch\n\n" + textwrap.dedent("""
+        def pad(targets: torch.Tensor, b: int, mps: bool):  # graphsafe: region
+            n = targets.max()
+            if mps:
+                n = 1 << (int(n) - 1).bit_length()
+            return torch.zeros(b, n, 5)
+        """))
+    assert [(d.start.line - 2, d.code) for d in found if "size" in d.message] == [(6, "GS105")]

@@ -85,6 +85,10 @@ def merge(a: Kind, b: Kind) -> Kind:
     return UNKNOWN
 
 
+# Methods of Python ints and floats that no tensor has: what they return is a number.
+PYTHON_NUMBER_METHODS = frozenset({"bit_length", "bit_count", "is_integer", "as_integer_ratio", "to_bytes"})
+
+
 # --- what torch's API returns -------------------------------------------------------------
 
 TENSOR_NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special")

@@ -575,6 +575,17 @@ class FileWalker:
                 return unit.node
         return None
 
+    def sole_sequence_literal(self, expr: cst.BaseExpression) -> cst.Tuple | cst.List | None:
+        """The tuple or list literal `expr` is, or that the local it names is bound to once in
+        this function (`shape = (len(splits), n)`); else None."""
+        if type(expr) in (cst.Tuple, cst.List):
+            return expr
+        function = self.function_node
+        if type(expr) is not cst.Name or function is None or expr.value in self.scope.params:
+            return None
+        values = _local_values(function.body).get(expr.value, ())
+        return values[0] if len(values) == 1 and type(values[0]) in (cst.Tuple, cst.List) else None
+
     @property
     def function_name(self) -> str | None:
         for unit in reversed(self.scope.units):
@@ -1537,8 +1548,8 @@ class FileWalker:
                 if receiver.is_bool_tensor and method in T.SHAPE_METHODS:
                     return T.BOOL_TENSOR  # mask.reshape(-1) is still a mask
                 return T.TENSOR
-            if receiver.tag == "stream-or-event":
-                return T.SCALAR
+            if receiver.tag == "stream-or-event" or method in T.PYTHON_NUMBER_METHODS:
+                return T.SCALAR  # `(int(n) - 1).bit_length()`: methods only Python numbers have
             name = self.resolve(func)
             if name is not None:
                 kind = self._named_call_kind(name, call)

@@ -252,6 +252,7 @@ class HostCopy(_SyncRule):
 
 
 SIZE_TAKING_FACTORIES = frozenset("arange zeros ones empty full rand randn randint randperm linspace logspace eye".split())
+SIZE_TAKING_METHODS = frozenset("new_zeros new_ones new_empty new_full".split())
 
 
 def _is_cpu_device(expr: cst.BaseExpression, ctx) -> bool:
@@ -340,7 +341,9 @@ def _in_assert_message(node: cst.CSTNode, ctx) -> bool:
 class TensorToPython(_SyncRule):
     """## What it does
     Flags converting a tensor to a Python number: `bool(t)`, `int(t)`, `float(t)`,
-    `range(t)`, a tensor used as a slice bound (`x[:n]` with a tensor `n`), and
+    `range(t)`, a tensor used as a slice bound (`x[:n]` with a tensor `n`), a tensor in the size
+    of a factory (`torch.zeros(b, n)`, `torch.arange(n)`, `x.new_zeros(shape)` with `shape = (b,
+    n)` bound once in the function, spread or not), and
     `torch.tensor(...)`/`torch.as_tensor(...)` of a list or tuple of tensors (`torch.tensor([loss,
     kl])`, or the parts of `torch.split`), which reads each element's value.
 
@@ -372,8 +375,10 @@ class TensorToPython(_SyncRule):
     name = "tensor-to-python"
     summary = "`bool/int/float()` of a tensor, or a tensor as a slice/range bound"
     message = "{what} reads a tensor's value on the host and waits for the GPU: {consequence}"
-    valid = ("n = int(x.shape[0])", "k = x.size(-1)\nz = x[:, :k]", "z = x[0]")
-    invalid = ("f = float(x)", "b = bool(x.sum())", "for i in range(x.sum()):\n    pass", "n = x.sum()\nz = y[:n]",
+    valid = ("n = int(x.shape[0])", "k = x.size(-1)\nz = x[:, :k]", "z = x[0]",
+             "shape = (x.shape[0], 4)\nz = x.new_zeros(shape)", "z = x.new_full((2, 3), 0.5)")
+    invalid = ("f = float(x)", "n = x.max()\nshape = (len(x), n)\nz = torch.zeros(*shape)",
+               "z = x.new_zeros((3, y.sum()))", "b = bool(x.sum())", "for i in range(x.sum()):\n    pass", "n = x.sum()\nz = y[:n]",
                "idx = torch.arange(x.sum())", "stats = torch.tensor([x.mean(), x.std()])",
                Example("z = F.softmax(x, -1) * float(y.max())", fixed="z = F.softmax(x, -1) * y.max()"),
                Example("z = x + float(y)", fixed="z = x + y.reshape(())"), "z = x * int(y.sum())",
@@ -398,7 +403,8 @@ class TensorToPython(_SyncRule):
                 if fix is not None:
                     ctx.report(self, operand, fix=fix, what="`float()`")
 
-    calls = Callees({"bool", "int", "float", "range", "complex", "tensor", "as_tensor"} | SIZE_TAKING_FACTORIES)
+    calls = Callees({"bool", "int", "float", "range", "complex", "tensor", "as_tensor"} | SIZE_TAKING_FACTORIES
+                    | SIZE_TAKING_METHODS)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
@@ -416,9 +422,17 @@ class TensorToPython(_SyncRule):
             ctx.report(self, node, what=f"`{name}()` of a list of tensors")
             return
         if name.rpartition(".")[0] == "torch" and name.rpartition(".")[2] in SIZE_TAKING_FACTORIES:
-            # torch.arange(n) / torch.zeros(n) with a tensor `n` reads it as a Python int
-            if any(arg.keyword is None and ctx.kind(arg.value).is_tensor for arg in node.args):
+            # torch.arange(n) / torch.zeros(n) with a tensor `n` reads it as a Python int, as
+            # does a tensor inside the size (`torch.zeros(*shape)` with `shape = (b, n)`)
+            if any(arg.keyword is None and _size_holds_tensor(arg, ctx) for arg in node.args):
                 ctx.report(self, node, what=f"a tensor as the size of `{name}()`")
+            return
+        if (type(func) is cst.Attribute and func.attr.value in SIZE_TAKING_METHODS and node.args
+                and node.args[0].keyword is None and ctx.kind(func.value).is_tensor):
+            # `x.new_zeros(shape)`: the size is its first argument (`new_full`'s fill comes after)
+            sizes = node.args[:1] if func.attr.value == "new_full" else node.args
+            if any(arg.keyword is None and _size_holds_tensor(arg, ctx) for arg in sizes):
+                ctx.report(self, node, what=f"a tensor as the size of `.{func.attr.value}()`")
 
     def visit_Slice(self, node: cst.Slice, ctx) -> None:
         for bound in (node.lower, node.upper, node.step):
@@ -434,6 +448,15 @@ class TensorToPython(_SyncRule):
             index = element.slice
             if isinstance(index, cst.Index) and ctx.kind(index.value).is_tensor:
                 ctx.report(self, node, what="indexing a Python list or ModuleList with a tensor")
+
+
+def _size_holds_tensor(arg: cst.Arg, ctx) -> bool:
+    """Is a size argument a tensor, or a tuple or list (spread or not) with a tensor in it?"""
+    if not arg.star and ctx.kind(arg.value).is_tensor:
+        return True
+    literal = ctx.sole_sequence_literal(arg.value)
+    return literal is not None and any(
+        type(e) is cst.Element and ctx.kind(e.value).is_tensor for e in literal.elements)
 
 
 def _holds_tensors(data: cst.BaseExpression, ctx) -> bool:
