@@ -1,12 +1,13 @@
 """Tensor-ness handed down through calls: a parameter a function passes on, as is, to a function
-of the same file that uses the receiving parameter as a tensor is a tensor in the caller too
+of the same file or of another file of the project that uses the receiving parameter as a tensor is
+a tensor in the caller too; one whose elements are passed there holds tensors
 (analyzer/delegated_use.py), and the report says why."""
 
 from __future__ import annotations
 
 import textwrap
 
-from tests.helpers import diagnostics
+from tests.helpers import diagnostics, project_diagnostics
 
 
 def branch_messages(source: str) -> list[tuple[int, str]]:
@@ -97,3 +98,66 @@ def test_a_callee_that_does_not_use_the_parameter_as_a_tensor_hands_nothing_down
                 return _inner(x)
             return x
         """) == []
+
+
+def test_a_parameter_whose_elements_are_passed_to_a_tensor_user_holds_tensors():
+    found = branch_messages("""
+        def to_d(x, sigma, denoised):
+            return (x - denoised) / sigma.exp()
+
+        def sample(model, x, sigmas):  # graphsafe: region
+            for i in range(len(sigmas) - 1):
+                d = to_d(x, sigmas[i], model(x))
+                if sigmas[i + 1] > 0:
+                    x = x + d
+            return x
+        """)
+    assert [line for line, _ in found] == [8]
+    assert "`sigmas` holds tensors: `to_d(x, sigmas[i], model(x))` passes an element of it" in found[0][1]
+
+
+def test_an_entry_passed_by_a_string_key_says_nothing_of_the_container():
+    found = branch_messages("""
+        def scale(x):
+            return x.exp()
+
+        def step(batch):  # graphsafe: region
+            y = scale(batch["x"])
+            if batch["n"] > 0:
+                y = y + 1
+            return y
+        """)
+    assert found == []
+
+
+UTILS = """
+def append_dims(x, target_dims):
+    return x[(...,) + (None,) * (target_dims - x.dim())]
+"""
+
+SAMPLING = """
+from . import utils
+
+
+def to_d(x, sigma, denoised):
+    return (x - denoised) / utils.append_dims(sigma, x.ndim)
+
+
+def sample(model, x, sigmas):  # graphsafe: region
+    for i in range(len(sigmas) - 1):
+        d = to_d(x, sigmas[i], model(x))
+        if sigmas[i + 1] > 0:
+            x = x + d
+    return x
+"""
+
+
+def test_a_parameter_passed_to_a_tensor_user_of_another_file_is_a_tensor(tmp_path):
+    found = project_diagnostics(tmp_path, {"pkg/__init__.py": "", "pkg/utils.py": UTILS, "pkg/sampling.py": SAMPLING})
+    assert [(d.path.rpartition("/")[2], d.start.line, d.code) for d in found] == [("sampling.py", 12, "GS201")]
+
+
+def test_a_function_of_another_file_that_does_not_use_it_as_a_tensor_hands_nothing_down(tmp_path):
+    utils = UTILS.replace("x.dim()", "len(x)")
+    found = project_diagnostics(tmp_path, {"pkg/__init__.py": "", "pkg/utils.py": utils, "pkg/sampling.py": SAMPLING})
+    assert found == []

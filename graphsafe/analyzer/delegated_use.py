@@ -14,6 +14,12 @@ module-level functions called by name, methods of the same class called through 
 parameter rebound before the call is not followed (the call passes the new value), nor one the
 function tests with `isinstance` (it takes other types too); calls inside nested functions and
 lambdas are not followed (they may run with other values).
+
+An element passed on (`to_d(x, sigmas[i], d)` where `to_d` uses its `sigma` as a tensor) makes
+the parameter a sequence of tensors (or a tensor): indexing it gives tensors (`if sigmas[i + 1] >
+0:` is a tensor branch). A function of another file of the project (`utils.append_dims(sigma,
+n)`) is asked through `outside_uses(dotted name, slot)`, which the walker answers from that
+function's facts (Unit.tensor_params, through a pending id and a second walk, see returns.py).
 """
 
 from __future__ import annotations
@@ -34,47 +40,71 @@ class _Function:
     named: set[str]  # every parameter a keyword can name
     class_name: str | None
     self_name: str | None
-    # (callee key, position or keyword, parameter passed, the call)
-    passes: list[tuple[str, int | str, str, cst.Call]] = field(default_factory=list)
+    # (callee key, position or keyword, parameter passed, the call, passed as an element `p[i]`)
+    passes: list[tuple[str, int | str, str, cst.Call, bool]] = field(default_factory=list)
+    # the same for callees of other files of the project: (dotted name, slot, parameter, call, element)
+    outside: list[tuple[str, int | str, str, cst.Call, bool]] = field(default_factory=list)
 
 
-def delegated_tensors(module: cst.Module, resolve: Callable, code_for: Callable[[cst.CSTNode], str]
-                      ) -> dict[int, dict[str, str]]:
-    """id of a def → its parameters that are tensors because it passes them to a same-file
-    function using them as tensors → the printable reason (empty when there is none)."""
+@dataclass(frozen=True)
+class Delegated:
+    """Why a parameter is a tensor, and whether only its elements are known to be (`p[i]` passed on)."""
+    reason: str
+    elements: bool = False
+
+
+def delegated_tensors(module: cst.Module, resolve: Callable, code_for: Callable[[cst.CSTNode], str],
+                      outside: tuple[Callable, Callable[[str, int | str], bool]] | None = None
+                      ) -> dict[int, dict[str, Delegated]]:
+    """id of a def → its parameters that are tensors because it passes them (or their elements)
+    to a function using them as tensors → why (none where there is nothing to say). `outside`:
+    (a resolver through the module's imports, which asks nothing of the walk's own state;
+    whether a function of another file uses a slot as a tensor)."""
     functions = _functions(module)
-    if len(functions) < 2:
-        return {}
+    target_resolve, outside_uses = outside if outside is not None else (None, None)
     for function in functions.values():
-        _note_passes(function, functions)
-    if not any(f.passes for f in functions.values()):
+        _note_passes(function, functions, target_resolve)
+    if not any(f.passes or f.outside for f in functions.values()):
         return {}
-    used: dict[str, dict[str, str]] = {key: {} for key in functions}
-    for key in {callee for function in functions.values() for callee, _, _, _ in function.passes}:
+    used: dict[str, dict[str, Delegated | None]] = {key: {} for key in functions}
+    for key in {callee for function in functions.values() for callee, *_ in function.passes}:
         function = functions[key]  # only a callee's own uses decide anything
         names = set(function.positional) | function.named
-        used[key] = {name: "" for name in tensor_use.used_as_tensors(function.node.body, names, resolve)}
-    found: dict[str, dict[str, str]] = {key: {} for key in functions}
+        used[key] = dict.fromkeys(tensor_use.used_as_tensors(function.node.body, names, resolve))
+    found: dict[str, dict[str, Delegated]] = {key: {} for key in functions}
+    for key, function in functions.items():  # functions of other files: their facts decide
+        for target, slot, name, call, element in function.outside:
+            if name not in found[key] and outside_uses(target, slot):
+                found[key][name] = used[key][name] = _delegated(name, call, target.rpartition(".")[2], element, code_for)
     changed = True
     while changed:
         changed = False
         for key, function in functions.items():
-            for callee_key, slot, name, call in function.passes:
+            for callee_key, slot, name, call, element in function.passes:
                 if name in used[key]:
                     continue
                 callee = functions[callee_key]
                 received = _received(callee, slot)
-                if received is None or received not in used[callee_key]:
+                if received is None or received not in used[callee_key] or _elements_only(used[callee_key][received]):
                     continue
-                code = " ".join(code_for(call).split())
-                if len(code) > 60:
-                    code = code[:57] + "..."
-                callee_name = callee.node.name.value
-                reason = f"`{name}` is a tensor: `{code}` passes it where `{callee_name}` uses it as one"
-                used[key][name] = reason
-                found[key][name] = reason
+                reason = _delegated(name, call, callee.node.name.value, element, code_for)
+                used[key][name] = found[key][name] = reason
                 changed = True
     return {id(functions[key].node): names for key, names in found.items() if names}
+
+
+def _elements_only(known: Delegated | None) -> bool:
+    """A parameter known only to hold tensors (`p[i]` passed on) says nothing of what is passed as it."""
+    return known is not None and known.elements
+
+
+def _delegated(name: str, call: cst.Call, callee_name: str, element: bool, code_for) -> Delegated:
+    code = " ".join(code_for(call).split())
+    if len(code) > 60:
+        code = code[:57] + "..."
+    what = f"`{name}` holds tensors" if element else f"`{name}` is a tensor"
+    return Delegated(f"{what}: `{code}` passes {'an element of it' if element else 'it'} where "
+                     f"`{callee_name}` uses it as one", element)
 
 
 def _received(callee: _Function, slot: int | str) -> str | None:
@@ -117,8 +147,31 @@ def _callee_key(func: cst.BaseExpression, caller: _Function, functions: dict[str
     return None
 
 
-def _note_passes(function: _Function, functions: dict[str, _Function]) -> None:
-    """The calls of `function` that pass one of its parameters, not rebound before, as is."""
+def _passed_parameter(value: cst.BaseExpression, params: set[str], rebound: set[str]) -> tuple[str, bool] | None:
+    """(parameter, as an element) for an argument that is a parameter not rebound before, or an
+    element of one (`sigmas[i + 1]`; not a string key: `batch["x"]` is a dict's entry)."""
+    element = False
+    if type(value) is cst.Subscript and len(value.slice) == 1 and type(value.slice[0].slice) is cst.Index \
+            and type(value.slice[0].slice.value) not in (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString):
+        value, element = value.value, True
+    if type(value) is not cst.Name or value.value not in params or value.value in rebound:
+        return None
+    return value.value, element
+
+
+def _outside_target(func: cst.BaseExpression, resolve: Callable | None) -> str | None:
+    """The dotted name of a function of another module the call resolves to (`utils.append_dims`)."""
+    if resolve is None or type(func) not in (cst.Name, cst.Attribute):
+        return None
+    name = resolve(func)
+    if not name or "." not in name or name.startswith(("torch.", "numpy.", "math.", "builtins.", "typing.")):
+        return None
+    return name
+
+
+def _note_passes(function: _Function, functions: dict[str, _Function], resolve: Callable | None = None) -> None:
+    """The calls of `function` that pass one of its parameters (or an element of one), not
+    rebound before, as is; with `resolve`, also those to functions of other modules."""
     params = set(function.positional) | function.named
     if not params:
         return
@@ -136,15 +189,19 @@ def _note_passes(function: _Function, functions: dict[str, _Function]) -> None:
                 rebound.add(tested.value)  # takes other types too: `if isinstance(t, Tensor): f(t)`
         if tp is cst.Call:
             key = _callee_key(node.func, function, functions)
-            if key is not None and key != _own_key(function):
+            target = None if key is not None else _outside_target(node.func, resolve)
+            if key is not None and key != _own_key(function) or target is not None:
                 for position, arg in enumerate(node.args):
                     if arg.star:
                         break
-                    value = arg.value
-                    if type(value) is not cst.Name or value.value not in params or value.value in rebound:
+                    passed = _passed_parameter(arg.value, params, rebound)
+                    if passed is None:
                         continue
                     slot = arg.keyword.value if arg.keyword is not None else position
-                    function.passes.append((key, slot, value.value, node))
+                    if key is not None:
+                        function.passes.append((key, slot, passed[0], node, passed[1]))
+                    else:
+                        function.outside.append((target, slot, passed[0], node, passed[1]))
         if tp is cst.Assert:
             asserting.append(node)
         for child in children(node):

@@ -116,6 +116,9 @@ class Unit:
     # a method with no body of its own (`raise NotImplementedError`, `...`, `pass`, or
     # `@abstractmethod`): what runs on an object declared of its class is a subclass's override
     is_abstract: bool = False
+    # parameters the function uses as tensors (`x.ndim`, `torch.exp(t)`) or passes on to one that
+    # does: anything else passed there fails, so what a caller passes is a tensor (delegated_use.py)
+    tensor_params: tuple[str, ...] = ()
 
 
 def merged_variants(first: Unit, second: Unit) -> Unit:

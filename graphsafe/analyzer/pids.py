@@ -5,6 +5,9 @@ Plain constants, shared by the walker, the return-kind solver (returns.py), the 
 """
 
 ARG_PID = "arg:"  # pending id of a parameter: `arg:<function key>:<parameter name>`
+# pending id asking whether a function of another file uses a parameter as a tensor, so that
+# what is passed there is one: `uses:<dotted function>:<position or keyword>` (delegated_use.py)
+USES_PID = "uses:"
 FIELD_PID = "field:"  # pending id of an attribute of an instance: `field:<class>|<class>:<attribute>`
 # pending id of an attribute of what a project call returns: `rfield:<attribute>|<call's pid>`
 RETURNED_FIELD_PID = "rfield:"

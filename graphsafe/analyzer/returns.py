@@ -44,7 +44,7 @@ from typing import Callable
 
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.facts import CallRef, FileFacts
-from graphsafe.analyzer.pids import ARG_PID, EITHER, ELEMENT, FIELD_PID, FUNCTION_SLOT, OBJECT_PID, RETURNED_FIELD_PID  # noqa: F401 (walker imports them from here)
+from graphsafe.analyzer.pids import ARG_PID, EITHER, ELEMENT, FIELD_PID, FUNCTION_SLOT, OBJECT_PID, RETURNED_FIELD_PID, USES_PID  # noqa: F401 (walker imports them from here)
 from graphsafe.analyzer.run_facts import markers
 
 _MAX_DEPTH = 6
@@ -160,6 +160,8 @@ class ReturnKinds:
         if pid.endswith(OBJECT_PID):
             found = self._objects(pid[: -len(OBJECT_PID)])
             return found if found is not None and found.tag in ("object", "modules") else None
+        if pid.startswith(USES_PID):
+            return self._uses_as_tensor(pid[len(USES_PID):])
         if pid.startswith(ARG_PID):
             function, _, name = pid[len(ARG_PID):].rpartition(":")
             found = self._argument_kind(function, name, depth)
@@ -209,6 +211,22 @@ class ReturnKinds:
             if found is not None:
                 return found
         return None
+
+    def _uses_as_tensor(self, question: str) -> T.Kind | None:
+        """`<dotted function>:<slot>`: a tensor where every function the name resolves to uses
+        the parameter at that slot as a tensor (Unit.tensor_params)."""
+        target, _, slot = question.rpartition(":")
+        if self.project.resolve_symbol(target) in self.project.classes:
+            return None  # a constructor: `__init__`'s parameters say nothing here
+        keys = self.project.callees(CallRef("global", target), None)
+        for key in keys:
+            unit = self.project.units[key].unit
+            name = unit.params[int(slot)] if slot.isdigit() and int(slot) < len(unit.params) else slot
+            if name not in unit.tensor_params:
+                return None
+        if not keys:
+            return None
+        return T.Kind(T.TENSOR.tag, why=f"`{target.rpartition('.')[2]}` uses it as a tensor")
 
     def _objects(self, pid: str) -> T.Kind | None:
         """The project class every function `pid` resolves to is annotated to return."""

@@ -27,7 +27,7 @@ from graphsafe.analyzer.nodes import children, descendants, node_types
 from graphsafe.analyzer.noqa import noqa_directives, noqa_lines
 from graphsafe.analyzer.positions import node_ranges, statement_lines
 from graphsafe.analyzer.returns import OBJECT_PID, ARG_PID, FIELD_PID, RETURNED_FIELD_PID, summarize_returns
-from graphsafe.analyzer.pids import EITHER, ELEMENT, FUNCTION_SLOT, either
+from graphsafe.analyzer.pids import EITHER, ELEMENT, FUNCTION_SLOT, USES_PID, either
 from graphsafe.lines import ending_of, line_starts, split_lines, with_newline
 from graphsafe.model import Applicability, Confidence, Diagnostic, Edit, Fix, Hit, Position, RegionKind
 from graphsafe.rewriters.edits import WholeLines
@@ -160,6 +160,7 @@ class _UnitBuilder:
     replays: bool = False
     injects: list[tuple[str, str]] = field(default_factory=list)  # (parameter, injected class)
     step_loop: bool = False  # a loop region's body (step_loops.py): a region, not a capture block
+    tensor_params: list[str] = field(default_factory=list)  # Unit.tensor_params
 
 
 @dataclass
@@ -1861,7 +1862,7 @@ class FileWalker:
         self._use_receivers = tensor_use.receivers(source)  # names some call may use as a tensor
         self._module_constants = default_guards.module_constants(module)  # `_debug = False`: guards
         self._module_predicates = default_guards.module_predicates(module)  # `def exists(v): ...`
-        self._delegated: dict[int, dict[str, str]] | None = None  # see analyzer/delegated_use.py
+        self._delegated: dict[int, dict[str, delegated_use.Delegated]] | None = None  # see analyzer/delegated_use.py
         self._statement_lines: list[dict[int, int]] = []  # statement_lines of this module, once asked for
         self._uses: dict[tuple[int, bool], dict[str, cst.CSTNode]] = {}  # (id of a def, params?) → names used as tensors
         self._none_only_attrs: set[tuple[int, str]] = set()  # (id of a class's kinds, attribute) bound to None only
@@ -1879,6 +1880,7 @@ class FileWalker:
         self._install_handlers(source)
         imports = ImportTable(self.module, self.is_package, renames=self.renames)
         self._collect_module_level(module, imports)
+        self._module_imports = imports
         module_unit = _UnitBuilder(f"{self.module}.<module>", "<module>", None, module, False)
         self.units.append(module_unit)
         self.units.extend(records.constructor_unit(key, record, made, _UnitBuilder) for key, record, made in self._records)
@@ -2609,28 +2611,42 @@ class FileWalker:
         `delta.exp()`, `torch.isfinite(dt)`, `F.mse_loss(values, zs)`: see analyzer/tensor_use.py)
         are tensors in all of it, before that use too, as if annotated: `if labels.sum() == 0`
         above `labels.bool()` is a tensor branch."""
+        unit = scope.units[-1]
         for name, kind in scope.params.items():
             if kind.tag == "unknown" and name in self._use_receivers:
                 found = self._kind_from_use(name, kind, param=True)
                 if found is not kind:
                     scope.env[name] = scope.params[name] = found
                     scope.pending.pop(name, None)
+                    unit.tensor_params.append(name)
         delegated = self._delegated_params()
         for name, kind in scope.params.items():
-            reason = delegated.get(name) if kind.tag == "unknown" else None
-            if reason:  # passed on to a same-file function that uses it as a tensor
-                scope.env[name] = scope.params[name] = T.Kind(T.TENSOR.tag, why=reason)
+            passed = delegated.get(name) if kind.tag == "unknown" else None
+            if passed is not None:  # passed on to a function that uses it (or its elements) as a tensor
+                tag = T.TENSOR_TUPLE.tag if passed.elements else T.TENSOR.tag
+                scope.env[name] = scope.params[name] = T.Kind(tag, why=passed.reason)
                 scope.pending.pop(name, None)
+                if not passed.elements:
+                    unit.tensor_params.append(name)
 
-    def _delegated_params(self) -> dict[str, str]:
+    def _delegated_params(self) -> dict[str, delegated_use.Delegated]:
         """The enclosing function's parameters that delegated_use.py finds to be tensors."""
         function = self.function_node
         if function is None:
             return {}
         if self._delegated is None:
             self._delegated = delegated_use.delegated_tensors(
-                self.cst_module, self.resolve, self.cst_module.code_for_node)
+                self.cst_module, self.resolve, self.cst_module.code_for_node,
+                (self._module_imports.resolve, self._outside_uses))
         return self._delegated.get(id(function), {})
+
+    def _outside_uses(self, target: str, slot: int | str) -> bool:
+        """Does function `target` of another file use the parameter at `slot` as a tensor? Asked
+        of the project (a pending id); known on the walk that is given the answer."""
+        pid = f"{USES_PID}{target}:{slot}"
+        self.wanted.add(pid)
+        found = self.external.get(pid)
+        return found is not None and found.is_tensor
 
     def _kind_from_use(self, name: str, kind: T.Kind, param: bool = False) -> T.Kind:
         """`kind` (unknown), or a tensor with its reason where the enclosing function uses `name`
@@ -3896,7 +3912,8 @@ class FileWalker:
                               tuple(statement_line.get(id(statement), 0) for statement in unit.calls.values()),
                               tuple(unit.arg_sources),
                               tuple(i for i, ref in enumerate(unit.calls) if unit.cold_calls.get(ref)),
-                              unit.is_function and unit.class_key is not None and _abstract(unit.node)))
+                              unit.is_function and unit.class_key is not None and _abstract(unit.node),
+                              tuple(unit.tensor_params)))
         units = self._merged_variants(units)
         for key, hooks in self.saved_tensor_hooks.items():  # `with Offload():` runs the hooks it was given
             if not any(u.key == f"{key}.__enter__" for u in units):
