@@ -576,6 +576,16 @@ class FileWalker:
                 return unit.node
         return None
 
+    def _is_shape(self, expr: cst.BaseExpression) -> bool:
+        """A tuple literal, `torch.Size(...)`, or a tensor's `.shape` (nothing a number or tensor
+        is added to)."""
+        tp = type(expr)
+        if tp is cst.Tuple:
+            return True
+        if tp is cst.Call:
+            return self.resolve(expr.func) == "torch.Size"
+        return tp is cst.Attribute and expr.attr.value == "shape" and self._kind(expr.value).is_tensor
+
     def sole_sequence_literal(self, expr: cst.BaseExpression) -> cst.Tuple | cst.List | None:
         """The tuple or list literal `expr` is, or that the local it names is bound to once in
         this function (`shape = (len(splits), n)`); else None."""
@@ -1091,6 +1101,8 @@ class FileWalker:
                 return T.TENSOR
             if left.not_tensor and right.not_tensor:
                 return T.SCALAR
+            if type(expr.operator) is cst.Add and (self._is_shape(expr.left) or self._is_shape(expr.right)):
+                return T.SCALAR  # `torch.Size(s) + x.shape`: a shape joined to another, a tuple
             return T.UNKNOWN
         if tp is cst.UnaryOperation:
             if isinstance(expr.operator, cst.Not):

@@ -376,7 +376,9 @@ class TensorToPython(_SyncRule):
     summary = "`bool/int/float()` of a tensor, or a tensor as a slice/range bound"
     message = "{what} reads a tensor's value on the host and waits for the GPU: {consequence}"
     valid = ("n = int(x.shape[0])", "k = x.size(-1)\nz = x[:, :k]", "z = x[0]",
-             "shape = (x.shape[0], 4)\nz = x.new_zeros(shape)", "z = x.new_full((2, 3), 0.5)")
+             "shape = (x.shape[0], 4)\nz = x.new_zeros(shape)", "z = x.new_full((2, 3), 0.5)",
+             # a shape joined to another is a tuple, whatever `numel()` says
+             "shape = torch.Size([2]) + y.batch_shape\nn = shape.numel()\nz = x.new_empty(shape + (n,))")
     invalid = ("f = float(x)", "n = x.max()\nshape = (len(x), n)\nz = torch.zeros(*shape)",
                "z = x.new_zeros((3, y.sum()))", "b = bool(x.sum())", "for i in range(x.sum()):\n    pass", "n = x.sum()\nz = y[:n]",
                "idx = torch.arange(x.sum())", "stats = torch.tensor([x.mean(), x.std()])",
