@@ -64,5 +64,5 @@ class PrioritizedReplay:
 
     def update_priorities(self, indices: list[int], priorities: list[float]) -> None:
         for i, p in zip(indices, priorities):
-            self.tree.set(i, p ** self.alpha)
+            self.tree.set(i, p ** self.alpha)  # expect: GS503
             self.max_priority = max(self.max_priority, p)  # expect: GS302

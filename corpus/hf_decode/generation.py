@@ -124,7 +124,7 @@ class Generator:
                                              past_key_values=self.cache, cache_position=cache_position)
         scores, next_tokens = self._next_tokens(input_ids, logits)
         input_ids = torch.cat([input_ids, next_tokens[:, None]], dim=-1)  # expect: GS404
-        self.streamer.put(next_tokens[:1].cpu())  # expect: GS103
+        self.streamer.put(next_tokens[:1].cpu())  # expect: GS103, GS503
         for criteria in self.stopping_criteria:
             self.unfinished &= ~criteria(input_ids, scores)
         if self.unfinished.max() == 0:  # expect: GS201

@@ -85,7 +85,7 @@ class LLMEngine:
         self.token_history = torch.cat([self.token_history, next_tokens[:, None]], dim=1)  # expect: GS404
         for rid, tok in zip(self.slot_rids, next_tokens.tolist()):  # expect: GS102
             if rid >= 0:
-                self.detok.push(rid, tok)
+                self.detok.push(rid, tok)  # expect: GS503
                 self.first_token_times.setdefault(rid, time.monotonic())  # expect: GS502, GS503
         if self.cfg.profile:
             torch.cuda.synchronize()  # expect: GS106

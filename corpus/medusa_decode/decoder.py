@@ -119,7 +119,7 @@ class MedusaDecoder:
         if cfg.trace_path is not None:
             with open(cfg.trace_path, "a") as fh:  # expect: GS504
                 fh.write(json.dumps({"step": self.steps, "accepted": accept_len + 1}) + "\n")
-        self.streamer.put(new_tokens.tolist())  # expect: GS102
+        self.streamer.put(new_tokens.tolist())  # expect: GS102, GS503
 
         stops = torch.tensor(cfg.stop_ids, device=dev)  # expect: GS402
         if torch.isin(new_tokens, stops).any():  # expect: GS201

@@ -79,7 +79,7 @@ class SegTrainer:
         self.global_step += 1  # expect: GS302
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats()  # expect: GS405
-        self.pbar.set_postfix(step=self.global_step, lr=lr)  # expect: GS505
+        self.pbar.set_postfix(step=self.global_step, lr=lr)  # expect: GS505, GS503
         logger.debug("step %d done, lr %.4f", self.global_step, lr)  # expect: GS501
         if self.cfg.save_every and self.global_step % self.cfg.save_every == 0:  # expect: GS301
             snapshot = {k: v.detach().clone() for k, v in self.model.state_dict().items()}

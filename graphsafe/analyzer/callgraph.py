@@ -11,7 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphsafe.analyzer import default_guards, generators, host_batches, host_copy_helpers, host_move_helpers, param_paths, step_loops
+from graphsafe.analyzer import default_guards, generators, host_batches, host_copy_helpers, host_effect_helpers, host_move_helpers, param_paths, step_loops
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
 from graphsafe.analyzer.facts import (ANY_OF, GROUP_KEY, HELD_COUNTER, LOOP, SCHEDULED_LR, CallRef, ClassInfo, FileFacts, Unit,
                                       parts_of)
@@ -848,6 +848,8 @@ class Project:
             return generators.holds(self, condition, roots)
         if condition[0] == host_copy_helpers.HOST_COPY_HELPER:
             return host_copy_helpers.holds(self, condition)
+        if condition[0] == host_effect_helpers.HOST_EFFECT_HELPER:
+            return host_effect_helpers.holds(self, condition)
         if condition[0] == host_move_helpers.HOST_MOVE_HELPER:
             return host_move_helpers.holds(self, condition)
         if condition[0] == host_batches.HOST_BATCH_PARAM:

@@ -19,7 +19,7 @@ import libcst as cst
 from graphsafe.analyzer.host_draws import HOST_RNG_FACTORIES, is_host_draw
 from graphsafe.analyzer.loop_counters import progress_bar
 
-from graphsafe.analyzer import step_state
+from graphsafe.analyzer import host_effect_helpers, step_state
 from graphsafe.analyzer import tensorness as T
 from graphsafe.analyzer.names import dotted
 from graphsafe.analyzer.nodes import children
@@ -347,6 +347,13 @@ def _looks_like_logger(receiver: cst.BaseExpression, ctx) -> bool:
     return kind.tag == "object" and any(ref.rpartition(".")[2].lower().endswith("logger") for ref in kind.refs)
 
 
+def _logging_name(statement: cst.Expr) -> bool:
+    """A bare call by a name GS501 judges at the call (`log`, `info`, `add_scalar`, `print`)."""
+    func = statement.value.func if type(statement.value) is cst.Call else None
+    name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else None
+    return name is not None and name in HostLogging.calls.names
+
+
 class HostLogging(_GpuOnlyBindingRule):
     """## What it does
     Flags logging from inside a captured region: `logging` and logger calls, `print` of
@@ -389,6 +396,11 @@ class HostLogging(_GpuOnlyBindingRule):
     v)`, `record_mean`, `dump`, `log_metric`, ...), TensorBoard `SummaryWriter` calls
     (`writer.add_scalar`, `add_histogram`, `flush`, ...) and `mlflow.log_*`, and `.log(...)` on
     an instance of a class named `...Logger`.
+    Also flagged: a call made for its effect (a bare call statement) of a project function
+    whose first report in its own body is this rule's and whose other unconditional reports are
+    host effects only (GS501/GS503/GS504/GS505; analyzer/host_effect_helpers.py, one call deep):
+    `self.say("done")` with `def say(self, text): log.info(text)`. Each such call logs once, at
+    capture, and the call is what the region's author moves out of the step.
     Not flagged: `.log()` without arguments (`x.log()`, `probs.clamp(min=eps).log()`: torch
     math, whatever the receiver; a logger's `log` takes a message), and writer method names
     (`add_embedding`, `flush`, ...) called on `self` (a module attribute: diffusers'
@@ -442,6 +454,13 @@ class HostLogging(_GpuOnlyBindingRule):
     # aside, whose receiver's kind nothing can change), so skipping the question is invisible.
     calls = Callees({"print", "log", "log_dict", "log_artifact", "alert", "warn", "warn_explicit",
                      *LOG_METHODS, *LOGGER_RECORD_METHODS, *SUMMARY_WRITER_METHODS}, prefixes=("mlflow.",))
+
+    def visit_Expr(self, node: cst.Expr, ctx) -> None:
+        if _logging_name(node):
+            return  # `self.logger.info(...)`: decided at the call (visit_Call)
+        helper = host_effect_helpers.condition(node, self.code, ctx)
+        if helper is not None:  # `self.log_metrics(m)` of a project helper that logs: decided by the project
+            ctx.report(self, node, condition=helper, what=f"{ctx.code_for(node.value.func)}(...)")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         found = self._what(node, ctx)
@@ -705,6 +724,14 @@ class PythonContainerAccumulate(_GpuOnlyBindingRule):
     a local bound before the loop that the body never rebinds counts too: every pass shares it
     (`ds = []`, then `ds.append(d)` on each pass).
 
+    Also flagged: a call made for its effect (a bare call statement) of a project function
+    whose first report in its own body is this rule's and whose other unconditional reports are
+    host effects only (logging, containers, files, progress bars; analyzer/host_effect_helpers.py,
+    one call deep): `self.track_data("loss", v)` with `def track_data(self, tag, value):
+    self.tracking_data[tag].append(value)`. The helper's own line is reported too; each call in
+    the region is a change of its own, and the call is what the region's author moves out.
+    A call by a logging name (`self.tracker.log(row)`) is left to GS501.
+
     Containers created in the same function are not reported, nor is a device tensor put in a
     slot that is the same every step: at a layer's index (`state[i * 3 + 1] = h` in a `for`
     loop) or under a literal key of a container the caller passed (`batch["img"] =
@@ -749,6 +776,17 @@ class PythonContainerAccumulate(_GpuOnlyBindingRule):
     )
 
     calls = Callees(APPEND_METHODS | MAPPING_METHODS)
+
+    def visit_Expr(self, node: cst.Expr, ctx) -> None:
+        if _logging_name(node):
+            return  # `self.tracker.log(row)`: GS501's, at the call
+        helper = host_effect_helpers.condition(node, self.code, ctx)
+        if helper is not None:  # `self.track_data(tag, v)`: decided where the project knows the helper
+            # reported at the statement: the call itself stays the container rule's own to report
+            func = node.value.func
+            name = func.attr.value if type(func) is cst.Attribute else ctx.code_for(func)
+            ctx.report(self, node, condition=helper, what=f"{ctx.code_for(func)}(...)",
+                       where=f"a container `{name}` keeps,")
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         call = method_call(node)

@@ -340,12 +340,9 @@ def _in_assert_message(node: cst.CSTNode, ctx) -> bool:
 
 class TensorToPython(_SyncRule):
     """## What it does
-    Flags converting a tensor to a Python number: `bool(t)`, `int(t)`, `float(t)`,
-    `range(t)`, a tensor used as a slice bound (`x[:n]` with a tensor `n`), a tensor in the size
-    of a factory (`torch.zeros(b, n)`, `torch.arange(n)`, `x.new_zeros(shape)` with `shape = (b,
-    n)` bound once in the function, spread or not), and
-    `torch.tensor(...)`/`torch.as_tensor(...)` of a list or tuple of tensors (`torch.tensor([loss,
-    kl])`, or the parts of `torch.split`), which reads each element's value.
+    Flags converting a tensor to a Python number: `bool(t)`, `int(t)`, `float(t)`, `range(t)`,
+    a tensor slice bound (`x[:n]`), a tensor in a factory's size (`torch.zeros(b, n)`), and
+    `torch.tensor(...)` of a list of tensors (`torch.tensor([loss, kl])`).
 
     ## Why is this bad?
     The conversion reads the value on the host, which waits for the GPU: capture fails.
@@ -368,6 +365,14 @@ class TensorToPython(_SyncRule):
     the dtype differs for an integer/bool operand or a 0-dim
     operand of another floating dtype). `int(t)` and `bool(t)` get no fix: `int()` truncates a
     float, and both change the result's dtype category.
+
+    ## Precise semantics
+    Sizes: any positional argument of `torch.arange/zeros/ones/empty/full/rand/randn/randint/
+    randperm/linspace/logspace/eye`, and the size of `x.new_zeros/new_ones/new_empty/new_full`,
+    that is a tensor or a tuple or list (spread or not) with a tensor in it, written there or
+    bound once in the function (`shape = (b, n)`; `torch.zeros(*shape)`). A shape joined to
+    another (`torch.Size(s) + x.shape`) is a tuple. `torch.tensor(...)`/`torch.as_tensor(...)`
+    of a list or tuple of tensors (or the parts of `torch.split`) reads each element's value.
     """
     fixable = True
 
