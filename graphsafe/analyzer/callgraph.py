@@ -202,9 +202,14 @@ class Project:
         return result
 
     def overrides(self, class_key: str, name: str) -> list[str]:
-        """Methods `name` defined by the project's subclasses of `class_key` (transitively)."""
+        """Methods `name` defined by the project's subclasses of `class_key` (transitively), and
+        those a subclass inherits from another of its bases where `class_key` has none with a
+        body (a mixin's `self._before_forward()`, declared `...` in its protocol, runs the
+        template's on `class Naive(SGDUpdate, BaseTemplate)`)."""
         found = []
         seen = {class_key}
+        own = self.lookup_method(class_key, name)
+        bodiless = own is None or self.units[own].unit.is_abstract
         stack = list(self._subclass_index().get(class_key, ()))
         while stack:
             sub = stack.pop()
@@ -214,8 +219,29 @@ class Project:
             key = f"{sub}.{name}"
             if key in self.units:
                 found.append(key)
+            elif bodiless and len(self.classes[sub].bases) > 1:
+                inherited = self._method_with_body(sub, name)
+                if inherited is not None and inherited != own and inherited not in found:
+                    found.append(inherited)
             stack.extend(self._subclass_index().get(sub, ()))
         return sorted(found)
+
+    def _method_with_body(self, class_key: str, name: str, seen: frozenset = frozenset()) -> str | None:
+        """`Class.name` through the base classes, depth-first, passing over methods without a
+        body of their own (Unit.is_abstract)."""
+        key = f"{class_key}.{name}"
+        if key in self.units and not self.units[key].unit.is_abstract:
+            return key
+        info = self.classes.get(class_key)
+        if info is None or class_key in seen:
+            return None
+        for base in info.bases:
+            base_key = self.resolve_symbol(base)
+            if base_key in self.classes:
+                found = self._method_with_body(base_key, name, seen | {class_key})
+                if found:
+                    return found
+        return None
 
     def methods_named(self, name: str) -> list[str]:
         """Every project class's own method `name` (the callbacks a trainer calls by name)."""

@@ -7,6 +7,7 @@ walker through its `Context` methods: `kind`, `resolve`, `report`, `is_store`.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import itertools
 import sys
@@ -1738,6 +1739,15 @@ class FileWalker:
             return f"{self.module}.{name}" if self.module else name
         return name
 
+    def _qualify_base(self, name: str) -> str:
+        """A base class as written → its dotted key; a bare name from nowhere in sight (a star
+        import's: `from .update_type import *`) is looked up in this module's namespace."""
+        qualified = self._qualify(name)
+        if ("." not in qualified and self.module and not hasattr(builtins, qualified)
+                and not self.scope_imports_has(qualified)):
+            return f"{self.module}.{qualified}"
+        return qualified
+
     def scope_imports_has(self, head: str) -> bool:
         return self.scope is not None and self.scope.imports.is_imported(head)
 
@@ -1940,8 +1950,10 @@ class FileWalker:
         # `BlockFactory = partial(Block, dim=2)`, `Impl = Fast if FLAG else Slow` at module level
         self.module_class_values = names_holding_classes(_local_values(module), self._class_named, self._partial_target)
         for node, key in pending_classes:
-            bases = tuple(b for b in (imports.resolve(arg.value) for arg in node.bases) if b)
-            bases = tuple(self._qualify(b) for b in bases)
+            # `class Naive(SGDUpdate[TExp, TIn, TOut])`: a generic base is its class
+            bases = tuple(b for b in (imports.resolve(arg.value.value if type(arg.value) is cst.Subscript else arg.value)
+                                      for arg in node.bases) if b)
+            bases = tuple(self._qualify_base(b) for b in bases)
             if any(b.startswith(per_step.LR_SCHEDULERS) for b in bases):
                 self.lr_changers.add("")  # a learning-rate scheduler of the program's own
             number_methods = self.number_methods[key] = _number_functions(node.body.body)
