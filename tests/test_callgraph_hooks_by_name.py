@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 
 from graphsafe.analyzer.grouping import each_use
-from tests.helpers import diagnostics
+from tests.helpers import diagnostics, project_diagnostics
 
 NET = textwrap.dedent("""\
     import torch
@@ -89,3 +89,52 @@ def test_a_hook_dispatched_to_each_callback_runs_every_callback_class_that_defin
 def test_a_getattr_on_something_other_than_a_loop_over_callbacks_calls_no_project_method():
     found = sorted((d.code, d.start.line) for d in each_use(diagnostics(CALLBACKS)))
     assert ("GS501", 16) not in found
+
+
+PLUGINS = """
+def trigger_plugins(strategy, event, **kwargs):
+    for p in strategy.plugins:
+        if hasattr(p, event):
+            getattr(p, event)(strategy, **kwargs)
+
+
+def call_hook(trainer, hook_name, *args, module=None):
+    fn = getattr(module, hook_name)
+    return fn(*args)
+"""
+
+STRATEGY = """
+from utils import call_hook, trigger_plugins
+
+
+class Clock:
+    def after_iteration(self, strategy):
+        print("iteration", strategy)
+
+    def training_step(self, batch):
+        print("step", batch)
+
+
+class Strategy:
+    def train_step(self, x):
+        y = self.model(x)
+        trigger_plugins(self, "after_iteration")
+        call_hook(self, "training_step", x, module=self.model)
+        trigger_plugins(self, event="not_a_hook_anywhere")
+        return y
+"""
+
+
+def test_a_function_of_another_file_dispatching_by_a_given_name_runs_that_method(tmp_path):
+    found = {(d.path.rpartition("/")[2], d.start.line) for d in project_diagnostics(
+        tmp_path, {"utils.py": PLUGINS, "strategy.py": STRATEGY}, regions=("Strategy.train_step",))}
+    assert ("strategy.py", 7) in found  # trigger_plugins(self, "after_iteration")
+    assert ("strategy.py", 10) in found  # call_hook: `fn = getattr(module, hook_name)`, then `fn(...)`
+
+
+def test_a_name_given_to_a_function_that_does_not_dispatch_by_it_runs_nothing(tmp_path):
+    plugins = PLUGINS.replace("getattr(p, event)(strategy, **kwargs)", "p.run(event)")
+    plugins = plugins.replace("fn = getattr(module, hook_name)", "fn = module.default")
+    found = {(d.path.rpartition("/")[2], d.start.line) for d in project_diagnostics(
+        tmp_path, {"utils.py": plugins, "strategy.py": STRATEGY}, regions=("Strategy.train_step",))}
+    assert not any(name == "strategy.py" and line in (7, 10) for name, line in found)

@@ -523,6 +523,10 @@ class Project:
             return self._param_targets(*ref.target.split("::"))
         if ref.kind == "hook":  # `getattr(cb, "on_batch_end")(...)` for each callback: any class's
             return self.methods_named(ref.target)
+        if ref.kind == "named":  # `trigger_plugins(self, "before_forward")`: where it dispatches by that slot
+            kind, target, slot, name = ref.target.rsplit("|", 3) if ref.target.count("|") >= 3 else ("", "", "", "")
+            return [m for key in self._callees(CallRef(kind, target), class_key)
+                    if _dispatches_slot(self.units[key].unit.dispatches, slot) for m in self.methods_named(name)]
         if ref.kind == "attrs":
             class_name, path, method = ref.target.split("::")
             return [t for c in self._path_classes(class_name, path.split("."))
@@ -1292,6 +1296,13 @@ class Project:
             names.append(self.units[current].unit.display)
             current = parent[current]
         return tuple(reversed(names))
+
+
+def _dispatches_slot(dispatches: str, slot: str) -> bool:
+    """Does a unit dispatching by "<position>:<parameter>" take the hook's name in `slot` (a
+    position or a keyword)?"""
+    position, _, parameter = dispatches.partition(":")
+    return bool(dispatches) and slot in (position, parameter)
 
 
 def _handed_root_param(condition: tuple[str, ...], roots: frozenset) -> bool:

@@ -119,6 +119,9 @@ class Unit:
     # parameters the function uses as tensors (`x.ndim`, `torch.exp(t)`) or passes on to one that
     # does: anything else passed there fails, so what a caller passes is a tensor (delegated_use.py)
     tensor_params: tuple[str, ...] = ()
+    # "<position>:<parameter>" of the parameter naming a method the function dispatches to by
+    # name (`getattr(plugin, event)(...)`, analyzer/hooks.py); "" for none
+    dispatches: str = ""
 
 
 def merged_variants(first: Unit, second: Unit) -> Unit:

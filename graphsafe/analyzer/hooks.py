@@ -16,6 +16,13 @@ The same name is often dispatched to each of a collection of callbacks as well:
 
 Which callbacks the collection holds is the user's choice, so the call runs that method of every
 project class that defines it (CallRef kind "hook").
+
+A function of any module may dispatch so too (avalanche's `trigger_plugins(strategy, event)`,
+Lightning's `_call_callback_hooks(trainer, hook_name)`): `getattr(p, event)(...)`, directly or
+through a local (`fn = getattr(cb, hook_name)`, then `fn(...)`). Its unit records which
+parameter names the hook (Unit.dispatches); a call passing a string literal there, in any file,
+runs that method of every project class that defines it (CallRef kind "named", resolved by the
+call graph, which knows the callee).
 """
 
 from __future__ import annotations
@@ -73,3 +80,53 @@ def named_hook(call: cst.Call, position: int, parameter: str) -> str | None:
         if isinstance(text, str) and text.isidentifier():
             return text
     return None
+
+
+def dispatching_function(node: cst.FunctionDef, self_name: str | None, imported) -> str:
+    """"<position>:<parameter>" where function `node` calls `getattr(obj, <parameter>)(...)`
+    (or binds it to a local and calls that) on anything but its own `self` or an imported
+    module (`getattr(torch, name)`: `imported(name)`); "" for none. Positions count the
+    parameters after `self` (as Unit.params)."""
+    params = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
+    names = [p for p in params if p != self_name]
+    nodes = list(own_nodes(node.body))
+    bound: dict[str, str] = {}  # local → the parameter naming what `getattr` looked up
+    for assign in (n for n in nodes if type(n) is cst.Assign and len(n.targets) == 1):
+        looked_up = _getattr_of_parameter(assign.value, names, self_name, imported)
+        if looked_up is not None and type(assign.targets[0].target) is cst.Name:
+            bound[assign.targets[0].target.value] = looked_up
+    for call in (n for n in nodes if type(n) is cst.Call):
+        parameter = _getattr_of_parameter(call.func, names, self_name, imported)
+        if parameter is None and type(call.func) is cst.Name:
+            parameter = bound.get(call.func.value)
+        if parameter is not None:
+            return f"{names.index(parameter)}:{parameter}"
+    return ""
+
+
+def _getattr_of_parameter(expr: cst.BaseExpression, names: list[str], self_name: str | None,
+                          imported) -> str | None:
+    """The parameter of `getattr(obj, <parameter>)` (obj not `self`, nor an imported module), or None."""
+    if not (type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "getattr"
+            and len(expr.args) in (2, 3) and not any(a.keyword or a.star for a in expr.args)):
+        return None
+    owner, attr = expr.args[0].value, expr.args[1].value
+    if type(attr) is not cst.Name or attr.value not in names:
+        return None
+    if type(owner) is cst.Name and (owner.value == self_name or imported(owner.value)):
+        return None
+    return attr.value
+
+
+def literal_names(call: cst.Call) -> list[tuple[str, str]]:
+    """(slot, name) of each argument of `call` that is a string literal naming a method (an
+    identifier): slot is the position, or the keyword."""
+    found = []
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            break
+        if type(arg.value) is cst.SimpleString:
+            text = arg.value.evaluated_value
+            if isinstance(text, str) and text.isidentifier():
+                found.append((arg.keyword.value if arg.keyword is not None else str(position), text))
+    return found

@@ -162,6 +162,7 @@ class _UnitBuilder:
     injects: list[tuple[str, str]] = field(default_factory=list)  # (parameter, injected class)
     step_loop: bool = False  # a loop region's body (step_loops.py): a region, not a capture block
     tensor_params: list[str] = field(default_factory=list)  # Unit.tensor_params
+    dispatches: str = ""  # Unit.dispatches
 
 
 @dataclass
@@ -2553,6 +2554,8 @@ class FileWalker:
             self_name = all_params[0].name.value
             inner.self_name = self_name
         unit.params = tuple(p.name.value for p in all_params if p.name.value != self_name)
+        if "getattr(" in self.source:
+            unit.dispatches = hooks.dispatching_function(node, inner.self_name, inner.imports.is_imported)
         inner.guardable = default_guards.guardable_defaults(node, self_name)
         for statement, needed in default_guards.guarded_statements(node, self_name, inner.guardable,
                                                                         self._module_constants,
@@ -3234,6 +3237,8 @@ class FileWalker:
             refs = [*refs, *self._dispatched_hooks(node)]
         if node.args:
             refs = [*refs, *self._hooks_given(node)]
+            if refs and any(type(a.value) is cst.SimpleString for a in node.args):
+                refs = [*refs, *self._named_hook_refs(node, refs)]
         for ref in (*refs, *self._refs_run_on_arguments(node)):
             for unit in self.scope.units:
                 self._add_call(unit, ref)
@@ -3308,6 +3313,14 @@ class FileWalker:
             return []
         return [*([CallRef("self", name)] if where != "items" else []),
                 *([CallRef("hook", name)] if where != "self" else [])]
+
+    def _named_hook_refs(self, node: cst.Call, refs: list[CallRef]) -> list[CallRef]:
+        """`trigger_plugins(self, "after_training_iteration")`: where the function called
+        dispatches by the name given in that slot (Unit.dispatches, decided by the call graph),
+        the call runs that method of the project's classes (CallRef kind "named")."""
+        return [CallRef("named", f"{ref.kind}|{ref.target}|{slot}|{name}")
+                for slot, name in hooks.literal_names(node)
+                for ref in refs if ref.kind in ("global", "self", "method", "attrs")]
 
     def _hooks_given(self, node: cst.Call) -> list[CallRef]:
         """Functions a call is given that run inside the step, called here: `h.register_hook(fn)`,
@@ -3937,7 +3950,7 @@ class FileWalker:
                               tuple(unit.arg_sources),
                               tuple(i for i, ref in enumerate(unit.calls) if unit.cold_calls.get(ref)),
                               unit.is_function and unit.class_key is not None and _abstract(unit.node),
-                              tuple(unit.tensor_params)))
+                              tuple(unit.tensor_params), unit.dispatches))
         units = self._merged_variants(units)
         for key, hooks in self.saved_tensor_hooks.items():  # `with Offload():` runs the hooks it was given
             if not any(u.key == f"{key}.__enter__" for u in units):
