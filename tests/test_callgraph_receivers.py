@@ -140,3 +140,51 @@ def test_an_abstract_method_runs_the_overrides_of_the_subclasses_the_code_constr
              for d in project_diagnostics(tmp_path, {"layer.py": VARIANTS}, regions=("Linear.forward",))}
     assert ("layer.py", 14, "GS101") in found  # Dora, which `resolve` makes
     assert not any(line == 20 for _, line, _ in found)  # Unused: no code makes one
+
+
+CONTROLLERS = """
+import torch
+
+
+class StepSizeController(torch.nn.Module):
+    def init(self, y):
+        raise NotImplementedError()
+
+    def adapt(self, y, err):
+        raise NotImplementedError()
+
+
+class Integral(torch.nn.Module):
+    def init(self, y):
+        return torch.tensor(1e-6, device=y.device)
+
+    def adapt(self, y, err):
+        torch.cuda.synchronize()
+        return y * err
+
+
+class Lookalike(torch.nn.Module):
+    def adapt(self, y, err):
+        torch.cuda.synchronize()
+        return y
+
+
+class Solver:
+    def __init__(self, controller: StepSizeController):
+        self.controller = controller
+
+    def solve(self, y: torch.Tensor):  # graphsafe: region
+        dt = self.controller.init(y)
+        return self.controller.adapt(y, dt)
+"""
+
+
+def test_a_class_built_to_an_abstract_classs_shape_runs_where_that_class_is_declared(tmp_path):
+    found = {(d.start.line, d.code) for d in project_diagnostics(tmp_path, {"solver.py": CONTROLLERS})}
+    assert (15, "GS402") in found  # Integral.init: defines every bodiless method of StepSizeController
+    assert (18, "GS106") in found
+
+
+def test_a_class_with_only_some_of_the_methods_is_not_taken_for_it(tmp_path):
+    found = {(d.start.line, d.code) for d in project_diagnostics(tmp_path, {"solver.py": CONTROLLERS})}
+    assert not any(line == 24 for line, _ in found)

@@ -66,6 +66,8 @@ class Project:
         self._subclasses: dict[str, list[str]] | None = None
         self._methods_named: dict[str, list[str]] | None = None
         self._constructed: frozenset[str] | None = None
+        self._abstracts: dict[str, frozenset[str]] = {}  # class → its bodiless methods (_duck_implementations)
+        self._ducks: dict[str, list[str]] = {}  # class → the classes built to its shape
         self._scalar_index: dict[str, list[tuple[str, tuple]]] | None = None
         self._call_sites: dict[str, list[tuple[tuple[str, str], ...]]] | None = None
         # callee key → (caller, argument sources) of each entry of call_sites() (default_guards.py)
@@ -419,11 +421,36 @@ class Project:
                         for t in self._instance_targets(cls, "__call__")]
         if found and self.units[found].unit.is_abstract:
             # an object declared of an abstract class (`self.variant: dict[str, LoraVariant]`)
-            # runs the override of one of its subclasses that the code constructs somewhere
+            # runs the override of one of its subclasses that the code constructs somewhere, or
+            # of a class built to its shape without deriving from it (duck typing)
             made = self._constructed_classes()
             return [self._on(found, class_key), *((o, None) for o in self.overrides(class_key, method)
-                                                  if self.units[o].unit.class_key in made)]
+                                                  if self.units[o].unit.class_key in made),
+                    *((key, None) for key in self._duck_implementations(class_key, method) if key != found)]
         return [self._on(found, class_key)] if found else []
+
+    def _duck_implementations(self, class_key: str, method: str) -> list[str]:
+        """`method` of each project class outside `class_key`'s subclasses that defines every one
+        of its (two or more) bodiless methods: `IntegralController(nn.Module)`, which users give
+        where `StepSizeController` is declared, with `init`, `adapt_step_size` and `merge_states`
+        (the shape is the evidence: the user, not the package, may construct it)."""
+        abstract = self._abstract_methods(class_key)
+        if len(abstract) < 2 or method not in abstract:
+            return []
+        if class_key not in self._ducks:
+            self._ducks[class_key] = [other for other in sorted(self._class_units())
+                                      if other != class_key and not self.is_subclass(other, class_key)
+                                      and all(f"{other}.{name}" in self.units for name in abstract)]
+        return [f"{other}.{method}" for other in self._ducks[class_key]
+                if not self.units[f"{other}.{method}"].unit.is_abstract]
+
+    def _abstract_methods(self, class_key: str) -> frozenset[str]:
+        """The names of the methods `class_key` itself declares without a body."""
+        if class_key not in self._abstracts:
+            self._abstracts[class_key] = frozenset(
+                key.rpartition(".")[2] for key in self._class_units().get(class_key, ())
+                if self.units[key].unit.is_abstract)
+        return self._abstracts[class_key]
 
     def _on(self, key: str, class_key: str) -> tuple[str, str | None]:
         """Unit `key` run on an instance of `class_key`: its receiver where it is inherited."""
