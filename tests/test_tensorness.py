@@ -281,3 +281,17 @@ def tensorness_dotted(expr) -> str | None:
         head = tensorness_dotted(expr.value)
         return f"{head}.{expr.attr.value}" if head else None
     return None
+
+
+def test_a_quoted_annotation_is_read_as_the_annotation_it_holds():
+    import libcst as cst
+
+    from graphsafe.analyzer import tensorness
+
+    def kind(text):
+        return tensorness.annotation_kind(cst.parse_expression(text), tensorness_dotted)
+
+    assert kind('"Template"').refs == ("Template",)  # a forward reference to a class
+    assert kind('"pl.Trainer"').refs == ("pl.Trainer",)
+    assert kind('"Optional[Tensor]"') == tensorness.TENSOR
+    assert kind('"not an expression ("') == tensorness.UNKNOWN

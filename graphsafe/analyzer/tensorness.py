@@ -380,7 +380,10 @@ def annotation_kind(annotation: cst.BaseExpression, resolve) -> Kind:
     expr = annotation
     if isinstance(expr, cst.SimpleString):
         text = expr.evaluated_value if isinstance(expr.evaluated_value, str) else ""
-        return TENSOR if text.replace("torch.", "") in ("Tensor", "Optional[Tensor]", "Tensor | None") else UNKNOWN
+        if text.replace("torch.", "") in ("Tensor", "Optional[Tensor]", "Tensor | None"):
+            return TENSOR
+        quoted = _quoted_annotation(text)  # `strategy: "SupervisedTemplate"`, a forward reference
+        return annotation_kind(quoted, resolve) if quoted is not None else UNKNOWN
     if isinstance(expr, cst.Subscript):
         name = resolve(expr.value) or ""
         inner = expr.slice[0].slice if expr.slice else None
@@ -428,6 +431,22 @@ def annotation_kind(annotation: cst.BaseExpression, resolve) -> Kind:
     if name.rpartition(".")[2][:1].isupper() and not name.startswith(("typing.", "collections.")):
         return instance_of(name)  # a class: `state: DecodeState`, `model: GPT`
     return UNKNOWN
+
+
+# Forward references parsed once per text and kept: resolvers memoise by node identity, so a
+# node must not be freed and its id reused by another
+_QUOTED: dict[str, cst.BaseExpression | None] = {}
+
+
+def _quoted_annotation(text: str) -> cst.BaseExpression | None:
+    """The annotation a string holds (`"SupervisedTemplate"`, `"pl.Trainer"`), or None."""
+    if text not in _QUOTED:
+        try:
+            parsed = cst.parse_expression(text) if len(text) < 200 else None
+        except Exception:  # not an expression: a docstring-like annotation
+            parsed = None
+        _QUOTED[text] = parsed if not isinstance(parsed, cst.SimpleString) else None
+    return _QUOTED[text]
 
 
 def _union_of_classes(expr: cst.Subscript, resolve) -> Kind:
