@@ -138,3 +138,32 @@ def test_a_name_given_to_a_function_that_does_not_dispatch_by_it_runs_nothing(tm
     found = {(d.path.rpartition("/")[2], d.start.line) for d in project_diagnostics(
         tmp_path, {"utils.py": plugins, "strategy.py": STRATEGY}, regions=("Strategy.train_step",))}
     assert not any(name == "strategy.py" and line in (7, 10) for name, line in found)
+
+
+TEMPLATE = """
+import torch
+from utils import trigger_plugins
+
+
+class Template:
+    def __init__(self, model):
+        self.model = model
+        self.loss: torch.Tensor = torch.zeros(())
+
+    def train_step(self, x):
+        self.loss.copy_(self.model(x).sum())
+        trigger_plugins(self, "before_backward")
+        self.loss.backward()
+
+
+class Regularizer:
+    def before_backward(self, strategy, **kwargs):
+        if not strategy.loss:
+            raise ValueError("no loss")
+"""
+
+
+def test_the_dispatched_method_gets_what_the_dispatcher_hands_on(tmp_path):
+    found = {(d.path.rpartition("/")[2], d.start.line, d.code) for d in project_diagnostics(
+        tmp_path, {"utils.py": PLUGINS, "template.py": TEMPLATE}, regions=("Template.train_step",))}
+    assert ("template.py", 19, "GS201") in found  # `strategy` is the Template: its loss a tensor

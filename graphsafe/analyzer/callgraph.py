@@ -11,7 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphsafe.analyzer import default_guards, generators, host_batches, host_copy_helpers, host_effect_helpers, host_move_helpers, param_paths, step_loops
+from graphsafe.analyzer import default_guards, generators, hooks, host_batches, host_copy_helpers, host_effect_helpers, host_move_helpers, param_paths, step_loops
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
 from graphsafe.analyzer.facts import (ANY_OF, GROUP_KEY, HELD_COUNTER, LOOP, SCHEDULED_LR, CallRef, ClassInfo, FileFacts, Unit,
                                       parts_of)
@@ -1278,6 +1278,17 @@ class Project:
                             classes.update(dict.fromkeys(self.resolve_symbol(c) or c for c in made[0][2:].split("|")))
         return tuple(classes)
 
+    def _handed_to_hook(self, ref: CallRef, slots: tuple[tuple[str, str], ...], class_key: str | None
+                        ) -> tuple[tuple[str, str], ...]:
+        """For a "named" call (`trigger_plugins(self, "before_backward")`): the slots the
+        dispatched method gets (hooks.handed_slots), through the dispatcher the call resolves to."""
+        kind, target, slot, _ = ref.target.rsplit("|", 3) if ref.target.count("|") >= 3 else ("", "", "", "")
+        for key in self._callees(CallRef(kind, target), class_key):
+            unit = self.units[key].unit
+            if _dispatches_slot(unit.dispatches, slot):
+                return hooks.handed_slots(unit.dispatches, unit.params, slots)
+        return ()
+
     def call_sites(self) -> dict[str, list[tuple[tuple[str, str], ...]]]:
         """callee key → the argument slots (Unit.arg_kinds) of every call site resolved to it.
         (A call in a capture block is listed by the block and by its function: the same slots.)"""
@@ -1288,6 +1299,8 @@ class Project:
                 unit = located.unit
                 sources = unit.arg_sources if len(unit.arg_sources) == len(unit.arg_kinds) else ((),) * len(unit.arg_kinds)
                 for (ref, slots), given in zip(unit.arg_kinds, sources):
+                    if ref.kind == "named":  # the dispatcher's call: what it hands the method on
+                        slots = self._handed_to_hook(ref, slots, unit.class_key)
                     for callee in self.callees(ref, unit.class_key):
                         index.setdefault(callee, []).append(slots)
                         self._site_callers.setdefault(callee, []).append((key, given))
@@ -1326,9 +1339,9 @@ class Project:
 
 
 def _dispatches_slot(dispatches: str, slot: str) -> bool:
-    """Does a unit dispatching by "<position>:<parameter>" take the hook's name in `slot` (a
+    """Does a unit dispatching by "<position>:<parameter>:..." take the hook's name in `slot` (a
     position or a keyword)?"""
-    position, _, parameter = dispatches.partition(":")
+    position, parameter = (dispatches.split(":") + ["", ""])[:2]
     return bool(dispatches) and slot in (position, parameter)
 
 

@@ -54,14 +54,15 @@ class Delegated:
 
 
 def delegated_tensors(module: cst.Module, resolve: Callable, code_for: Callable[[cst.CSTNode], str],
-                      outside: tuple[Callable, Callable[[str, int | str], bool]] | None = None
+                      outside: tuple[Callable, Callable, Callable[[str, int | str], bool]] | None = None
                       ) -> dict[int, dict[str, Delegated]]:
     """id of a def → its parameters that are tensors because it passes them (or their elements)
     to a function using them as tensors → why (none where there is nothing to say). `outside`:
     (a resolver through the module's imports, which asks nothing of the walk's own state;
-    whether a function of another file uses a slot as a tensor)."""
+    whether a name is imported; whether a function of another file uses a slot as a tensor)."""
     functions = _functions(module)
-    target_resolve, outside_uses = outside if outside is not None else (None, None)
+    target_resolve = outside[:2] if outside is not None else None
+    outside_uses = outside[2] if outside is not None else None
     for function in functions.values():
         _note_passes(function, functions, target_resolve)
     if not any(f.passes or f.outside for f in functions.values()):
@@ -159,17 +160,24 @@ def _passed_parameter(value: cst.BaseExpression, params: set[str], rebound: set[
     return value.value, element
 
 
-def _outside_target(func: cst.BaseExpression, resolve: Callable | None) -> str | None:
-    """The dotted name of a function of another module the call resolves to (`utils.append_dims`)."""
+def _outside_target(func: cst.BaseExpression, resolve: tuple[Callable, Callable] | None) -> str | None:
+    """The dotted name of a function of another module the call resolves to (`utils.append_dims`):
+    `resolve` is (a resolver, whether a name is imported)."""
     if resolve is None or type(func) not in (cst.Name, cst.Attribute):
         return None
+    head = func
+    while type(head) is cst.Attribute:
+        head = head.value
+    resolve, imported = resolve
+    if type(head) is not cst.Name or not imported(head.value):
+        return None  # `self.model(x)`, a function of this module: not another module's
     name = resolve(func)
     if not name or "." not in name or name.startswith(("torch.", "numpy.", "math.", "builtins.", "typing.")):
         return None
     return name
 
 
-def _note_passes(function: _Function, functions: dict[str, _Function], resolve: Callable | None = None) -> None:
+def _note_passes(function: _Function, functions: dict[str, _Function], resolve: tuple | None = None) -> None:
     """The calls of `function` that pass one of its parameters (or an element of one), not
     rebound before, as is; with `resolve`, also those to functions of other modules."""
     params = set(function.positional) | function.named

@@ -83,10 +83,12 @@ def named_hook(call: cst.Call, position: int, parameter: str) -> str | None:
 
 
 def dispatching_function(node: cst.FunctionDef, self_name: str | None, imported) -> str:
-    """"<position>:<parameter>" where function `node` calls `getattr(obj, <parameter>)(...)`
-    (or binds it to a local and calls that) on anything but its own `self` or an imported
-    module (`getattr(torch, name)`: `imported(name)`); "" for none. Positions count the
-    parameters after `self` (as Unit.params)."""
+    """"<position>:<parameter>:<passed>" where function `node` calls `getattr(obj,
+    <parameter>)(...)` (or binds it to a local and calls that) on anything but its own `self`
+    or an imported module (`getattr(torch, name)`: `imported(name)`); "" for none. Positions
+    count the parameters after `self` (as Unit.params); <passed> names, for each positional
+    argument of the dispatched call, the parameter of `node` it hands on ("" for another value):
+    `getattr(p, event)(strategy, **kwargs)` → "1:event:strategy"."""
     params = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
     names = [p for p in params if p != self_name]
     nodes = list(own_nodes(node.body))
@@ -100,8 +102,31 @@ def dispatching_function(node: cst.FunctionDef, self_name: str | None, imported)
         if parameter is None and type(call.func) is cst.Name:
             parameter = bound.get(call.func.value)
         if parameter is not None:
-            return f"{names.index(parameter)}:{parameter}"
+            passed = []
+            for arg in call.args:
+                if arg.star or arg.keyword is not None:
+                    break
+                passed.append(arg.value.value if type(arg.value) is cst.Name and arg.value.value in names else "")
+            return f"{names.index(parameter)}:{parameter}:{','.join(passed)}"
     return ""
+
+
+def handed_slots(dispatches: str, params: tuple[str, ...], slots: tuple[tuple[str, str], ...]
+                 ) -> tuple[tuple[str, str], ...]:
+    """The argument slots the dispatched method gets, from those the call of the dispatcher
+    (`params`, its Unit.params) was given: position i gets what the dispatcher's parameter
+    handed on at i was given (by position or keyword); the rest is not known."""
+    passed = dispatches.split(":", 2)[2].split(",") if dispatches.count(":") >= 2 else []
+    given = dict(slots)
+    found = []
+    for i, parameter in enumerate(passed):
+        if not parameter:
+            continue
+        position = str(params.index(parameter)) if parameter in params else None
+        value = given.get(position) if position is not None and position in given else given.get(parameter)
+        if value is not None:
+            found.append((str(i), value))
+    return tuple(found)
 
 
 def _getattr_of_parameter(expr: cst.BaseExpression, names: list[str], self_name: str | None,

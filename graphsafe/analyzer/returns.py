@@ -171,7 +171,7 @@ class ReturnKinds:
             return found
         if pid.startswith(RETURNED_FIELD_PID):  # the class comes from the callee's return annotation
             attr, _, made = pid[len(RETURNED_FIELD_PID):].partition("|")
-            returned = self._objects(made)
+            returned = self._passed_objects(made) if made.startswith(ARG_PID) else self._objects(made)
             if returned is None or returned.tag != "object" or not returned.refs:
                 return None
             found = [self._held(c, attr, depth) for c in returned.refs]
@@ -211,6 +211,12 @@ class ReturnKinds:
             if found is not None:
                 return found
         return None
+
+    def _passed_objects(self, pid: str) -> T.Kind | None:
+        """`arg:<function>:<parameter>`: the project classes of the objects its callers pass."""
+        function, _, name = pid[len(ARG_PID):].rpartition(":")
+        classes = self.project._passed_classes(function, name)
+        return T.instance_of(*classes) if classes else None
 
     def _uses_as_tensor(self, question: str) -> T.Kind | None:
         """`<dotted function>:<slot>`: a tensor where every function the name resolves to uses

@@ -1228,8 +1228,9 @@ class FileWalker:
         elif base.tag == "unknown" and (self._pending or scope.pending):
             # `terms.kl_per_dim` with `terms = elbo(...)` and `def elbo(...) -> ELBOTerms` elsewhere
             made = self._depends_on(expr.value)
-            if (made is not None and not made.startswith((ARG_PID, FIELD_PID, RETURNED_FIELD_PID)) and "#" not in made
-                    and EITHER not in made):
+            if (made is not None and not made.startswith((FIELD_PID, RETURNED_FIELD_PID)) and "#" not in made
+                    and EITHER not in made and (not made.startswith(ARG_PID) or type(expr.value) is cst.Name)):
+                # (also `strategy.loss` of a parameter: the classes of what its callers pass)
                 pid = f"{RETURNED_FIELD_PID}{attr}|{made}"
                 if pid in self.external:
                     return self.external[pid]
@@ -2664,7 +2665,7 @@ class FileWalker:
         if self._delegated is None:
             self._delegated = delegated_use.delegated_tensors(
                 self.cst_module, self.resolve, self.cst_module.code_for_node,
-                (self._module_imports.resolve, self._outside_uses))
+                (self._module_imports.resolve, self._module_imports.is_imported, self._outside_uses))
         return self._delegated.get(id(function), {})
 
     def _outside_uses(self, target: str, slot: int | str) -> bool:
@@ -3636,6 +3637,8 @@ class FileWalker:
                 slot = generators.GENERATOR_SLOT  # `helper(x, generator=self.gen)` (analyzer/generators.py)
             elif kind.tag in ("object", "modules") and kind.refs and not all(r.startswith("torch.") for r in kind.refs):
                 slot = "O:" + "|".join(kind.refs)  # an instance of a project class (a model passed along)
+            elif kind.tag == "unknown" and self.is_self(arg.value) and self.scope.class_key and self.scope.is_function:
+                slot = "O:" + self.scope.class_key  # `trigger_plugins(self, event)`: the instance itself
             elif held is not None and not held.startswith("torch."):
                 slot = CLASS_SLOT + held  # `Model(impl_cls=SlowAttention)`: a class (class_values.py)
             else:
