@@ -7,8 +7,8 @@ capture, and never on replay, is each call the region makes, and the call is wha
 author moves out of the step. The walker sees only a call made for its effect (a bare call
 statement) of a project function; it reports it on a condition the project pass decides
 (`holds`): a function the call resolves to (one call deep) does host work of the rule's kind
-(the first unconditional report in its own body is that rule's) and nothing else the rules
-always report but host effects.
+(the first unconditional report in its own body is that rule's; one behind a default guard, such
+as a debug flag, is not) and nothing else the rules always report but host effects.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def holds(project, condition: tuple[str, ...]) -> bool:
     code, class_key = condition[1], condition[2] or None
     for raw in condition[3:]:
         for key in project.callees(CallRef(*raw.split("|", 1)), class_key):
-            hits = [hit for hit in project.units[key].unit.hits if hit.condition is None]
+            hits = [hit for hit in project.units[key].unit.hits if hit.condition is None and not hit.guard]
             # one report per call: the rule of the first thing the helper does; a helper that
             # always does device work a rule reports (a sync, a copy) is left to its own lines
             if (hits and all(hit.code in HOST_EFFECT_CODES for hit in hits)
