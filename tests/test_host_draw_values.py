@@ -109,3 +109,36 @@ def test_a_sample_of_draws_as_tensor_data_is_left_to_gs402():
     source = ("import random\nimport torch\n\n\ndef step(x: torch.Tensor, items: list):  # graphsafe: region\n"
               "    picks = random.sample(items, 4)\n    return x + torch.tensor(picks, device=x.device)\n")
     assert lines_of(source, "GS301") == [] and lines_of(source, "GS402") == [7]
+
+
+DRAWN_LATER = '''\
+from typing import Optional
+
+import numpy as np
+import torch
+
+
+def mixup_batch(x: torch.Tensor, mixing: Optional[float] = None):  # graphsafe: region
+    if mixing is None:
+        mixing = _gen_mixing_coef(0.2)
+    return (1 - mixing) * x + mixing * x.flip(0)
+
+
+def _gen_mixing_coef(alpha: float) -> float:
+    lam = np.random.beta(alpha, alpha)
+    return min(lam, 1.0 - lam)
+
+
+def _gen_width(alpha: float) -> float:
+    return alpha * 2.0
+
+
+def scaled(x: torch.Tensor):  # graphsafe: region
+    return x * _gen_width(0.5)
+'''
+
+
+def test_a_helper_defined_further_down_that_draws_a_number_gives_a_new_number_every_step():
+    found = [(d.code, d.start.line) for d in diagnostics(DRAWN_LATER) if d.code == "GS301"]
+    assert ("GS301", 10) in found
+    assert not any(line == 24 for _, line in found)  # a helper of settings only

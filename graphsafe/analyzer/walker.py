@@ -802,6 +802,16 @@ class FileWalker:
                            condition=any_of([s.condition for s in fields]))
         return conditional
 
+    def _draws_later(self, callee: str) -> bool:
+        """Is `callee` a function of this file, not walked yet, whose every `return` gives a
+        number and whose body draws one on the host (`np.random.beta`, `random.random()`)?"""
+        node = self._def_nodes.get(callee)
+        if node is None or any(u.key == callee for u in self.units) or not _annotated_float(node):
+            return False
+        calls = [n for n in descendants(node.body) if type(n) is cst.Call]
+        # (resolved through the module's imports: the walk's own memo is for the code walked)
+        return any(host_draws.draws_a_number(self._module_imports.resolve(c.func), c) for c in calls)
+
     def _call_scalar_source(self, call: cst.Call) -> ScalarSource | None:
         """`math.exp(-self.step / tau)` carries its arguments' variation; `self.weight()` the
         variation of what that method (defined earlier in this file) returns."""
@@ -844,6 +854,10 @@ class FileWalker:
                 if found is not None and not (found.condition and found.condition[0] == "param"):
                     return found
         found = self.scalar_returns.get(callee)
+        if found is None and callee not in self.scalar_returns and self._draws_later(callee):
+            # `mixing = _gen_mixing_coef(alpha)` with the helper drawing `np.random.beta` defined
+            # further down the file (not walked yet): a new number on every step
+            return ScalarSource(f"`{self.code_for(call)}` (a host draw, new on every step)", host_draw=True)
         if (found is None or found.condition) and (self.host_results.get(callee) or (
                 callee not in self.tensor_results and self._number_shaped_def(callee))):
             # `lr, wd = self.schedule(self.step)`, a method walked earlier that returns host values,
