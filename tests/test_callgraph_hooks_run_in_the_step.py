@@ -143,3 +143,40 @@ def test_a_hook_registered_in_the_step_runs_in_it(tmp_path):
     found = located(project_diagnostics(tmp_path, {"net.py": GRAD_HOOKS}, regions=("Net.forward",)))
     assert ("net.py", 16, "GS101") in found  # the gradient hook runs in the captured backward
     assert not any(line == 13 for _, line, _ in found)  # registered in __init__: not followed (yet)
+
+
+CHOSEN_HOOK = """
+import torch
+from torch.autograd.graph import saved_tensors_hooks
+
+
+class Offload(saved_tensors_hooks):
+    def __init__(self, use_streams: bool):
+        def pack(t):
+            return t
+
+        def unpack_one(t):
+            return t
+
+        def unpack_with_streams(t):
+            torch.cuda.current_stream().synchronize()
+            return t
+
+        unpack = unpack_with_streams if use_streams else unpack_one
+        super().__init__(pack, unpack)
+
+
+class Recipe:
+    def __init__(self, model):
+        self.model = model
+        self.ctx = Offload(True)
+
+    def train(self, x):
+        with self.ctx:
+            return self.model(x)
+"""
+
+
+def test_a_hook_chosen_between_nested_functions_runs_either(tmp_path):
+    found = located(project_diagnostics(tmp_path, {"recipe.py": CHOSEN_HOOK}, regions=("Recipe.train",)))
+    assert any(line == 15 for _, line, _ in found)

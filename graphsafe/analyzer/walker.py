@@ -2874,6 +2874,8 @@ class FileWalker:
         if scope.is_function and value.value in scope.params and value.value not in scope.reassigned:
             default = self._param_default(value.value)
             return self._module_function(default) if default is not None else ()
+        if value.value in scope.local_defs and value.value not in scope.env:
+            return (scope.local_defs[value.value],)  # `unpack = unpack_streams if s else unpack_one`, nested defs
         if value.value not in self.module_defs and not self.scope_imports_has(value.value):
             return ()
         refs = [r for r in self._call_refs(value) if r.kind == "global"]
