@@ -153,3 +153,38 @@ def test_calling_a_parameter_runs_the_bound_method_its_caller_hands_on(tmp_path)
     found = project_findings(tmp_path, {"net.py": BOUND_METHOD})
     assert ("net.py", 7, "GS104") in found  # train_step, handed on as `self.train_step`
     assert not any(line == 12 for _, line, _ in found)  # a property hands on what it returns
+
+
+DECORATED = """\
+import functools
+
+import torch
+
+
+def knowngood(func):
+    @functools.wraps(func)
+    def _fn(*args, **kwargs):
+        print("compiling", func)
+        return func(*args, **kwargs)
+    return _fn
+
+
+@knowngood
+def update(x: torch.Tensor):
+    return x * 2
+
+
+@functools.lru_cache
+def table(n: int):
+    print("built", n)
+    return n
+
+
+def step(x: torch.Tensor):  # graphsafe: region
+    return update(x) * table(3)
+"""
+
+
+def test_calling_a_function_a_project_decorator_wraps_runs_the_wrapper(tmp_path):
+    found = project_findings(tmp_path, {"dec.py": DECORATED})
+    assert ("dec.py", 9, "GS501") in found

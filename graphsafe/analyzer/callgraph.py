@@ -558,6 +558,10 @@ class Project:
             class_name, path, method = ref.target.split("::")
             return [t for c in self._path_classes(class_name, path.split("."))
                     for t in self._call_targets_of_instance(c, method)]
+        if ref.kind == "returned":  # `self.grid(t)` with `self.grid = self._grid_from_step(h)`; a decorator's wrapper
+            if ref.target.startswith("self:"):
+                return self._returned_functions(f"{ref.target}@{class_key}") if class_key is not None else []
+            return self._returned_functions(ref.target)
         if class_key is None:
             return []
         if ref.kind == "self":
@@ -575,8 +579,6 @@ class Project:
             for cls in self.attr_classes(class_key, ref.target):
                 targets.extend(self._call_targets_of_instance(cls, "__call__"))
             return targets + [f for f in self._attr_functions(class_key, ref.target) if f not in targets]
-        if ref.kind == "returned":  # `self.grid(t)` with `self.grid = self._grid_from_step(h)`
-            return self._returned_functions(f"{ref.target}@{class_key}" if ref.target.startswith("self:") else ref.target)
         if ref.kind == "prop":
             method = self.lookup_method(class_key, ref.target)
             return [method] if method is not None and self.units[method].unit.is_property else []

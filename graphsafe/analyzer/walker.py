@@ -2547,6 +2547,12 @@ class FileWalker:
             mark = self._decorator_region(decorator.decorator)
             if mark is not None:
                 unit.marks.append(mark)
+            elif type(decorator.decorator) in (cst.Name, cst.Attribute):
+                # `@decorator_knowngood` of the project: a call of the function runs the wrapper
+                # the decorator returns (`_fn`), whose own work comes first
+                for ref in self._call_refs(decorator.decorator):
+                    if ref.kind == "global" and not ref.target.startswith(_LIBRARY_DECORATORS):
+                        unit.calls.setdefault(CallRef("returned", f"global:{ref.target}"), decorator)
         if _has_region_comment(node):
             unit.marks.append((RegionKind.COMMENT, Confidence.CERTAIN))
         params = node.params
@@ -4488,6 +4494,10 @@ def _computed_per_pass(value: cst.BaseExpression, loop_names: set[str]) -> bool:
             continue
         stack.extend(children(node))
     return False
+
+
+# decorators of libraries whose wrappers the call graph does not look into
+_LIBRARY_DECORATORS = ("torch.", "functools.", "typing.", "abc.", "dataclasses.", "contextlib.", "builtins.")
 
 
 def _annotated_float(function: cst.FunctionDef | None) -> bool:
