@@ -803,8 +803,8 @@ class FileWalker:
         return conditional
 
     def _draws_later(self, callee: str) -> bool:
-        """Is `callee` a function of this file, not walked yet, whose every `return` gives a
-        number and whose body draws one on the host (`np.random.beta`, `random.random()`)?"""
+        """Is `callee` a function of this file, not walked yet, annotated `-> float`, whose body
+        draws a number on the host (`np.random.beta`, `random.random()`)?"""
         node = self._def_nodes.get(callee)
         if node is None or any(u.key == callee for u in self.units) or not _annotated_float(node):
             return False
