@@ -24,9 +24,24 @@ HOST_EFFECT_CODES = frozenset({"GS501", "GS503", "GS504", "GS505"})
 _LIBRARIES = ("torch.", "numpy.", "math.", "builtins.", "np.", "logging.", "warnings.")
 
 
+class _Candidates(dict):
+    """id of a bare call statement → its "kind|target" refs (None: no candidate), asked by two
+    rules (GS501, GS503) of the same statement: worked out once per file."""
+
+
 def condition(statement: cst.Expr, code: str, ctx) -> tuple[str, ...] | None:
     """The condition under which the bare call `statement` does host work of rule `code`
     through a helper of the project, or None where it is no candidate."""
+    known = ctx.file_state(_Candidates)
+    if id(statement) not in known:
+        known[id(statement)] = _helper_refs(statement, ctx)
+    refs = known[id(statement)]
+    return (HOST_EFFECT_HELPER, code, ctx.class_key or "", *refs) if refs else None
+
+
+def _helper_refs(statement: cst.Expr, ctx) -> tuple[str, ...] | None:
+    """The project functions ("kind|target") the bare call `statement` may run, or None where it
+    is no candidate (a library's function, another package's)."""
     call = statement.value
     if type(call) is not cst.Call or type(call.func) not in (cst.Name, cst.Attribute):
         return None
@@ -38,8 +53,7 @@ def condition(statement: cst.Expr, code: str, ctx) -> tuple[str, ...] | None:
     if imported and resolved is not None and (
             resolved.startswith(_LIBRARIES) or resolved.partition(".")[0] != ctx.module.partition(".")[0]):
         return None  # a library's function, or another package's (`wandb.log(...)`: GS501's own)
-    refs = dict.fromkeys(f"{ref.kind}|{ref.target}" for ref in ctx.call_refs(call.func))
-    return (HOST_EFFECT_HELPER, code, ctx.class_key or "", *refs) if refs else None
+    return tuple(dict.fromkeys(f"{ref.kind}|{ref.target}" for ref in ctx.call_refs(call.func))) or None
 
 
 def holds(project, condition: tuple[str, ...]) -> bool:
