@@ -21,7 +21,6 @@ from graphsafe.analyzer.facts import CallRef
 HOST_EFFECT_HELPER = "host-effect-helper"
 # what a helper may report and still be only host bookkeeping: logging, containers kept, files, progress bars
 HOST_EFFECT_CODES = frozenset({"GS501", "GS503", "GS504", "GS505"})
-_LIBRARIES = ("torch.", "numpy.", "math.", "builtins.", "np.", "logging.", "warnings.")
 
 
 class _Candidates(dict):
@@ -50,9 +49,8 @@ def _helper_refs(statement: cst.Expr, ctx) -> tuple[str, ...] | None:
     while type(head) is cst.Attribute:
         head = head.value
     imported = type(head) is cst.Name and ctx.scope.imports.is_imported(head.value)
-    if imported and resolved is not None and (
-            resolved.startswith(_LIBRARIES) or resolved.partition(".")[0] != ctx.module.partition(".")[0]):
-        return None  # a library's function, or another package's (`wandb.log(...)`: GS501's own)
+    if imported and resolved is not None and resolved.partition(".")[0] != ctx.module.partition(".")[0]:
+        return None  # another package's function: torch's, logging's (`wandb.log(...)`: GS501's own)
     return tuple(dict.fromkeys(f"{ref.kind}|{ref.target}" for ref in ctx.call_refs(call.func))) or None
 
 
