@@ -11,7 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphsafe.analyzer import default_guards, generators, hooks, host_batches, host_copy_helpers, host_effect_helpers, host_move_helpers, param_paths, step_loops
+from graphsafe.analyzer import default_guards, generators, hooks, host_batches, host_copy_helpers, host_effect_helpers, host_move_helpers, param_paths, step_loops, untyped_calls
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID
 from graphsafe.analyzer.facts import (ANY_OF, GROUP_KEY, HELD_COUNTER, LOOP, SCHEDULED_LR, CallRef, ClassInfo, FileFacts, Unit,
                                       parts_of)
@@ -65,6 +65,7 @@ class Project:
         self._top_names: dict[str, set[str]] = {}  # module → the names it defines (for _star_exports)
         self._subclasses: dict[str, list[str]] | None = None
         self._methods_named: dict[str, list[str]] | None = None
+        self._library_methods: frozenset[str] | None = None
         self._constructed: frozenset[str] | None = None
         self._abstracts: dict[str, frozenset[str]] = {}  # class → its bodiless methods (_duck_implementations)
         self._ducks: dict[str, list[str]] = {}  # class → the classes built to its shape
@@ -255,6 +256,23 @@ class Project:
                         index.setdefault(key.rpartition(".")[2], []).append(key)
             self._methods_named = index
         return sorted(self._methods_named.get(name, ()))
+
+    def untyped_targets(self, name: str, near: str = "") -> list[str]:
+        """The project methods a call of `name` on an object of unknown class runs, when the name
+        is distinctive (analyzer/untyped_calls.py); of several, those nearest module `near`."""
+        defining = self.methods_named(name)
+        if not untyped_calls.distinctive(name, defining) or name in self._library_method_names():
+            return []
+        return untyped_calls.nearest(defining, near) if near else defining
+
+    def _library_method_names(self) -> frozenset[str]:
+        """Methods a followed library's classes define (`TensorDict.exclude`): an unknown object
+        called with one of them may be that library's object."""
+        if self._library_methods is None:
+            self._library_methods = frozenset(
+                key.rpartition(".")[2] for keys in self._class_units().values() for key in keys
+                if self.units[key].path in self.library_paths)
+        return self._library_methods
 
     def _constructed_classes(self) -> frozenset[str]:
         """Classes some code (the project's or a followed library's) constructs: directly, or
@@ -481,7 +499,12 @@ class Project:
             return [(key, base if self.is_subclass(base, self.units[key].unit.class_key or "") else None)
                     for key in targets]
         if ref.kind in ("method", "attrs", "param"):  # the instance's class, where construction tells it
-            return self._instance_callees(ref)
+            found = self._instance_callees(ref)
+            if found or ref.kind == "method":
+                return found
+            # an object of no known class: by the method's name
+            return [(key, None) for key in self.untyped_targets(ref.target.rpartition("::")[2],
+                                                                 ref.target.partition("::")[0])]
         return [(key, None) for key in self._callees(ref, class_key)]
 
     def _autograd_function(self, target: str) -> list[str]:
@@ -548,6 +571,9 @@ class Project:
             return self._call_targets_of_instance(class_name, method)
         if ref.kind == "param":
             return self._param_targets(*ref.target.split("::"))
+        if ref.kind == "untyped":  # `memory.sample_batch(n)` on an object of no known class
+            near, _, name = ref.target.rpartition("::")
+            return self.untyped_targets(name, near)
         if ref.kind == "hook":  # `getattr(cb, "on_batch_end")(...)` for each callback: any class's
             return self.methods_named(ref.target)
         if ref.kind == "named":  # `trigger_plugins(self, "before_forward")`: where it dispatches by that slot

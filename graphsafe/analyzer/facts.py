@@ -60,6 +60,8 @@ class CallRef:
                 (an attribute bound to a factory's result, `self.grid = self._grid_from_step(h)`);
       "hook"    target is a method name a trainer calls on each of its callbacks
                 (`getattr(cb, "on_batch_end")(...)`, analyzer/hooks.py): every project class's.
+      "untyped" target is `module::name`: a method called on an object of no known class, taken to
+                run the project methods of that distinctive name (analyzer/untyped_calls.py).
     """
 
     kind: str

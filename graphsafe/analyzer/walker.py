@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, dataclass_inits, default_guards, delegated_use, docstring_types, generators, hooks, host_batches, host_draws, host_resident, loop_counters, per_step, records, run_facts, step_loops, tensor_use, tensorness as T
+from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, dataclass_inits, default_guards, delegated_use, docstring_types, generators, hooks, host_batches, host_draws, host_resident, loop_counters, per_step, records, run_facts, step_loops, tensor_use, untyped_calls, tensorness as T
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_choices, class_valued_names, names_holding_classes
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
@@ -63,6 +63,9 @@ _LITERALS = frozenset({cst.Integer, cst.Float, cst.SimpleString})
 _NUMBER_BUILTINS = frozenset("min max abs round float int".split())
 # a function alias of an attribute that stands for what a call returns (`self.grid = self._make(h)`)
 RETURNED_MARK = "="
+# a function alias of an attribute bound to a method of an object of no known class
+# (`self.loss_and_grads = loss.loss_and_grads`): the method's name (CallRef kind "untyped")
+UNTYPED_MARK = "."
 # numpy array methods that keep an array of draws one (`astype`) or give one of its numbers
 _ARRAY_METHODS = frozenset(("astype", "item", "sum", "mean", "max", "min"))
 # return annotations that name no object class (skipped without resolving them)
@@ -1285,7 +1288,8 @@ class FileWalker:
     def _call_pid(self, call: cst.Call) -> str | None:
         """A pending id for a call to a project function or method (resolved project-wide):
         `global:pkg.mod.f`, `method:pkg.mod.Model::__call__`, `self:encode@pkg.mod.Cls`."""
-        refs = self._call_refs(call.func)
+        # a method taken by its name alone (`h.cumprod(-2)` on an unknown `h`) says nothing of the result
+        refs = [r for r in self._call_refs(call.func) if r.kind != "untyped"]
         if not refs:
             return None
         pid = ";".join(f"{r.kind}:{r.target}" for r in refs)
@@ -2831,6 +2835,10 @@ class FileWalker:
         (`self.gumbel_sample = gumbel_sample` with `gumbel_sample=gumbel_sample` in the def)."""
         targets = self._function_targets(value)
         if not targets:
+            if type(target) is cst.Attribute and self.is_self(target.value) and self.scope.class_key:
+                bound = self._untyped_bound_method(value)
+                if bound is not None:  # `self.loss_and_grads = loss.loss_and_grads`
+                    self._add_attribute_alias(target.attr.value, (UNTYPED_MARK + bound,))
             return
         if type(target) is cst.Name and not self.scope.is_function:
             self.function_aliases[target.value] = targets
@@ -2838,6 +2846,16 @@ class FileWalker:
             self.scope.function_aliases.setdefault(target.value, []).extend(targets)
         elif type(target) is cst.Attribute and self.is_self(target.value) and self.scope.class_key:
             self._add_attribute_alias(target.attr.value, targets)
+
+    def _untyped_bound_method(self, value: cst.BaseExpression) -> str | None:
+        """`loss.loss_and_grads` on a parameter or local of no known class: the method's name,
+        which the call graph follows by name (analyzer/untyped_calls.py)."""
+        if type(value) is not cst.Attribute or type(value.value) is not cst.Name or self.is_self(value.value):
+            return None
+        head = value.value.value
+        if self.scope_imports_has(head) or head in self.module_defs or self._kind(value.value).tag != "unknown":
+            return None
+        return value.attr.value if untyped_calls.refs(value.attr.value, self.module) else None
 
     def _add_attribute_alias(self, attr: str, targets: tuple[str, ...]) -> None:
         """`self.<attr>` may hold these functions too (each binding of it adds its own)."""
@@ -3540,6 +3558,8 @@ class FileWalker:
                 if alias is not None:  # `self.reduce(x)` with `self.reduce = functools.partial(f, ...)`
                     return [CallRef("self", method), *(
                         CallRef("returned", target[len(RETURNED_MARK):]) if target.startswith(RETURNED_MARK)
+                        else CallRef("untyped", f"{self.module}::{target[len(UNTYPED_MARK):]}")
+                        if target.startswith(UNTYPED_MARK)
                         else CallRef("global", target) for target in alias)]
                 held = self.held_classes.get((scope.class_key, method))
                 if held:  # `self.opt_cls(params)` with `self.opt_cls = partial(MuSGD, ...)`: a constructor
@@ -3577,12 +3597,13 @@ class FileWalker:
                 if pid is not None and not pid.startswith(ARG_PID):
                     # `q = make_queue(n)` then `q.push_pop(x)`: ask which class the factory returns
                     self.wanted.add(pid + OBJECT_PID)
-                # `layer.incremental(x)` for `layer` in `self.model.layers`, a class in another file
-                return self._attr_path_refs(base, method)
+                # `layer.incremental(x)` for `layer` in `self.model.layers`, a class in another file;
+                # `memory.sample_batch(n)` on an object of no known class: by the method's name
+                return self._attr_path_refs(base, method) or untyped_calls.refs(method, self.module)
             if kind.tag == "unknown" and type(base) is cst.Attribute:
                 # `self.model.crf.viterbi_decode(x)`: a method of a submodule of a submodule, each
                 # class in another file; the call graph follows the path through attr_classes
-                return self._attr_path_refs(base, method)
+                return self._attr_path_refs(base, method) or untyped_calls.refs(method, self.module)
         if (type(func) is cst.Subscript and type(func.value) is cst.Name and func.value.value in self.class_tables
                 and func.value.value not in scope.env):
             return [CallRef("global", c) for c in self.class_tables[func.value.value]]  # `SOLVERS[method](...)`

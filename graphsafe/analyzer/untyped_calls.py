@@ -1,0 +1,61 @@
+"""Calls on an object of no known class: `self.memory.sample_batch(n)` where the user hands the
+memory in, `helper.record_step(x)` on an unannotated parameter, `preprocessor.transform_input(obs)`
+built by a config factory. Nothing in the code says which class the object has, but when the
+method's name is distinctive (a few of the project's classes define it, and it is not a name the
+objects of torch, numpy or Python answer to) the call runs one of those classes' methods.
+
+The call graph follows such a call to the project's methods of that name (CallRef kind "untyped"),
+of classes in different packages those nearest the calling code; a name that a followed library's
+classes define too is not followed. The diagnostic's chain shows the call and the method taken.
+"""
+
+from __future__ import annotations
+
+from graphsafe.analyzer.facts import CallRef
+
+# More classes than this defining the name: the name says too little about the object.
+MAX_DEFINING_METHODS = 3
+
+# Methods that tensors, modules, optimizers, schedulers, distributions, containers, strings,
+# files and loggers answer to: an unknown object called with one of these is as likely to be
+# one of them as an instance of the project's class of the same method.
+LIBRARY_METHOD_NAMES = frozenset(
+    """forward backward step zero_grad state_dict load_state_dict parameters named_parameters
+    buffers named_buffers modules named_modules children named_children train eval to cuda cpu
+    half float double bfloat16 apply register_buffer register_parameter add_module
+    register_forward_hook register_forward_pre_hook register_full_backward_hook requires_grad_
+    add_param_group get_lr get_last_lr sample rsample log_prob entropy cdf icdf mean variance
+    stddev expand get get_or keys values items pop popitem update setdefault clear copy append
+    extend insert remove index count sort reverse add discard union intersection difference
+    format join split strip lower upper replace startswith endswith encode decode read write
+    readline close flush open seek tell info debug warning warn error exception critical log
+    print item tolist numpy size dim view reshape sum max min abs all any round clone detach
+    fill_ zero_ copy_ add_ mul_ sub_ div_ squeeze unsqueeze permute transpose contiguous flatten
+    type_as new_zeros new_ones new_full new_empty masked_fill gather scatter index_select norm
+    exp log sqrt pow matmul softmax long int bool repeat chunk cat stack argmax argmin topk
+    record wait synchronize query put send recv start stop run call reset compute result type empty
+    select set share_memory_
+    __call__ __init__ __enter__ __exit__ __iter__ __next__ __len__ __getitem__ __setitem__""".split()
+)
+
+
+def refs(name: str, module: str) -> list[CallRef]:
+    """The call refs of `obj.name(...)` on an object of no known class, in code of `module` (none
+    for a library name: `h.sum()` on an unknown `h` is left to tensor-ness)."""
+    return [] if name in LIBRARY_METHOD_NAMES or name.startswith("__") else [CallRef("untyped", f"{module}::{name}")]
+
+
+def distinctive(name: str, defining: list[str]) -> bool:
+    """Whether a call of `name` on an object of unknown class can be taken to run the project's
+    `defining` methods of that name."""
+    return 0 < len(defining) <= MAX_DEFINING_METHODS and name not in LIBRARY_METHOD_NAMES and not (
+        name.startswith("__") and name.endswith("__"))
+
+
+def nearest(defining: list[str], near: str) -> list[str]:
+    """Of the methods `defining`, those whose modules share the most package names with module
+    `near` (`skrl.agents.torch.dqn` calls `skrl.models.torch.base`'s, not `skrl.models.jax.base`'s)."""
+    parts = set(near.split("."))
+    shared = {key: len(parts & set(key.split("."))) for key in defining}
+    best = max(shared.values())
+    return [key for key in defining if shared[key] == best]
