@@ -434,9 +434,12 @@ class Project:
                                                       for t in self._instance_targets(cls, "__call__"))]
             if not found:
                 # `self.model.decoder(x)`: a submodule held by the instance, like `self.decoder(x)`
-                # in the class itself (the "self" case below)
-                return [t for cls in self.attr_classes(class_key, method)
-                        for t in self._instance_targets(cls, "__call__")]
+                # in the class itself (the "self" case below); else a method only its subclasses
+                # define (`loss.loss_and_grads` on an `ELBO`): those the code constructs
+                held = [t for cls in self.attr_classes(class_key, method) for t in self._instance_targets(cls, "__call__")]
+                made = self._constructed_classes() if not held else frozenset()
+                return held or [(o, None) for o in self.overrides(class_key, method)
+                                if self.units[o].unit.class_key in made]
         if found and self.units[found].unit.is_abstract:
             # an object declared of an abstract class (`self.variant: dict[str, LoraVariant]`)
             # runs the override of one of its subclasses that the code constructs somewhere, or

@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, dataclass_inits, default_guards, delegated_use, docstring_types, generators, hooks, host_batches, host_draws, host_resident, loop_counters, per_step, records, run_facts, step_loops, tensor_use, untyped_calls, tensorness as T
+from graphsafe.analyzer import argument_calls, branch_joins, data_sizes, dataclass_inits, default_guards, delegated_use, docstring_types, generators, hooks, host_batches, host_draws, host_resident, loop_counters, narrowing, per_step, records, run_facts, step_loops, tensor_use, untyped_calls, tensorness as T
 from graphsafe.analyzer.class_values import CLASS_SLOT, NEW_PID, class_choices, class_valued_names, names_holding_classes
 from graphsafe.analyzer.containers import MODULE_DICTS, entry_key, module_dict_entries
 from graphsafe.analyzer.inherited import inherited_attr
@@ -63,9 +63,9 @@ _LITERALS = frozenset({cst.Integer, cst.Float, cst.SimpleString})
 _NUMBER_BUILTINS = frozenset("min max abs round float int".split())
 # a function alias of an attribute that stands for what a call returns (`self.grid = self._make(h)`)
 RETURNED_MARK = "="
-# a function alias of an attribute bound to a method of an object of no known class
-# (`self.loss_and_grads = loss.loss_and_grads`): the method's name (CallRef kind "untyped")
-UNTYPED_MARK = "."
+# a function alias of an attribute bound to a method of another object
+# (`self.loss_and_grads = loss.loss_and_grads`): "<mark><kind>:<target>" of its CallRef
+REF_MARK = "~"
 # numpy array methods that keep an array of draws one (`astype`) or give one of its numbers
 _ARRAY_METHODS = frozenset(("astype", "item", "sum", "mean", "max", "min"))
 # return annotations that name no object class (skipped without resolving them)
@@ -2144,8 +2144,16 @@ class FileWalker:
                         self._declared_params[param.name.value] = pid
                 else:  # `self.matcher = matcher`: what the constructor's callers pass (ClassInfo.attr_slots)
                     self.scope.pending[param.name.value] = pid
+            narrowed = narrowing.in_body(stmt.body, self._annotation_kind) if "isinstance" in self.source else {}
             for n in _statements_in(stmt.body):
                 if isinstance(n, cst.SimpleStatementLine):
+                    narrow = narrowed.get(id(n))
+                    if narrow is not None and self.scope.env.get(narrow[0]) is None:
+                        self.scope.env[narrow[0]] = narrow[1]  # `if isinstance(loss, ELBO): self.f = loss.f`
+                        for small in n.body:
+                            self._note_self_assignment(small, self_name, kinds)
+                        del self.scope.env[narrow[0]]
+                        continue
                     for small in n.body:
                         self._note_self_assignment(small, self_name, kinds)
             self._declared_params = {}
@@ -2504,7 +2512,11 @@ class FileWalker:
         self._visit(node.test)
         before = {name: (kind, scope.pending.get(name)) for name, kind in scope.env.items()}
         tainted = dict(scope.tainted)
-        self._visit(node.body)
+        narrow = self._narrowing(node.test)
+        if narrow is not None and not narrow[2]:
+            self._narrow_while(narrow, node.body)  # `if isinstance(loss, ELBO):`
+        else:
+            self._visit(node.body)
         leaves = branch_joins.leaves(node)
         self._set_tainted(branch_joins.joined_sources([(tainted, False), (dict(scope.tainted), leaves)]))
         for name, kind in list(scope.env.items()):
@@ -2516,6 +2528,28 @@ class FileWalker:
                         scope.pending[name] = found[1]
                     else:
                         scope.pending.pop(name, None)
+        if narrow is not None and narrow[2] and leaves:  # `if not isinstance(optim, PyroOptim): raise ...`
+            scope.env[narrow[0]] = narrow[1]
+
+    def _narrowing(self, test: cst.BaseExpression) -> tuple[str, T.Kind, bool] | None:
+        """An `isinstance` test narrowing a name of no known kind (analyzer/narrowing.py)."""
+        found = narrowing.narrowed(test, self._annotation_kind)
+        if found is None:
+            return None
+        kind = self.scope.env.get(found[0])
+        return found if kind is None or kind.tag == "unknown" else None
+
+    def _narrow_while(self, narrow: tuple[str, T.Kind, bool], body: cst.CSTNode) -> None:
+        """Walk `body` with the narrowed name holding its objects, then give it back its kind."""
+        scope, name = self.scope, narrow[0]
+        had = scope.env.get(name)
+        scope.env[name] = narrow[1]
+        self._visit(body)
+        if scope.env.get(name) is narrow[1]:
+            if had is None:
+                del scope.env[name]
+            else:
+                scope.env[name] = had
 
     def _visit_if_else(self, node: cst.If) -> None:
         """`if`/`else` (`elif`): each branch starts from the per-step sources before the `if`, and
@@ -2523,10 +2557,17 @@ class FileWalker:
         scope = self.scope
         self._visit(node.test)
         tainted = dict(scope.tainted)
-        self._visit(node.body)
+        narrow = self._narrowing(node.test)
+        if narrow is not None and not narrow[2]:
+            self._narrow_while(narrow, node.body)
+        else:
+            self._visit(node.body)
         through_body = dict(scope.tainted), branch_joins.leaves(node)
         self._set_tainted(tainted)
-        self._visit(node.orelse)
+        if narrow is not None and narrow[2]:
+            self._narrow_while(narrow, node.orelse)
+        else:
+            self._visit(node.orelse)
         orelse_leaves = type(node.orelse) is cst.Else and branch_joins.leaves(node.orelse)
         self._set_tainted(branch_joins.joined_sources([through_body, (dict(scope.tainted), orelse_leaves)]))
 
@@ -2836,9 +2877,9 @@ class FileWalker:
         targets = self._function_targets(value)
         if not targets:
             if type(target) is cst.Attribute and self.is_self(target.value) and self.scope.class_key:
-                bound = self._untyped_bound_method(value)
-                if bound is not None:  # `self.loss_and_grads = loss.loss_and_grads`
-                    self._add_attribute_alias(target.attr.value, (UNTYPED_MARK + bound,))
+                bound = self._bound_method_refs(value)
+                if bound:  # `self.loss_and_grads = loss.loss_and_grads`
+                    self._add_attribute_alias(target.attr.value, tuple(f"{REF_MARK}{r.kind}:{r.target}" for r in bound))
             return
         if type(target) is cst.Name and not self.scope.is_function:
             self.function_aliases[target.value] = targets
@@ -2847,15 +2888,18 @@ class FileWalker:
         elif type(target) is cst.Attribute and self.is_self(target.value) and self.scope.class_key:
             self._add_attribute_alias(target.attr.value, targets)
 
-    def _untyped_bound_method(self, value: cst.BaseExpression) -> str | None:
-        """`loss.loss_and_grads` on a parameter or local of no known class: the method's name,
-        which the call graph follows by name (analyzer/untyped_calls.py)."""
+    def _bound_method_refs(self, value: cst.BaseExpression) -> list[CallRef]:
+        """`loss.loss_and_grads`, a method bound to a parameter or local: the method of its
+        object's classes, or, of no known class, by the method's name (analyzer/untyped_calls.py)."""
         if type(value) is not cst.Attribute or type(value.value) is not cst.Name or self.is_self(value.value):
-            return None
-        head = value.value.value
-        if self.scope_imports_has(head) or head in self.module_defs or self._kind(value.value).tag != "unknown":
-            return None
-        return value.attr.value if untyped_calls.refs(value.attr.value, self.module) else None
+            return []
+        head, method = value.value.value, value.attr.value
+        if self.scope_imports_has(head) or head in self.module_defs:
+            return []
+        kind = self._kind(value.value)
+        if kind.tag == "object" and kind.refs:
+            return [CallRef("method", f"{ref}::{method}") for ref in kind.refs]
+        return untyped_calls.refs(method, self.module) if kind.tag == "unknown" else []
 
     def _add_attribute_alias(self, attr: str, targets: tuple[str, ...]) -> None:
         """`self.<attr>` may hold these functions too (each binding of it adds its own)."""
@@ -3558,8 +3602,7 @@ class FileWalker:
                 if alias is not None:  # `self.reduce(x)` with `self.reduce = functools.partial(f, ...)`
                     return [CallRef("self", method), *(
                         CallRef("returned", target[len(RETURNED_MARK):]) if target.startswith(RETURNED_MARK)
-                        else CallRef("untyped", f"{self.module}::{target[len(UNTYPED_MARK):]}")
-                        if target.startswith(UNTYPED_MARK)
+                        else CallRef(*target[len(REF_MARK):].split(":", 1)) if target.startswith(REF_MARK)
                         else CallRef("global", target) for target in alias)]
                 held = self.held_classes.get((scope.class_key, method))
                 if held:  # `self.opt_cls(params)` with `self.opt_cls = partial(MuSGD, ...)`: a constructor
