@@ -135,3 +135,54 @@ def test_of_same_named_methods_in_different_packages_the_nearest_runs(tmp_path):
                                            "pkg/models/jax/base.py": jax_model})
     in_models = sorted(Path(d.path).parent.name for d in found if "models" in d.path)
     assert in_models == ["torch"]
+
+
+def test_the_implementations_of_one_base_count_once(tmp_path):
+    devices = """\
+        import torch
+
+
+        class Device:
+            def tensor_to_device(self, t):
+                raise NotImplementedError
+    """ + "".join(f"""
+
+        class Device{i}(Device):
+            def tensor_to_device(self, t):
+                print("moving {i}")
+                return t
+    """ for i in range(5))
+    trainer = """\
+        class Trainer:
+            def __init__(self, state):
+                self.state = state
+
+            def train_batch(self, x):  # graphsafe: region
+                return self.state.device.tensor_to_device(x)
+    """
+    found = project_findings(tmp_path, {"devices.py": devices, "trainer.py": trainer}, code="GS501")
+    assert {line for name, line, _ in found if name == "devices.py"} == {11 + 6 * i for i in range(5)}
+
+
+def test_a_method_many_subclasses_override_is_not_guessed(tmp_path):
+    layers = """\
+        class BaseLayer:
+            def update_layer(self, x):
+                pass
+    """ + "".join(f"""
+
+        class Layer{i}(BaseLayer):
+            def update_layer(self, x):
+                print("updating {i}")
+    """ for i in range(9))
+    model = """\
+        class Model:
+            def __init__(self, layer):
+                self.layer = layer
+
+            def forward(self, x):  # graphsafe: region
+                self.layer.update_layer(x)
+                return x
+    """
+    found = project_findings(tmp_path, {"layers.py": layers, "model.py": model})
+    assert not any(name == "layers.py" for name, _, _ in found)

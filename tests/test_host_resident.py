@@ -58,6 +58,36 @@ def test_indexing_with_a_list_of_ints_grown_in_the_function_is_reported():
     assert [line for line, _ in _gs402(_region(body))] == [8, 9, 10]
 
 
+def test_indexing_with_a_list_made_by_list_of_anything_is_reported():
+    found = _gs402(_region("au = list(units)\nreturn x[:, au]\n", params="x: torch.Tensor, units: set"))
+    assert [line for line, _ in found] == [6]
+    assert "`au` is a Python list (`list(...)`)" in found[0][1]
+
+
+def test_indexing_with_an_entry_of_a_list_of_enumerate_index_lists_is_reported():
+    body = """\
+    rows = []
+    for name in set(names):
+        rows.append([i for i, item in enumerate(names) if item == name])
+    for i in range(len(rows)):
+        x[rows[i]] += 1
+    return x
+    """
+    found = _gs402(_region(body, params="x: torch.Tensor, names: list[str]"))
+    assert [line for line, _ in found] == [9]
+    assert "`rows` holds Python lists of ints" in found[0][1]
+
+
+def test_an_entry_of_a_list_also_given_other_values_is_not_reported():
+    body = """\
+    rows = []
+    rows.append([0, 1])
+    rows.append(picked)
+    return x[rows[0]]
+    """
+    assert _gs402(_region(body, params="x: torch.Tensor, picked: torch.Tensor")) == []
+
+
 def test_an_attribute_built_by_a_window_factory_in_init_is_a_host_copy_when_moved():
     source = textwrap.dedent("""\
         import torch

@@ -261,9 +261,19 @@ class Project:
         """The project methods a call of `name` on an object of unknown class runs, when the name
         is distinctive (analyzer/untyped_calls.py); of several, those nearest module `near`."""
         defining = self.methods_named(name)
-        if not untyped_calls.distinctive(name, defining) or name in self._library_method_names():
+        # one interface's implementations count once: the definitions no base class of theirs has
+        roots = [key for key in defining if not self._inherits(self.units[key].unit.class_key, name)]
+        if not untyped_calls.distinctive(name, roots, defining) or name in self._library_method_names():
             return []
-        return untyped_calls.nearest(defining, near) if near else defining
+        chosen = {self.units[key].unit.class_key for key in (untyped_calls.nearest(roots, near) if near else roots)}
+        return [key for key in defining if any(self.is_subclass(self.units[key].unit.class_key, c) for c in chosen)]
+
+    def _inherits(self, class_key: str | None, name: str) -> bool:
+        """Whether a base class of `class_key` (the project's) has a method `name`."""
+        info = self.classes.get(class_key) if class_key else None
+        return info is not None and any(
+            base_key in self.classes and self.lookup_method(base_key, name) is not None
+            for base_key in (self.resolve_symbol(base) for base in info.bases))
 
     def _library_method_names(self) -> frozenset[str]:
         """Methods a followed library's classes define (`TensorDict.exclude`): an unknown object

@@ -20,7 +20,10 @@ them, `FileWalker._bind`):
   iterable named `...loader`, or a local bound to `torch.utils.data.DataLoader(...)`), and the
   parts unpacked from it (`images, texts = batch`);
 - a local bound to a list of Python ints (`[0, 2]`, `list(range(n))`, `[b * k + i for i in
-  range(k)]`, or `[]` that the function only `.append`s/`.extend`s with such values).
+  range(k)]`, `[i for i, name in enumerate(names) if ...]`, or `[]` that the function only
+  `.append`s/`.extend`s with such values), or to `list(...)` of anything (its items make an index
+  tensor on the host whatever they are);
+- an entry of a local list the function fills only with such lists (`rows[i]`).
 """
 
 from __future__ import annotations
@@ -183,8 +186,16 @@ def _ints_from_range(comp: cst.BaseExpression) -> bool:
         return False
     loop = comp.for_in
     elt = comp.elt
+    if _is_enumerate(loop.iter) and type(loop.target) is cst.Tuple and loop.target.elements:
+        # `[index for index, item in enumerate(names) if item == name]`: enumerate's counts
+        first = loop.target.elements[0].value
+        return type(first) is cst.Name and type(elt) is cst.Name and elt.value == first.value
     return (_is_range(loop.iter) and type(loop.target) is cst.Name
             and (_int_valued(elt) or (type(elt) is cst.Name and elt.value == loop.target.value)))
+
+
+def _is_enumerate(expr: cst.BaseExpression) -> bool:
+    return type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "enumerate"
 
 
 def int_list(value: cst.BaseExpression) -> str | None:
@@ -199,8 +210,10 @@ def int_list(value: cst.BaseExpression) -> str | None:
     if tp is cst.ListComp and _ints_from_range(value):
         return "a Python list of ints"
     if (tp is cst.Call and type(value.func) is cst.Name and value.func.value == "list"
-            and len(value.args) == 1 and _is_range(value.args[0].value)):
-        return "a Python list of ints"
+            and len(value.args) == 1 and not value.args[0].star):
+        # `list(range(n))`; `list(active_units)`: whatever its items, indexing with the list
+        # builds an index tensor on the host
+        return "a Python list of ints" if _is_range(value.args[0].value) else "a Python list (`list(...)`)"
     return None
 
 
@@ -225,6 +238,21 @@ def _grows_with_ints(function: cst.CSTNode, name: str) -> bool | None:
     return found
 
 
+def _grows_with_int_lists(function: cst.CSTNode, name: str) -> bool:
+    """Over the whole function: `name.append(...)` adds only lists of ints (at least once)."""
+    found = False
+    stack: list[cst.CSTNode] = [function]
+    while stack:
+        node = stack.pop()
+        if (type(node) is cst.Call and type(node.func) is cst.Attribute and type(node.func.value) is cst.Name
+                and node.func.value.value == name and node.func.attr.value in _LIST_GROWERS):
+            if node.func.attr.value != "append" or len(node.args) != 1 or int_list(node.args[0].value) is None:
+                return False
+            found = True
+        stack.extend(node.children)
+    return found
+
+
 def host_index(expr: cst.BaseExpression, ctx, names: dict[str, tuple[str, str]]) -> str | None:
     """Why `expr`, used as an index, is host memory the indexing copies to the device: a CPU
     tensor, or a local holding a Python list of ints. None otherwise."""
@@ -236,6 +264,11 @@ def host_index(expr: cst.BaseExpression, ctx, names: dict[str, tuple[str, str]])
         return f"`{expr.value}` is a Python list of ints"
     if held is not None and held[0] == INT_LIST:
         return held[1]
+    if (type(expr) is cst.Subscript and type(expr.value) is cst.Name and ctx.function_node is not None
+            and (names.get(expr.value.value) or ("",))[0] == EMPTY_LIST
+            and _grows_with_int_lists(ctx.function_node.body, expr.value.value)):
+        # `x[sub_batch_indices_list[i]]` with each entry appended as a list of ints
+        return f"`{expr.value.value}` holds Python lists of ints"
     if type(expr) is not cst.List and int_list(expr) == "a Python list of ints":  # `x[list(range(n))]`
         return "a Python list of ints"
     return origin(expr, ctx, names, copies=False)

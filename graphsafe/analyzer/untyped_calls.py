@@ -1,8 +1,8 @@
 """Calls on an object of no known class: `self.memory.sample_batch(n)` where the user hands the
 memory in, `helper.record_step(x)` on an unannotated parameter, `preprocessor.transform_input(obs)`
 built by a config factory. Nothing in the code says which class the object has, but when the
-method's name is distinctive (a few of the project's classes define it, and it is not a name the
-objects of torch, numpy or Python answer to) the call runs one of those classes' methods.
+method's name is distinctive (a few of the project's class hierarchies define it, and it is not a
+name the objects of torch, numpy or Python answer to) the call runs one of those classes' methods.
 
 The call graph follows such a call to the project's methods of that name (CallRef kind "untyped"),
 of classes in different packages those nearest the calling code; a name that a followed library's
@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from graphsafe.analyzer.facts import CallRef
 
-# More classes than this defining the name: the name says too little about the object.
+# More hierarchies than this defining the name (a base and the subclasses overriding it count
+# once: they implement one interface): the name says too little about the object.
 MAX_DEFINING_METHODS = 3
 
 # Methods that tensors, modules, optimizers, schedulers, distributions, containers, strings,
@@ -39,17 +40,35 @@ LIBRARY_METHOD_NAMES = frozenset(
 )
 
 
+# Methods of Python's values (numbers, strings, containers), which tensor-ness reads as non-tensor
+# values; a call of any other method on such a value shows it is an object after all.
+_VALUE_METHODS = frozenset(name for kind in (int, float, complex, bool, str, bytes, tuple, list, dict, set)
+                           for name in dir(kind))
+
+
+def not_a_value_method(name: str) -> bool:
+    """Whether no Python number, string or container has a method `name` (nor `torch.device`,
+    `torch.dtype` or `torch.Size`, whose methods are those of tuples or a few of their own)."""
+    return name not in _VALUE_METHODS and name not in ("type", "index", "is_floating_point", "is_complex",
+                                                       "is_signed", "to_real", "to_complex", "numel")
+
+
 def refs(name: str, module: str) -> list[CallRef]:
     """The call refs of `obj.name(...)` on an object of no known class, in code of `module` (none
     for a library name: `h.sum()` on an unknown `h` is left to tensor-ness)."""
     return [] if name in LIBRARY_METHOD_NAMES or name.startswith("__") else [CallRef("untyped", f"{module}::{name}")]
 
 
-def distinctive(name: str, defining: list[str]) -> bool:
+# More methods of the name than this in all (an interface many classes implement, a base
+# method every adapter overrides): following them all would run most of the program.
+MAX_IMPLEMENTATIONS = 8
+
+
+def distinctive(name: str, roots: list[str], defining: list[str]) -> bool:
     """Whether a call of `name` on an object of unknown class can be taken to run the project's
-    `defining` methods of that name."""
-    return 0 < len(defining) <= MAX_DEFINING_METHODS and name not in LIBRARY_METHOD_NAMES and not (
-        name.startswith("__") and name.endswith("__"))
+    `defining` methods of that name (`roots`: those no base class of theirs defines)."""
+    return (0 < len(roots) <= MAX_DEFINING_METHODS and len(defining) <= MAX_IMPLEMENTATIONS
+            and name not in LIBRARY_METHOD_NAMES and not (name.startswith("__") and name.endswith("__")))
 
 
 def nearest(defining: list[str], near: str) -> list[str]:

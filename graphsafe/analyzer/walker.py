@@ -2277,6 +2277,10 @@ class FileWalker:
                     self._declared_dicts.add((id(kinds), name))
                     return
                 self._merge_attribute(kinds, name, kind, small.value)
+        elif isinstance(small, cst.Assert):
+            held = _asserted_tensor_attribute(small.test, self_name, self.resolve)
+            if held is not None and kinds.get(held, T.UNKNOWN).tag == "unknown":
+                kinds[held] = T.TENSOR  # `assert isinstance(self.total, Tensor)`: the author says so
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
             call = small.value
             registrars = ("register_buffer", "register_parameter", *self.registrars)
@@ -2284,6 +2288,14 @@ class FileWalker:
                 first = call.args[0].value
                 if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
                     kinds[first.evaluated_value] = T.TENSOR
+            elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_state" and call.args:
+                # a torchmetrics Metric's `self.add_state("total", default=torch.tensor(0))`: a tensor
+                # state when its default is one (a list default stays a list)
+                first = call.args[0].value
+                default = next((a.value for a in call.args[1:] if a.keyword is None or a.keyword.value == "default"), None)
+                if (isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str)
+                        and default is not None and self._kind(default).is_tensor):
+                    kinds.setdefault(first.evaluated_value, T.TENSOR)
             owner = call.func.value if isinstance(call.func, cst.Attribute) else None
             if (isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name)
                     and owner.value.value == self_name and call.func.attr.value in ("append", "extend", "insert")
@@ -3627,6 +3639,10 @@ class FileWalker:
                     and (scope.class_key, base.attr.value) in self.attr_objects):
                 # `self.ema = None` in __init__, `self.ema = ModelEMA(model)` later: the object's methods
                 return self._attr_path_refs(base, method)
+            if kind.tag == "scalar" and type(base) is cst.Attribute and untyped_calls.not_a_value_method(method):
+                # `self.state.device.tensor_to_device(t)`: no Python value has the method, so the
+                # attribute (taken for a `torch.device` by its name) holds an object
+                return self._attr_path_refs(base, method) or untyped_calls.refs(method, self.module)
             name = dotted(func)
             if name is None:
                 return []
@@ -4693,6 +4709,18 @@ def _number_arithmetic(expr: cst.BaseExpression, assigned: dict, seen: frozenset
                 type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "math"):
             return all(_number_arithmetic(a.value, assigned, seen) for a in expr.args)
     return False
+
+
+def _asserted_tensor_attribute(test: cst.BaseExpression, self_name: str, resolve) -> str | None:
+    """`x` of `assert isinstance(self.x, Tensor)` (torch's Tensor, however imported)."""
+    if (type(test) is not cst.Call or type(test.func) is not cst.Name or test.func.value != "isinstance"
+            or len(test.args) != 2):
+        return None
+    subject, cls = test.args[0].value, test.args[1].value
+    if (type(subject) is cst.Attribute and type(subject.value) is cst.Name and subject.value.value == self_name
+            and resolve(cls) in ("torch.Tensor", "torch.nn.Parameter")):
+        return subject.attr.value
+    return None
 
 
 def _buffer_registrars(classes) -> tuple[str, ...]:
