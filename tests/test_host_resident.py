@@ -216,3 +216,20 @@ def test_a_tensor_formatted_only_in_an_assert_message_is_formatted_on_failure_on
     assert _codes_at(_region("assert n > 0, f'bad {x}'\nreturn x\n")) == []
     assert _codes_at(_region("assert n > 0, 'bad {}'.format(x)\nreturn x\n")) == []
     assert _codes_at(_region("assert n > 0, 'bad %s' % x\nreturn x\n")) == []
+
+
+def test_a_batch_drawn_with_next_from_a_loader_is_host_memory():
+    source = textwrap.dedent("""\
+        import torch
+
+
+        class Replay:
+            def before_backward(self, strategy):  # graphsafe: region
+                samples_x, samples_y = next(self.replay_loader)
+                batch = next(iter(self.buffer_loader))
+                return samples_x.to(strategy.device), batch.to(strategy.device), samples_y
+        """)
+    found = _gs402(source)
+    assert [line for line, _ in found] == [8, 8]
+    assert "`samples_x` is drawn from `replay_loader`" in found[0][1] + found[1][1]
+    assert "`batch` is drawn from `buffer_loader`" in found[0][1] + found[1][1]

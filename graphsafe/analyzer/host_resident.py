@@ -17,8 +17,9 @@ them, `FileWalker._bind`):
   `idx.long()`, `.to(torch.float32)`, `idx + 1`) applied to such a value;
 - a local bound to any of these;
 - what a loop over a data loader gives (`for i, (images, labels) in enumerate(train_loader)`: an
-  iterable named `...loader`, or a local bound to `torch.utils.data.DataLoader(...)`), and the
-  parts unpacked from it (`images, texts = batch`);
+  iterable named `...loader`, or a local bound to `torch.utils.data.DataLoader(...)`), what
+  `next(loader)` (or `next(iter(loader))`) draws from one, and the parts unpacked from these
+  (`images, texts = batch`);
 - a local bound to a list of Python ints (`[0, 2]`, `list(range(n))`, `[b * k + i for i in
   range(k)]`, `[i for i, name in enumerate(names) if ...]`, or `[]` that the function only
   `.append`s/`.extend`s with such values), or to `list(...)` of anything (its items make an index
@@ -284,6 +285,10 @@ def record(names: dict[str, tuple[str, str]], target: str, value: cst.BaseExpres
     if type(value) is cst.Call and ctx.resolve(value.func) in _DATA_LOADERS:
         names[target] = (LOADER, "")
         return
+    drawn = drawn_batch(value, names) if value is not None else None
+    if drawn is not None:  # `batch = next(self.replay_loader)`
+        names[target] = (TENSOR, f"`{target}` {drawn}")
+        return
     wrapped = _wrapped_loader(value, names) if value is not None else None
     if wrapped is not None:  # `pbar = TQDM(enumerate(self.train_loader), total=nb)`
         names[target] = (LOADER, _ENUMERATED if wrapped[1] else "")
@@ -360,8 +365,27 @@ def record_loop(names: dict[str, tuple[str, str]], target: cst.BaseExpression, i
             names[name] = (TENSOR, f"`{name}` comes from iterating `{loader}` (a data loader's batches are in host memory)")
 
 
+def drawn_batch(value: cst.BaseExpression, names: dict[str, tuple[str, str]]) -> str | None:
+    """`next(self.replay_loader)` or `next(iter(loader))`: why the value is a host batch."""
+    if (type(value) is not cst.Call or type(value.func) is not cst.Name or value.func.value != "next"
+            or len(value.args) != 1 or value.args[0].star):
+        return None
+    iterable = value.args[0].value
+    if (type(iterable) is cst.Call and type(iterable.func) is cst.Name and iterable.func.value == "iter"
+            and len(iterable.args) == 1):
+        iterable = iterable.args[0].value
+    loader = _loader_name(iterable, names)
+    return f"is drawn from `{loader}` (a data loader's batches are in host memory)" if loader else None
+
+
 def record_unpacked(names: dict[str, tuple[str, str]], target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-    """`images, texts = batch` with `batch` a host batch: its parts are host tensors too."""
+    """`images, texts = batch` with `batch` a host batch: its parts are host tensors too; so are
+    those of `x, y = next(loader)`."""
+    drawn = drawn_batch(value, names)
+    if drawn is not None:
+        for name in _names_in(target):
+            names[name] = (TENSOR, f"`{name}` {drawn}")
+        return
     held = names.get(value.value) if type(value) is cst.Name else None
     if held is None or held[0] != TENSOR:
         return

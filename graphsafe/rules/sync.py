@@ -253,6 +253,12 @@ class HostCopy(_SyncRule):
 
 SIZE_TAKING_FACTORIES = frozenset("arange zeros ones empty full rand randn randint randperm linspace logspace eye".split())
 SIZE_TAKING_METHODS = frozenset("new_zeros new_ones new_empty new_full".split())
+# torch functions and tensor methods whose keyword takes a Python number (a Scalar in torch's
+# schema); `add`'s `alpha`, `addcmul`'s `value`
+_SCALAR_KEYWORDS = {
+    **{name: "alpha" for base in ("add", "sub") for name in (base, base + "_", f"_foreach_{base}", f"_foreach_{base}_")},
+    **{name: "value" for base in ("addcmul", "addcdiv") for name in (base, base + "_", f"_foreach_{base}", f"_foreach_{base}_")},
+}
 
 
 def _is_cpu_device(expr: cst.BaseExpression, ctx) -> bool:
@@ -373,6 +379,11 @@ class TensorToPython(_SyncRule):
     bound once in the function (`shape = (b, n)`; `torch.zeros(*shape)`). A shape joined to
     another (`torch.Size(s) + x.shape`) is a tuple. `torch.tensor(...)`/`torch.as_tensor(...)`
     of a list or tuple of tensors (or the parts of `torch.split`) reads each element's value.
+
+    Scalar arguments: torch's `alpha=` of `add`/`sub` (and their in-place and `_foreach_`
+    forms), `value=` of `addcmul`/`addcdiv`, and the fill value of `torch.full` and
+    `x.new_full` take a Python number; a tensor given there is read as one (`alpha=self.rtol`
+    with `rtol` a registered buffer).
     """
     fixable = True
 
@@ -383,7 +394,8 @@ class TensorToPython(_SyncRule):
     valid = ("n = int(x.shape[0])", "k = x.size(-1)\nz = x[:, :k]", "z = x[0]",
              "shape = (x.shape[0], 4)\nz = x.new_zeros(shape)", "z = x.new_full((2, 3), 0.5)",
              # a shape joined to another is a tuple, whatever `numel()` says
-             "shape = torch.Size([2]) + y.batch_shape\nn = shape.numel()\nz = x.new_empty(shape + (n,))")
+             "shape = torch.Size([2]) + y.batch_shape\nn = shape.numel()\nz = x.new_empty(shape + (n,))",
+             "z = torch.add(x, y, alpha=0.5)", "x.addcmul_(y, y, value=1 - 0.9)")
     invalid = ("f = float(x)", "n = x.max()\nshape = (len(x), n)\nz = torch.zeros(*shape)",
                "z = x.new_zeros((3, y.sum()))", "b = bool(x.sum())", "for i in range(x.sum()):\n    pass", "n = x.sum()\nz = y[:n]",
                "idx = torch.arange(x.sum())", "stats = torch.tensor([x.mean(), x.std()])",
@@ -391,7 +403,9 @@ class TensorToPython(_SyncRule):
                Example("z = x + float(y)", fixed="z = x + y.reshape(())"), "z = x * int(y.sum())",
                Example("m = float(y[0])\nz = x - m", fixed="m = y[0].reshape(())\nz = x - m"),
                "m = float(y[0])\nif m > 0:\n    z = x - m",
-               "layers = torch.nn.ModuleList([torch.nn.Linear(2, 2)])\nlayer = layers[x.argmax()]")
+               "layers = torch.nn.ModuleList([torch.nn.Linear(2, 2)])\nlayer = layers[x.argmax()]",
+               "z = torch.add(x, y, alpha=y.max())", "x.addcmul_(y, y, value=y.mean())", "z = x.new_full((2,), y.sum())",
+               "z = torch.full((2,), y.sum())")
 
     def __init__(self) -> None:
         self.bindings = keep_tensor.ScalarBindings()  # `v = float(t)`: decided at the end of the file
@@ -411,7 +425,7 @@ class TensorToPython(_SyncRule):
                     ctx.report(self, operand, fix=fix, what="`float()`")
 
     calls = Callees({"bool", "int", "float", "range", "complex", "tensor", "as_tensor"} | SIZE_TAKING_FACTORIES
-                    | SIZE_TAKING_METHODS)
+                    | SIZE_TAKING_METHODS | set(_SCALAR_KEYWORDS))
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
@@ -427,6 +441,10 @@ class TensorToPython(_SyncRule):
         if name in ("torch.tensor", "torch.as_tensor") and node.args and _holds_tensors(node.args[0].value, ctx):
             # `torch.tensor(kl_divergences)` of a list of tensors reads each element's value
             ctx.report(self, node, what=f"`{name}()` of a list of tensors")
+            return
+        scalar = _tensor_scalar_argument(node, name, ctx)
+        if scalar is not None:
+            ctx.report(self, node, what=f"a tensor as the number {scalar}")
             return
         if name.rpartition(".")[0] == "torch" and name.rpartition(".")[2] in SIZE_TAKING_FACTORIES:
             # torch.arange(n) / torch.zeros(n) with a tensor `n` reads it as a Python int, as
@@ -455,6 +473,28 @@ class TensorToPython(_SyncRule):
             index = element.slice
             if isinstance(index, cst.Index) and ctx.kind(index.value).is_tensor:
                 ctx.report(self, node, what="indexing a Python list or ModuleList with a tensor")
+
+
+def _tensor_scalar_argument(node: cst.Call, name: str, ctx) -> str | None:
+    """Which Scalar argument of a torch call is given a tensor (`alpha=` of `torch.add`, the
+    fill of `torch.full`/`x.new_full`), as the report names it; None where none is."""
+    func = node.func
+    method = func.attr.value if type(func) is cst.Attribute else ""
+    on_torch = name.rpartition(".")[0] == "torch"
+    if not (on_torch or (method and ctx.kind(func.value).is_tensor)):
+        return None
+    called = name.rpartition(".")[2] if on_torch else method
+    keyword = _SCALAR_KEYWORDS.get(called)
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value in (keyword, "fill_value") and ctx.kind(arg.value).is_tensor:
+            if arg.keyword.value == keyword or called in ("full", "new_full"):
+                return f"`{arg.keyword.value}=` of `{called}()`"
+    fill_at = 1 if called in ("full", "new_full") else None
+    positional = [a for a in node.args if a.keyword is None and not a.star]
+    if fill_at is not None and len(positional) > fill_at and not node.args[0].star \
+            and ctx.kind(positional[fill_at].value).is_tensor:
+        return f"fill value of `{called}()`"
+    return None
 
 
 def _size_holds_tensor(arg: cst.Arg, ctx) -> bool:
