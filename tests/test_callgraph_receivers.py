@@ -142,6 +142,15 @@ def test_an_abstract_method_runs_the_overrides_of_the_subclasses_the_code_constr
     assert not any(line == 20 for _, line, _ in found)  # Unused: no code makes one
 
 
+def test_an_abstract_method_no_code_constructs_a_subclass_of_runs_every_override(tmp_path):
+    # a library whose users build the memory (`RandomMemory(...)`): any of the few overrides runs
+    library = VARIANTS.replace("return Dora() if config.use_dora else None", "return None")
+    found = {(d.path.rpartition("/")[2], d.start.line, d.code)
+             for d in project_diagnostics(tmp_path, {"layer.py": library}, regions=("Linear.forward",))}
+    assert ("layer.py", 14, "GS101") in found
+    assert any(line == 20 for _, line, _ in found)
+
+
 CONTROLLERS = """
 import torch
 

@@ -40,3 +40,17 @@ def test_a_number_given_as_alpha_is_not_reported():
 
 def test_a_tensor_fill_of_new_full_is_read_on_the_host():
     assert 14 in _gs105_lines()
+
+
+def test_the_report_is_at_the_tensor_given_in_a_call_over_several_lines():
+    source = textwrap.dedent("""\
+        import torch
+
+
+        def bounds(atol: torch.Tensor, rtol: torch.Tensor, y0: torch.Tensor):  # graphsafe: region
+            return torch.add(
+                atol, torch.abs(y0),
+                alpha=rtol,
+            )
+    """)
+    assert [d.start.line for d in diagnostics(source) if d.code == "GS105"] == [7]

@@ -447,18 +447,25 @@ class Project:
                 # in the class itself (the "self" case below); else a method only its subclasses
                 # define (`loss.loss_and_grads` on an `ELBO`): those the code constructs
                 held = [t for cls in self.attr_classes(class_key, method) for t in self._instance_targets(cls, "__call__")]
-                made = self._constructed_classes() if not held else frozenset()
-                return held or [(o, None) for o in self.overrides(class_key, method)
-                                if self.units[o].unit.class_key in made]
+                return held or [(o, None) for o in self._made_overrides(class_key, method)]
         if found and self.units[found].unit.is_abstract:
             # an object declared of an abstract class (`self.variant: dict[str, LoraVariant]`)
             # runs the override of one of its subclasses that the code constructs somewhere, or
             # of a class built to its shape without deriving from it (duck typing)
-            made = self._constructed_classes()
-            return [self._on(found, class_key), *((o, None) for o in self.overrides(class_key, method)
-                                                  if self.units[o].unit.class_key in made),
+            return [self._on(found, class_key), *((o, None) for o in self._made_overrides(class_key, method)),
                     *((key, None) for key in self._duck_implementations(class_key, method) if key != found)]
         return [self._on(found, class_key)] if found else []
+
+    def _made_overrides(self, class_key: str, method: str) -> list[str]:
+        """The overrides of `method` in the subclasses of `class_key` that the code constructs; where
+        it constructs none (a library whose users build `RandomMemory(...)`), every override, when
+        there are few (untyped_calls.MAX_IMPLEMENTATIONS)."""
+        overrides = self.overrides(class_key, method)
+        made = self._constructed_classes()
+        built = [o for o in overrides if self.units[o].unit.class_key in made]
+        if built or len(overrides) > untyped_calls.MAX_IMPLEMENTATIONS:
+            return built
+        return overrides
 
     def _duck_implementations(self, class_key: str, method: str) -> list[str]:
         """`method` of each project class outside `class_key`'s subclasses that defines every one

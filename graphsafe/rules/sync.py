@@ -443,8 +443,8 @@ class TensorToPython(_SyncRule):
             ctx.report(self, node, what=f"`{name}()` of a list of tensors")
             return
         scalar = _tensor_scalar_argument(node, name, ctx)
-        if scalar is not None:
-            ctx.report(self, node, what=f"a tensor as the number {scalar}")
+        if scalar is not None:  # reported at the argument: the tensor given where a number goes
+            ctx.report(self, scalar[1], what=f"a tensor as the number {scalar[0]}")
             return
         if name.rpartition(".")[0] == "torch" and name.rpartition(".")[2] in SIZE_TAKING_FACTORIES:
             # torch.arange(n) / torch.zeros(n) with a tensor `n` reads it as a Python int, as
@@ -475,9 +475,9 @@ class TensorToPython(_SyncRule):
                 ctx.report(self, node, what="indexing a Python list or ModuleList with a tensor")
 
 
-def _tensor_scalar_argument(node: cst.Call, name: str, ctx) -> str | None:
+def _tensor_scalar_argument(node: cst.Call, name: str, ctx) -> tuple[str, cst.BaseExpression] | None:
     """Which Scalar argument of a torch call is given a tensor (`alpha=` of `torch.add`, the
-    fill of `torch.full`/`x.new_full`), as the report names it; None where none is."""
+    fill of `torch.full`/`x.new_full`), as the report names it, and the tensor; None where none is."""
     func = node.func
     method = func.attr.value if type(func) is cst.Attribute else ""
     on_torch = name.rpartition(".")[0] == "torch"
@@ -488,12 +488,12 @@ def _tensor_scalar_argument(node: cst.Call, name: str, ctx) -> str | None:
     for arg in node.args:
         if arg.keyword is not None and arg.keyword.value in (keyword, "fill_value") and ctx.kind(arg.value).is_tensor:
             if arg.keyword.value == keyword or called in ("full", "new_full"):
-                return f"`{arg.keyword.value}=` of `{called}()`"
+                return f"`{arg.keyword.value}=` of `{called}()`", arg.value
     fill_at = 1 if called in ("full", "new_full") else None
     positional = [a for a in node.args if a.keyword is None and not a.star]
     if fill_at is not None and len(positional) > fill_at and not node.args[0].star \
             and ctx.kind(positional[fill_at].value).is_tensor:
-        return f"fill value of `{called}()`"
+        return f"fill value of `{called}()`", positional[fill_at].value
     return None
 
 
