@@ -66,6 +66,7 @@ class Project:
         self._subclasses: dict[str, list[str]] | None = None
         self._methods_named: dict[str, list[str]] | None = None
         self._library_methods: frozenset[str] | None = None
+        self._untyped: dict[tuple[str, str], list[str]] = {}  # untyped_targets
         self._constructed: frozenset[str] | None = None
         self._abstracts: dict[str, frozenset[str]] = {}  # class → its bodiless methods (_duck_implementations)
         self._ducks: dict[str, list[str]] = {}  # class → the classes built to its shape
@@ -260,13 +261,19 @@ class Project:
     def untyped_targets(self, name: str, near: str = "") -> list[str]:
         """The project methods a call of `name` on an object of unknown class runs, when the name
         is distinctive (analyzer/untyped_calls.py); of several, those nearest module `near`."""
+        found = self._untyped.get((name, near))
+        if found is not None:
+            return found
         defining = self.methods_named(name)
         # one interface's implementations count once: the definitions no base class of theirs has
         roots = [key for key in defining if not self._inherits(self.units[key].unit.class_key, name)]
         if not untyped_calls.distinctive(name, roots, defining) or name in self._library_method_names():
-            return []
-        chosen = {self.units[key].unit.class_key for key in (untyped_calls.nearest(roots, near) if near else roots)}
-        return [key for key in defining if any(self.is_subclass(self.units[key].unit.class_key, c) for c in chosen)]
+            found = []
+        else:
+            chosen = {self.units[key].unit.class_key for key in (untyped_calls.nearest(roots, near) if near else roots)}
+            found = [key for key in defining if any(self.is_subclass(self.units[key].unit.class_key, c) for c in chosen)]
+        self._untyped[(name, near)] = found
+        return found
 
     def _inherits(self, class_key: str | None, name: str) -> bool:
         """Whether a base class of `class_key` (the project's) has a method `name`."""
