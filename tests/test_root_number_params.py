@@ -149,6 +149,33 @@ def test_a_roots_undeclared_parameter_compared_with_a_number_in_a_branch_may_var
     assert "may vary" in found[0][1] and "compared with a number in a branch" in found[0][1]
 
 
+def test_a_roots_undeclared_parameter_ordered_against_a_setting_in_a_branch_may_vary():
+    """`if timestep < self.cfg.random_timesteps:` orders the parameter like a number does."""
+    found = _codes_of("""
+    import torch
+
+    class Agent:
+        def act(self, x: torch.Tensor, timestep):  # graphsafe: region
+            if timestep < self.cfg.random_timesteps:
+                return x
+            return x * torch.rand_like(x)
+    """)
+    assert [line for line, _ in found] == [6]
+    assert "may vary" in found[0][1]
+
+
+def test_a_roots_undeclared_parameter_equated_with_a_setting_is_not_a_comparison_with_a_number():
+    assert _codes_of("""
+    import torch
+
+    class Agent:
+        def act(self, x: torch.Tensor, mode):  # graphsafe: region
+            if mode == self.cfg.train_mode:
+                return x
+            return x * torch.rand_like(x)
+    """) == []
+
+
 def test_a_flag_an_identity_test_or_a_size_name_in_a_roots_branch_is_not_a_comparison_with_a_number():
     assert _codes_of("""
     import torch

@@ -1108,16 +1108,25 @@ def _bound_source(source, expr: cst.BaseExpression, what: str):
     return source
 
 
+_ORDERINGS = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
+
+
 def _compared_with_number(test: cst.BaseExpression, operand: cst.BaseExpression) -> bool:
     """Is `operand` a plain name the condition orders or equates with a number literal
-    (`t > 0`, `step == 0`, `0 < t`)? As a tensor that is a read of device data, as a Python
-    number a decision frozen at capture."""
+    (`t > 0`, `step == 0`, `0 < t`), or orders against a setting (`timestep <
+    self.cfg.random_timesteps`: only numbers and tensors are ordered)? As a tensor that is a read
+    of device data, as a Python number a decision frozen at capture."""
     if type(operand) is not cst.Name:
         return False
     for comparison in _comparisons(test):
         operands = [comparison.left, *(c.comparator for c in comparison.comparisons)]
-        if any(o is operand for o in operands) and any(type(o) in (cst.Integer, cst.Float) for o in operands) \
-                and not any(type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in comparison.comparisons):
+        if not any(o is operand for o in operands) or any(
+                type(c.operator) in (cst.Is, cst.IsNot, cst.In, cst.NotIn) for c in comparison.comparisons):
+            continue
+        if any(type(o) in (cst.Integer, cst.Float) for o in operands):
+            return True
+        if all(type(c.operator) in _ORDERINGS for c in comparison.comparisons) and any(
+                type(o) is cst.Attribute for o in operands if o is not operand):
             return True
     return False
 
