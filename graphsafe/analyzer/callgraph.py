@@ -275,6 +275,16 @@ class Project:
         self._untyped[(name, near)] = found
         return found
 
+    def _attr_from_call(self, class_key: str, path: str) -> bool:
+        """Whether the first attribute of `path` on `class_key` (or a base) is bound to what a
+        project call returns (`self.caches = lm.make_caches(2)`), not to what callers pass."""
+        first = path.partition(".")[0]
+        info = self.classes.get(class_key)
+        if info is None:
+            return False
+        return first in info.made or any(name == first and slot.startswith("@") and not slot.startswith("@" + ARG_PID)
+                                         for name, slot in info.attr_slots)
+
     def _inherits(self, class_key: str | None, name: str) -> bool:
         """Whether a base class of `class_key` (the project's) has a method `name`."""
         info = self.classes.get(class_key) if class_key else None
@@ -529,7 +539,10 @@ class Project:
             found = self._instance_callees(ref)
             if found or ref.kind == "method":
                 return found
-            # an object of no known class: by the method's name
+            # an object of no known class: by the method's name (not what a project call made:
+            # the project decides that one's class)
+            if ref.kind == "attrs" and self._attr_from_call(*ref.target.split("::")[:2]):
+                return []
             return [(key, None) for key in self.untyped_targets(ref.target.rpartition("::")[2],
                                                                  ref.target.partition("::")[0])]
         return [(key, None) for key in self._callees(ref, class_key)]
@@ -997,8 +1010,9 @@ class Project:
 
     def reaches_capture(self, refs: list[CallRef], class_key: str | None, depth: int) -> bool:
         """Does one of these calls run a capture block (its own, or a callee's within `depth`
-        calls)? A function captures where it holds a `torch.cuda.graph` or capture_begin unit."""
-        frontier = [c for ref in refs for c in self.callees(ref, class_key)]
+        calls)? A function captures where it holds a `torch.cuda.graph` or capture_begin unit.
+        A method taken by its name alone (CallRef "untyped") is not enough to say so."""
+        frontier = [c for ref in refs if ref.kind != "untyped" for c in self.callees(ref, class_key)]
         seen: set[str] = set()
         for _ in range(depth):
             deeper = []
@@ -1009,7 +1023,7 @@ class Project:
                     return True
                 seen.add(key)
                 unit = self.units[key].unit
-                deeper.extend(c for ref in unit.calls for c in self.callees(ref, unit.class_key))
+                deeper.extend(c for ref in unit.calls if ref.kind != "untyped" for c in self.callees(ref, unit.class_key))
             frontier = deeper
         return False
 

@@ -176,6 +176,10 @@ class ClassInfo:
     # outside __init__ (`self.h = h`, `self.h *= factor`): per step where every constructor call
     # passes a number (callgraph.attr_is_varying)
     advanced: tuple[str, ...] = ()
+    # attributes bound to what a project call returns (`self.caches = lm.make_caches(2)`, or a
+    # comprehension of such calls): the project decides their classes, a method name never does
+    # (analyzer/untyped_calls.py)
+    made: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

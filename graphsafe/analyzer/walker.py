@@ -1914,6 +1914,7 @@ class FileWalker:
         # stored in it (`self.norm_ema[k] = torch.ones(())`); None once something else is
         self._empty_dicts: dict[tuple[int, str], bool | None] = {}
         self._attr_pids: dict[str, dict[str, str | None]] = {}  # class key → attribute → the project call it holds
+        self._made_attrs: dict[str, set[str]] = {}  # class key → attributes bound to project calls' results
         # constructor parameters annotated with a class (`controller: Controller`) of the method
         # being read, and the attributes keeping one (class key → attribute → its argument id)
         self._declared_params: dict[str, str] = {}
@@ -2024,7 +2025,8 @@ class FileWalker:
             if "@property" in self.source:
                 attr_classes, slots = _with_property_aliases(node, attr_classes, slots)
             self.classes[key] = ClassInfo(key, bases, attr_classes, tuple(sorted(varying)), tuple(sorted(numbers)), slots,
-                                          advanced=tuple(sorted(advanced)))
+                                          advanced=tuple(sorted(advanced)),
+                                          made=tuple(sorted(self._made_attrs.get(key, ()))))
         # classes with a project base class in another file, whose properties this file cannot see
         self._foreign_based = frozenset(
             key for key, info in self.classes.items()
@@ -2197,6 +2199,8 @@ class FileWalker:
                         # defined in another file: ask the project which class of object it
                         # returns (for the calls made on it)
                         self.wanted.add(self._pending[id(made)] + OBJECT_PID)
+                        if scope.class_key:
+                            self._made_attrs.setdefault(scope.class_key, set()).add(target.attr.value)
                     name = target.attr.value
                     if kind.tag == "unknown" and scope.class_key and self._placed_on_device(small.value, scope.class_key):
                         self.device_attrs.setdefault(scope.class_key, set()).add(name)
@@ -3658,7 +3662,9 @@ class FileWalker:
                     self.wanted.add(pid + OBJECT_PID)
                 # `layer.incremental(x)` for `layer` in `self.model.layers`, a class in another file;
                 # `memory.sample_batch(n)` on an object of no known class: by the method's name
-                return self._attr_path_refs(base, method) or untyped_calls.refs(method, self.module)
+                # (not on what a project call returns: the project decides its class)
+                made = pid is not None and not pid.startswith(ARG_PID)
+                return self._attr_path_refs(base, method) or ([] if made else untyped_calls.refs(method, self.module))
             if kind.tag == "unknown" and type(base) is cst.Attribute:
                 # `self.model.crf.viterbi_decode(x)`: a method of a submodule of a submodule, each
                 # class in another file; the call graph follows the path through attr_classes
