@@ -276,8 +276,8 @@ class Project:
         return found
 
     def _attr_from_call(self, class_key: str, path: str) -> bool:
-        """Whether the first attribute of `path` on `class_key` (or a base) is bound to what a
-        project call returns (`self.caches = lm.make_caches(2)`), not to what callers pass."""
+        """Whether the first attribute of `path` on `class_key` is bound to what a project call
+        returns (`self.caches = lm.make_caches(2)`), not to what callers pass."""
         first = path.partition(".")[0]
         info = self.classes.get(class_key)
         if info is None:

@@ -1,6 +1,7 @@
 """`isinstance` narrowing: inside `if isinstance(loss, ELBO):`, and after `if not isinstance(optim,
 PyroOptim): raise ...`, a name of no known kind holds an object of the classes named, so calls on
-it (and attributes bound to it) are followed to those classes' methods."""
+it (and attributes bound to it) are followed to those classes' methods; `assert isinstance(self.x,
+Tensor)` says an attribute holds a tensor."""
 
 from __future__ import annotations
 
@@ -15,14 +16,18 @@ from graphsafe.analyzer import tensorness as T
 _LIBRARY_PREFIXES = ("torch.", "numbers.", "collections.", "typing.", "numpy.", "builtins.", "abc.", "enum.")
 
 
+def _isinstance_call(expr: cst.BaseExpression) -> bool:
+    return (type(expr) is cst.Call and type(expr.func) is cst.Name and expr.func.value == "isinstance"
+            and len(expr.args) == 2)
+
+
 def narrowed(test: cst.BaseExpression, class_kind: Callable[[cst.BaseExpression], T.Kind]
              ) -> tuple[str, T.Kind, bool] | None:
     """(name, object kind, negated) of an `isinstance(name, C)` or `not isinstance(name, (C, D))`
     test on classes `class_kind` reads as objects of the program's classes; None otherwise."""
     negated = type(test) is cst.UnaryOperation and type(test.operator) is cst.Not
     call = test.expression if negated else test
-    if (type(call) is not cst.Call or type(call.func) is not cst.Name or call.func.value != "isinstance"
-            or len(call.args) != 2 or type(call.args[0].value) is not cst.Name):
+    if not _isinstance_call(call) or type(call.args[0].value) is not cst.Name:
         return None
     classes = call.args[1].value
     options = [e.value for e in classes.elements] if type(classes) is cst.Tuple else [classes]
@@ -33,6 +38,18 @@ def narrowed(test: cst.BaseExpression, class_kind: Callable[[cst.BaseExpression]
             return None
         refs.extend(kind.refs)
     return call.args[0].value.value, T.instance_of(*refs), negated
+
+
+def asserted_tensor_attribute(test: cst.BaseExpression, self_name: str, resolve) -> str | None:
+    """`x` of `assert isinstance(self.x, Tensor)` (torch's Tensor, however imported): the author
+    says the attribute holds a tensor."""
+    if not _isinstance_call(test):
+        return None
+    subject, cls = test.args[0].value, test.args[1].value
+    if (type(subject) is cst.Attribute and type(subject.value) is cst.Name and subject.value.value == self_name
+            and resolve(cls) in ("torch.Tensor", "torch.nn.Parameter")):
+        return subject.attr.value
+    return None
 
 
 def in_body(body: cst.BaseSuite, class_kind: Callable[[cst.BaseExpression], T.Kind]

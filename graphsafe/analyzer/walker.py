@@ -2150,14 +2150,14 @@ class FileWalker:
             for n in _statements_in(stmt.body):
                 if isinstance(n, cst.SimpleStatementLine):
                     narrow = narrowed.get(id(n))
-                    if narrow is not None and self.scope.env.get(narrow[0]) is None:
-                        self.scope.env[narrow[0]] = narrow[1]  # `if isinstance(loss, ELBO): self.f = loss.f`
-                        for small in n.body:
-                            self._note_self_assignment(small, self_name, kinds)
-                        del self.scope.env[narrow[0]]
-                        continue
+                    if narrow is not None and self.scope.env.get(narrow[0]) is not None:
+                        narrow = None  # a name of known kind keeps it
+                    if narrow is not None:  # `if isinstance(loss, ELBO): self.f = loss.f`
+                        self.scope.env[narrow[0]] = narrow[1]
                     for small in n.body:
                         self._note_self_assignment(small, self_name, kinds)
+                    if narrow is not None:
+                        del self.scope.env[narrow[0]]
             self._declared_params = {}
         self._kinds = {}
         self._prepass_def = None
@@ -2282,7 +2282,7 @@ class FileWalker:
                     return
                 self._merge_attribute(kinds, name, kind, small.value)
         elif isinstance(small, cst.Assert):
-            held = _asserted_tensor_attribute(small.test, self_name, self.resolve)
+            held = narrowing.asserted_tensor_attribute(small.test, self_name, self.resolve)
             if held is not None and kinds.get(held, T.UNKNOWN).tag == "unknown":
                 kinds[held] = T.TENSOR  # `assert isinstance(self.total, Tensor)`: the author says so
         elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
@@ -4715,18 +4715,6 @@ def _number_arithmetic(expr: cst.BaseExpression, assigned: dict, seen: frozenset
                 type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value == "math"):
             return all(_number_arithmetic(a.value, assigned, seen) for a in expr.args)
     return False
-
-
-def _asserted_tensor_attribute(test: cst.BaseExpression, self_name: str, resolve) -> str | None:
-    """`x` of `assert isinstance(self.x, Tensor)` (torch's Tensor, however imported)."""
-    if (type(test) is not cst.Call or type(test.func) is not cst.Name or test.func.value != "isinstance"
-            or len(test.args) != 2):
-        return None
-    subject, cls = test.args[0].value, test.args[1].value
-    if (type(subject) is cst.Attribute and type(subject.value) is cst.Name and subject.value.value == self_name
-            and resolve(cls) in ("torch.Tensor", "torch.nn.Parameter")):
-        return subject.attr.value
-    return None
 
 
 def _buffer_registrars(classes) -> tuple[str, ...]:
