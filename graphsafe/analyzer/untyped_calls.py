@@ -16,6 +16,9 @@ from graphsafe.analyzer.facts import CallRef
 # More hierarchies than this defining the name (a base and the subclasses overriding it count
 # once: they implement one interface): the name says too little about the object.
 MAX_DEFINING_METHODS = 3
+# More methods of the name than this in all (an interface many classes implement, a base
+# method every adapter overrides): following them all would run most of the program.
+MAX_IMPLEMENTATIONS = 8
 
 # Methods that tensors, modules, optimizers, schedulers, distributions, containers, strings,
 # files and loggers answer to: an unknown object called with one of these is as likely to be
@@ -56,19 +59,18 @@ def not_a_value_method(name: str) -> bool:
 def refs(name: str, module: str) -> list[CallRef]:
     """The call refs of `obj.name(...)` on an object of no known class, in code of `module` (none
     for a library name: `h.sum()` on an unknown `h` is left to tensor-ness)."""
-    return [] if name in LIBRARY_METHOD_NAMES or name.startswith("__") else [CallRef("untyped", f"{module}::{name}")]
+    return [] if _library_name(name) else [CallRef("untyped", f"{module}::{name}")]
 
 
-# More methods of the name than this in all (an interface many classes implement, a base
-# method every adapter overrides): following them all would run most of the program.
-MAX_IMPLEMENTATIONS = 8
+def _library_name(name: str) -> bool:
+    """A name library objects answer to, or a special method: it says nothing of the object."""
+    return name in LIBRARY_METHOD_NAMES or (name.startswith("__") and name.endswith("__"))
 
 
 def distinctive(name: str, roots: list[str], defining: list[str]) -> bool:
     """Whether a call of `name` on an object of unknown class can be taken to run the project's
     `defining` methods of that name (`roots`: those no base class of theirs defines)."""
-    return (0 < len(roots) <= MAX_DEFINING_METHODS and len(defining) <= MAX_IMPLEMENTATIONS
-            and name not in LIBRARY_METHOD_NAMES and not (name.startswith("__") and name.endswith("__")))
+    return 0 < len(roots) <= MAX_DEFINING_METHODS and len(defining) <= MAX_IMPLEMENTATIONS and not _library_name(name)
 
 
 def nearest(defining: list[str], near: str) -> list[str]:
